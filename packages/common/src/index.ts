@@ -1,0 +1,3 @@
+export { baseConfigSchema, ConfigError, createConfig, type Env, envField } from './config/index.js';
+export { createLogger, type Logger, type LoggerConfig } from './logger/index.js';
+export { onShutdown } from './shutdown/index.js';

@@ -1,0 +1,4 @@
+export * from './context.js';
+export * from './envelope.js';
+export * from './payloads.js';
+export * from './primitives.js';

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { address, hash32, intString, tick, uintString } from './primitives.js';
+
+/**
+ * The record vocabulary. Every chain event of the reference contracts maps to one type here;
+ * `mark` and `revert` are synthesised by the indexer. Amounts are raw token units (bigint strings),
+ * liquidity is the Uniswap v3 uint128, ids are decimal strings of the onchain uint256.
+ *
+ * Solidity events (packages/contracts) → record type:
+ *   VaultFactory.VaultCreated(vault, owner, strategy, token0, token1, pool) → vault.created
+ *   Vault.Deposited(from, token, amount)                                       → deposit
+ *   Vault.Withdrawn(to, token, amount)                                         → withdrawal
+ *   Vault.PositionOpened(positionId, pool, tickLower, tickUpper, liquidity, amount0, amount1)
+ *                                                                               → position.opened
+ *   Vault.PositionResized(positionId, liquidity, amount0Delta, amount1Delta)   → position.resized
+ *   Vault.PositionRebalanced(positionId, tickLower, tickUpper, liquidity, amount0Out, amount1Out,
+ *                            amount0In, amount1In)                             → position.rebalanced
+ *   Vault.PositionClosed(positionId, amount0, amount1)                        → position.closed
+ *   Vault.FeesCollected(positionId, amount0, amount1)                         → fees.collected
+ *   Vault.RewardsAccrued(rewardToken, amount)                                  → rewards.accrued
+ *   Vault.RewardsClaimed(rewardToken, amount)                                  → rewards.claimed
+ *   Vault.PerformanceFeeCharged(token, amount, recipient)                      → fee.charged
+ *   Vault.Suspended(reason)                                                    → suspended
+ *   Vault.Resumed()                                                            → resumed
+ *   Vault.ExitRequested()                                                      → exit.requested
+ *   Vault.ExitCompleted()                                                      → exit.completed
+ *   Vault.StrategySelected(strategy)                                           → strategy.selected
+ */
+export const payloadSchemas = {
+  'vault.created': z.object({
+    owner: address,
+    /** Strategy id, the bytes32 decoded as a right-padded ASCII string. */
+    strategy: z.string().min(1).max(32),
+    token0: address,
+    token1: address,
+    pool: address,
+  }),
+  deposit: z.object({ from: address, token: address, amount: uintString }),
+  withdrawal: z.object({ to: address, token: address, amount: uintString }),
+  'position.opened': z
+    .object({
+      positionId: uintString,
+      pool: address,
+      tickLower: tick,
+      tickUpper: tick,
+      liquidity: uintString,
+      amount0: uintString,
+      amount1: uintString,
+    })
+    .refine((p) => p.tickLower < p.tickUpper, 'tickLower must be below tickUpper'),
+  /** New total liquidity; deltas are what moved between the vault's idle balance and the position. */
+  'position.resized': z.object({
+    positionId: uintString,
+    liquidity: uintString,
+    amount0Delta: intString,
+    amount1Delta: intString,
+  }),
+  /** Old range withdrawn (Out, back to idle) and new range deposited (In, from idle). */
+  'position.rebalanced': z
+    .object({
+      positionId: uintString,
+      tickLower: tick,
+      tickUpper: tick,
+      liquidity: uintString,
+      amount0Out: uintString,
+      amount1Out: uintString,
+      amount0In: uintString,
+      amount1In: uintString,
+    })
+    .refine((p) => p.tickLower < p.tickUpper, 'tickLower must be below tickUpper'),
+  'position.closed': z.object({ positionId: uintString, amount0: uintString, amount1: uintString }),
+  'fees.collected': z.object({ positionId: uintString, amount0: uintString, amount1: uintString }),
+  /** Rewards earned but not claimed: adds to pendingRewards (valued at the reward token's price). */
+  'rewards.accrued': z.object({ rewardToken: address, amount: uintString }),
+  /** Rewards claimed into the vault's idle balance; removes the same amount from pending. */
+  'rewards.claimed': z.object({ rewardToken: address, amount: uintString }),
+  /** Performance fee paid out of the vault's idle balance to the service. */
+  'fee.charged': z.object({ token: address, amount: uintString, recipient: address }),
+  suspended: z.object({ reason: z.string().min(1).max(500) }),
+  resumed: z.object({}),
+  'exit.requested': z.object({}),
+  'exit.completed': z.object({}),
+  'strategy.selected': z.object({ strategy: z.string().min(1).max(32) }),
+  /** Synthesised by the indexer: prices moved or a range edge was crossed; no vault activity. */
+  mark: z.object({}),
+  /**
+   * Synthesised by the indexer after a reorg: every record of this vault at blockNumber ≥
+   * fromBlock whose blockHash is in `orphanedBlockHashes` is void. The projector deletes them and
+   * re-folds the vault from what remains.
+   */
+  revert: z.object({
+    fromBlock: z.number().int().nonnegative(),
+    orphanedBlockHashes: z.array(hash32).min(1),
+  }),
+} as const;
+
+export type RecordType = keyof typeof payloadSchemas;
+export const recordTypes = Object.keys(payloadSchemas) as RecordType[];
+
+/** Types that are vault activity, served by the events endpoint. `mark` and `revert` are plumbing. */
+export const activityTypes = recordTypes.filter((t) => t !== 'mark' && t !== 'revert');
+
+export type Payload<T extends RecordType> = z.output<(typeof payloadSchemas)[T]>;

@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import { createPgPool, migrate } from '@vault-yield/store';
+import { inject } from 'vitest';
+import { dropDatabase, ensureProjectDatabase, ROLES } from '../../infra/postgres/index.js';
+
+/** Brokers resolved by the global setup (env → testcontainers → local runner). */
+export const kafkaBrokers = (): string[] => inject('kafkaBrokers').split(',');
+export const kafkaDescription = (): string => inject('kafkaDescription');
+export const postgresAdminUrl = (): string => inject('postgresAdminUrl');
+
+/** A topic name no other test file uses. */
+export function uniqueTopic(base: string): string {
+  return `${base}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+export const TEST_SCHEMA = 'vault_yield';
+
+export interface TestDatabase {
+  database: string;
+  /** Writer-role URL (indexer, projector). */
+  writerUrl: string;
+  /** Read-only-role URL (reader). */
+  readerUrl: string;
+  /** Projection schema, already migrated. */
+  schema: string;
+  drop: () => Promise<void>;
+}
+
+/**
+ * A fresh database for one test file, with the project's roles and the migrations applied to
+ * `schema`, so files run in parallel without sharing rows.
+ */
+export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
+  const adminUrl = postgresAdminUrl();
+  const slug = label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 30);
+  const database = `t_${slug}_${randomBytes(4).toString('hex')}`;
+  const db = await ensureProjectDatabase(adminUrl, database);
+  const pool = createPgPool({ url: db.writerUrl, applicationName: 'test-migrate', max: 1 });
+  try {
+    await migrate(pool, TEST_SCHEMA, ROLES.reader);
+  } finally {
+    await pool.end();
+  }
+  return {
+    database,
+    writerUrl: db.writerUrl,
+    readerUrl: db.readerUrl,
+    schema: TEST_SCHEMA,
+    drop: () => dropDatabase(adminUrl, database),
+  };
+}
