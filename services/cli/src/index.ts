@@ -1,0 +1,2 @@
+export type { Command } from './command.js';
+export { commands } from './commands/index.js';

@@ -1,0 +1,42 @@
+import { ConfigError } from '@vault-yield/common';
+import { commands } from './commands/index.js';
+
+function usage(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    'usage: vault-yield <command> [options]',
+    '',
+    'commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `vault-yield <command> --help` for the options of one command.',
+  ].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return name ? 0 : 2;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    console.error(`unknown command: ${name}\n\n${usage()}`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(command.help);
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (err) {
+    if (err instanceof ConfigError || (err instanceof TypeError && 'code' in err)) {
+      console.error(`vault-yield ${name}: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
