@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { getLiquidityForAmount0 } from '../math/liquidity-amounts.js';
+import { getSqrtRatioAtTick } from '../math/tick-math.js';
+import { createVaultState, evolve } from './evolve.js';
+import { ARB, eth, History, POOL, TICK_2000, WETH } from './fixtures.js';
+import { deserializeState, serializeState } from './serialize.js';
+
+function richState() {
+  const h = new History();
+  let s = createVaultState(h.created());
+  s = evolve(s, h.deposit(WETH, eth(2)));
+  const [lo, hi] = [TICK_2000 - 600, TICK_2000 + 600];
+  const l = getLiquidityForAmount0(getSqrtRatioAtTick(lo), getSqrtRatioAtTick(hi), eth(0.1));
+  s = evolve(
+    s,
+    h.record('position.opened', {
+      positionId: '42',
+      pool: POOL,
+      tickLower: lo,
+      tickUpper: hi,
+      liquidity: l.toString(),
+      amount0: eth(0.1).toString(),
+      amount1: '0',
+    }),
+  );
+  s = evolve(s, h.record('rewards.accrued', { rewardToken: ARB, amount: '12345' }));
+  s = evolve(s, h.withdrawal(WETH, eth(0.3), { weth: '2101.123456789012345678901' }));
+  s = evolve(s, h.record('suspended', { reason: 'oracle stale' }));
+  return { h, s };
+}
+
+describe('state serialisation (jsonb)', () => {
+  it('round-trips through JSON exactly', () => {
+    const { s } = richState();
+    const json = JSON.parse(JSON.stringify(serializeState(s)));
+    expect(deserializeState(json)).toEqual(s);
+  });
+
+  it('a deserialised state folds on exactly like the original', () => {
+    const { h, s } = richState();
+    const copy = deserializeState(JSON.parse(JSON.stringify(serializeState(s))));
+    const r = h.mark({ weth: '1999.5', tick: TICK_2000 + 700 });
+    expect(evolve(copy, r)).toEqual(evolve(s, r));
+  });
+
+  it('rejects malformed documents', () => {
+    const { s } = richState();
+    const json = serializeState(s);
+    expect(() => deserializeState({ ...json, v: 2 })).toThrow();
+    expect(() => deserializeState({ ...json, idle: { [WETH]: '-1' } })).toThrow();
+    expect(() => deserializeState({ ...json, valueUsd: 1.5 })).toThrow();
+    expect(() => deserializeState(null)).toThrow();
+  });
+});

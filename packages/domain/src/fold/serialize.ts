@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import { parseFixed } from '../math/fixed.js';
+import { getSqrtRatioAtTick } from '../math/tick-math.js';
+import { address, decimalString, intString, tick, uintString } from '../records/primitives.js';
+import type { Address, Position, VaultState } from './state.js';
+
+/**
+ * JSON form of VaultState (the projector's jsonb column): bigints as decimal strings, derived
+ * caches (position sqrt ratios, token prices as Fixed) dropped and rebuilt on the way in.
+ * `v` versions the shape; bump it (and migrate) when VaultState changes.
+ */
+const addrMap = <T extends z.ZodType>(v: T) => z.record(address, v);
+
+export const serializedState = z.object({
+  v: z.literal(1),
+  chainId: z.number().int().positive(),
+  vault: address,
+  owner: address,
+  strategy: z.string(),
+  pool: address,
+  token0: address,
+  token1: address,
+  createdAt: z.number().int().nonnegative(),
+  updatedAt: z.number().int().nonnegative(),
+  blockNumber: z.number().int().nonnegative(),
+  records: z.number().int().positive(),
+  exitRequested: z.boolean(),
+  suspension: z.object({ reason: z.string(), since: z.number().int().nonnegative() }).nullable(),
+  tokens: addrMap(
+    z.object({ symbol: z.string(), decimals: z.number().int().min(0).max(36), priceUsd: decimalString }),
+  ),
+  pools: addrMap(
+    z.object({
+      venue: z.string(),
+      feeTier: z.number().int().nonnegative(),
+      sqrtPriceX96: uintString,
+      tick,
+      token0: address,
+      token1: address,
+    }),
+  ),
+  idle: addrMap(uintString),
+  pendingRewards: addrMap(uintString),
+  positions: z.record(
+    z.string(),
+    z.object({
+      id: uintString,
+      pool: address,
+      token0: address,
+      token1: address,
+      tickLower: tick,
+      tickUpper: tick,
+      liquidity: uintString,
+      openedAt: z.number().int().nonnegative(),
+    }),
+  ),
+  benchmark: addrMap(uintString),
+  capitalInUsd: intString,
+  capitalOutUsd: intString,
+  taxedUsd: intString,
+  highWaterUsd: intString,
+  marketDeltaUsd: intString,
+  valueUsd: intString,
+});
+export type SerializedState = z.output<typeof serializedState>;
+
+const mapValues = <A, B>(m: Readonly<Record<string, A>>, f: (a: A) => B): Record<Address, B> => {
+  const out: Record<string, B> = {};
+  for (const k in m) out[k] = f(m[k] as A);
+  return out as Record<Address, B>;
+};
+
+export function serializeState(s: VaultState): SerializedState {
+  return {
+    v: 1,
+    chainId: s.chainId,
+    vault: s.vault,
+    owner: s.owner,
+    strategy: s.strategy,
+    pool: s.pool,
+    token0: s.token0,
+    token1: s.token1,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    blockNumber: s.blockNumber,
+    records: s.records,
+    exitRequested: s.exitRequested,
+    suspension: s.suspension ? { reason: s.suspension.reason, since: s.suspension.since } : null,
+    tokens: mapValues(s.tokens, (t) => ({ symbol: t.symbol, decimals: t.decimals, priceUsd: t.priceUsd })),
+    pools: mapValues(s.pools, (p) => ({ ...p, sqrtPriceX96: p.sqrtPriceX96.toString() })),
+    idle: mapValues(s.idle, String),
+    pendingRewards: mapValues(s.pendingRewards, String),
+    positions: mapValues(s.positions, (p) => ({
+      id: p.id,
+      pool: p.pool,
+      token0: p.token0,
+      token1: p.token1,
+      tickLower: p.tickLower,
+      tickUpper: p.tickUpper,
+      liquidity: p.liquidity.toString(),
+      openedAt: p.openedAt,
+    })),
+    benchmark: mapValues(s.benchmark, String),
+    capitalInUsd: s.capitalInUsd.toString(),
+    capitalOutUsd: s.capitalOutUsd.toString(),
+    taxedUsd: s.taxedUsd.toString(),
+    highWaterUsd: s.highWaterUsd.toString(),
+    marketDeltaUsd: s.marketDeltaUsd.toString(),
+    valueUsd: s.valueUsd.toString(),
+  };
+}
+
+/** Validates with zod and rebuilds a VaultState; throws a ZodError on a malformed document. */
+export function deserializeState(json: unknown): VaultState {
+  const { v: _version, ...j } = serializedState.parse(json);
+  return {
+    ...j,
+    tokens: mapValues(j.tokens, (t) => ({ ...t, price: parseFixed(t.priceUsd) })),
+    pools: mapValues(j.pools, (p) => ({ ...p, sqrtPriceX96: BigInt(p.sqrtPriceX96) })),
+    idle: mapValues(j.idle, BigInt),
+    pendingRewards: mapValues(j.pendingRewards, BigInt),
+    positions: mapValues(
+      j.positions,
+      (p): Position => ({
+        ...p,
+        sqrtLower: getSqrtRatioAtTick(p.tickLower),
+        sqrtUpper: getSqrtRatioAtTick(p.tickUpper),
+        liquidity: BigInt(p.liquidity),
+      }),
+    ),
+    benchmark: mapValues(j.benchmark, BigInt),
+    capitalInUsd: BigInt(j.capitalInUsd),
+    capitalOutUsd: BigInt(j.capitalOutUsd),
+    taxedUsd: BigInt(j.taxedUsd),
+    highWaterUsd: BigInt(j.highWaterUsd),
+    marketDeltaUsd: BigInt(j.marketDeltaUsd),
+    valueUsd: BigInt(j.valueUsd),
+  };
+}

@@ -1,0 +1,234 @@
+import { describe, expect, it } from 'vitest';
+import { getLiquidityForAmount0 } from '../math/liquidity-amounts.js';
+import { getSqrtRatioAtTick } from '../math/tick-math.js';
+import type { VaultStatus } from '../views/index.js';
+import { createVaultState, evolve } from './evolve.js';
+import { ARB, eth, History, OTHER, POOL, TICK_2000, USDC, usdc, WETH } from './fixtures.js';
+import type { VaultState } from './state.js';
+import { statusOf } from './status.js';
+
+const IN = { lower: TICK_2000 - 600, upper: TICK_2000 + 600 };
+const ABOVE = { lower: TICK_2000 + 1000, upper: TICK_2000 + 2000 }; // all WETH, out of range
+
+/** A little scenario driver: holds the history and the state, applies records by name. */
+function vault() {
+  const h = new History();
+  let s: VaultState = createVaultState(h.created());
+  const api = {
+    h,
+    get s() {
+      return s;
+    },
+    get status(): VaultStatus {
+      return statusOf(s);
+    },
+    deposit(amount = eth(1)) {
+      s = evolve(s, h.deposit(WETH, amount));
+      return api;
+    },
+    withdrawAll() {
+      for (const [token, amount] of Object.entries(s.idle)) s = evolve(s, h.withdrawal(token, amount));
+      return api;
+    },
+    /** Opens a WETH-only position of `amount` (its liquidity for that amount) in `range`. */
+    open(id: string, range: { lower: number; upper: number }, amount = eth(0.5)) {
+      const l =
+        amount === 0n
+          ? 0n
+          : getLiquidityForAmount0(getSqrtRatioAtTick(range.lower), getSqrtRatioAtTick(range.upper), amount);
+      s = evolve(
+        s,
+        h.record('position.opened', {
+          positionId: id,
+          pool: POOL,
+          tickLower: range.lower,
+          tickUpper: range.upper,
+          liquidity: l.toString(),
+          amount0: amount.toString(),
+          amount1: '0',
+        }),
+      );
+      return api;
+    },
+    resize(id: string, liquidity: bigint) {
+      s = evolve(
+        s,
+        h.record('position.resized', {
+          positionId: id,
+          liquidity: liquidity.toString(),
+          amount0Delta: '0',
+          amount1Delta: '0',
+        }),
+      );
+      return api;
+    },
+    rebalance(id: string, range: { lower: number; upper: number }) {
+      const p = s.positions[id]!;
+      s = evolve(
+        s,
+        h.record('position.rebalanced', {
+          positionId: id,
+          tickLower: range.lower,
+          tickUpper: range.upper,
+          liquidity: p.liquidity.toString(),
+          amount0Out: '0',
+          amount1Out: '0',
+          amount0In: '0',
+          amount1In: '0',
+        }),
+      );
+      return api;
+    },
+    close(id: string, amount0 = 0n) {
+      s = evolve(
+        s,
+        h.record('position.closed', { positionId: id, amount0: amount0.toString(), amount1: '0' }),
+      );
+      return api;
+    },
+    mark(tick: number) {
+      s = evolve(s, h.mark({ tick }));
+      return api;
+    },
+    send(type: 'suspended' | 'resumed' | 'exit.requested' | 'exit.completed') {
+      s = evolve(
+        s,
+        type === 'suspended' ? h.record(type, { reason: 'paused by guardian' }) : h.record(type, {}),
+      );
+      return api;
+    },
+  };
+  return api;
+}
+
+const idle = () => vault();
+const aiming = () => vault().deposit();
+const earning = () => aiming().open('1', IN);
+const attention = () => aiming().open('1', ABOVE);
+
+describe('status transitions (every edge of the table in status.ts)', () => {
+  it('(none) → idle on vault.created', () => expect(idle().status).toBe('idle'));
+
+  it('idle → aiming on deposit, on rewards.accrued, on a zero-liquidity position', () => {
+    expect(idle().deposit().status).toBe('aiming');
+    const v = idle();
+    expect(statusOf(evolve(v.s, v.h.record('rewards.accrued', { rewardToken: ARB, amount: '1' })))).toBe(
+      'aiming',
+    );
+    expect(idle().open('1', IN, 0n).status).toBe('aiming');
+  });
+
+  it('idle stays idle on a zero deposit or a mark', () => {
+    expect(idle().deposit(0n).status).toBe('idle');
+    expect(idle().mark(TICK_2000 + 5).status).toBe('idle');
+  });
+
+  it('aiming → idle when a withdrawal or a fee empties the vault', () => {
+    expect(aiming().withdrawAll().status).toBe('idle');
+    const v = aiming();
+    const fee = v.h.record('fee.charged', { token: WETH, amount: eth(1).toString(), recipient: OTHER });
+    expect(statusOf(evolve(v.s, fee))).toBe('idle');
+  });
+
+  it('aiming → earning / attention when a position is deployed in / out of range', () => {
+    expect(aiming().open('1', IN).status).toBe('earning');
+    expect(aiming().open('1', ABOVE).status).toBe('attention');
+    expect(aiming().open('1', IN, 0n).status).toBe('aiming');
+    expect(
+      aiming()
+        .open('1', IN, 0n)
+        .resize('1', 10n ** 15n).status,
+    ).toBe('earning');
+    expect(
+      aiming()
+        .open('1', ABOVE, 0n)
+        .resize('1', 10n ** 15n).status,
+    ).toBe('attention');
+  });
+
+  it('earning → attention when the tick leaves a range, or a rebalance / open goes out of range', () => {
+    expect(earning().mark(IN.upper).status).toBe('attention');
+    expect(earning().mark(IN.lower - 1).status).toBe('attention');
+    expect(earning().mark(IN.lower).status).toBe('earning');
+    expect(earning().rebalance('1', ABOVE).status).toBe('attention');
+    expect(earning().open('2', ABOVE, eth(0.1)).status).toBe('attention');
+  });
+
+  it('attention → earning when the tick re-enters, or rebalance / close / resize-to-0 leaves only in-range', () => {
+    expect(
+      earning()
+        .mark(IN.upper)
+        .mark(IN.upper - 1).status,
+    ).toBe('earning');
+    expect(attention().rebalance('1', IN).status).toBe('earning');
+    const two = () => earning().open('2', ABOVE, eth(0.1));
+    expect(two().status).toBe('attention');
+    expect(two().close('2', eth(0.1)).status).toBe('earning');
+    expect(two().resize('2', 0n).status).toBe('earning');
+  });
+
+  it('earning / attention → aiming when the last deployed position is closed or resized to 0', () => {
+    expect(earning().close('1', eth(0.5)).status).toBe('aiming');
+    expect(attention().close('1', eth(0.5)).status).toBe('aiming');
+    expect(earning().resize('1', 0n).status).toBe('aiming');
+    expect(attention().resize('1', 0n).status).toBe('aiming');
+  });
+
+  it('earning / attention → idle when closing leaves nothing', () => {
+    const all = () => vault().deposit(eth(0.5));
+    expect(all().open('1', IN).close('1', 0n).status).toBe('idle');
+    expect(all().open('1', ABOVE).close('1', 0n).status).toBe('idle');
+  });
+
+  it('any status but suspended → suspended', () => {
+    for (const make of [idle, aiming, earning, attention, () => aiming().send('exit.requested')]) {
+      const v = make().send('suspended');
+      expect(v.status).toBe('suspended');
+      expect(v.s.suspension).toEqual({ reason: 'paused by guardian', since: v.h.ts * 1000 });
+    }
+  });
+
+  it('suspended stays suspended on any other record', () => {
+    expect(earning().send('suspended').mark(IN.upper).status).toBe('suspended');
+    expect(earning().send('suspended').withdrawAll().status).toBe('suspended');
+    expect(idle().send('suspended').deposit().status).toBe('suspended');
+    expect(earning().send('suspended').send('exit.requested').status).toBe('suspended');
+  });
+
+  it('suspended → derived status on resumed, or exiting if an exit was requested', () => {
+    expect(idle().send('suspended').send('resumed').status).toBe('idle');
+    expect(aiming().send('suspended').send('resumed').status).toBe('aiming');
+    expect(earning().send('suspended').send('resumed').status).toBe('earning');
+    expect(earning().send('suspended').mark(IN.upper).send('resumed').status).toBe('attention');
+    expect(earning().send('suspended').send('exit.requested').send('resumed').status).toBe('exiting');
+    expect(earning().send('suspended').send('resumed').s.suspension).toBeNull();
+  });
+
+  it('idle / aiming / earning / attention → exiting on exit.requested', () => {
+    for (const make of [idle, aiming, earning, attention])
+      expect(make().send('exit.requested').status).toBe('exiting');
+  });
+
+  it('exiting stays exiting on other records, and yields to suspended', () => {
+    const ex = () => earning().send('exit.requested');
+    expect(ex().mark(IN.upper).status).toBe('exiting');
+    expect(ex().close('1', eth(0.5)).withdrawAll().status).toBe('exiting');
+    expect(ex().send('suspended').status).toBe('suspended');
+  });
+
+  it('exiting → idle on exit.completed when empty, else the derived status', () => {
+    expect(
+      earning().send('exit.requested').close('1', eth(0.5)).withdrawAll().send('exit.completed').status,
+    ).toBe('idle');
+    expect(earning().send('exit.requested').close('1', eth(0.5)).send('exit.completed').status).toBe(
+      'aiming',
+    );
+    expect(earning().send('exit.requested').send('exit.completed').status).toBe('earning');
+    expect(attention().send('exit.requested').send('exit.completed').status).toBe('attention');
+  });
+
+  it('USDC-only capital is capital too', () => {
+    const v = vault();
+    expect(statusOf(evolve(v.s, v.h.deposit(USDC, usdc(1))))).toBe('aiming');
+  });
+});

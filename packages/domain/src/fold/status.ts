@@ -1,0 +1,75 @@
+import { isInRange } from '../math/price.js';
+import type { VaultStatus } from '../views/index.js';
+import type { Position, VaultState } from './state.js';
+
+/**
+ * Vault status, derived from the folded state (never stored, so it cannot drift from it).
+ * First match wins:
+ *
+ * | status    | condition                                                                      |
+ * |-----------|--------------------------------------------------------------------------------|
+ * | suspended | `suspension` non-null (a `suspended` record not yet followed by `resumed`)      |
+ * | exiting   | an `exit.requested` not yet followed by `exit.completed`                        |
+ * | idle      | no capital: no idle balance, no pending rewards, no open position              |
+ * | aiming    | capital, but no deployed position (none open, or all open ones have liquidity 0 |
+ * |           | — "pending" positions)                                                           |
+ * | attention | ≥ 1 deployed position out of range (range rule: tickLower ≤ tick < tickUpper)  |
+ * | earning   | every deployed position in range                                                |
+ *
+ * Transitions (record → new status; any record not listed keeps the status unless it changes one
+ * of the conditions above, e.g. a `mark` moving the pool tick):
+ *
+ * | from                | record                                              | to                                 |
+ * |---------------------|-----------------------------------------------------|------------------------------------|
+ * | (none)              | vault.created                                       | idle                               |
+ * | idle                | deposit (amount > 0), rewards.accrued (amount > 0)  | aiming                             |
+ * | idle                | position.opened (liquidity 0, nothing in it)        | aiming                             |
+ * | aiming              | withdrawal / fee.charged emptying the vault         | idle                               |
+ * | aiming              | position.opened / resized (liquidity > 0), in range | earning                            |
+ * | aiming              | position.opened / resized (liquidity > 0), out      | attention                          |
+ * | earning             | mark / any record moving the tick out of a range    | attention                          |
+ * | earning             | position.rebalanced / opened out of range           | attention                          |
+ * | attention           | mark moving the tick back into every range          | earning                            |
+ * | attention           | position.rebalanced / closed / resized to 0 leaving | earning                            |
+ * |                     | only in-range deployed positions                    |                                    |
+ * | earning, attention  | last deployed position closed or resized to 0       | aiming (idle if nothing is left)   |
+ * | any but suspended   | suspended                                           | suspended                          |
+ * | suspended           | resumed                                             | exiting if an exit is requested,   |
+ * |                     |                                                     | else derived (idle/aiming/earning/attention) |
+ * | suspended           | any other record                                    | suspended                          |
+ * | idle, aiming, earning, attention | exit.requested                          | exiting                            |
+ * | exiting             | exit.completed                                      | derived: idle if empty, else aiming/earning/attention |
+ * | exiting             | any other record except suspended                   | exiting                            |
+ *
+ * Refused (FoldError 'invalid-transition'): suspended while suspended, resumed while not
+ * suspended, exit.requested while an exit is requested, exit.completed with none requested.
+ * exit.requested is accepted while suspended (exits stay available); the vault shows suspended
+ * until resumed, then exiting.
+ */
+export function statusOf(s: VaultState): VaultStatus {
+  if (s.suspension) return 'suspended';
+  if (s.exitRequested) return 'exiting';
+  if (!hasCapital(s)) return 'idle';
+  let deployed = false;
+  for (const id in s.positions) {
+    const p = s.positions[id]!;
+    if (p.liquidity === 0n) continue;
+    deployed = true;
+    if (!positionInRange(s, p)) return 'attention';
+  }
+  return deployed ? 'earning' : 'aiming';
+}
+
+/** Capital = any idle balance, pending reward or open position. */
+export function hasCapital(s: Pick<VaultState, 'idle' | 'pendingRewards' | 'positions'>): boolean {
+  for (const _ in s.idle) return true;
+  for (const _ in s.pendingRewards) return true;
+  for (const _ in s.positions) return true;
+  return false;
+}
+
+export function positionInRange(s: Pick<VaultState, 'pools'>, p: Position): boolean {
+  const pool = s.pools[p.pool];
+  if (!pool) throw new Error(`invariant: pool ${p.pool} of position ${p.id} has no mark`);
+  return isInRange(pool.tick, p.tickLower, p.tickUpper);
+}

@@ -1,0 +1,2 @@
+export { toPositionViews } from './positions.js';
+export { toEquityPoint, toFeesView, toSnapshotView } from './snapshot.js';

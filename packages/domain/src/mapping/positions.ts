@@ -1,0 +1,59 @@
+import type { Position, VaultState } from '../fold/state.js';
+import { positionInRange } from '../fold/status.js';
+import { pendingRewardsUsd, positionValueUsd } from '../fold/valuation.js';
+import { type Fixed, microsToNumber, toMicros } from '../math/fixed.js';
+import { sqrtPriceX96ToPrice, tickToPrice } from '../math/price.js';
+import type { PositionView } from '../views/index.js';
+
+const byId = (a: Position, b: Position) => {
+  const x = BigInt(a.id);
+  const y = BigInt(b.id);
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/**
+ * Open positions, ordered by id (numerically).
+ *
+ * range: human prices of token0 in token1 (1.0001^tick · 10^(dec0 − dec1)); lower/upper from the
+ * ticks, current from the pool's sqrtPriceX96. inRange: tickLower ≤ pool tick < tickUpper.
+ *
+ * pendingRewardsUsd: rewards accrue to the vault, not to a position. The vault's pending rewards
+ * value is attributed to its open positions pro rata by position value (evenly when every position
+ * is worth 0), in whole micro-dollars, the remainder going to the last position, so the elements
+ * sum exactly to the vault's pending rewards (rounded to 6 dp). This is an attribution of an amount
+ * already inside snapshot.valueUsd, not an addition to it. With no open position it is not shown.
+ */
+export function toPositionViews(s: VaultState): PositionView[] {
+  const list = Object.values(s.positions).sort(byId);
+  if (list.length === 0) return [];
+  const shares = attribute(
+    toMicros(pendingRewardsUsd(s)),
+    list.map((p) => positionValueUsd(s, p)),
+  );
+  return list.map((p, i) => {
+    const pool = s.pools[p.pool]!;
+    const t0 = s.tokens[p.token0]!;
+    const t1 = s.tokens[p.token1]!;
+    return {
+      id: p.id,
+      pool: { a: t0.symbol, b: t1.symbol, venue: pool.venue, feeTier: pool.feeTier },
+      range: {
+        lower: tickToPrice(p.tickLower, t0.decimals, t1.decimals),
+        upper: tickToPrice(p.tickUpper, t0.decimals, t1.decimals),
+        current: sqrtPriceX96ToPrice(pool.sqrtPriceX96, t0.decimals, t1.decimals),
+      },
+      inRange: positionInRange(s, p),
+      pendingRewardsUsd: microsToNumber(shares[i]!),
+    };
+  });
+}
+
+/** Splits `total` micros by `weights` (floor), remainder to the last; evenly if all weights are 0. */
+export function attribute(total: bigint, weights: Fixed[]): bigint[] {
+  const n = BigInt(weights.length);
+  const sum = weights.reduce((a, w) => a + w, 0n);
+  const shares = weights.map((w) => (sum > 0n ? (total * w) / sum : total / n));
+  const rest = total - shares.reduce((a, x) => a + x, 0n);
+  shares[shares.length - 1]! += rest;
+  return shares;
+}

@@ -1,0 +1,95 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  divRound,
+  fixedToNumber,
+  formatFixed,
+  parseFixed,
+  SCALE,
+  scaleBy,
+  tokenValue,
+  toMicros,
+  usdToRaw,
+} from './fixed.js';
+
+describe('fixed-point decimals (10^18)', () => {
+  it('parses decimal strings exactly', () => {
+    expect(parseFixed('1843.12345678')).toBe(1843123456780000000000n);
+    expect(parseFixed('0')).toBe(0n);
+    expect(parseFixed('42')).toBe(42n * SCALE);
+    expect(parseFixed('-0.5')).toBe(-SCALE / 2n);
+    expect(parseFixed('0.000000000000000001')).toBe(1n);
+  });
+
+  it('rounds more than 18 decimals half to even', () => {
+    expect(parseFixed('0.0000000000000000005')).toBe(0n);
+    expect(parseFixed('0.0000000000000000015')).toBe(2n);
+    expect(parseFixed('0.00000000000000000051')).toBe(1n);
+  });
+
+  it('rejects junk', () => {
+    expect(() => parseFixed('1e5')).toThrow(RangeError);
+    expect(() => parseFixed('')).toThrow(RangeError);
+    expect(() => parseFixed('1.')).toThrow(RangeError);
+  });
+
+  it('divRound is half-even for both signs', () => {
+    expect(divRound(5n, 2n)).toBe(2n);
+    expect(divRound(7n, 2n)).toBe(4n);
+    expect(divRound(-5n, 2n)).toBe(-2n);
+    expect(divRound(-7n, 2n)).toBe(-4n);
+    expect(divRound(-6n, 4n)).toBe(-2n);
+    expect(divRound(6n, 4n)).toBe(2n);
+    expect(divRound(2n, 3n)).toBe(1n);
+    expect(() => divRound(1n, 0n)).toThrow(RangeError);
+  });
+
+  it('formats and round-trips', () => {
+    expect(formatFixed(parseFixed('1843.12345678'))).toBe('1843.12345678');
+    expect(formatFixed(-SCALE / 4n)).toBe('-0.25');
+    expect(formatFixed(0n)).toBe('0');
+    expect(formatFixed(parseFixed('1.2345675'), 6)).toBe('1.234568');
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), (x) => {
+        expect(parseFixed(formatFixed(x))).toBe(x);
+      }),
+    );
+  });
+
+  it('toNumber rounds to 6 dp', () => {
+    expect(fixedToNumber(parseFixed('1.2345665'))).toBe(1.234566);
+    expect(fixedToNumber(parseFixed('1.2345675'))).toBe(1.234568);
+    expect(fixedToNumber(parseFixed('-3.0000004'))).toBe(-3);
+    expect(toMicros(parseFixed('0.0000015'))).toBe(2n);
+  });
+
+  it('values raw token amounts exactly', () => {
+    // 1.5 WETH at 1843.12345678 = 2764.68518517
+    expect(tokenValue(1_500_000_000_000_000_000n, 18, parseFixed('1843.12345678'))).toBe(
+      parseFixed('2764.68518517'),
+    );
+    // 2.5 USDC (6 dp) at 0.9999
+    expect(tokenValue(2_500_000n, 6, parseFixed('0.9999'))).toBe(parseFixed('2.49975'));
+    // 1 wei at 1843.5 USD = 1.8435e-15 USD → 1843.5 units of 1e-18, half-even → 1844
+    expect(tokenValue(1n, 18, parseFixed('1843.5'))).toBe(1844n);
+  });
+
+  it('usdToRaw never pays more than asked', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 10n ** 30n }),
+        fc.integer({ min: 0, max: 24 }),
+        fc.bigInt({ min: 1n, max: 10n ** 24n }),
+        (usd, dec, price) => {
+          const raw = usdToRaw(usd, dec, price);
+          expect(raw * price).toBeLessThanOrEqual(usd * 10n ** BigInt(dec));
+        },
+      ),
+    );
+  });
+
+  it('scaleBy is pro rata', () => {
+    expect(scaleBy(100n, 1n, 4n)).toBe(25n);
+    expect(scaleBy(10n, 1n, 4n)).toBe(2n);
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * Fixed-point decimals for USD amounts and USD prices: a bigint scaled by 10^18 (`Fixed`).
+ *
+ * Rounding rule everywhere in this package: round half to even ("banker's rounding"), which is
+ * unbiased over the long folds the projector runs. Division truncates nothing silently: every
+ * helper here that divides rounds half-even, except `usdToRaw` (documented floor).
+ */
+export type Fixed = bigint;
+
+export const FIXED_DECIMALS = 18;
+export const SCALE: Fixed = 10n ** 18n;
+
+const POW10: bigint[] = Array.from({ length: 80 }, (_, i) => 10n ** BigInt(i));
+
+/** 10^n as a bigint (cached for n < 80). */
+export function pow10(n: number): bigint {
+  return POW10[n] ?? 10n ** BigInt(n);
+}
+
+/** n / d rounded half to even; d must be positive, n may be negative. */
+export function divRound(n: bigint, d: bigint): bigint {
+  if (d <= 0n) throw new RangeError('divRound: divisor must be positive');
+  let q = n / d;
+  const r = n - q * d;
+  const twice = (r < 0n ? -r : r) * 2n;
+  if (twice > d || (twice === d && (q & 1n) !== 0n)) q += n < 0n ? -1n : 1n;
+  return q;
+}
+
+const DECIMAL = /^(-)?([0-9]+)(?:\.([0-9]+))?$/;
+
+/**
+ * Parses a decimal string ("1843.12345678", "-0.5", "42") exactly. More than 18 fractional digits
+ * are rounded half-even to 18.
+ */
+export function parseFixed(s: string): Fixed {
+  const m = DECIMAL.exec(s);
+  if (!m) throw new RangeError(`not a decimal string: ${JSON.stringify(s)}`);
+  const frac = m[3] ?? '';
+  const digits = BigInt((m[2] ?? '0') + frac);
+  const v =
+    frac.length <= FIXED_DECIMALS
+      ? digits * pow10(FIXED_DECIMALS - frac.length)
+      : divRound(digits, pow10(frac.length - FIXED_DECIMALS));
+  return m[1] ? -v : v;
+}
+
+/** Formats with up to `dp` decimals (rounded half-even), trailing zeros trimmed: "1843.5", "-0.25", "0". */
+export function formatFixed(x: Fixed, dp = FIXED_DECIMALS): string {
+  const scaled = dp >= FIXED_DECIMALS ? x : divRound(x, pow10(FIXED_DECIMALS - dp));
+  const places = Math.min(dp, FIXED_DECIMALS);
+  const neg = scaled < 0n;
+  const abs = neg ? -scaled : scaled;
+  const unit = pow10(places);
+  const int = abs / unit;
+  const frac = places === 0 ? '' : (abs % unit).toString().padStart(places, '0').replace(/0+$/, '');
+  const body = frac ? `${int}.${frac}` : `${int}`;
+  return neg && abs !== 0n ? `-${body}` : body;
+}
+
+/** Rounds to whole micro-units (6 dp), half-even: the precision of the JSON edge. */
+export function toMicros(x: Fixed): bigint {
+  return divRound(x, 10n ** 12n);
+}
+
+/** Micro-units (from `toMicros`) to a JSON number. */
+export function microsToNumber(m: bigint): number {
+  return Number(m) / 1e6;
+}
+
+/** A JSON number rounded half-even to 6 dp: the only place a Fixed becomes a float. */
+export function fixedToNumber(x: Fixed): number {
+  return microsToNumber(toMicros(x));
+}
+
+export function mulFixed(a: Fixed, b: Fixed): Fixed {
+  return divRound(a * b, SCALE);
+}
+
+export function divFixed(a: Fixed, b: Fixed): Fixed {
+  if (b === 0n) throw new RangeError('divFixed: division by zero');
+  return b < 0n ? divRound(-a * SCALE, -b) : divRound(a * SCALE, b);
+}
+
+/** x · num / den rounded half-even (den > 0): pro-rata scaling. */
+export function scaleBy(x: bigint, num: bigint, den: bigint): bigint {
+  return divRound(x * num, den);
+}
+
+/** USD value of `raw` token units (`decimals`) at `price` USD per whole token: raw · price / 10^decimals. */
+export function tokenValue(raw: bigint, decimals: number, price: Fixed): Fixed {
+  return divRound(raw * price, pow10(decimals));
+}
+
+/** Raw token units worth `usd` at `price` (floor, so paying it never exceeds `usd`); 0 when price is 0. */
+export function usdToRaw(usd: Fixed, decimals: number, price: Fixed): bigint {
+  if (price <= 0n || usd <= 0n) return 0n;
+  return (usd * pow10(decimals)) / price;
+}
+
+export function maxFixed(a: Fixed, b: Fixed): Fixed {
+  return a > b ? a : b;
+}
