@@ -1,0 +1,30 @@
+/**
+ * The local chain for tests and the demo: anvil from npm, dev-chain controls, and the scenario
+ * driver that deploys the reference contracts and plays histories on them.
+ */
+export {
+  ANVIL_CHAIN_ID,
+  type AnvilInstance,
+  anvilBinary,
+  type StartAnvilOptions,
+  startAnvil,
+} from './anvil.js';
+export { createRpc, type DevChain, devChain, type Rpc, type RpcCall, RpcError } from './rpc.js';
+export { type BulkOptions, type BulkResult, playBulk } from './scenario/bulk.js';
+export {
+  countVaultEvents,
+  type DemoOptions,
+  type DemoResult,
+  type DemoVault,
+  playDemoScenario,
+} from './scenario/demo.js';
+export {
+  deployReferenceStack,
+  type ReferenceStack,
+  type StackAccounts,
+  type StackPool,
+  type StackToken,
+  toAnswer,
+} from './scenario/deploy.js';
+export { movePrice, readSlot0 } from './scenario/market.js';
+export { strategyId } from './scenario/vault-ops.js';

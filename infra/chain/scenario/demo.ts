@@ -1,0 +1,204 @@
+import { vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
+import { type Address, type Hex, toEventSelector } from 'viem';
+import { devChain } from '../rpc.js';
+import type { ReferenceStack } from './deploy.js';
+import { movePrice } from './market.js';
+import {
+  close,
+  collectFees,
+  createVault,
+  fundOwner,
+  openAround,
+  rebalanceAround,
+  resize,
+  strategyId,
+  type TrackedVault,
+} from './vault-ops.js';
+import { write } from './wallet.js';
+
+export interface DemoOptions {
+  /** Chain seconds between scenario steps (default 6 h), so timestamps look like a real history. */
+  stepSeconds?: number;
+}
+
+export interface DemoVault {
+  address: Address;
+  owner: Address;
+  pool: Address;
+  strategy: string;
+}
+
+export interface DemoResult {
+  vaults: DemoVault[];
+  /** First and last block of the scenario (inclusive). */
+  fromBlock: bigint;
+  toBlock: bigint;
+  /** WETH price moves: the block where feed and pools moved together, and the new USD price. */
+  priceMoves: { blockNumber: bigint; token: 'WETH'; usd: number }[];
+  /** Vault-record events emitted (by Solidity event name), counted from the chain's logs. */
+  eventCounts: Record<string, number>;
+}
+
+const ONE_RWD = 10n ** 18n;
+
+/**
+ * A realistic history on the reference stack (see infra/chain/README.md for the script):
+ * three vaults (alice / uniswap-v3 0.05% narrow, bob / uniswap-v3 0.3% wide, carol /
+ * slipstream gauge), deposits in both tokens, in-range positions, fees, rewards, WETH 3000 → 3240
+ * (narrow ranges fall out) → 2950, a rebalance, resizes, a performance fee, a strategy change, a
+ * suspension with reason + withdrawal while suspended + resume, and carol's full exit.
+ */
+export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions = {}): Promise<DemoResult> {
+  const c = stack.clients;
+  const dev = devChain(stack.rpcUrl);
+  const { agent, guardian, feeCollector, treasury, owners } = stack.accounts;
+  const { weth, usdc } = stack.tokens;
+  const step = () => dev.increaseTime(opts.stepSeconds ?? 6 * 3600);
+  const wad = (t: { decimals: number }, whole: number) =>
+    BigInt(Math.round(whole * 1e6)) * 10n ** BigInt(t.decimals - 6);
+  const [pool500, pool3000, poolGauge] = stack.pools;
+  const [alice, bob, carol] = [owners[0]!, owners[1 % owners.length]!, owners[2 % owners.length]!];
+  const fromBlock = (await dev.blockNumber()) + 1n;
+  const priceMoves: DemoResult['priceMoves'] = [];
+
+  const deposit = (v: TrackedVault, token: { address: Address; decimals: number }, whole: number) =>
+    write(c, v.owner, v.address, vaultAbi, 'deposit', [token.address, wad(token, whole)]);
+  const withdraw = (v: TrackedVault, token: { address: Address; decimals: number }, whole: number) =>
+    write(c, v.owner, v.address, vaultAbi, 'withdraw', [token.address, wad(token, whole)]);
+  const asAgent = {
+    accrue: (v: TrackedVault, amount: bigint) => {
+      v.pendingRewards += amount;
+      return write(c, agent, v.address, vaultAbi, 'accrueRewards', [amount]);
+    },
+    claim: (v: TrackedVault, amount: bigint) => {
+      v.pendingRewards -= amount;
+      return write(c, agent, v.address, vaultAbi, 'claimRewards', [amount]);
+    },
+  };
+
+  // 1. Three vaults, owners funded (mint + approve are token events, not vault records).
+  const a = await createVault(stack, alice, pool500!, 'eth-usdc-narrow');
+  const b = await createVault(stack, bob, pool3000!, 'eth-usdc-wide');
+  const g = await createVault(stack, carol, poolGauge!, 'eth-usdc-gauge');
+  for (const v of [a, b, g]) await fundOwner(stack, v, 100n, 500_000n);
+
+  // 2. Deposits in both tokens.
+  await step();
+  await deposit(a, weth, 10);
+  await deposit(a, usdc, 30_000);
+  await deposit(b, weth, 5);
+  await deposit(b, usdc, 15_000);
+  await deposit(g, usdc, 24_000);
+  await deposit(g, weth, 8);
+
+  // 3. Positions in range: ±100 ticks (~1%), ±1200 (~12%), ±500 (~5%), 80% of idle.
+  await step();
+  const pa = await openAround(stack, a, 100, 80n);
+  const pb = await openAround(stack, b, 1200, 80n);
+  const pg = await openAround(stack, g, 500, 80n);
+
+  // 4. Trading fees and gauge rewards.
+  await step();
+  await collectFees(stack, a, pa, 20n);
+  await collectFees(stack, b, pb, 5n);
+  await asAgent.accrue(g, 120n * ONE_RWD);
+  await asAgent.accrue(a, 30n * ONE_RWD);
+
+  // 5. WETH +8%: the narrow and gauge ranges fall out; the wide one stays in.
+  await step();
+  priceMoves.push({ blockNumber: await movePrice(stack, weth, 3240), token: 'WETH', usd: 3240 });
+
+  // 6. Agent reacts: rebalance the narrow vault; bob adds capital and the wide position grows.
+  await step();
+  await rebalanceAround(stack, a, pa, 100, 80n);
+  await deposit(b, weth, 2);
+  await deposit(b, usdc, 12_000);
+  const lb = b.positions.get(pb)!.liquidity;
+  await resize(stack, b, pb, (lb * 5n) / 4n);
+  await asAgent.claim(g, 100n * ONE_RWD);
+  await write(c, feeCollector, g.address, vaultAbi, 'chargePerformanceFee', [
+    usdc.address,
+    wad(usdc, 25),
+    treasury,
+  ]);
+
+  // 7. WETH back to 2950: the gauge range is in again, the rebalanced narrow one is out.
+  await step();
+  priceMoves.push({ blockNumber: await movePrice(stack, weth, 2950), token: 'WETH', usd: 2950 });
+  await write(c, bob, b.address, vaultAbi, 'selectStrategy', [strategyId('eth-usdc-mid')]);
+  await resize(stack, b, pb, lb);
+
+  // 8. Guardian suspends bob's vault; exits stay available; then resumes.
+  await step();
+  await write(c, guardian, b.address, vaultAbi, 'suspend', [
+    'oracle deviation: WETH/USD feed disagrees with pool',
+  ]);
+  await withdraw(b, usdc, 1_000);
+  await step();
+  await write(c, guardian, b.address, vaultAbi, 'resume', []);
+
+  // 9. Carol exits: fees, close, remaining rewards, completeExit (sweeps idle → Withdrawn ×3).
+  await step();
+  await write(c, carol, g.address, vaultAbi, 'requestExit', []);
+  await collectFees(stack, g, pg, 10n);
+  await close(stack, g, pg);
+  await asAgent.claim(g, g.pendingRewards);
+  await write(c, agent, g.address, vaultAbi, 'completeExit', []);
+
+  // 10. Alice: back in range around 2950, claims rewards, takes 0.25 WETH and 5000 USDC out, pays a fee in WETH.
+  await step();
+  await rebalanceAround(stack, a, pa, 100, 80n);
+  await asAgent.claim(a, a.pendingRewards);
+  await withdraw(a, weth, 0.25);
+  await withdraw(a, usdc, 5_000);
+  await write(c, feeCollector, a.address, vaultAbi, 'chargePerformanceFee', [
+    weth.address,
+    wad(weth, 0.01),
+    treasury,
+  ]);
+
+  const toBlock = await dev.blockNumber();
+  const vaults = [a, b, g];
+  return {
+    vaults: vaults.map((v) => ({
+      address: v.address,
+      owner: v.owner,
+      pool: v.pool.address,
+      strategy: v.strategy,
+    })),
+    fromBlock,
+    toBlock,
+    priceMoves,
+    eventCounts: await countVaultEvents(
+      stack,
+      vaults.map((v) => v.address),
+      fromBlock,
+      toBlock,
+    ),
+  };
+}
+
+/** Counts VaultCreated (factory) and vault events in a block range, by event name. */
+export async function countVaultEvents(
+  stack: ReferenceStack,
+  vaults: Address[],
+  fromBlock: bigint,
+  toBlock: bigint,
+): Promise<Record<string, number>> {
+  const names = new Map<Hex, string>();
+  for (const item of [...vaultAbi, ...vaultFactoryAbi]) {
+    if (item.type === 'event') names.set(toEventSelector(item), item.name);
+  }
+  const logs = await stack.clients.publicClient.getLogs({
+    address: [stack.factory, ...vaults],
+    fromBlock,
+    toBlock,
+  });
+  const counts: Record<string, number> = {};
+  for (const log of logs) {
+    const name = names.get(log.topics[0] as Hex);
+    if (!name || name === 'FeedSet' || name === 'RolesSet') continue;
+    counts[name] = (counts[name] ?? 0) + 1;
+  }
+  return counts;
+}

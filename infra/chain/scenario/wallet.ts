@@ -1,0 +1,91 @@
+import {
+  type Abi,
+  type Account,
+  type Address,
+  type Chain,
+  type ContractFunctionArgs,
+  type ContractFunctionName,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  type Hash,
+  http,
+  type PublicClient,
+  type TransactionReceipt,
+  type WalletClient,
+} from 'viem';
+
+/** Clients for the driver: anvil's unlocked accounts sign (eth_sendTransaction), no local keys. */
+export interface DriverClients {
+  chain: Chain;
+  publicClient: PublicClient;
+  walletClient: WalletClient;
+  /** anvil's funded default accounts (eth_accounts), lowercase. */
+  accounts: Address[];
+}
+
+export async function createDriverClients(rpcUrl: string): Promise<DriverClients> {
+  const probe = createWalletClient({ transport: http(rpcUrl) });
+  const [chainId, accounts] = await Promise.all([probe.getChainId(), probe.getAddresses()]);
+  const chain = defineChain({
+    id: chainId,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  const transport = http(rpcUrl);
+  return {
+    chain,
+    publicClient: createPublicClient({ chain, transport, cacheTime: 0, pollingInterval: 20 }),
+    walletClient: createWalletClient({ chain, transport, pollingInterval: 20 }),
+    accounts: accounts.map((a) => a.toLowerCase() as Address),
+  };
+}
+
+/** Waits for a receipt (anvil automines: it is there at once) and throws if the tx reverted. */
+export async function receiptOf(c: DriverClients, hash: Hash): Promise<TransactionReceipt> {
+  const r = await c.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 10 });
+  if (r.status !== 'success') {
+    const trace = await c.publicClient
+      .request({ method: 'debug_traceTransaction' as 'eth_call', params: [hash, {}] as never })
+      .catch(() => null);
+    throw new Error(`transaction ${hash} reverted ${JSON.stringify(trace)?.slice(0, 400)}`);
+  }
+  return r;
+}
+
+export async function deploy(
+  c: DriverClients,
+  from: Address,
+  abi: Abi,
+  bytecode: `0x${string}`,
+  args: readonly unknown[],
+): Promise<Address> {
+  const hash = await c.walletClient.deployContract({ abi, bytecode, args, account: from, chain: c.chain });
+  const r = await receiptOf(c, hash);
+  if (!r.contractAddress) throw new Error(`deployment ${hash} created no contract`);
+  return r.contractAddress.toLowerCase() as Address;
+}
+
+/** Sends one contract call from an unlocked account (gas estimated: reverts throw decoded). */
+export async function write<
+  const abi extends Abi,
+  fn extends ContractFunctionName<abi, 'nonpayable' | 'payable'>,
+>(
+  c: DriverClients,
+  from: Address | Account,
+  address: Address,
+  abi: abi,
+  functionName: fn,
+  args: ContractFunctionArgs<abi, 'nonpayable' | 'payable', fn>,
+): Promise<TransactionReceipt> {
+  const hash = await c.walletClient.writeContract({
+    address,
+    abi,
+    functionName,
+    args,
+    account: from,
+    chain: c.chain,
+  } as unknown as Parameters<WalletClient['writeContract']>[0]);
+  return receiptOf(c, hash);
+}

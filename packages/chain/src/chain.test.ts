@@ -1,0 +1,155 @@
+import { vaultAbi } from '@vault-yield/contracts';
+import { payloadSchemas, valuationContext } from '@vault-yield/domain';
+import type { Address, Log } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AnvilInstance, startAnvil } from '../../../infra/chain/anvil.js';
+import { type DemoResult, playDemoScenario } from '../../../infra/chain/scenario/demo.js';
+import { deployReferenceStack, type ReferenceStack } from '../../../infra/chain/scenario/deploy.js';
+import {
+  type ChainClient,
+  type ChainRecord,
+  createChainClient,
+  createValuationReader,
+  decodeLog,
+  decodeVaultLog,
+  eventTopics,
+  readFactoryInfo,
+} from './index.js';
+
+describe('chain package against a real anvil', () => {
+  let anvil: AnvilInstance;
+  let stack: ReferenceStack;
+  let demo: DemoResult;
+  let client: ChainClient;
+  let recordLogs: Log[];
+
+  beforeAll(async () => {
+    anvil = await startAnvil();
+    stack = await deployReferenceStack(anvil.rpcUrl);
+    demo = await playDemoScenario(stack);
+    client = createChainClient({ rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, cacheTime: 0 });
+    const vaults = demo.vaults.map((v) => v.address);
+    recordLogs = await client.getLogs({
+      address: [stack.factory, ...vaults],
+      fromBlock: stack.deploymentBlock,
+      toBlock: demo.toBlock,
+    });
+  }, 90_000);
+  afterAll(async () => {
+    await anvil?.stop();
+  });
+
+  it('reads the factory start block', async () => {
+    const info = await readFactoryInfo(client, stack.factory);
+    expect(info.deploymentBlock).toBe(stack.deploymentBlock);
+    expect(info.vaultCount).toBe(3n);
+  });
+
+  it('decodes every factory/vault log; each record payload parses with its domain schema', () => {
+    const records: ChainRecord[] = [];
+    for (const log of recordLogs) {
+      const r = decodeLog(log);
+      expect(r.ok, JSON.stringify(r)).toBe(true);
+      if (r.ok && r.kind === 'record') records.push(r.record);
+    }
+    const types = new Set(records.map((r) => r.type));
+    expect([...types].sort()).toEqual(
+      Object.keys(payloadSchemas)
+        .filter((t) => t !== 'mark' && t !== 'revert')
+        .sort(),
+    );
+    for (const r of records) {
+      expect(() => payloadSchemas[r.type].parse(r.payload), r.type).not.toThrow();
+      expect(r.vault).toMatch(/^0x[0-9a-f]{40}$/);
+      expect(r.blockHash).toMatch(/^0x[0-9a-f]{64}$/);
+    }
+    const created = records.filter((r) => r.type === 'vault.created');
+    expect(created.map((r) => r.vault).sort()).toEqual(demo.vaults.map((v) => v.address).sort());
+    const strategies = created.map((r) => (r.type === 'vault.created' ? r.payload.strategy : ''));
+    expect(strategies.sort()).toEqual(['eth-usdc-gauge', 'eth-usdc-narrow', 'eth-usdc-wide']);
+    const suspended = records.find((r) => r.type === 'suspended');
+    expect(suspended?.type === 'suspended' && suspended.payload.reason).toMatch(/oracle deviation/);
+  });
+
+  it('decodes market events: FeedSet, Swap, AnswerUpdated', async () => {
+    const logs = await client.getLogs({
+      address: [stack.factory, ...stack.pools.map((p) => p.address), stack.tokens.weth.feed],
+      fromBlock: 0n,
+      toBlock: demo.toBlock,
+    });
+    const kinds = new Set<string>();
+    for (const log of logs) {
+      const r = decodeLog(log);
+      if (r.ok && r.kind === 'market') {
+        kinds.add(r.event.kind);
+        if (r.event.kind === 'answer' && r.event.blockNumber === Number(demo.priceMoves[0]!.blockNumber)) {
+          expect(r.event.answer).toBe('324000000000');
+        }
+      }
+    }
+    expect([...kinds].sort()).toEqual(['answer', 'feedSet', 'rolesSet', 'swap']);
+    expect(eventTopics.vault).toHaveLength(15);
+    expect(eventTopics.factory).toContain(eventTopics.vaultCreated);
+    // A market log is not a vault record.
+    const swap = logs.find((l) => l.topics[0] === eventTopics.swap)!;
+    expect(decodeVaultLog(swap)).toMatchObject({ ok: false });
+  });
+
+  it('reports malformed logs instead of throwing or dropping them', () => {
+    const deposit = recordLogs.find(
+      (l) => decodeVaultLog(l).ok && l.data.length > 2 && l.topics.length === 3,
+    )!;
+    const cases: Log[] = [
+      { ...deposit, data: deposit.data.slice(0, 20) as `0x${string}` }, // data too short
+      { ...deposit, topics: deposit.topics.slice(0, 2) as Log['topics'] }, // an indexed topic missing
+      { ...deposit, topics: [`0x${'ab'.repeat(32)}`, ...deposit.topics.slice(1)] as Log['topics'] }, // unknown event
+      { ...deposit, topics: [] }, // anonymous
+      { ...deposit, blockHash: null, blockNumber: null } as unknown as Log, // pending
+      { ...deposit, removed: true },
+    ];
+    for (const bad of cases) {
+      const r = decodeVaultLog(bad);
+      expect(r.ok).toBe(false);
+      if (!r.ok) {
+        expect(r.reason.length).toBeGreaterThan(5);
+        expect(r.log.address).toBe(deposit.address);
+      }
+    }
+  });
+
+  it('reports a log whose payload breaks the schema (non-ASCII strategy)', () => {
+    const strategyLog = recordLogs.find((l) => {
+      const r = decodeVaultLog(l);
+      return r.ok && r.record.type === 'strategy.selected';
+    })!;
+    const r = decodeVaultLog({ ...strategyLog, data: `0xff${'00'.repeat(31)}` });
+    expect(r).toMatchObject({ ok: false });
+    expect(!r.ok && r.reason).toMatch(/strategy/);
+  });
+
+  it('valuation context reflects the price change between two blocks', async () => {
+    const reader = createValuationReader(client, { factory: stack.factory });
+    const move = demo.priceMoves[0]!.blockNumber;
+    const vault = demo.vaults[0]!.address as Address;
+    const before = valuationContext.parse(await reader.read(vault, move - 1n));
+    const after = valuationContext.parse(await reader.read(vault, move));
+    const weth = stack.tokens.weth.address;
+    const price = (ctx: typeof before, token: Address) =>
+      ctx.tokens.find((t) => t.address === token)?.priceUsd;
+    expect(price(before, weth)).toBe('3000');
+    expect(price(after, weth)).toBe('3240');
+    expect(price(after, stack.tokens.usdc.address)).toBe('1');
+    expect(price(after, stack.tokens.rwd.address)).toBe('0.5');
+    expect(before.tokens.map((t) => t.symbol).sort()).toEqual(['RWD', 'USDC', 'WETH']);
+    expect(after.pools[0]!.tick).not.toBe(before.pools[0]!.tick);
+    expect(after.pools[0]).toMatchObject({ venue: 'uniswap-v3', feeTier: 500, token0: stack.token0.address });
+    // WETH up in USD moves the raw price token1/token0 up if WETH is token0, else down.
+    const up = after.pools[0]!.tick > before.pools[0]!.tick;
+    expect(up).toBe(stack.token0.symbol === 'WETH');
+    expect(BigInt(after.pools[0]!.sqrtPriceX96) > BigInt(before.pools[0]!.sqrtPriceX96)).toBe(up);
+  });
+
+  it('vault ABI exposes what the reader uses', () => {
+    expect(vaultAbi.some((i) => i.type === 'function' && i.name === 'rewardToken')).toBe(true);
+  });
+});

@@ -1,0 +1,212 @@
+import { payloadSchemas } from '@vault-yield/domain';
+import { type AbiEvent, type Address, decodeEventLog, getAddress, type Hex } from 'viem';
+import {
+  answerUpdatedEventAbi,
+  eventTopics,
+  factoryEventsAbi,
+  swapEventAbi,
+  vaultCreatedEventAbi,
+  vaultEventsAbi,
+} from '../events/index.js';
+import { bytes32ToAscii } from './bytes32.js';
+import type {
+  ChainRecord,
+  ChainRecordType,
+  DecodeFailure,
+  DecodeLogResult,
+  DecodeVaultLogResult,
+  LogPosition,
+  LogRef,
+  MarketEvent,
+  RawLog,
+} from './types.js';
+
+export { asciiToBytes32, bytes32ToAscii } from './bytes32.js';
+export type * from './types.js';
+
+/** Solidity event name → record type (the table in packages/domain payloads.ts). */
+export const recordTypeOfEvent = {
+  VaultCreated: 'vault.created',
+  Deposited: 'deposit',
+  Withdrawn: 'withdrawal',
+  PositionOpened: 'position.opened',
+  PositionResized: 'position.resized',
+  PositionRebalanced: 'position.rebalanced',
+  PositionClosed: 'position.closed',
+  FeesCollected: 'fees.collected',
+  RewardsAccrued: 'rewards.accrued',
+  RewardsClaimed: 'rewards.claimed',
+  PerformanceFeeCharged: 'fee.charged',
+  Suspended: 'suspended',
+  Resumed: 'resumed',
+  ExitRequested: 'exit.requested',
+  ExitCompleted: 'exit.completed',
+  StrategySelected: 'strategy.selected',
+} as const satisfies Record<string, ChainRecordType>;
+
+const allEventsAbi: readonly AbiEvent[] = [
+  ...factoryEventsAbi,
+  ...vaultEventsAbi,
+  swapEventAbi,
+  answerUpdatedEventAbi,
+];
+const recordTopics = new Set<Hex>([eventTopics.vaultCreated, ...eventTopics.vault]);
+const knownTopics = new Set<Hex>([
+  ...eventTopics.factory,
+  ...eventTopics.vault,
+  eventTopics.swap,
+  eventTopics.answerUpdated,
+]);
+
+function refOf(log: RawLog): LogRef {
+  return {
+    address: log.address,
+    topic0: log.topics[0] ?? null,
+    blockNumber: log.blockNumber === null ? null : Number(log.blockNumber),
+    blockHash: log.blockHash,
+    txHash: log.transactionHash,
+    logIndex: log.logIndex,
+  };
+}
+
+function fail(log: RawLog, reason: string): DecodeFailure {
+  return { ok: false, reason, log: refOf(log) };
+}
+
+function lower(a: string): Address {
+  return a.toLowerCase() as Address;
+}
+
+/** ABI value → JSON value of the record vocabulary, or an error string. */
+function toJsonValue(type: string, value: unknown): { v: unknown } | { error: string } {
+  if (type === 'address') return { v: lower(value as string) };
+  if (type === 'bytes32') {
+    const text = bytes32ToAscii(value as Hex);
+    return text === null
+      ? { error: `bytes32 ${value as string} is not a right-padded ASCII string` }
+      : { v: text };
+  }
+  if (typeof value === 'bigint') return { v: value.toString() };
+  return { v: value };
+}
+
+/**
+ * Decodes any log of the reference contracts. Never throws: an unknown topic, a topics/data
+ * shape that does not match the ABI, a pending or removed log, or a payload that fails its
+ * schema all come back as `{ ok: false, reason, log }` for the caller to dead-letter.
+ */
+export function decodeLog(log: RawLog): DecodeLogResult {
+  try {
+    return decodeUnsafe(log);
+  } catch (e) {
+    return fail(log, `unexpected decode error: ${(e as Error).message}`);
+  }
+}
+
+/** Like decodeLog, for callers that expect vault records only (other known events fail too). */
+export function decodeVaultLog(log: RawLog): DecodeVaultLogResult {
+  const r = decodeLog(log);
+  if (!r.ok) return r;
+  if (r.kind === 'market') return fail(log, `not a vault record event: ${r.event.kind}`);
+  return { ok: true, record: r.record };
+}
+
+function decodeUnsafe(log: RawLog): DecodeLogResult {
+  const topic0 = log.topics[0];
+  if (!topic0) return fail(log, 'log has no topics (anonymous event)');
+  if (!knownTopics.has(topic0)) return fail(log, `unknown event topic0 ${topic0}`);
+  if (log.removed) return fail(log, 'log was removed by a reorg (removed: true)');
+  if (
+    log.blockNumber === null ||
+    log.blockHash === null ||
+    log.transactionHash === null ||
+    log.transactionIndex === null ||
+    log.logIndex === null
+  ) {
+    return fail(log, 'pending log (no block position)');
+  }
+  const pos: LogPosition = {
+    blockNumber: Number(log.blockNumber),
+    blockHash: lower(log.blockHash) as LogPosition['blockHash'],
+    txHash: lower(log.transactionHash) as LogPosition['txHash'],
+    txIndex: log.transactionIndex,
+    logIndex: log.logIndex,
+  };
+
+  let decoded: { eventName: string; args: Record<string, unknown> };
+  try {
+    decoded = decodeEventLog({ abi: allEventsAbi, topics: log.topics, data: log.data, strict: true }) as {
+      eventName: string;
+      args: Record<string, unknown>;
+    };
+  } catch (e) {
+    const msg = (e as Error & { shortMessage?: string }).shortMessage ?? (e as Error).message;
+    return fail(log, `ABI decode failed: ${msg.split('\n')[0]}`);
+  }
+  const { eventName, args } = decoded;
+
+  if (!recordTopics.has(topic0))
+    return { ok: true, kind: 'market', event: marketEvent(log, pos, eventName, args) };
+
+  const abiEvent = allEventsAbi.find((e) => e.name === eventName)!;
+  const raw: Record<string, unknown> = {};
+  for (const input of abiEvent.inputs) {
+    const converted = toJsonValue(input.type, args[input.name ?? '']);
+    if ('error' in converted) return fail(log, `${eventName}.${input.name}: ${converted.error}`);
+    raw[input.name ?? ''] = converted.v;
+  }
+  const type = recordTypeOfEvent[eventName as keyof typeof recordTypeOfEvent];
+  const parsed = payloadSchemas[type].safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return fail(log, `${type} payload: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+  }
+  // VaultCreated is emitted by the factory: the record belongs to the new vault.
+  const vault = eventName === vaultCreatedEventAbi.name ? (raw.vault as Address) : lower(log.address);
+  return { ok: true, kind: 'record', record: { ...pos, vault, type, payload: parsed.data } as ChainRecord };
+}
+
+function marketEvent(
+  log: RawLog,
+  pos: LogPosition,
+  eventName: string,
+  args: Record<string, unknown>,
+): MarketEvent {
+  const address = lower(getAddress(log.address));
+  switch (eventName) {
+    case 'Swap':
+      return {
+        ...pos,
+        kind: 'swap',
+        pool: address,
+        sqrtPriceX96: String(args.sqrtPriceX96),
+        tick: Number(args.tick),
+        liquidity: String(args.liquidity),
+      };
+    case 'AnswerUpdated':
+      return {
+        ...pos,
+        kind: 'answer',
+        feed: address,
+        answer: String(args.current),
+        roundId: String(args.roundId),
+        updatedAt: Number(args.updatedAt),
+      };
+    case 'FeedSet':
+      return {
+        ...pos,
+        kind: 'feedSet',
+        factory: address,
+        token: lower(args.token as string),
+        feed: lower(args.feed as string),
+      };
+    default:
+      return {
+        ...pos,
+        kind: 'rolesSet',
+        factory: address,
+        guardian: lower(args.guardian as string),
+        feeCollector: lower(args.feeCollector as string),
+      };
+  }
+}

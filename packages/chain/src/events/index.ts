@@ -1,0 +1,46 @@
+import { mockAggregatorAbi, mockPoolAbi, vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
+import { type AbiEvent, type Hex, toEventSelector } from 'viem';
+
+type EventOf<abi extends readonly unknown[]> = Extract<abi[number], { type: 'event' }>;
+
+function eventsOf<const abi extends readonly { type: string }[]>(abi: abi): EventOf<abi>[] {
+  return abi.filter((item) => item.type === 'event') as EventOf<abi>[];
+}
+
+function eventNamed<const abi extends readonly { type: string; name?: string }[], N extends string>(
+  abi: abi,
+  name: N,
+): Extract<EventOf<abi>, { name: N }> {
+  const e = abi.find((item) => item.type === 'event' && item.name === name);
+  if (!e) throw new Error(`event ${name} not in ABI`);
+  return e as Extract<EventOf<abi>, { name: N }>;
+}
+
+/** Events of VaultFactory: VaultCreated (a vault record) and FeedSet, RolesSet (registry). */
+export const factoryEventsAbi = eventsOf(vaultFactoryAbi);
+/** The 15 vault events, each mapping to one record type. */
+export const vaultEventsAbi = eventsOf(vaultAbi);
+/** Uniswap v3 Swap(sender, recipient, amount0, amount1, sqrtPriceX96, liquidity, tick). */
+export const swapEventAbi = eventNamed(mockPoolAbi, 'Swap');
+/** Chainlink AnswerUpdated(int256 indexed current, uint256 indexed roundId, uint256 updatedAt). */
+export const answerUpdatedEventAbi = eventNamed(mockAggregatorAbi, 'AnswerUpdated');
+export const vaultCreatedEventAbi = eventNamed(vaultFactoryAbi, 'VaultCreated');
+export const feedSetEventAbi = eventNamed(vaultFactoryAbi, 'FeedSet');
+
+function topicsOf(events: readonly AbiEvent[]): Hex[] {
+  return events.map((e) => toEventSelector(e));
+}
+
+/**
+ * topic0 lists for eth_getLogs filters. `factory` includes FeedSet and RolesSet so one query on
+ * the factory address sees vault creations and feed changes; pass `[topics]` as the filter's
+ * first topic position (an OR list).
+ */
+export const eventTopics = {
+  factory: topicsOf(factoryEventsAbi),
+  vaultCreated: toEventSelector(vaultCreatedEventAbi),
+  feedSet: toEventSelector(feedSetEventAbi),
+  vault: topicsOf(vaultEventsAbi),
+  swap: toEventSelector(swapEventAbi),
+  answerUpdated: toEventSelector(answerUpdatedEventAbi),
+} as const;

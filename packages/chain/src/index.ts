@@ -1,0 +1,41 @@
+/**
+ * Chain access for the vault service (the only package that calls viem): a client factory,
+ * the event ABIs and topic lists for log filters, log → record decoding, and valuation contexts
+ * read at a block.
+ */
+export { type ChainClient, type ChainClientConfig, createChainClient } from './client/index.js';
+export {
+  asciiToBytes32,
+  bytes32ToAscii,
+  type ChainRecord,
+  type ChainRecordType,
+  type DecodeFailure,
+  type DecodeLogResult,
+  type DecodeVaultLogResult,
+  decodeLog,
+  decodeVaultLog,
+  type LogPosition,
+  type LogRef,
+  type MarketEvent,
+  type RawLog,
+  recordTypeOfEvent,
+} from './decode/index.js';
+export {
+  answerUpdatedEventAbi,
+  eventTopics,
+  factoryEventsAbi,
+  feedSetEventAbi,
+  swapEventAbi,
+  vaultCreatedEventAbi,
+  vaultEventsAbi,
+} from './events/index.js';
+export { type FactoryInfo, readFactoryInfo } from './factory.js';
+export {
+  createValuationReader,
+  formatScaled,
+  type TokenInfo,
+  ValuationError,
+  type ValuationReader,
+  type ValuationReaderConfig,
+  type VaultInfo,
+} from './valuation/index.js';
