@@ -13,8 +13,8 @@ describe('scenario price helpers', () => {
     for (const usd of [0.5, 1, 2950, 3000, 3240, 65_000]) {
       const { tick, sqrtPriceX96 } = poolPriceFromUsd(usd, 1, 18, 6);
       expect(sqrtPriceX96).toBe(getSqrtRatioAtTick(tick));
-      expect(1.0001 ** tick * 1e-12).toBeLessThanOrEqual(usd * (1 + 1e-12));
-      expect(1.0001 ** (tick + 1) * 1e-12).toBeGreaterThan(usd * (1 - 1e-12));
+      expect(1.0001 ** tick * 1e12).toBeLessThanOrEqual(usd * (1 + 1e-12));
+      expect(1.0001 ** (tick + 1) * 1e12).toBeGreaterThan(usd * (1 - 1e-12));
     }
   });
 
