@@ -30,6 +30,7 @@ export {
   vaultEventsAbi,
 } from './events/index.js';
 export { type FactoryInfo, readFactoryInfo } from './factory.js';
+export * from './rpc/index.js';
 export {
   createValuationReader,
   formatScaled,

@@ -1,3 +1,16 @@
+export * from './admin/index.js';
+export * from './catalogue/index.js';
+export {
+  type BadLogRow,
+  createIndexerStore,
+  type IndexerCheckpoint,
+  type IndexerCommit,
+  type IndexerRewind,
+  type IndexerSnapshot,
+  type IndexerStore,
+  type StoredBlock,
+  type StoredIndexerVault,
+} from './indexer/index.js';
 export {
   appliedVersions,
   latestVersion,
@@ -5,5 +18,22 @@ export {
   type Migration,
   migrate,
   migrations,
+  resetSchema,
 } from './migrations/index.js';
 export { createPgPool, ident, type PgPoolConfig, type Pool, type PoolClient } from './pool/index.js';
+export {
+  comparePosition,
+  createProjectionStore,
+  type DeadLetterRow,
+  type EquityRow,
+  type LedgerPosition,
+  type LedgerRow,
+  type PartitionOffset,
+  type PositionRow,
+  type ProjectionStore,
+  type ProjectionTx,
+  type RecordKey,
+  type SnapshotRow,
+  type StoredVault,
+} from './projection/index.js';
+export * from './queries/index.js';

@@ -92,3 +92,8 @@ async function grantRead(client: { query(sql: string): Promise<unknown> }, schem
   await client.query(`grant select on all tables in schema ${s} to ${r}`);
   await client.query(`alter default privileges in schema ${s} grant select on tables to ${r}`);
 }
+
+/** Drops `schema` and everything in it (the demo starts from nothing; rebuilds retire schemas). */
+export async function resetSchema(pool: Pool, schema: string): Promise<void> {
+  await pool.query(`drop schema if exists ${ident(schema)} cascade`);
+}

@@ -12,6 +12,8 @@ export interface PgPoolConfig {
   /** `off` is safe for the projector: offsets commit with the rows, a lost tail is re-read. */
   synchronousCommit?: 'on' | 'off';
   statementTimeoutMs?: number;
+  /** How long acquiring a new connection may take before the query fails. */
+  connectionTimeoutMs?: number;
 }
 
 // numeric → string (exact), int8 → string would be safer but every int8 we store fits in 2^53.
@@ -26,6 +28,7 @@ export function createPgPool(config: PgPoolConfig): Pool {
     connectionString: config.url,
     application_name: config.applicationName,
     max: config.max ?? 10,
+    connectionTimeoutMillis: config.connectionTimeoutMs,
     options: settings.length > 0 ? settings.join(' ') : undefined,
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.

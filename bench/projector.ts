@@ -1,0 +1,144 @@
+/**
+ * Projector throughput: publishes ≥ 1,000,000 generated records across ≥ 1,000 vaults into a fresh
+ * topic, then times one projector process (the real `services/projector/src/main.ts`, spawned)
+ * folding them all into a fresh database. Prints records/s and the projector's peak RSS; the last
+ * line is `projector: <records/s> records/s`.
+ *
+ * Env: KAFKA_BROKERS / DATABASE_URL (else the local runners, as the tests resolve them),
+ * BENCH_RECORDS (default 1,000,000), BENCH_VAULTS (default 1,000), BENCH_PARTITIONS (default 4),
+ * BENCH_KEEP=true keeps the topic and database, BENCH_NODE_OPTIONS (default
+ * `--max-old-space-size=256`: caps the V8 heap so the projector's RSS stays bounded; the projector
+ * holds at most PROJECTOR_CONCURRENCY batches of PROJECTOR_MAX_BATCH_BYTES).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createLogAdmin, createPublisher } from '@vault-yield/log';
+import { createPgPool, migrate } from '@vault-yield/store';
+import { dropDatabase, ensureProjectDatabase, ensureRoles, ROLES } from '../infra/postgres/index.js';
+import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
+import { createHistoryGenerator } from '../test/projector/generator.js';
+
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
+const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
+const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 4);
+const KEEP = process.env.BENCH_KEEP === 'true';
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=256';
+const SCHEMA = 'vault_yield';
+const root = join(import.meta.dirname, '..');
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+
+function peakRss(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+    return kb ? Number(kb) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function main() {
+  const [kafka, postgres] = await Promise.all([resolveKafka(), resolvePostgres()]);
+  console.log(`kafka: ${kafka.description}; postgres: ${postgres.description}`);
+  const brokers = kafka.url.split(',');
+  const topic = `bench-projector-${Date.now().toString(36)}`;
+  const database = `bench_projector_${randomBytes(4).toString('hex')}`;
+  await ensureRoles(postgres.url);
+  const db = await ensureProjectDatabase(postgres.url, database);
+  const admin = await createLogAdmin({ brokers, clientId: 'bench-admin' });
+  try {
+    const migratePool = createPgPool({ url: db.writerUrl, applicationName: 'bench-migrate', max: 1 });
+    await migrate(migratePool, SCHEMA, ROLES.reader);
+    await migratePool.end();
+    await admin.ensureTopic({ topic, partitions: PARTITIONS });
+
+    // Produce in chunks so the generator never holds the whole history.
+    const publisher = await createPublisher({ brokers, clientId: 'bench-publisher', topic });
+    const gen = createHistoryGenerator({ vaults: VAULTS, seed: 2024 });
+    const t0 = performance.now();
+    for (let done = 0; done < RECORDS; ) {
+      const n = Math.min(50_000, RECORDS - done);
+      await publisher.publish(gen.take(n));
+      done += n;
+    }
+    await publisher.close();
+    const produceS = (performance.now() - t0) / 1000;
+    console.log(`produced ${RECORDS} records for ${VAULTS} vaults in ${produceS.toFixed(1)} s`);
+
+    const pool = createPgPool({
+      url: db.writerUrl,
+      schema: SCHEMA,
+      applicationName: 'bench-progress',
+      max: 1,
+    });
+    const progress = async () =>
+      Number(
+        (await pool.query<{ n: string | null }>('select sum(next_offset)::text as n from consumer_offsets'))
+          .rows[0]?.n ?? 0,
+      );
+
+    const start = performance.now();
+    console.log(`projector: node ${NODE_OPTIONS} --import tsx services/projector/src/main.ts`);
+    const child = spawn(
+      process.execPath,
+      [...NODE_OPTIONS.split(/\s+/).filter(Boolean), '--import', 'tsx', 'services/projector/src/main.ts'],
+      {
+        cwd: root,
+        env: {
+          ...process.env,
+          KAFKA_BROKERS: brokers.join(','),
+          DATABASE_URL: db.writerUrl,
+          PROJECTION_SCHEMA: SCHEMA,
+          KAFKA_TOPIC: topic,
+          CONSUMER_GROUP: `bench-${topic}`,
+          MIGRATE: 'false',
+          LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+        },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
+    let exited = false;
+    child.on('exit', () => {
+      exited = true;
+    });
+    let rss = 0;
+    let last = 0;
+    let lastReport = start;
+    for (;;) {
+      if (exited) throw new Error('projector exited before catching up');
+      rss = Math.max(rss, peakRss(child.pid as number));
+      const n = await progress();
+      if (n >= RECORDS) break;
+      if (performance.now() - lastReport > 5000) {
+        const rate = ((n - last) / (performance.now() - lastReport)) * 1000;
+        console.log(`  ${n} / ${RECORDS} (${rate.toFixed(0)} records/s, rss peak ${mib(rss)} MiB)`);
+        last = n;
+        lastReport = performance.now();
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const seconds = (performance.now() - start) / 1000;
+    rss = Math.max(rss, peakRss(child.pid as number));
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+    await pool.end();
+    const rate = RECORDS / seconds;
+    console.log(`folded ${RECORDS} records in ${seconds.toFixed(1)} s (process start included)`);
+    console.log(`peak RSS of the projector: ${mib(rss)} MiB`);
+    console.log(`projector: ${rate.toFixed(0)} records/s`);
+  } finally {
+    if (!KEEP) {
+      await admin.deleteTopic(topic).catch(() => {});
+      await dropDatabase(postgres.url, database).catch(() => {});
+    }
+    await admin.close();
+    await Promise.all([kafka.stop(), postgres.stop()]);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,68 @@
+import { createPublicClient, defineChain, http } from 'viem';
+import type { ChainClient, ChainClientConfig } from '../client/index.js';
+
+/** JSON-RPC calls and HTTP requests made by one client (a batch is one request, many calls). */
+export interface RpcStats {
+  httpRequests: number;
+  calls: number;
+  byMethod: Map<string, number>;
+}
+
+export interface CountingChainClient {
+  /** Batches concurrent calls (eth_call, headers) into JSON-RPC batches. */
+  client: ChainClient;
+  /**
+   * Never batches: for eth_getLogs, whose large answers must not wait for (or be refused with)
+   * the rest of a batch. Same counters.
+   */
+  logsClient: ChainClient;
+  stats: RpcStats;
+}
+
+/**
+ * Like createChainClient, but counts what goes over the wire (the indexer reports RPC calls in
+ * its metrics and the bench). `cacheTime` defaults to 0: the indexer reads the head itself.
+ */
+export function createCountingChainClient(config: ChainClientConfig): CountingChainClient {
+  const stats: RpcStats = { httpRequests: 0, calls: 0, byMethod: new Map() };
+  const chain =
+    config.chainId === undefined
+      ? undefined
+      : defineChain({
+          id: config.chainId,
+          name: `chain-${config.chainId}`,
+          nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+          rpcUrls: { default: { http: [config.rpcUrl] } },
+        });
+  const count = (body: unknown) => {
+    if (typeof body !== 'string') return;
+    try {
+      const parsed = JSON.parse(body) as { method?: string } | { method?: string }[];
+      for (const call of Array.isArray(parsed) ? parsed : [parsed]) {
+        stats.calls++;
+        const m = call.method ?? '?';
+        stats.byMethod.set(m, (stats.byMethod.get(m) ?? 0) + 1);
+      }
+    } catch {
+      // not JSON: count the request only
+    }
+  };
+  const batch = config.batch ?? { batchSize: 200, wait: 0 };
+  const make = (batched: boolean) =>
+    createPublicClient({
+      chain,
+      cacheTime: config.cacheTime ?? 0,
+      pollingInterval: config.pollingInterval ?? 1000,
+      transport: http(config.rpcUrl, {
+        batch: !batched || batch === false ? false : batch === true ? { batchSize: 200 } : batch,
+        timeout: config.timeoutMs ?? 30_000,
+        // Retries are ours (withRetry), classified; the transport's own would hide range errors.
+        retryCount: config.retryCount ?? 0,
+        onFetchRequest: (_request, init) => {
+          stats.httpRequests++;
+          count(init.body);
+        },
+      }),
+    }) as ChainClient;
+  return { client: make(true), logsClient: make(false), stats };
+}

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { classifyRpcError } from './errors.js';
+
+const err = (message: string, extra: Record<string, unknown> = {}) =>
+  Object.assign(new Error(message), extra);
+
+describe('classifyRpcError', () => {
+  it.each([
+    ['query returned more than 10000 results', 'range'],
+    ['eth_getLogs block range is too large', 'range'],
+    ['exceed maximum block range: 5000', 'range'],
+    ['Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range', 'range'],
+    ['HTTP response body exceeded the size limit.', 'range'],
+    ['nonce too low', 'fatal'],
+    ['request timed out', 'timeout'],
+    ['fetch failed', 'transient'],
+    ['execution reverted', 'fatal'],
+  ] as const)('%s → %s', (message, kind) => {
+    expect(classifyRpcError(err(message))).toBe(kind);
+  });
+
+  it('reads codes and HTTP statuses through causes', () => {
+    expect(classifyRpcError(err('x', { cause: err('y', { code: -32005 }) }))).toBe('range');
+    expect(classifyRpcError(err('x', { status: 429 }))).toBe('rate-limit');
+    expect(classifyRpcError(err('x', { status: 503 }))).toBe('transient');
+    expect(classifyRpcError(err('x', { name: 'TimeoutError' }))).toBe('timeout');
+    expect(classifyRpcError(Object.assign(err('x'), { name: 'TimeoutError' }))).toBe('timeout');
+  });
+});

@@ -1,0 +1,107 @@
+import type { Address, Hash, Hex } from 'viem';
+import type { ChainClient } from '../client/index.js';
+import type { RawLog } from '../decode/types.js';
+import { classifyRpcError, describeRpcError } from './errors.js';
+import { type RetryOptions, withRetry } from './retry.js';
+
+/** A log as the indexer uses it: the decoder's RawLog plus the block time when the node sends it. */
+export type IndexerLog = RawLog & { blockTimestamp: number | null };
+
+export interface LogFilter {
+  /** Omitted = any address (topic filter only). */
+  address?: readonly Address[];
+  /** topic0 alternatives (OR). */
+  topic0: readonly Hex[];
+}
+
+interface RpcLog {
+  address: string;
+  topics: string[];
+  data: string;
+  blockNumber: string | null;
+  blockHash: string | null;
+  blockTimestamp?: string | null;
+  transactionHash: string | null;
+  transactionIndex: string | null;
+  logIndex: string | null;
+  removed?: boolean;
+}
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+const num = (h: string | null) => (h === null ? null : Number(BigInt(h)));
+
+function toLog(l: RpcLog): IndexerLog {
+  return {
+    address: l.address.toLowerCase() as Address,
+    topics: l.topics as [Hex, ...Hex[]],
+    data: l.data as Hex,
+    blockNumber: l.blockNumber === null ? null : BigInt(l.blockNumber),
+    blockHash: l.blockHash === null ? null : (l.blockHash.toLowerCase() as Hash),
+    blockTimestamp: l.blockTimestamp ? Number(BigInt(l.blockTimestamp)) : null,
+    transactionHash: l.transactionHash === null ? null : (l.transactionHash.toLowerCase() as Hash),
+    transactionIndex: num(l.transactionIndex),
+    logIndex: num(l.logIndex),
+    removed: l.removed ?? false,
+  };
+}
+
+/** One eth_getLogs over [from, to] (inclusive), no retry, no split. */
+export async function getLogsOnce(
+  client: ChainClient,
+  filter: LogFilter,
+  from: number,
+  to: number,
+): Promise<IndexerLog[]> {
+  const params: Record<string, unknown> = {
+    fromBlock: hex(from),
+    toBlock: hex(to),
+    topics: [filter.topic0.length === 1 ? filter.topic0[0] : [...filter.topic0]],
+  };
+  if (filter.address) params.address = filter.address.length === 1 ? filter.address[0] : [...filter.address];
+  const raw = (await client.request({
+    method: 'eth_getLogs',
+    params: [params] as never,
+  })) as unknown as RpcLog[];
+  return raw.map(toLog);
+}
+
+export interface AdaptiveLogsOptions extends RetryOptions {
+  /** Ranges at or below this many blocks are not split further; their errors are thrown. */
+  minRange?: number;
+  /** Called when a range is split after the node refused it or timed out. */
+  onSplit?: (info: { from: number; to: number; reason: string }) => void;
+}
+
+/**
+ * eth_getLogs over [from, to], splitting the range in halves whenever the node refuses it (too
+ * many results, range too large) or times out, and retrying transient failures with back-off.
+ * Results come back in (blockNumber, logIndex) order. Throws after retries are spent, never
+ * returns a partial range.
+ */
+export async function getLogsAdaptive(
+  client: ChainClient,
+  filter: LogFilter,
+  from: number,
+  to: number,
+  opts: AdaptiveLogsOptions = {},
+): Promise<IndexerLog[]> {
+  const minRange = opts.minRange ?? 1;
+  try {
+    return await withRetry(() => getLogsOnce(client, filter, from, to), {
+      ...opts,
+      // Range refusals and timeouts are answered by splitting, not by asking again.
+      retryOn:
+        to - from + 1 > minRange ? ['rate-limit', 'transient'] : ['timeout', 'rate-limit', 'transient'],
+    });
+  } catch (err) {
+    const kind = classifyRpcError(err);
+    if ((kind === 'range' || kind === 'timeout') && to - from + 1 > minRange) {
+      const mid = from + Math.floor((to - from) / 2);
+      opts.onSplit?.({ from, to, reason: describeRpcError(err) });
+      const left = await getLogsAdaptive(client, filter, from, mid, opts);
+      const right = await getLogsAdaptive(client, filter, mid + 1, to, opts);
+      return left.concat(right);
+    }
+    throw err;
+  }
+}

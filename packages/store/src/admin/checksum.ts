@@ -1,0 +1,177 @@
+import { ident, type Pool, type PoolClient } from '../pool/index.js';
+import { schemaTables } from './lifecycle.js';
+
+type Queryable = Pick<Pool, 'query'>;
+
+/**
+ * What a projection comparison leaves out, and why. Everything else is compared column by column.
+ * - consumer_offsets: keyed by the consumer group, which differs by construction; `verify` compares
+ *   the offsets themselves before it checksums (both sides must have applied the same records).
+ * - indexer_*: the indexer's bookkeeping, not a projection of the log.
+ * - wall-clock columns written by the projection itself (`updated_at` of the market tables,
+ *   `created_at` of dead letters, `applied_at` of migrations) and sequence ids (dead_letters.id).
+ *   vault_snapshot.updated_at is the block time of the last record: compared.
+ * - strategies.live_apr / sigma / history_days: recomputed on a timer from equity_points (which
+ *   are compared), so a live schema may hold figures a few minutes old.
+ */
+export const CHECKSUM_SKIPPED_TABLES: readonly string[] = ['consumer_offsets'];
+export const CHECKSUM_EXCLUDED_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  dead_letters: ['id', 'created_at'],
+  schema_migrations: ['applied_at'],
+  strategies: ['updated_at', 'live_apr', 'sigma', 'history_days'],
+  screen_meta: ['updated_at'],
+  catalogue_meta: ['updated_at'],
+};
+
+export const comparedTable = (table: string): boolean =>
+  !table.startsWith('indexer_') && !CHECKSUM_SKIPPED_TABLES.includes(table);
+
+export interface TableChecksum {
+  table: string;
+  rows: number;
+  /** Order-independent hash of the multiset of rows (the md5 of each row's text, summed). */
+  hash: string;
+  columns: string[];
+}
+
+async function tableColumns(db: Queryable, schema: string, table: string): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `select a.attname as name from pg_attribute a
+     join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = $1 and c.relname = $2 and a.attnum > 0 and not a.attisdropped order by a.attnum`,
+    [schema, table],
+  );
+  return rows.map((r) => r.name);
+}
+
+const rowExpr = (columns: readonly string[]) => `row(${columns.map(ident).join(', ')})::text`;
+
+/** Row count and hash of one table over the given columns. */
+export async function tableChecksum(
+  db: Queryable,
+  schema: string,
+  table: string,
+  columns: readonly string[],
+): Promise<TableChecksum> {
+  // Summing two 64-bit halves of each row's md5 (as numeric: no overflow) needs no sort, so it
+  // stays cheap on millions of rows; two tables have equal sums iff their rows are equal, up to a
+  // 2^-64 chance per differing row set.
+  const { rows } = await db.query<{ n: string; hash: string }>(
+    `select count(*)::text as n,
+            md5(coalesce(sum(('x' || substr(h, 1, 16))::bit(64)::int8::numeric), 0)::text || ':' ||
+                coalesce(sum(('x' || substr(h, 17, 16))::bit(64)::int8::numeric), 0)::text) as hash
+     from (select md5(${rowExpr(columns)}) as h from ${ident(schema)}.${ident(table)}) q`,
+  );
+  return { table, rows: Number(rows[0]?.n ?? 0), hash: rows[0]?.hash ?? '', columns: [...columns] };
+}
+
+export interface TableDiff {
+  table: string;
+  equal: boolean;
+  left: TableChecksum | null;
+  right: TableChecksum | null;
+  /** Columns present on one side only (compared columns are the common ones). */
+  columnsOnlyLeft: string[];
+  columnsOnlyRight: string[];
+  /** Some rows (as text) found on one side only. */
+  onlyLeft: string[];
+  onlyRight: string[];
+}
+
+export interface CompareOptions {
+  /** Rows listed per side and table when they differ (default 5). */
+  sample?: number;
+  /** Compare only these tables. */
+  tables?: readonly string[];
+}
+
+/**
+ * Compares two projection schemas table by table (row counts and row hashes; differing rows
+ * sampled). Run it inside one snapshot (withSnapshot) when either side is being written.
+ */
+export async function compareSchemas(
+  db: Queryable,
+  left: string,
+  right: string,
+  o: CompareOptions = {},
+): Promise<TableDiff[]> {
+  const sample = o.sample ?? 5;
+  const lt = await schemaTables(db, left);
+  const rt = await schemaTables(db, right);
+  const all = [...new Set([...lt, ...rt])]
+    .filter(comparedTable)
+    .filter((t) => !o.tables || o.tables.includes(t));
+  all.sort();
+  const out: TableDiff[] = [];
+  for (const table of all) {
+    const excluded = CHECKSUM_EXCLUDED_COLUMNS[table] ?? [];
+    const lc = lt.includes(table)
+      ? (await tableColumns(db, left, table)).filter((c) => !excluded.includes(c))
+      : [];
+    const rc = rt.includes(table)
+      ? (await tableColumns(db, right, table)).filter((c) => !excluded.includes(c))
+      : [];
+    const common = lc.filter((c) => rc.includes(c));
+    const l = lt.includes(table) ? await tableChecksum(db, left, table, common) : null;
+    const r = rt.includes(table) ? await tableChecksum(db, right, table, common) : null;
+    const diff: TableDiff = {
+      table,
+      equal: false,
+      left: l,
+      right: r,
+      columnsOnlyLeft: lc.filter((c) => !rc.includes(c)),
+      columnsOnlyRight: rc.filter((c) => !lc.includes(c)),
+      onlyLeft: [],
+      onlyRight: [],
+    };
+    diff.equal =
+      !!l &&
+      !!r &&
+      l.rows === r.rows &&
+      l.hash === r.hash &&
+      diff.columnsOnlyLeft.length === 0 &&
+      diff.columnsOnlyRight.length === 0;
+    if (!diff.equal && l && r && sample > 0) {
+      const side = async (a: string, b: string) =>
+        (
+          await db.query<{ r: string }>(
+            `select r from (select ${rowExpr(common)} as r from ${ident(a)}.${ident(table)}
+                            except all
+                            select ${rowExpr(common)} from ${ident(b)}.${ident(table)}) d
+             order by r limit ${Number(sample)}`,
+          )
+        ).rows.map((x) => (x.r.length > 300 ? `${x.r.slice(0, 300)}…` : x.r));
+      diff.onlyLeft = await side(left, right);
+      diff.onlyRight = await side(right, left);
+    }
+    out.push(diff);
+  }
+  return out;
+}
+
+/** Checksums of every compared table of a schema (e.g. to compare two builds over time). */
+export async function schemaChecksums(db: Queryable, schema: string): Promise<Record<string, TableChecksum>> {
+  const out: Record<string, TableChecksum> = {};
+  for (const table of (await schemaTables(db, schema)).filter(comparedTable)) {
+    const excluded = CHECKSUM_EXCLUDED_COLUMNS[table] ?? [];
+    const cols = (await tableColumns(db, schema, table)).filter((c) => !excluded.includes(c));
+    out[table] = await tableChecksum(db, schema, table, cols);
+  }
+  return out;
+}
+
+/** Runs `fn` in one read-only REPEATABLE READ transaction: every query sees the same snapshot. */
+export async function withSnapshot<T>(pool: Pool, fn: (db: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin isolation level repeatable read read only');
+    const out = await fn(client);
+    await client.query('commit');
+    return out;
+  } catch (err) {
+    await client.query('rollback').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}

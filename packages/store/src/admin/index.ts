@@ -1,0 +1,54 @@
+/**
+ * Operator-side store functions: projection schema lifecycle (build, finalize, drop), the live
+ * switch of the reader's views schema, table checksums and diffs, and status reads.
+ */
+export {
+  CHECKSUM_EXCLUDED_COLUMNS,
+  CHECKSUM_SKIPPED_TABLES,
+  type CompareOptions,
+  comparedTable,
+  compareSchemas,
+  schemaChecksums,
+  type TableChecksum,
+  type TableDiff,
+  tableChecksum,
+  withSnapshot,
+} from './checksum.js';
+export {
+  type DeferredIndex,
+  dropProjectionSchema,
+  type FinalizeReport,
+  finalizeBuildSchema,
+  type PrepareOptions,
+  prepareBuildSchema,
+  schemaExists,
+  schemaTables,
+  schemaVersion,
+} from './lifecycle.js';
+export {
+  ADMIN_TABLES,
+  type BuildPatch,
+  type BuildPurpose,
+  type BuildRecord,
+  type BuildState,
+  ensureAdminTables,
+  getBuild,
+  type LiveRecord,
+  listBuilds,
+  liveRecord,
+  markBuild,
+  type NewBuild,
+  recordBuild,
+} from './meta.js';
+export { type RetireDecision, type RetireOptions, retireSchemas } from './retire.js';
+export {
+  appliedCount,
+  type DeadLetterCount,
+  deadLetterCounts,
+  type IndexerCheckpointRow,
+  indexerCheckpoints,
+  lastProjectionWrite,
+  type StoredOffsetRow,
+  storedOffsetRows,
+} from './status.js';
+export { liveSchema, type SwitchOptions, type SwitchResult, switchLive, viewedTable } from './switch.js';

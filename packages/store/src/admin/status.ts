@@ -1,0 +1,110 @@
+import { ident, type Pool } from '../pool/index.js';
+
+type Queryable = Pick<Pool, 'query'>;
+
+export interface StoredOffsetRow {
+  groupId: string;
+  topic: string;
+  partition: number;
+  /** Next offset to apply (-1: the partition was claimed but nothing applied yet). */
+  nextOffset: string;
+  updatedAt: Date;
+}
+
+async function hasTable(db: Queryable, schema: string, table: string): Promise<boolean> {
+  const { rows } = await db.query<{ ok: boolean }>('select to_regclass($1) is not null as ok', [
+    `${ident(schema)}.${ident(table)}`,
+  ]);
+  return rows[0]?.ok ?? false;
+}
+
+/** The offsets stored with a projection schema (every group, or one), by group, topic, partition. */
+export async function storedOffsetRows(
+  db: Queryable,
+  schema: string,
+  filter: { groupId?: string; topic?: string } = {},
+): Promise<StoredOffsetRow[]> {
+  if (!(await hasTable(db, schema, 'consumer_offsets'))) return [];
+  const { rows } = await db.query<{
+    group_id: string;
+    topic: string;
+    partition: number;
+    next_offset: number | string;
+    updated_at: Date;
+  }>(
+    `select group_id, topic, partition, next_offset, updated_at from ${ident(schema)}.consumer_offsets
+     where ($1::text is null or group_id = $1) and ($2::text is null or topic = $2)
+     order by group_id, topic, partition`,
+    [filter.groupId ?? null, filter.topic ?? null],
+  );
+  return rows.map((r) => ({
+    groupId: r.group_id,
+    topic: r.topic,
+    partition: r.partition,
+    nextOffset: String(r.next_offset),
+    updatedAt: r.updated_at,
+  }));
+}
+
+/** Records applied by a group on a topic: the sum of its stored next offsets. */
+export async function appliedCount(
+  db: Queryable,
+  schema: string,
+  groupId: string,
+  topic: string,
+): Promise<number> {
+  if (!(await hasTable(db, schema, 'consumer_offsets'))) return 0;
+  const { rows } = await db.query<{ n: string | null }>(
+    `select sum(greatest(next_offset, 0))::text as n from ${ident(schema)}.consumer_offsets
+     where group_id = $1 and topic = $2`,
+    [groupId, topic],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+export interface DeadLetterCount {
+  topic: string;
+  count: number;
+}
+
+export async function deadLetterCounts(db: Queryable, schema: string): Promise<DeadLetterCount[]> {
+  if (!(await hasTable(db, schema, 'dead_letters'))) return [];
+  const { rows } = await db.query<{ topic: string; n: number }>(
+    `select topic, count(*)::int as n from ${ident(schema)}.dead_letters group by topic order by topic`,
+  );
+  return rows.map((r) => ({ topic: r.topic, count: r.n }));
+}
+
+export interface IndexerCheckpointRow {
+  chainId: number;
+  blockNumber: number;
+  blockHash: string;
+  updatedAt: Date;
+}
+
+export async function indexerCheckpoints(db: Queryable, schema: string): Promise<IndexerCheckpointRow[]> {
+  if (!(await hasTable(db, schema, 'indexer_checkpoint'))) return [];
+  const { rows } = await db.query<{
+    chain_id: number;
+    block_number: number;
+    block_hash: string;
+    updated_at: Date;
+  }>(
+    `select chain_id, block_number, block_hash, updated_at from ${ident(schema)}.indexer_checkpoint order by chain_id`,
+  );
+  return rows.map((r) => ({
+    chainId: r.chain_id,
+    blockNumber: Number(r.block_number),
+    blockHash: r.block_hash,
+    updatedAt: r.updated_at,
+  }));
+}
+
+/** Latest write the projectors made to a schema (its offsets' updated_at), null when none. */
+export async function lastProjectionWrite(db: Queryable, schema: string): Promise<Date | null> {
+  if (!(await hasTable(db, schema, 'consumer_offsets'))) return null;
+  const { rows } = await db.query<{ at: Date | null }>(
+    `select max(updated_at) as at from ${ident(schema)}.consumer_offsets`,
+  );
+  return rows[0]?.at ?? null;
+}

@@ -1,0 +1,126 @@
+import { ident, type Pool } from '../pool/index.js';
+import { schemaTables, schemaVersion } from './lifecycle.js';
+import { ADMIN_TABLES, ensureAdminTables, liveRecord } from './meta.js';
+
+export interface SwitchOptions {
+  /** Schema of the views the reader reads (its search_path). */
+  viewsSchema: string;
+  /** Physical projection schema to serve from now on. */
+  target: string;
+  /** Read-only role: usage + select on the views, and on the target's tables. */
+  readerRole?: string;
+  /** Allow a target that still has unlogged tables (a crash would empty them). Default false. */
+  allowUnlogged?: boolean;
+}
+
+export interface SwitchResult {
+  previous: string | null;
+  target: string;
+  views: string[];
+}
+
+/** Tables of a physical schema that get a view: everything but the indexer's own bookkeeping. */
+export const viewedTable = (table: string): boolean => !table.startsWith('indexer_');
+
+/**
+ * Points the views schema at `target`, atomically: every view is dropped and recreated as
+ * `select * from target.table` inside one transaction, with the live record and the builds'
+ * states. A reader's statement sees the old views or the new ones, never a mix: statements that
+ * reach a view while the switch holds its lock wait for the commit and then resolve the name again
+ * (Postgres re-looks-up a relation whose lock it waited for), landing on the new view.
+ */
+export async function switchLive(pool: Pool, o: SwitchOptions): Promise<SwitchResult> {
+  const v = ident(o.viewsSchema);
+  const t = ident(o.target);
+  if (o.viewsSchema === o.target) throw new Error('the views schema cannot be its own target');
+  await ensureAdminTables(pool, o.viewsSchema);
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query('select pg_advisory_xact_lock(hashtext($1))', [`vault-yield-switch:${o.viewsSchema}`]);
+    const version = await schemaVersion(client, o.target);
+    if (!version.current) {
+      throw new Error(
+        `schema ${o.target} is at migration ${version.applied}: migrate it before switching to it`,
+      );
+    }
+    if (!o.allowUnlogged) {
+      const { rows } = await client.query<{ n: number }>(
+        `select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace
+         where n.nspname = $1 and c.relkind = 'r' and c.relpersistence = 'u'`,
+        [o.target],
+      );
+      if ((rows[0]?.n ?? 0) > 0)
+        throw new Error(`schema ${o.target} has unlogged tables: finalize the build first`);
+    }
+    const tables = (await schemaTables(client, o.target)).filter(viewedTable);
+    const { rows: existing } = await client.query<{ name: string }>(
+      `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+       where n.nspname = $1 and c.relkind = 'v'`,
+      [o.viewsSchema],
+    );
+    for (const e of existing) {
+      if (!tables.includes(e.name)) await client.query(`drop view ${v}.${ident(e.name)}`);
+    }
+    const role = o.readerRole ? ident(o.readerRole) : null;
+    if (role) await client.query(`grant usage on schema ${v} to ${role}`);
+    for (const table of tables) {
+      if (ADMIN_TABLES.includes(table))
+        throw new Error(`table name ${table} is reserved in the views schema`);
+      // Drop + create rather than CREATE OR REPLACE: the new schema may have columns in another order.
+      await client.query(`drop view if exists ${v}.${ident(table)}`);
+      await client.query(`create view ${v}.${ident(table)} as select * from ${t}.${ident(table)}`);
+      if (role) await client.query(`grant select on ${v}.${ident(table)} to ${role}`);
+    }
+    if (role) {
+      // Not needed through the views (they run with their owner's rights), but lets the read-only
+      // role inspect the physical schema and keeps security_invoker views an option.
+      await client.query(`grant usage on schema ${t} to ${role}`);
+      await client.query(`grant select on all tables in schema ${t} to ${role}`);
+    }
+    const prev = await client.query<{ schema: string }>(`select schema from ${v}.vy_live where id`);
+    const previous = prev.rows[0]?.schema ?? null;
+    await client.query(
+      `insert into ${v}.vy_live (id, schema, previous, switched_at) values (true, $1, $2, now())
+       on conflict (id) do update set schema = excluded.schema, previous = excluded.previous, switched_at = now()`,
+      [o.target, previous],
+    );
+    if (previous && previous !== o.target) {
+      await client.query(
+        `insert into ${v}.vy_builds (schema, purpose, group_id, topic, state, prepared, retired_at)
+         values ($1, 'initial', '', '', 'retired', true, now())
+         on conflict (schema) do update set state = 'retired', retired_at = now()`,
+        [previous],
+      );
+    }
+    await client.query(
+      `insert into ${v}.vy_builds (schema, purpose, group_id, topic, state, prepared, switched_at)
+       values ($1, 'initial', '', '', 'live', true, now())
+       on conflict (schema) do update set state = 'live', switched_at = now(), retired_at = null,
+         caught_up_at = coalesce(${v}.vy_builds.caught_up_at, now())`,
+      [o.target],
+    );
+    await client.query('commit');
+    return { previous, target: o.target, views: tables };
+  } catch (err) {
+    await client.query('rollback').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * The physical schema the views schema points at (null when it was never switched). Falls back
+ * to the views' own dependency when the bookkeeping row is missing.
+ */
+export async function liveSchema(pool: Pick<Pool, 'query'>, viewsSchema: string): Promise<string | null> {
+  const rec = await liveRecord(pool, viewsSchema);
+  if (rec) return rec.schema;
+  const { rows } = await pool.query<{ schema: string }>(
+    `select distinct table_schema as schema from information_schema.view_table_usage
+     where view_schema = $1 limit 1`,
+    [viewsSchema],
+  );
+  return rows[0]?.schema ?? null;
+}

@@ -1,0 +1,43 @@
+import type { Pool } from '../pool/index.js';
+import { type ProjectionTx, projectionTx } from './tx.js';
+
+export type * from './rows.js';
+export { comparePosition, type ProjectionTx } from './tx.js';
+
+/** The projector's side of the store: batch transactions and the offsets it seeks to. */
+export interface ProjectionStore {
+  /** Next offsets stored for these partitions (absent = never applied). */
+  storedOffsets(groupId: string, topic: string, partitions: readonly number[]): Promise<Map<number, string>>;
+  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: ProjectionTx) => Promise<T>): Promise<T>;
+}
+
+export function createProjectionStore(pool: Pool): ProjectionStore {
+  return {
+    async storedOffsets(groupId, topic, partitions) {
+      const { rows } = await pool.query<{ partition: number; next_offset: string | number }>(
+        `select partition, next_offset from consumer_offsets
+         where group_id = $1 and topic = $2 and partition = any($3::int[]) and next_offset >= 0`,
+        [groupId, topic, partitions],
+      );
+      return new Map(rows.map((r) => [r.partition, String(r.next_offset)]));
+    },
+    async transaction(fn) {
+      const client = await pool.connect();
+      // A client whose transaction failed is discarded rather than reused (it may be broken).
+      let failed = false;
+      try {
+        await client.query('begin');
+        const result = await fn(projectionTx(client));
+        await client.query('commit');
+        return result;
+      } catch (err) {
+        failed = true;
+        await client.query('rollback').catch(() => {});
+        throw err;
+      } finally {
+        client.release(failed);
+      }
+    },
+  };
+}

@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
+import { createPgPool, type Pool } from '../pool/index.js';
+import { createProjectionStore, type LedgerRow, type ProjectionStore, type SnapshotRow } from './index.js';
+
+let db: TestDatabase;
+let pool: Pool;
+let store: ProjectionStore;
+
+beforeAll(async () => {
+  db = await createTestDatabase('projection_store');
+  pool = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'projection-test', max: 4 });
+  store = createProjectionStore(pool);
+});
+afterAll(async () => {
+  await pool.end();
+  await db.drop();
+});
+
+const h = (n: number, tag = 'b') => `0x${tag.repeat(1)}${n.toString(16).padStart(63, '0')}`;
+const V1 = `0x${'1'.repeat(40)}`;
+const V2 = `0x${'2'.repeat(40)}`;
+
+function row(vault: string, block: number, log: number, hashTag = 'b'): LedgerRow {
+  const record = { vault, blockNumber: block, logIndex: log, payload: { n: block * 10 + log } };
+  return {
+    vault,
+    chainId: 1,
+    blockHash: h(block, hashTag),
+    txHash: h(block * 100 + log, 'c'),
+    logIndex: log,
+    blockNumber: block,
+    txIndex: log,
+    ts: block * 1000,
+    type: 'mark',
+    record: JSON.stringify(record),
+  };
+}
+
+describe('projection store', () => {
+  it('locks a partition per transaction and serialises two owners on it', async () => {
+    expect(await store.storedOffsets('g', 't', [0])).toEqual(new Map());
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const first = store.transaction(async (tx) => {
+      expect(await tx.lockPartition('g', 't', 0)).toBeNull();
+      await held;
+      await tx.savePartition({ groupId: 'g', topic: 't', partition: 0, nextOffset: '42' });
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    // The second owner blocks on the lock, then sees the first one's committed offset.
+    const second = store.transaction((tx) => tx.lockPartition('g', 't', 0));
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    await first;
+    expect(await second).toBe('42');
+    expect(await store.storedOffsets('g', 't', [0, 1])).toEqual(new Map([[0, '42']]));
+  });
+
+  it('inserts ledger rows once and finds them by identity', async () => {
+    const rows = [row(V1, 10, 0), row(V1, 10, 1), row(V2, 11, 0)];
+    expect(await store.transaction((tx) => tx.insertLedger(rows))).toBe(3);
+    expect(await store.transaction((tx) => tx.insertLedger([...rows, row(V1, 12, 0)]))).toBe(1);
+    const found = await store.transaction((tx) =>
+      tx.existingRecords([rows[0] as LedgerRow, row(V1, 99, 0), rows[2] as LedgerRow]),
+    );
+    expect(found.map((k) => `${k.vault}:${k.blockHash}:${k.logIndex}`).sort()).toEqual(
+      [`${V1}:${h(10)}:0`, `${V2}:${h(11)}:0`].sort(),
+    );
+    const { rows: payloads } = await pool.query<{ payload: unknown }>(
+      'select payload from ledger where vault = $1 order by block_number, log_index',
+      [V1],
+    );
+    expect(payloads.map((p) => p.payload)).toEqual([{ n: 100 }, { n: 101 }, { n: 120 }]);
+  });
+
+  it('deletes only the orphaned rows and reads the rest back in fold order', async () => {
+    await store.transaction((tx) =>
+      tx.insertLedger([row(V1, 13, 0, 'e'), row(V1, 14, 0, 'e'), row(V2, 13, 0, 'e')]),
+    );
+    const removed = await store.transaction((tx) =>
+      tx.deleteOrphaned(V1, 13, [h(13, 'e'), h(14, 'e'), h(10)]),
+    );
+    expect(removed).toBe(2);
+    const records = await store.transaction((tx) => tx.ledgerRecords(V1));
+    expect(records.map((r) => (r as { blockNumber: number }).blockNumber)).toEqual([10, 10, 12]);
+    const [v2] = (
+      await pool.query<{ n: number }>('select count(*)::int as n from ledger where vault = $1', [V2])
+    ).rows;
+    expect(v2?.n).toBe(2);
+  });
+
+  it('upserts snapshots, replaces positions and reads states back', async () => {
+    const snap = (records: number): SnapshotRow => ({
+      vault: V1,
+      chainId: 1,
+      owner: V2,
+      strategy: 's',
+      status: 'idle',
+      snapshot: JSON.stringify({ records }),
+      state: JSON.stringify({ v: 1, records, big: '123456789012345678901234567890' }),
+      lastRecordId: `id-${records}`,
+      recordsApplied: records,
+      createdAt: 1000,
+      updatedAt: 1000 + records,
+      head: { blockNumber: 10 + records, txIndex: 2, logIndex: 3 },
+    });
+    const position = (id: string) => ({
+      vault: V1,
+      positionId: id,
+      pool: V2,
+      tickLower: -60,
+      tickUpper: 60,
+      liquidity: '340282366920938463463374607431768211455',
+      inRange: true,
+      view: JSON.stringify({ id }),
+    });
+    await store.transaction(async (tx) => {
+      await tx.upsertSnapshots([snap(1)]);
+      await tx.replacePositions([V1], [position('1'), position('2')]);
+    });
+    await store.transaction(async (tx) => {
+      await tx.upsertSnapshots([snap(2)]);
+      await tx.replacePositions([V1], [position('3')]);
+    });
+    const loaded = await store.transaction((tx) => tx.loadVaults([V1, V2]));
+    expect([...loaded.keys()]).toEqual([V1]);
+    expect(loaded.get(V1)).toEqual({
+      vault: V1,
+      state: { v: 1, records: 2, big: '123456789012345678901234567890' },
+      recordsApplied: 2,
+      createdAt: 1000,
+      lastRecordId: 'id-2',
+      head: { blockNumber: 12, txIndex: 2, logIndex: 3 },
+    });
+    const { rows } = await pool.query<{ position_id: string; liquidity: string }>(
+      'select position_id, liquidity from positions',
+    );
+    expect(rows).toEqual([{ position_id: '3', liquidity: '340282366920938463463374607431768211455' }]);
+  });
+
+  it('writes equity points and dead letters (the latter idempotently, raw bytes intact)', async () => {
+    await store.transaction(async (tx) => {
+      await tx.insertEquity([
+        {
+          vault: V1,
+          ts: 1,
+          blockNumber: 1,
+          seq: 1,
+          valueUsd: '0.000001',
+          capitalInUsd: '10',
+          capitalOutUsd: '0',
+        },
+      ]);
+      const letter = {
+        topic: 't',
+        partition: 1,
+        offset: '7',
+        key: Buffer.from('k'),
+        value: Buffer.from([0, 255, 34]),
+        reason: 'r',
+      };
+      await tx.insertDeadLetters([letter]);
+      await tx.insertDeadLetters([letter]);
+    });
+    const { rows } = await pool.query<{ value: Buffer; offset: number }>(
+      'select value, "offset" from dead_letters',
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.value.equals(Buffer.from([0, 255, 34]))).toBe(true);
+    const { rows: eq } = await pool.query<{ value_usd: string }>('select value_usd::text from equity_points');
+    expect(eq).toEqual([{ value_usd: '0.000001' }]);
+  });
+
+  it('rolls a failed transaction back whole', async () => {
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.insertLedger([row(V2, 50, 0)]);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    const [r] = (
+      await pool.query<{ n: number }>('select count(*)::int as n from ledger where block_number = 50')
+    ).rows;
+    expect(r?.n).toBe(0);
+  });
+});

@@ -1,0 +1,94 @@
+/** Rows the projector writes. Strings carry exact numerics (bigint, decimal); JSON goes as text. */
+
+/** A record's identity in the ledger (its primary key). */
+export interface RecordKey {
+  vault: string;
+  chainId: number;
+  blockHash: string;
+  txHash: string;
+  logIndex: number;
+}
+
+export interface LedgerRow extends RecordKey {
+  blockNumber: number;
+  txIndex: number;
+  /** Unix ms (block time). */
+  ts: number;
+  type: string;
+  /** The whole VaultRecord as JSON text; `payload` is taken from it. */
+  record: string;
+}
+
+export interface EquityRow {
+  vault: string;
+  ts: number;
+  blockNumber: number;
+  /** records_applied of the vault at this point: a total order per vault. */
+  seq: number;
+  valueUsd: string;
+  capitalInUsd: string;
+  capitalOutUsd: string;
+}
+
+/** Position in the vault's history: (block_number, tx_index, log_index). */
+export interface LedgerPosition {
+  blockNumber: number;
+  txIndex: number;
+  logIndex: number;
+}
+
+export interface SnapshotRow {
+  vault: string;
+  chainId: number;
+  owner: string;
+  strategy: string;
+  status: string;
+  /** SnapshotView JSON. */
+  snapshot: string;
+  /** The fold's serialised state JSON. */
+  state: string;
+  lastRecordId: string;
+  recordsApplied: number;
+  createdAt: number;
+  updatedAt: number;
+  head: LedgerPosition;
+}
+
+/** What the projector needs back to continue folding a vault. */
+export interface StoredVault {
+  vault: string;
+  /** The `state` column, parsed JSON. */
+  state: unknown;
+  recordsApplied: number;
+  createdAt: number;
+  lastRecordId: string;
+  head: LedgerPosition;
+}
+
+export interface PositionRow {
+  vault: string;
+  positionId: string;
+  pool: string;
+  tickLower: number;
+  tickUpper: number;
+  liquidity: string;
+  inRange: boolean;
+  /** PositionView JSON. */
+  view: string;
+}
+
+export interface DeadLetterRow {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  reason: string;
+}
+
+export interface PartitionOffset {
+  groupId: string;
+  topic: string;
+  partition: number;
+  nextOffset: string;
+}

@@ -1,0 +1,260 @@
+import type { PoolClient } from '../pool/index.js';
+import type {
+  DeadLetterRow,
+  EquityRow,
+  LedgerPosition,
+  LedgerRow,
+  PartitionOffset,
+  PositionRow,
+  RecordKey,
+  SnapshotRow,
+  StoredVault,
+} from './rows.js';
+
+/**
+ * The projector's writes inside one batch transaction. Every write is one statement for the whole
+ * batch (unnest of parallel arrays), so a batch costs a fixed handful of round trips whatever its
+ * size; only reverts (rare) read and write per vault.
+ */
+export interface ProjectionTx {
+  /**
+   * Locks the partition's offset row until commit and returns the stored next offset (null when
+   * the partition was never applied). Two instances that both believe they own a partition
+   * (a rebalance in flight) serialise here, and the second sees the first one's offset.
+   */
+  lockPartition(groupId: string, topic: string, partition: number): Promise<string | null>;
+  savePartition(offset: PartitionOffset): Promise<void>;
+  loadVaults(vaults: readonly string[]): Promise<Map<string, StoredVault>>;
+  /** The keys (of those given) already in the ledger. */
+  existingRecords(keys: readonly RecordKey[]): Promise<RecordKey[]>;
+  insertLedger(rows: readonly LedgerRow[]): Promise<number>;
+  insertEquity(rows: readonly EquityRow[]): Promise<void>;
+  upsertSnapshots(rows: readonly SnapshotRow[]): Promise<void>;
+  /** Deletes every row of these vaults' positions, then inserts `rows`. */
+  replacePositions(vaults: readonly string[], rows: readonly PositionRow[]): Promise<void>;
+  insertDeadLetters(rows: readonly DeadLetterRow[]): Promise<void>;
+  /** Revert: deletes the vault's ledger rows at blockNumber ≥ fromBlock in the orphaned blocks. */
+  deleteOrphaned(vault: string, fromBlock: number, blockHashes: readonly string[]): Promise<number>;
+  /** The vault's remaining ledger records (parsed JSON), in fold order. */
+  ledgerRecords(vault: string): Promise<unknown[]>;
+  /** Removes a vault's derived rows (snapshot, positions, equity) before a re-fold rewrites them. */
+  clearVault(vault: string, opts: { snapshot: boolean }): Promise<void>;
+}
+
+export function projectionTx(client: PoolClient): ProjectionTx {
+  return {
+    async lockPartition(groupId, topic, partition) {
+      // The upsert takes the row lock and, under READ COMMITTED, returns the latest committed
+      // offset even when it had to wait for another transaction holding the lock.
+      const { rows } = await client.query<{ next_offset: string | number; inserted: boolean }>(
+        `insert into consumer_offsets as o (group_id, topic, partition, next_offset)
+         values ($1, $2, $3, -1)
+         on conflict (group_id, topic, partition) do update set next_offset = o.next_offset
+         returning next_offset, (xmax = 0) as inserted`,
+        [groupId, topic, partition],
+      );
+      const row = rows[0];
+      if (!row || row.inserted || Number(row.next_offset) < 0) return null;
+      return String(row.next_offset);
+    },
+
+    async savePartition({ groupId, topic, partition, nextOffset }) {
+      await client.query(
+        `update consumer_offsets set next_offset = $4, updated_at = now()
+         where group_id = $1 and topic = $2 and partition = $3`,
+        [groupId, topic, partition, nextOffset],
+      );
+    },
+
+    async loadVaults(vaults) {
+      const out = new Map<string, StoredVault>();
+      if (vaults.length === 0) return out;
+      const { rows } = await client.query<{
+        vault: string;
+        state: unknown;
+        records_applied: number;
+        created_at: number;
+        last_record_id: string;
+        head_block_number: number;
+        head_tx_index: number;
+        head_log_index: number;
+      }>(
+        `select vault, state, records_applied, created_at, last_record_id,
+                head_block_number, head_tx_index, head_log_index
+         from vault_snapshot where vault = any($1::text[])`,
+        [vaults],
+      );
+      for (const r of rows) {
+        out.set(r.vault, {
+          vault: r.vault,
+          state: r.state,
+          recordsApplied: Number(r.records_applied),
+          createdAt: Number(r.created_at),
+          lastRecordId: r.last_record_id,
+          head: {
+            blockNumber: Number(r.head_block_number),
+            txIndex: r.head_tx_index,
+            logIndex: r.head_log_index,
+          },
+        });
+      }
+      return out;
+    },
+
+    async existingRecords(keys) {
+      if (keys.length === 0) return [];
+      const { rows } = await client.query<{
+        vault: string;
+        chain_id: number;
+        block_hash: string;
+        tx_hash: string;
+        log_index: number;
+      }>(
+        `select l.vault, l.chain_id, l.block_hash, l.tx_hash, l.log_index
+         from unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::int[])
+              as k(vault, chain_id, block_hash, tx_hash, log_index)
+         join ledger l using (vault, chain_id, block_hash, tx_hash, log_index)`,
+        [
+          keys.map((k) => k.vault),
+          keys.map((k) => k.chainId),
+          keys.map((k) => k.blockHash),
+          keys.map((k) => k.txHash),
+          keys.map((k) => k.logIndex),
+        ],
+      );
+      return rows.map((r) => ({
+        vault: r.vault,
+        chainId: r.chain_id,
+        blockHash: r.block_hash,
+        txHash: r.tx_hash,
+        logIndex: r.log_index,
+      }));
+    },
+
+    async insertLedger(rows) {
+      if (rows.length === 0) return 0;
+      // One jsonb array of tuples: Postgres parses it in one pass, far cheaper than text[]/jsonb[]
+      // array literals (whose escaping and parsing dominated the batch).
+      const parts = new Array<string>(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i] as LedgerRow;
+        parts[i] =
+          `[${r.chainId},${JSON.stringify(r.blockHash)},${JSON.stringify(r.txHash)},${r.logIndex},` +
+          `${JSON.stringify(r.vault)},${r.blockNumber},${r.txIndex},${r.ts},${JSON.stringify(r.type)},${r.record}]`;
+      }
+      const res = await client.query(
+        `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record)
+         select (e->>0)::int, e->>1, e->>2, (e->>3)::int, e->>4, (e->>5)::int8, (e->>6)::int, (e->>7)::int8, e->>8,
+                e->9->'payload', e->9
+         from jsonb_array_elements($1::jsonb) e
+         on conflict do nothing`,
+        [`[${parts.join(',')}]`],
+      );
+      return res.rowCount ?? 0;
+    },
+
+    async insertEquity(rows) {
+      if (rows.length === 0) return;
+      const parts = new Array<string>(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i] as EquityRow;
+        parts[i] =
+          `[${JSON.stringify(r.vault)},${r.ts},${r.blockNumber},${r.seq},` +
+          `${JSON.stringify(r.valueUsd)},${JSON.stringify(r.capitalInUsd)},${JSON.stringify(r.capitalOutUsd)}]`;
+      }
+      await client.query(
+        `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
+         select e->>0, (e->>1)::int8, (e->>2)::int8, (e->>3)::int8, (e->>4)::numeric, (e->>5)::numeric, (e->>6)::numeric
+         from jsonb_array_elements($1::jsonb) e`,
+        [`[${parts.join(',')}]`],
+      );
+    },
+
+    async upsertSnapshots(rows) {
+      if (rows.length === 0) return;
+      const parts = rows.map(
+        (r) =>
+          `[${JSON.stringify(r.vault)},${r.chainId},${JSON.stringify(r.owner)},${JSON.stringify(r.strategy)},` +
+          `${JSON.stringify(r.status)},${r.snapshot},${r.state},${JSON.stringify(r.lastRecordId)},${r.recordsApplied},` +
+          `${r.createdAt},${r.updatedAt},${r.head.blockNumber},${r.head.txIndex},${r.head.logIndex}]`,
+      );
+      await client.query(
+        `insert into vault_snapshot (vault, chain_id, owner, strategy, status, snapshot, state, last_record_id,
+                                     records_applied, created_at, updated_at,
+                                     head_block_number, head_tx_index, head_log_index)
+         select e->>0, (e->>1)::int, e->>2, e->>3, e->>4, e->5, e->6, e->>7, (e->>8)::int8, (e->>9)::int8,
+                (e->>10)::int8, (e->>11)::int8, (e->>12)::int, (e->>13)::int
+         from jsonb_array_elements($1::jsonb) e
+         on conflict (vault) do update set
+           chain_id = excluded.chain_id, owner = excluded.owner, strategy = excluded.strategy,
+           status = excluded.status, snapshot = excluded.snapshot, state = excluded.state,
+           last_record_id = excluded.last_record_id, records_applied = excluded.records_applied,
+           created_at = excluded.created_at, updated_at = excluded.updated_at,
+           head_block_number = excluded.head_block_number, head_tx_index = excluded.head_tx_index,
+           head_log_index = excluded.head_log_index`,
+        [`[${parts.join(',')}]`],
+      );
+    },
+
+    async replacePositions(vaults, rows) {
+      if (vaults.length > 0)
+        await client.query('delete from positions where vault = any($1::text[])', [vaults]);
+      if (rows.length === 0) return;
+      const parts = rows.map(
+        (r) =>
+          `[${JSON.stringify(r.vault)},${JSON.stringify(r.positionId)},${JSON.stringify(r.pool)},${r.tickLower},` +
+          `${r.tickUpper},${JSON.stringify(r.liquidity)},${r.inRange},${r.view}]`,
+      );
+      await client.query(
+        `insert into positions (vault, position_id, pool, tick_lower, tick_upper, liquidity, in_range, view)
+         select e->>0, e->>1, e->>2, (e->>3)::int, (e->>4)::int, (e->>5)::numeric, (e->>6)::bool, e->7
+         from jsonb_array_elements($1::jsonb) e`,
+        [`[${parts.join(',')}]`],
+      );
+    },
+
+    async insertDeadLetters(rows) {
+      if (rows.length === 0) return;
+      await client.query(
+        `insert into dead_letters (topic, partition, "offset", key, value, reason)
+         select * from unnest($1::text[], $2::int[], $3::int8[], $4::bytea[], $5::bytea[], $6::text[])
+         on conflict (topic, partition, "offset") do nothing`,
+        [
+          rows.map((r) => r.topic),
+          rows.map((r) => r.partition),
+          rows.map((r) => r.offset),
+          rows.map((r) => r.key),
+          rows.map((r) => r.value),
+          rows.map((r) => r.reason),
+        ],
+      );
+    },
+
+    async deleteOrphaned(vault, fromBlock, blockHashes) {
+      const res = await client.query(
+        'delete from ledger where vault = $1 and block_number >= $2 and block_hash = any($3::text[])',
+        [vault, fromBlock, blockHashes],
+      );
+      return res.rowCount ?? 0;
+    },
+
+    async ledgerRecords(vault) {
+      const { rows } = await client.query<{ record: unknown }>(
+        `select record from ledger where vault = $1
+         order by block_number, tx_index, log_index, chain_id, tx_hash, block_hash`,
+        [vault],
+      );
+      return rows.map((r) => r.record);
+    },
+
+    async clearVault(vault, { snapshot }) {
+      await client.query('delete from equity_points where vault = $1', [vault]);
+      await client.query('delete from positions where vault = $1', [vault]);
+      if (snapshot) await client.query('delete from vault_snapshot where vault = $1', [vault]);
+    },
+  };
+}
+
+export function comparePosition(a: LedgerPosition, b: LedgerPosition): number {
+  return a.blockNumber - b.blockNumber || a.txIndex - b.txIndex || a.logIndex - b.logIndex;
+}

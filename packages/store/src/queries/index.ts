@@ -1,0 +1,26 @@
+/**
+ * Read queries: every SQL statement the reader runs. Each takes the reader's pool (read-only role,
+ * search_path = projection schema) and uses named (prepared) statements.
+ */
+export {
+  CATALOGUE_MAX_ROWS,
+  type ScreenMetaRow,
+  type StrategyRow,
+  screenMeta,
+  strategyList,
+  type UniverseAssetRow,
+  type UniversePairRow,
+  universeAssets,
+  universePairs,
+} from './catalogue.js';
+export { type EquityPointRow, type EquityWindow, equitySeries } from './equity.js';
+export {
+  type LedgerFilter,
+  type LedgerKey,
+  type LedgerPage,
+  ledgerByTx,
+  ledgerPage,
+} from './ledger.js';
+export { type Readiness, readiness } from './readiness.js';
+export { type SnapshotJson, snapshotOf, snapshotsOf, vaultExists } from './snapshot.js';
+export { type VaultListFilter, type VaultPage, type VaultSummaryRow, vaultPage } from './vaults.js';

@@ -1,0 +1,100 @@
+import type { Pool } from '../pool/index.js';
+
+/** Position of a ledger row in the newest-first order; the events cursor encodes it. */
+export interface LedgerKey {
+  blockNumber: number;
+  txIndex: number;
+  logIndex: number;
+  blockHash: string;
+}
+
+export interface LedgerFilter {
+  vault: string;
+  /** Record types to return; must be non-empty (the reader passes the activity vocabulary). */
+  types: readonly string[];
+  /** Unix ms, inclusive. */
+  since?: number;
+  /** Unix ms, exclusive. */
+  until?: number;
+  /** Rows strictly after this key in newest-first order. */
+  after?: LedgerKey;
+  limit: number;
+}
+
+export interface LedgerPage {
+  /** Each row as JSON text (the ledger row shape built by Postgres), newest first. */
+  rows: string[];
+  /** Key of the last row returned when more rows follow, else null. */
+  next: LedgerKey | null;
+}
+
+/**
+ * The served ledger row, built in SQL so the reader sends it without re-serialising:
+ * { id, vault, chainId, type, txHash, blockNumber, blockHash, txIndex, logIndex, ts, data }.
+ */
+const ROW = `json_build_object(
+    'id', chain_id || ':' || block_hash || ':' || tx_hash || ':' || log_index || ':' || vault,
+    'vault', vault, 'chainId', chain_id, 'type', type, 'txHash', tx_hash,
+    'blockNumber', block_number, 'blockHash', block_hash, 'txIndex', tx_index, 'logIndex', log_index,
+    'ts', ts, 'data', payload)::text as json`;
+const ORDER = 'order by block_number desc, tx_index desc, log_index desc, block_hash desc';
+
+interface PageRow {
+  json: string;
+  block_number: number;
+  tx_index: number;
+  log_index: number;
+  block_hash: string;
+}
+
+/** One page of a vault's ledger, newest first; keyset pagination is stable under inserts. */
+export async function ledgerPage(pool: Pool, f: LedgerFilter): Promise<LedgerPage> {
+  if (f.types.length === 0) return { rows: [], next: null };
+  const values: unknown[] = [f.vault, f.types];
+  const where = ['vault = $1', 'type = any($2::text[])'];
+  if (f.since !== undefined) {
+    values.push(f.since);
+    where.push(`ts >= $${values.length}`);
+  }
+  if (f.until !== undefined) {
+    values.push(f.until);
+    where.push(`ts < $${values.length}`);
+  }
+  if (f.after) {
+    const a = f.after;
+    values.push(a.blockNumber, a.txIndex, a.logIndex, a.blockHash);
+    const n = values.length;
+    where.push(`(block_number, tx_index, log_index, block_hash) < ($${n - 3}, $${n - 2}, $${n - 1}, $${n})`);
+  }
+  values.push(f.limit + 1);
+  const text = `select ${ROW}, block_number, tx_index, log_index, block_hash from ledger
+    where ${where.join(' and ')} ${ORDER} limit $${values.length}`;
+  const name = `reader.ledger.${f.since !== undefined ? 's' : ''}${f.until !== undefined ? 'u' : ''}${f.after ? 'c' : ''}`;
+  const { rows } = await pool.query<PageRow>({ name, text, values });
+  const more = rows.length > f.limit;
+  const page = more ? rows.slice(0, f.limit) : rows;
+  const last = page.at(-1);
+  return {
+    rows: page.map((r) => r.json),
+    next:
+      more && last
+        ? {
+            blockNumber: last.block_number,
+            txIndex: last.tx_index,
+            logIndex: last.log_index,
+            blockHash: last.block_hash,
+          }
+        : null,
+  };
+}
+
+/** Ledger rows of one transaction across vaults (and chains), newest first, of the given types. */
+export async function ledgerByTx(pool: Pool, txHash: string, types: readonly string[]): Promise<string[]> {
+  const { rows } = await pool.query<{ json: string }>({
+    name: 'reader.ledger-tx',
+    text: `select ${ROW} from ledger where tx_hash = $1 and type = any($2::text[])
+      ${ORDER}, chain_id desc, vault asc`,
+    values: [txHash, types],
+  });
+  return rows.map((r) => r.json);
+}

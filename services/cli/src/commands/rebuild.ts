@@ -1,0 +1,207 @@
+import { parseArgs } from 'node:util';
+import { createConfig, envField, onShutdown } from '@vault-yield/common';
+import {
+  type BuildRecord,
+  createPgPool,
+  listBuilds,
+  liveSchema,
+  type RetireDecision,
+  retireSchemas,
+  switchLive,
+} from '@vault-yield/store';
+import type { Command } from '../command.js';
+import { runBuild } from '../ops/build.js';
+import { cliLogger, opsEnvSchema, optionValue, parseDuration, stamp } from '../ops/env.js';
+
+const DEFAULT_GRACE = '1h';
+
+export const rebuildCommand: Command = {
+  name: 'rebuild',
+  summary: 'fold the whole log into a fresh schema, then switch the reader to it (zero downtime)',
+  help: `usage: vault-yield rebuild [--schema NAME] [--group NAME] [--topic NAME] [--dry-run]
+                         [--follow] [--retire-old] [--grace DURATION] [--no-market] [--logged]
+       vault-yield rebuild switch --schema NAME
+       vault-yield rebuild retire [--grace DURATION] [--dry-run]
+       vault-yield rebuild list [--json]
+
+Folds the event log from offset 0 into a fresh projection schema with a new consumer group,
+while the live projector and the reader keep serving. The schema is built unlogged and without
+its secondary indexes (primary keys and unique indexes stay); once it has caught up with the
+topic's high watermarks, the indexes are built, the tables set logged, the tail folded, and the
+reader's views schema is switched to it in one transaction. Progress (records/s, ETA) goes to
+stderr. Interrupted (crash, kill)? Run the same command again: it resumes the unfinished build
+recorded in the views schema (same schema and group) from the offsets stored with its rows.
+The market tables (screen, catalogue) are rebuilt too, from their own topics.
+
+After the switch, point the projector at the new schema (the command prints the two variables):
+it resumes from the offsets stored there. Until then the new schema is only as fresh as the
+switch, unless --follow keeps this process folding into it.
+
+options:
+  --schema NAME      schema to build (default: the unfinished build, else vault_yield_<timestamp>)
+  --group NAME       consumer group of the build (default: vault-yield-rebuild-<timestamp>)
+  --topic NAME       topic to fold (default: $KAFKA_TOPIC)
+  --dry-run          build (and finalize) but do not switch
+  --follow           after the switch, keep folding new records until SIGINT/SIGTERM
+  --retire-old       after the switch, drop retired schemas older than the grace period
+  --grace DURATION   grace period for retiring (default ${DEFAULT_GRACE}; e.g. 30m, 24h, 7d)
+  --no-market        do not fold the screen / catalogue topics
+  --logged           build logged and with every index from the start (slower, no finalize step)
+
+subcommands:
+  switch --schema NAME   point the views at NAME now (bootstrap, or roll back to a retired schema)
+  retire                 drop schemas no longer live, past the grace period
+  list                   the builds recorded in the views schema
+
+environment:
+  DATABASE_URL, KAFKA_BROKERS (required); KAFKA_TOPIC (vault-records); VIEWS_SCHEMA
+  (vault_yield_api: the reader's PROJECTION_SCHEMA); READER_ROLE (granted select on the views and
+  the new schema); SCREEN_TOPIC, CATALOGUE_TOPIC; MIN_DAILY_RETURNS; PROJECTOR_CONCURRENCY (4);
+  PG_POOL_MAX (6); LOG_LEVEL (warn)`,
+  async run(argv) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        schema: { type: 'string' },
+        group: { type: 'string' },
+        topic: { type: 'string' },
+        'dry-run': { type: 'boolean', default: false },
+        follow: { type: 'boolean', default: false },
+        'retire-old': { type: 'boolean', default: false },
+        grace: { type: 'string', default: DEFAULT_GRACE },
+        'no-market': { type: 'boolean', default: false },
+        logged: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
+    });
+    const sub = positionals[0];
+    if (positionals.length > 1 || (sub && !['switch', 'retire', 'list'].includes(sub))) {
+      console.error('usage: vault-yield rebuild [switch|retire|list] [options] (see --help)');
+      return 2;
+    }
+    const env = createConfig(opsEnvSchema);
+    const log = cliLogger('rebuild', env.LOG_LEVEL);
+    const views = env.VIEWS_SCHEMA;
+    const graceMs = parseDuration(values.grace);
+    const schemaArg =
+      values.schema === undefined ? undefined : optionValue('schema', envField.identifier(), values.schema);
+
+    const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-rebuild', max: 2 });
+    const retire = async (dryRun: boolean) => {
+      const decisions = await retireSchemas(pool, { viewsSchema: views, graceMs, dryRun });
+      printRetire(decisions);
+    };
+    try {
+      if (sub === 'switch') {
+        if (!schemaArg) {
+          console.error('usage: vault-yield rebuild switch --schema NAME');
+          return 2;
+        }
+        const r = await switchLive(pool, {
+          viewsSchema: views,
+          target: schemaArg,
+          readerRole: env.READER_ROLE,
+        });
+        console.log(
+          `switched ${views} → ${r.target}${r.previous ? ` (was ${r.previous})` : ''}: ${r.views.length} views`,
+        );
+        return 0;
+      }
+      if (sub === 'retire') {
+        await retire(values['dry-run']);
+        return 0;
+      }
+      if (sub === 'list') {
+        const builds = await listBuilds(pool, views);
+        const live = await liveSchema(pool, views);
+        if (values.json) console.log(JSON.stringify({ viewsSchema: views, live, builds }, null, 2));
+        else printBuilds(builds, live);
+        return 0;
+      }
+
+      // The build: resume the unfinished one unless told otherwise.
+      const topic = values.topic ?? env.KAFKA_TOPIC;
+      const builds = await listBuilds(pool, views);
+      const unfinished = builds
+        .filter(
+          (b) =>
+            (b.purpose === 'rebuild' || b.purpose === 'reindex') &&
+            (b.state === 'building' || b.state === 'ready') &&
+            b.topic === topic,
+        )
+        .at(-1);
+      const known = schemaArg ? builds.find((b) => b.schema === schemaArg) : unfinished;
+      const suffix = stamp();
+      const schema = schemaArg ?? known?.schema ?? `vault_yield_${suffix}`;
+      const group = values.group ?? known?.groupId ?? `vault-yield-rebuild-${suffix}`;
+      if (known && !schemaArg)
+        process.stderr.write(`resuming build ${known.schema} (group ${known.groupId})\n`);
+
+      const handle = await runBuild({
+        env,
+        schema,
+        groupId: group,
+        topic,
+        purpose: known?.purpose === 'reindex' ? 'reindex' : 'rebuild',
+        market: !values['no-market'],
+        fast: !values.logged,
+        finalize: true,
+        log,
+      });
+      let stopped = false;
+      const stop = async () => {
+        if (stopped) return;
+        stopped = true;
+        await handle.stop();
+      };
+      try {
+        const rate = handle.foldSeconds > 0 ? handle.applied / handle.foldSeconds : 0;
+        console.log(
+          `built ${schema} (group ${group}): ${handle.applied} records of ${topic}, ${Math.round(rate)} records/s while folding`,
+        );
+        if (values['dry-run']) {
+          console.log(
+            `dry run: not switched. Switch later with: vault-yield rebuild switch --schema ${schema}`,
+          );
+          return 0;
+        }
+        const r = await switchLive(pool, { viewsSchema: views, target: schema, readerRole: env.READER_ROLE });
+        console.log(`switched ${views} → ${schema}${r.previous ? ` (was ${r.previous})` : ''}`);
+        console.log(
+          `next: run the projector with PROJECTION_SCHEMA=${schema} CONSUMER_GROUP=${group} KAFKA_TOPIC=${topic} (it resumes from the offsets stored in ${schema}), then stop the one writing to ${r.previous ?? 'the old schema'}`,
+        );
+        if (values['retire-old']) await retire(false);
+        if (values.follow) {
+          process.stderr.write(`following ${topic} into ${schema}; SIGINT/SIGTERM stops\n`);
+          await new Promise<void>((resolve) => {
+            onShutdown(log, async () => {
+              await stop();
+              resolve();
+            });
+          });
+        }
+        return 0;
+      } finally {
+        await stop();
+      }
+    } finally {
+      await pool.end();
+    }
+  },
+};
+
+function printRetire(decisions: RetireDecision[]): void {
+  if (decisions.length === 0) console.log('retire: no builds recorded');
+  for (const d of decisions) console.log(`retire: ${d.schema}: ${d.action} (${d.reason})`);
+}
+
+function printBuilds(builds: BuildRecord[], live: string | null): void {
+  console.log(`live: ${live ?? '(never switched)'}`);
+  for (const b of builds) {
+    const when = (d: Date | null) => (d ? d.toISOString() : '-');
+    console.log(
+      `${b.schema.padEnd(32)} ${b.purpose.padEnd(8)} ${b.state.padEnd(9)} group=${b.groupId || '-'} topic=${b.topic || '-'} started=${when(b.startedAt)} caught_up=${when(b.caughtUpAt)} switched=${when(b.switchedAt)} retired=${when(b.retiredAt)}`,
+    );
+  }
+}

@@ -1,0 +1,212 @@
+import { parseArgs } from 'node:util';
+import { createChainClient, getHeadNumber } from '@vault-yield/chain';
+import { createConfig, envField } from '@vault-yield/common';
+import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
+import {
+  type BuildRecord,
+  createPgPool,
+  type DeadLetterCount,
+  deadLetterCounts,
+  indexerCheckpoints,
+  listBuilds,
+  liveRecord,
+  storedOffsetRows,
+} from '@vault-yield/store';
+import { z } from 'zod';
+import type { Command } from '../command.js';
+
+const statusEnvSchema = z.object({
+  DATABASE_URL: envField.postgresUrl(),
+  KAFKA_BROKERS: envField.brokers().optional(),
+  VIEWS_SCHEMA: envField.identifier().default('vault_yield_api'),
+  PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
+  /** Schema holding indexer_checkpoint (default: PROJECTION_SCHEMA, where the indexer writes). */
+  INDEXER_SCHEMA: envField.identifier().optional(),
+  RPC_URL: envField.httpUrl().optional(),
+});
+
+export interface PartitionLag {
+  partition: number;
+  stored: string | null;
+  high: string | null;
+  lag: number | null;
+}
+
+export interface StatusReport {
+  viewsSchema: string;
+  liveSchema: string;
+  switchedAt: string | null;
+  indexer: {
+    schema: string;
+    chainHead: number | null;
+    chainError?: string;
+    checkpoints: {
+      chainId: number;
+      blockNumber: number;
+      blockHash: string;
+      updatedAt: string;
+      behind: number | null;
+    }[];
+  };
+  projector: {
+    group: string;
+    topic: string;
+    lag: number | null;
+    partitions: PartitionLag[];
+    topicError?: string;
+  }[];
+  deadLetters: DeadLetterCount[];
+  builds: { schema: string; purpose: string; state: string; group: string; topic: string }[];
+}
+
+export const statusCommand: Command = {
+  name: 'status',
+  summary: 'indexer head vs chain head, projector lag per partition, live schema, dead letters',
+  help: `usage: vault-yield status [--json]
+
+Reports, for operators:
+  - the live projection schema (the target of the reader's views schema, else $PROJECTION_SCHEMA)
+  - the indexer: its checkpoint per chain (indexer_checkpoint) and, when RPC_URL is set, the chain
+    head (eth_blockNumber) and how many blocks the indexer is behind
+  - the projector lag per group, topic and partition: the topic's high watermark minus the next
+    offset stored with the live projection (needs KAFKA_BROKERS)
+  - dead letters per topic in the live schema, and the builds recorded by rebuild/verify/reindex
+
+options:
+  --json   one JSON document on stdout
+
+environment:
+  DATABASE_URL (required); KAFKA_BROKERS; RPC_URL; VIEWS_SCHEMA (vault_yield_api);
+  PROJECTION_SCHEMA (vault_yield); INDEXER_SCHEMA (default PROJECTION_SCHEMA)`,
+  async run(argv) {
+    const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false } } });
+    const env = createConfig(statusEnvSchema);
+    const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-status', max: 2 });
+    let admin: LogAdmin | null = null;
+    try {
+      const live = await liveRecord(pool, env.VIEWS_SCHEMA);
+      const liveSchema = live?.schema ?? env.PROJECTION_SCHEMA;
+      const indexerSchema = env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA;
+
+      let chainHead: number | null = null;
+      let chainError: string | undefined;
+      if (env.RPC_URL) {
+        try {
+          chainHead = await getHeadNumber(
+            createChainClient({ rpcUrl: env.RPC_URL, cacheTime: 0, retryCount: 1, timeoutMs: 5000 }),
+          );
+        } catch (err) {
+          chainError = (err as Error).message.split('\n')[0];
+        }
+      }
+      const checkpoints = (await indexerCheckpoints(pool, indexerSchema)).map((c) => ({
+        chainId: c.chainId,
+        blockNumber: c.blockNumber,
+        blockHash: c.blockHash,
+        updatedAt: c.updatedAt.toISOString(),
+        behind: chainHead === null ? null : Math.max(0, chainHead - c.blockNumber),
+      }));
+
+      const offsets = await storedOffsetRows(pool, liveSchema);
+      const groups = new Map<string, typeof offsets>();
+      for (const r of offsets) {
+        const k = `${r.groupId}\u0000${r.topic}`;
+        groups.set(k, [...(groups.get(k) ?? []), r]);
+      }
+      if (env.KAFKA_BROKERS)
+        admin = await createLogAdmin({ brokers: env.KAFKA_BROKERS, clientId: 'vault-yield-status' });
+      const projector: StatusReport['projector'] = [];
+      for (const rows of groups.values()) {
+        const { groupId, topic } = rows[0] as (typeof offsets)[number];
+        const stored = new Map(
+          rows.map((r) => [r.partition, BigInt(r.nextOffset) < 0n ? 0n : BigInt(r.nextOffset)]),
+        );
+        let high: Map<number, bigint> | null = null;
+        let topicError: string | undefined;
+        if (admin) {
+          try {
+            high = new Map((await admin.offsets(topic)).map((o) => [o.partition, BigInt(o.high)]));
+          } catch (err) {
+            topicError = (err as Error).message;
+          }
+        }
+        const parts = [...new Set([...stored.keys(), ...(high?.keys() ?? [])])].sort((a, b) => a - b);
+        const partitions: PartitionLag[] = parts.map((p) => {
+          const s = stored.get(p) ?? 0n;
+          const h = high?.get(p);
+          return {
+            partition: p,
+            stored: stored.has(p) ? s.toString() : null,
+            high: h === undefined ? null : h.toString(),
+            lag: h === undefined ? null : Number(h > s ? h - s : 0n),
+          };
+        });
+        const lag = high ? partitions.reduce((a, p) => a + (p.lag ?? 0), 0) : null;
+        projector.push({ group: groupId, topic, lag, partitions, ...(topicError ? { topicError } : {}) });
+      }
+
+      const report: StatusReport = {
+        viewsSchema: env.VIEWS_SCHEMA,
+        liveSchema,
+        switchedAt: live?.switchedAt.toISOString() ?? null,
+        indexer: { schema: indexerSchema, chainHead, ...(chainError ? { chainError } : {}), checkpoints },
+        projector,
+        deadLetters: await deadLetterCounts(pool, liveSchema),
+        builds: (await listBuilds(pool, env.VIEWS_SCHEMA)).map((b: BuildRecord) => ({
+          schema: b.schema,
+          purpose: b.purpose,
+          state: b.state,
+          group: b.groupId,
+          topic: b.topic,
+        })),
+      };
+      if (values.json) console.log(JSON.stringify(report, null, 2));
+      else console.log(formatStatus(report, !!env.KAFKA_BROKERS, !!env.RPC_URL));
+      return 0;
+    } finally {
+      await admin?.close().catch(() => {});
+      await pool.end();
+    }
+  },
+};
+
+export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): string {
+  const out: string[] = [];
+  out.push(
+    `live schema   ${r.liveSchema}${r.switchedAt ? ` (views ${r.viewsSchema}, switched ${r.switchedAt})` : ` (views ${r.viewsSchema} never switched)`}`,
+  );
+  const head =
+    r.indexer.chainHead !== null
+      ? `chain head ${r.indexer.chainHead}`
+      : rpc
+        ? `chain head unknown (${r.indexer.chainError})`
+        : 'chain head: RPC_URL not set';
+  if (r.indexer.checkpoints.length === 0)
+    out.push(`indexer       no checkpoint in ${r.indexer.schema}; ${head}`);
+  for (const c of r.indexer.checkpoints) {
+    out.push(
+      `indexer       chain ${c.chainId}: block ${c.blockNumber} (${c.blockHash.slice(0, 10)}…, ${c.updatedAt}); ${head}${c.behind !== null ? `, ${c.behind} blocks behind` : ''}`,
+    );
+  }
+  if (r.projector.length === 0) out.push(`projector     no offsets stored in ${r.liveSchema}`);
+  for (const p of r.projector) {
+    out.push(
+      `projector     group ${p.group} on ${p.topic}: ${p.lag === null ? (kafka ? `lag unknown (${p.topicError})` : 'lag unknown (KAFKA_BROKERS not set)') : `lag ${p.lag}`}`,
+    );
+    for (const q of p.partitions) {
+      out.push(
+        `                partition ${String(q.partition).padStart(3)}  stored ${String(q.stored ?? '-').padStart(10)}  high ${String(q.high ?? '-').padStart(10)}  lag ${q.lag ?? '-'}`,
+      );
+    }
+  }
+  const dl = r.deadLetters.reduce((a, d) => a + d.count, 0);
+  out.push(
+    `dead letters  ${dl}${r.deadLetters.length ? ` (${r.deadLetters.map((d) => `${d.topic}: ${d.count}`).join(', ')})` : ''}`,
+  );
+  if (r.builds.length) {
+    out.push('builds');
+    for (const b of r.builds)
+      out.push(`              ${b.schema} ${b.purpose} ${b.state}${b.group ? ` group ${b.group}` : ''}`);
+  }
+  return out.join('\n');
+}

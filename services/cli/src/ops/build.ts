@@ -1,0 +1,261 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '@vault-yield/common';
+import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
+import { createProjector, type Projector } from '@vault-yield/projector';
+import {
+  type BuildPurpose,
+  type BuildRecord,
+  createPgPool,
+  type FinalizeReport,
+  finalizeBuildSchema,
+  getBuild,
+  markBuild,
+  type Pool,
+  prepareBuildSchema,
+  recordBuild,
+  storedOffsetRows,
+} from '@vault-yield/store';
+import type { OpsEnv } from './env.js';
+import { createMarketFold, marketGroups, refreshStrategyStats } from './market.js';
+import { createProgress } from './progress.js';
+
+export interface BuildSpec {
+  env: OpsEnv;
+  schema: string;
+  groupId: string;
+  topic: string;
+  purpose: BuildPurpose;
+  /** Fold the market topics too, when they exist (decided once, recorded with the build). */
+  market: boolean;
+  /** Unlogged tables and deferred secondary indexes while folding. */
+  fast: boolean;
+  /** Build the deferred indexes and SET LOGGED once caught up (needed before serving). */
+  finalize: boolean;
+  log: Logger;
+  /** No progress output (verify's scratch fold still prints its summary). */
+  quiet?: boolean;
+  label?: string;
+}
+
+export interface BuildHandle {
+  record: BuildRecord;
+  resumed: boolean;
+  finalized: FinalizeReport | null;
+  /** Records of the main topic applied by the build (sum of its stored offsets). */
+  applied: number;
+  foldSeconds: number;
+  /** Pool on the build schema (search_path), for the caller's reads. */
+  schemaPool: Pool;
+  /** Admin pool (no search_path). */
+  pool: Pool;
+  /** Keeps folding new records into the schema until stop(). */
+  stop(): Promise<void>;
+  /** Waits until the build has applied everything the topics hold now. */
+  catchUp(): Promise<void>;
+}
+
+interface Folders {
+  stop(): Promise<void>;
+}
+
+async function topicExists(admin: LogAdmin, topic: string): Promise<boolean> {
+  try {
+    const offsets = await admin.offsets(topic);
+    return offsets.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Folds the whole log into `spec.schema` from offset 0 with its own consumer group, next to the
+ * live projector: the build is recorded first, the schema migrated and (with `fast`) made
+ * unlogged without secondary indexes; the vault topic and the market topics are folded until the
+ * stored offsets reach the high watermarks; then (with `finalize`) the consumers pause while the
+ * indexes are built and the tables logged, and the tail that arrived meanwhile is folded. Running
+ * it again with the same schema resumes from the offsets stored in it.
+ */
+export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
+  const { env, log } = spec;
+  const views = env.VIEWS_SCHEMA;
+  const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-build', max: 3 });
+  const schemaPool = createPgPool({
+    url: env.DATABASE_URL,
+    schema: spec.schema,
+    applicationName: 'vault-yield-build',
+    max: 2,
+  });
+  const admin = await createLogAdmin({ brokers: env.KAFKA_BROKERS, clientId: 'vault-yield-build-admin' });
+  let folders: Folders | null = null;
+  const cleanup = async () => {
+    if (folders) await folders.stop().catch(() => {});
+    folders = null;
+    await admin.close().catch(() => {});
+    await schemaPool.end().catch(() => {});
+    await pool.end().catch(() => {});
+  };
+  try {
+    if (!(await topicExists(admin, spec.topic))) throw new TypeError(`topic ${spec.topic} does not exist`);
+    const existing = await getBuild(pool, views, spec.schema);
+    if (existing) {
+      if (existing.groupId !== spec.groupId || existing.topic !== spec.topic) {
+        throw new TypeError(
+          `schema ${spec.schema} was built by group ${existing.groupId} from ${existing.topic}; resume it with --group ${existing.groupId}`,
+        );
+      }
+      if (existing.state === 'live' || existing.state === 'dropped' || existing.state === 'retired') {
+        throw new TypeError(`schema ${spec.schema} is ${existing.state}: pick a new schema name`);
+      }
+    }
+    const market =
+      existing?.market ??
+      (spec.market &&
+      (await topicExists(admin, env.SCREEN_TOPIC)) &&
+      (await topicExists(admin, env.CATALOGUE_TOPIC))
+        ? { screenTopic: env.SCREEN_TOPIC, catalogueTopic: env.CATALOGUE_TOPIC }
+        : null);
+    await recordBuild(pool, views, {
+      schema: spec.schema,
+      purpose: spec.purpose,
+      groupId: spec.groupId,
+      topic: spec.topic,
+      market,
+    });
+    log.info({ schema: spec.schema, group: spec.groupId, resumed: !!existing }, 'build started');
+    await prepareBuildSchema(pool, {
+      viewsSchema: views,
+      schema: spec.schema,
+      readerRole: env.READER_ROLE,
+      unlogged: spec.fast,
+      deferIndexes: spec.fast,
+    });
+
+    // Every topic the build folds, with the group its offsets are stored under.
+    const sources = [{ topic: spec.topic, group: spec.groupId }];
+    if (market) {
+      const g = marketGroups(spec.groupId);
+      sources.push(
+        { topic: market.screenTopic, group: g.screen },
+        { topic: market.catalogueTopic, group: g.catalogue },
+      );
+    }
+
+    const startFolders = async (): Promise<Folders> => {
+      const run = randomBytes(3).toString('hex');
+      const projector: Projector = createProjector({
+        KAFKA_BROKERS: env.KAFKA_BROKERS,
+        DATABASE_URL: env.DATABASE_URL,
+        PROJECTION_SCHEMA: spec.schema,
+        KAFKA_TOPIC: spec.topic,
+        CONSUMER_GROUP: spec.groupId,
+        // A Kafka group of its own per run: a resumed build never waits for a killed run's
+        // session to expire; the offsets that matter are the ones stored in the schema.
+        KAFKA_GROUP_ID: `${spec.groupId}.${run}`,
+        KAFKA_CLIENT_ID: 'vault-yield-build',
+        KAFKA_SESSION_TIMEOUT_MS: 30_000,
+        MIGRATE: false,
+        PROJECTOR_CONCURRENCY: env.PROJECTOR_CONCURRENCY,
+        PG_POOL_MAX: env.PG_POOL_MAX,
+        PROJECTOR_MAX_BATCH_BYTES: env.PROJECTOR_MAX_BATCH_BYTES,
+        logger: log,
+      });
+      await projector.start();
+      const marketFold = market
+        ? createMarketFold({
+            brokers: env.KAFKA_BROKERS,
+            pool: schemaPool,
+            logger: log,
+            screenTopic: market.screenTopic,
+            catalogueTopic: market.catalogueTopic,
+            groupId: spec.groupId,
+            sessionTimeoutMs: 30_000,
+          })
+        : null;
+      await marketFold?.start();
+      return {
+        stop: async () => {
+          await Promise.all([projector.stop(), marketFold?.stop()]);
+        },
+      };
+    };
+
+    /** Applied vs available, main topic; caught up when every source's partitions are. */
+    const position = async () => {
+      let caughtUp = true;
+      let done = 0;
+      let total = 0;
+      for (const s of sources) {
+        const high = await admin.offsets(s.topic);
+        const stored = new Map(
+          (await storedOffsetRows(pool, spec.schema, { groupId: s.group, topic: s.topic })).map((r) => [
+            r.partition,
+            BigInt(r.nextOffset) < 0n ? 0n : BigInt(r.nextOffset),
+          ]),
+        );
+        for (const h of high) {
+          const at = stored.get(h.partition) ?? 0n;
+          if (at < BigInt(h.high)) caughtUp = false;
+          if (s.topic === spec.topic && s.group === spec.groupId) {
+            done += Number(at);
+            total += Number(h.high);
+          }
+        }
+      }
+      return { done, total, caughtUp };
+    };
+
+    const label = spec.label ?? `${spec.purpose} ${spec.schema}`;
+    const foldToHead = async (quiet: boolean) => {
+      const progress = createProgress(label, process.stderr, { quiet });
+      for (;;) {
+        const p = await position();
+        progress.update(p.done, p.total);
+        if (p.caughtUp) {
+          if (!quiet) progress.finish(`caught up at ${p.total.toLocaleString('en-US')} records`);
+          return p.done;
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    };
+
+    const t0 = performance.now();
+    folders = await startFolders();
+    let applied = await foldToHead(spec.quiet ?? false);
+    const foldSeconds = (performance.now() - t0) / 1000;
+    let finalized: FinalizeReport | null = null;
+    const current = (await getBuild(pool, views, spec.schema)) as BuildRecord;
+    if (spec.finalize && (current.unlogged || current.deferredIndexes.length > 0)) {
+      await folders.stop();
+      folders = null;
+      finalized = await finalizeBuildSchema(pool, views, spec.schema);
+      if (!spec.quiet) {
+        process.stderr.write(
+          `${label}: built ${finalized.indexes.length} indexes, logged ${finalized.loggedTables.length} tables in ${finalized.seconds.toFixed(1)} s\n`,
+        );
+      }
+      folders = await startFolders();
+      applied = await foldToHead(true);
+    }
+    if (market) await refreshStrategyStats(schemaPool, env.MIN_DAILY_RETURNS, log);
+    await markBuild(pool, views, spec.schema, {
+      caughtUp: true,
+      state: spec.finalize ? 'ready' : undefined,
+    });
+    return {
+      record: (await getBuild(pool, views, spec.schema)) as BuildRecord,
+      resumed: !!existing,
+      finalized,
+      applied,
+      foldSeconds,
+      schemaPool,
+      pool,
+      stop: cleanup,
+      catchUp: async () => {
+        await foldToHead(true);
+      },
+    };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}

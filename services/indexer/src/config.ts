@@ -1,0 +1,37 @@
+import { baseConfigSchema, createConfig, type Env, envField } from '@vault-yield/common';
+import { z } from 'zod';
+
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'expected an address: 0x followed by 40 hex digits')
+  .transform((a) => a.toLowerCase() as `0x${string}`);
+
+/** Environment of the indexer process (see README / main.ts). */
+export const indexerEnvSchema = baseConfigSchema.extend({
+  RPC_URL: envField.httpUrl(),
+  /** Optional: read from the node when unset. */
+  CHAIN_ID: envField.int(1).optional(),
+  FACTORY_ADDRESS: address,
+  /** Optional: the factory's deploymentBlock when unset. Must be ≤ the factory's first vault. */
+  START_BLOCK: envField.int(0).optional(),
+  CONFIRMATIONS: envField.int(0, 10_000).default(0),
+  KAFKA_BROKERS: envField.brokers(),
+  KAFKA_TOPIC: envField.topic().default('vault-records'),
+  /** Partitions when the indexer creates the topic. */
+  KAFKA_PARTITIONS: envField.int(1, 1024).default(12),
+  DATABASE_URL: envField.postgresUrl(),
+  PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
+  POLL_INTERVAL_MS: envField.int(10, 600_000).default(1000),
+  MAX_BLOCK_RANGE: envField.int(1, 10_000_000).default(10_000),
+  CONCURRENCY: envField.int(1, 64).default(4),
+  REORG_WINDOW: envField.int(1, 100_000).default(128),
+  MARK_INTERVAL_BLOCKS: envField.int(0).default(10),
+  MARK_MIN_INTERVAL_MS: envField.int(0).default(0),
+  METRICS_PORT: envField.port().optional(),
+});
+
+export type IndexerEnv = z.output<typeof indexerEnvSchema>;
+
+export function loadIndexerEnv(env: Env = process.env): IndexerEnv {
+  return createConfig(indexerEnvSchema, env);
+}

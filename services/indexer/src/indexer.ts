@@ -1,0 +1,1066 @@
+import {
+  type BlockHeader,
+  type ChainClient,
+  type ChainRecord,
+  classifyRpcError,
+  createCountingChainClient,
+  createValuationReader,
+  type DecodeLogResult,
+  decodeLog,
+  describeRpcError,
+  eventTopics,
+  getChainIdFromNode,
+  getHeaders,
+  getHeadNumber,
+  getLogsAdaptive,
+  type IndexerLog,
+  type LogFilter,
+  type RpcStats,
+  readFactoryInfo,
+  readTokenFeed,
+  readVaultPositions,
+  readVaultRewardToken,
+  type ValuationReader,
+  withRetry,
+} from '@vault-yield/chain';
+import type { Logger } from '@vault-yield/common';
+import { SCHEMA_VERSION, type ValuationContext, type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
+import { createLogAdmin, createPublisher, type Publisher } from '@vault-yield/log';
+import {
+  createIndexerStore,
+  createPgPool,
+  type IndexerStore,
+  type Pool,
+  type StoredBlock,
+  type StoredIndexerVault,
+} from '@vault-yield/store';
+import { BadLogError, InconsistentRangeError, IndexerHaltError, ReorgTooDeepError } from './errors.js';
+import { type MarketSnapshot, MarketTracker, type ValuedSet } from './market.js';
+import type { IndexerMetrics } from './metrics.js';
+import {
+  applyRecordToPositions,
+  emptyMarkState,
+  type MarkCadence,
+  markPublished,
+  rangeFlags,
+  shouldMark,
+  type VaultEntry,
+  type VaultMarkState,
+  VaultRegistry,
+} from './vaults.js';
+
+type Address = `0x${string}`;
+type Hash = `0x${string}`;
+
+export interface IndexerOptions {
+  rpcUrl: string;
+  chainId?: number;
+  factory: Address;
+  startBlock?: number;
+  confirmations: number;
+  brokers: readonly string[];
+  topic: string;
+  partitions: number;
+  databaseUrl: string;
+  schema: string;
+  pollIntervalMs: number;
+  maxBlockRange: number;
+  concurrency: number;
+  reorgWindow: number;
+  cadence: MarkCadence;
+  logger: Logger;
+  metrics: IndexerMetrics;
+  /** Above this many watched addresses, vault logs are fetched by topic only (then filtered). */
+  addressFilterLimit?: number;
+  /** Logs one getLogs chunk aims for (the adaptive range sizes itself to it). */
+  targetLogsPerChunk?: number;
+}
+
+interface Cursor {
+  number: number;
+  /** null only before the first block (start block 0). */
+  hash: string | null;
+}
+
+/** Discovered while scanning a segment's factory logs, registered when its VaultCreated is processed. */
+interface PendingVault extends ValuedSet {
+  vault: Address;
+  createdBlock: number;
+}
+
+interface Segment {
+  from: number;
+  to: number;
+  target: number;
+  factoryLogs: IndexerLog[];
+  pendingVaults: Map<Address, PendingVault>;
+  snapshots: Map<number, MarketSnapshot[]>;
+  filters: LogFilter[];
+}
+
+interface FetchedChunk {
+  from: number;
+  to: number;
+  logs: IndexerLog[];
+  decoded: Map<IndexerLog, DecodeLogResult>;
+  headers: Map<number, BlockHeader>;
+}
+
+/** One chunk's output, published and checkpointed in order. */
+interface Batch {
+  records: VaultRecord[];
+  kept: StoredBlock[];
+  vaults: StoredIndexerVault[];
+  born: StoredIndexerVault[];
+  checkpoint: { number: number; hash: string };
+}
+
+class ReorgDetected extends Error {
+  override name = 'ReorgDetected';
+}
+
+const FACTORY_TOPICS = eventTopics.factory;
+const CHILD_TOPICS = [...eventTopics.vault, eventTopics.swap, eventTopics.answerUpdated];
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const onAbort = () => {
+      clearTimeout(t);
+      resolve();
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+function logRef(l: IndexerLog) {
+  return {
+    address: l.address,
+    topic0: l.topics[0] ?? null,
+    blockNumber: l.blockNumber === null ? null : Number(l.blockNumber),
+    blockHash: l.blockHash,
+    txHash: l.transactionHash,
+    logIndex: l.logIndex,
+  };
+}
+
+/**
+ * The indexing engine: scans the chain from the checkpoint, publishes the vault records (with
+ * their valuation contexts, marks and reverts) to the log, checkpoints after Kafka's ack.
+ */
+export class IndexerEngine {
+  chainId = 0;
+  cursor: Cursor = { number: -1, hash: null };
+  /** End of the last prepared chunk (ahead of `cursor` while its batch publishes). */
+  private tip: Cursor = { number: -1, hash: null };
+  head = 0;
+  recordsPublished = 0;
+  readonly registry = new VaultRegistry();
+  private tracker = new MarketTracker();
+  /** The kept block window, mirror of indexer_blocks (write-ahead rows included). */
+  private readonly blocks = new Map<number, StoredBlock>();
+  /** Vaults written ahead (created above the checkpoint, maybe published): only for reverts. */
+  private readonly aheadVaults = new Map<Address, VaultEntry>();
+  private client!: ChainClient;
+  private logsClient!: ChainClient;
+  private stats!: RpcStats;
+  private reader!: ValuationReader;
+  private pool!: Pool;
+  private store!: IndexerStore;
+  private publisher!: Publisher;
+  private chunkSize: number;
+  private readonly abort = new AbortController();
+  private readonly log: Logger;
+  private readonly metrics: IndexerMetrics;
+  private readonly waiters: { block: number; resolve: () => void }[] = [];
+
+  constructor(private readonly o: IndexerOptions) {
+    this.log = o.logger;
+    this.metrics = o.metrics;
+    this.chunkSize = Math.min(o.maxBlockRange, 10);
+  }
+
+  get rpcStats(): RpcStats {
+    return this.stats;
+  }
+
+  get stopping(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  // ---------------------------------------------------------------- setup
+
+  async open(): Promise<void> {
+    const { client, logsClient, stats } = createCountingChainClient({
+      rpcUrl: this.o.rpcUrl,
+      chainId: this.o.chainId,
+      cacheTime: 0,
+    });
+    this.client = client;
+    this.logsClient = logsClient;
+    this.stats = stats;
+    this.chainId = this.o.chainId ?? (await this.rpc(() => getChainIdFromNode(client)));
+    this.reader = createValuationReader(client, { factory: this.o.factory, cacheSize: 50_000 });
+    this.pool = createPgPool({
+      url: this.o.databaseUrl,
+      schema: this.o.schema,
+      applicationName: 'indexer',
+      max: 4,
+    });
+    this.store = createIndexerStore(this.pool);
+    const admin = await createLogAdmin({
+      brokers: this.o.brokers,
+      clientId: 'indexer-admin',
+      logger: this.log,
+    });
+    try {
+      await admin.ensureTopic({ topic: this.o.topic, partitions: this.o.partitions });
+    } finally {
+      await admin.close();
+    }
+    this.publisher = await createPublisher({
+      brokers: this.o.brokers,
+      clientId: 'indexer',
+      topic: this.o.topic,
+      logger: this.log,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.publisher?.close().catch(() => {});
+    await this.pool?.end().catch(() => {});
+  }
+
+  stop(): void {
+    this.abort.abort();
+  }
+
+  /** Loads checkpoint, vault registry and kept blocks from Postgres; valuation state from the chain at the checkpoint. */
+  async load(): Promise<void> {
+    const snap = await this.store.load(this.chainId);
+    this.blocks.clear();
+    for (const b of snap.blocks) this.blocks.set(b.blockNumber, b);
+    for (const v of [...this.registry.all()]) this.registry.remove(v.vault);
+    if (snap.checkpoint) {
+      this.cursor = { number: snap.checkpoint.blockNumber, hash: snap.checkpoint.blockHash };
+    } else {
+      const start =
+        this.o.startBlock ??
+        Number((await this.rpc(() => readFactoryInfo(this.client, this.o.factory))).deploymentBlock);
+      const prev = start > 0 ? (await this.headers([start - 1])).get(start - 1) : undefined;
+      this.cursor = { number: start - 1, hash: prev?.hash ?? null };
+    }
+    this.aheadVaults.clear();
+    for (const v of snap.vaults) {
+      (v.createdBlock > this.cursor.number
+        ? (e: VaultEntry) => this.aheadVaults.set(e.vault, e)
+        : (e: VaultEntry) => this.registry.add(e))({
+        vault: v.vault as Address,
+        createdBlock: v.createdBlock,
+        token0: v.token0 as Address,
+        token1: v.token1 as Address,
+        pool: v.pool as Address,
+        rewardToken: v.rewardToken as Address,
+        state: v.state as VaultMarkState,
+      });
+    }
+    this.tracker = await this.trackerAt(this.cursor.number, [...this.registry.all()]);
+    this.metrics.checkpointBlock.set(this.cursor.number);
+    this.metrics.vaults.set(this.registry.size);
+    this.log.info(
+      {
+        chainId: this.chainId,
+        checkpoint: this.cursor,
+        vaults: this.registry.size,
+        keptBlocks: this.blocks.size,
+      },
+      'indexer state loaded',
+    );
+  }
+
+  /** Valuation state of these vaults' tokens and pools read at `block` (end of block). */
+  private async trackerAt(
+    block: number,
+    vaults: readonly ValuedSet[],
+    lenient = false,
+  ): Promise<MarketTracker> {
+    const t = new MarketTracker();
+    if (block < 0) return t;
+    const tokens = new Set<Address>();
+    const pools = new Set<Address>();
+    for (const v of vaults) {
+      tokens.add(v.token0);
+      tokens.add(v.token1);
+      tokens.add(v.rewardToken);
+      pools.add(v.pool);
+    }
+    const snaps = await Promise.all([
+      ...[...tokens].map((token) => this.tokenSnapshot(token, block, lenient)),
+      ...[...pools].map((pool) => this.poolSnapshot(pool, block, lenient)),
+    ]);
+    for (const s of snaps) if (s) t.applySnapshot(s);
+    return t;
+  }
+
+  private async tokenSnapshot(
+    token: Address,
+    block: number,
+    lenient = false,
+  ): Promise<MarketSnapshot | null> {
+    try {
+      const [info, feed] = await this.rpc(() =>
+        Promise.all([this.reader.tokenInfo(token), readTokenFeed(this.client, this.o.factory, token, block)]),
+      );
+      return { kind: 'token', block, info, feed };
+    } catch (err) {
+      if (lenient) return null;
+      throw err;
+    }
+  }
+
+  private async poolSnapshot(pool: Address, block: number, lenient = false): Promise<MarketSnapshot | null> {
+    try {
+      return { kind: 'pool', block, pool: await this.rpc(() => this.reader.poolContext(pool, block)) };
+    } catch (err) {
+      if (lenient) return null;
+      throw err;
+    }
+  }
+
+  // ---------------------------------------------------------------- RPC helpers
+
+  private rpc<T>(fn: () => Promise<T>): Promise<T> {
+    return withRetry(fn, {
+      retries: 6,
+      signal: this.abort.signal,
+      onRetry: ({ attempt, kind, error, delayMs }) => {
+        this.metrics.rpcErrors.inc({ kind });
+        this.log.warn(
+          { attempt, kind, delayMs: Math.round(delayMs), err: describeRpcError(error) },
+          'RPC call failed; retrying',
+        );
+      },
+    });
+  }
+
+  private async headers(numbers: readonly number[]): Promise<Map<number, BlockHeader>> {
+    const out = new Map<number, BlockHeader>();
+    if (numbers.length === 0) return out;
+    const hs = await this.rpc(() => getHeaders(this.client, numbers));
+    for (const h of hs) if (h) out.set(h.number, h);
+    return out;
+  }
+
+  private getLogs(filter: LogFilter, from: number, to: number): Promise<IndexerLog[]> {
+    return getLogsAdaptive(this.logsClient, filter, from, to, {
+      retries: 6,
+      signal: this.abort.signal,
+      onRetry: ({ attempt, kind, error }) => {
+        this.metrics.rpcErrors.inc({ kind });
+        this.log.warn(
+          { attempt, kind, from, to, err: describeRpcError(error) },
+          'eth_getLogs failed; retrying',
+        );
+      },
+      onSplit: ({ from: f, to: t, reason }) => {
+        this.metrics.rangeSplits.inc();
+        this.metrics.rpcErrors.inc({ kind: 'range' });
+        this.chunkSize = Math.max(1, Math.min(this.chunkSize, Math.floor((t - f + 1) / 2)));
+        this.log.info({ from: f, to: t, reason }, 'log range refused; splitting');
+      },
+    });
+  }
+
+  // ---------------------------------------------------------------- main loop
+
+  /** Resolves when the checkpoint reaches `block`. */
+  waitFor(block: number): Promise<void> {
+    if (this.cursor.number >= block) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ block, resolve }));
+  }
+
+  private advanced(): void {
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const w = this.waiters[i]!;
+      if (this.cursor.number >= w.block) {
+        this.waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+  }
+
+  /** Runs until stopped (resolves) or halted (rejects with an IndexerHaltError). */
+  async run(): Promise<void> {
+    await this.checkReorg();
+    let failures = 0;
+    while (!this.stopping) {
+      try {
+        const progressed = await this.step();
+        failures = 0;
+        if (!progressed) await sleep(this.o.pollIntervalMs, this.abort.signal);
+      } catch (err) {
+        if (err instanceof IndexerHaltError) throw err;
+        if (this.stopping) break;
+        failures++;
+        const kind = err instanceof InconsistentRangeError ? 'inconsistent' : classifyRpcError(err);
+        if (err instanceof InconsistentRangeError) this.metrics.inconsistentRanges.inc();
+        else this.metrics.rpcErrors.inc({ kind });
+        this.log.error({ err, failures, kind }, 'indexing step failed; reloading state from the checkpoint');
+        if (failures >= 8)
+          throw new IndexerHaltError(
+            `indexer gave up after ${failures} failed attempts: ${(err as Error).message}`,
+          );
+        await sleep(Math.min(10_000, 200 * 2 ** failures), this.abort.signal);
+        // Processing may have moved in-memory state past the checkpoint: start again from it.
+        await this.load();
+        await this.checkReorg();
+      }
+    }
+  }
+
+  /** One poll: process what is new (true) or check the tip for a reorg (false). */
+  private async step(): Promise<boolean> {
+    this.head = await this.rpc(() => getHeadNumber(this.client));
+    this.metrics.headBlock.set(this.head);
+    this.metrics.rpcCalls.set(this.stats.calls);
+    const target = this.head - this.o.confirmations;
+    if (target <= this.cursor.number) {
+      // Nothing new: the tip may still have been replaced (anvil_reorg keeps the height).
+      if (this.cursor.hash && this.blocks.has(this.cursor.number)) {
+        const h = (await this.headers([this.cursor.number])).get(this.cursor.number);
+        if (!h || h.hash !== this.cursor.hash) await this.checkReorg();
+      }
+      return false;
+    }
+    const span = this.o.maxBlockRange * this.o.concurrency * 8;
+    const to = Math.min(target, this.cursor.number + span);
+    try {
+      await this.runSegment(this.cursor.number + 1, to, target);
+    } catch (err) {
+      if (!(err instanceof ReorgDetected)) throw err;
+      this.log.warn({ cursor: this.cursor, reason: err.message }, 'reorg detected');
+      await this.checkReorg();
+    }
+    return true;
+  }
+
+  // ---------------------------------------------------------------- segments and chunks
+
+  private async runSegment(from: number, to: number, target: number): Promise<void> {
+    const t0 = performance.now();
+    const seg = await this.discover(from, to, target);
+    this.log.debug(
+      { from, to, ms: Math.round(performance.now() - t0), vaults: seg.pendingVaults.size },
+      'segment discovered',
+    );
+    const inFlight: { from: number; to: number; p: Promise<FetchedChunk> }[] = [];
+    let next = from;
+    const dispatch = () => {
+      while (inFlight.length < this.o.concurrency && next <= to) {
+        const f = next;
+        const t = Math.min(to, f + this.chunkSize - 1);
+        next = t + 1;
+        const p = this.fetchChunk(seg, f, t);
+        p.catch(() => {}); // observed when its turn comes
+        inFlight.push({ from: f, to: t, p });
+      }
+    };
+    // Publishing batch k overlaps preparing batch k+1; commits stay in order, one in flight.
+    let committing: Promise<void> = Promise.resolve();
+    this.tip = { ...this.cursor };
+    try {
+      dispatch();
+      while (inFlight.length > 0 && !this.stopping) {
+        const head = inFlight.shift()!;
+        const w0 = performance.now();
+        const chunk = await head.p;
+        const waited = performance.now() - w0;
+        this.adapt(chunk);
+        dispatch();
+        const p0 = performance.now();
+        const batch = await this.prepareChunk(seg, chunk);
+        const prepMs = performance.now() - p0;
+        await committing;
+        committing = this.commitBatch(batch);
+        committing.catch(() => {}); // awaited below or in finally
+        this.log.debug(
+          {
+            from: chunk.from,
+            to: chunk.to,
+            logs: chunk.logs.length,
+            waitMs: Math.round(waited),
+            prepareMs: Math.round(prepMs),
+            next: this.chunkSize,
+          },
+          'chunk prepared',
+        );
+      }
+      await committing;
+    } finally {
+      await Promise.allSettled([committing, ...inFlight.map((c) => c.p)]);
+    }
+  }
+
+  private adapt(chunk: FetchedChunk): void {
+    const target = this.o.targetLogsPerChunk ?? 5000;
+    const blocks = chunk.to - chunk.from + 1;
+    const density = chunk.logs.length / blocks;
+    const wanted = density > 0 ? Math.floor(target / density) : this.o.maxBlockRange;
+    this.chunkSize = Math.max(1, Math.min(this.o.maxBlockRange, wanted, this.chunkSize * 2));
+  }
+
+  /** Factory logs of the segment: the vaults it creates, their tokens and pools, feed changes. */
+  private async discover(from: number, to: number, target: number): Promise<Segment> {
+    const factoryLogs = await this.getLogs({ address: [this.o.factory], topic0: FACTORY_TOPICS }, from, to);
+    const pendingVaults = new Map<Address, PendingVault>();
+    const feedSets: { token: Address; feed: Address; block: number }[] = [];
+    for (const log of factoryLogs) {
+      const r = decodeLog(log);
+      if (!r.ok) return this.badLog(log, r.reason, from, to);
+      if (r.kind === 'record' && r.record.type === 'vault.created') {
+        const p = r.record.payload;
+        if (this.registry.get(r.record.vault)) continue;
+        pendingVaults.set(r.record.vault, {
+          vault: r.record.vault,
+          createdBlock: r.record.blockNumber,
+          token0: p.token0,
+          token1: p.token1,
+          pool: p.pool,
+          rewardToken: p.token0, // replaced below by the vault's own rewardToken()
+        });
+      } else if (r.kind === 'market' && r.event.kind === 'feedSet') {
+        feedSets.push({ token: r.event.token, feed: r.event.feed, block: r.event.blockNumber });
+      }
+    }
+    await Promise.all(
+      [...pendingVaults.values()].map(async (v) => {
+        v.rewardToken = await this.rpc(() => readVaultRewardToken(this.client, v.vault, v.createdBlock));
+      }),
+    );
+    // First block each new token / pool is needed at: read its state there.
+    const newTokens = new Map<Address, number>();
+    const newPools = new Map<Address, number>();
+    for (const v of pendingVaults.values()) {
+      for (const t of [v.token0, v.token1, v.rewardToken]) {
+        if (!this.tracker.hasToken(t))
+          newTokens.set(t, Math.min(newTokens.get(t) ?? v.createdBlock, v.createdBlock));
+      }
+      if (!this.tracker.hasPool(v.pool)) {
+        newPools.set(v.pool, Math.min(newPools.get(v.pool) ?? v.createdBlock, v.createdBlock));
+      }
+    }
+    const reads: Promise<MarketSnapshot | null>[] = [];
+    for (const [t, b] of newTokens) reads.push(this.tokenSnapshot(t, b));
+    for (const [p, b] of newPools) reads.push(this.poolSnapshot(p, b));
+    for (const fs of feedSets) {
+      if (this.tracker.hasToken(fs.token) || newTokens.has(fs.token))
+        reads.push(this.tokenSnapshot(fs.token, fs.block));
+    }
+    const snapshots = new Map<number, MarketSnapshot[]>();
+    const feeds = new Set<Address>(this.tracker.feedAddresses());
+    const pools = new Set<Address>([...this.tracker.poolAddresses(), ...newPools.keys()]);
+    for (const s of await Promise.all(reads)) {
+      if (!s) continue;
+      const list = snapshots.get(s.block) ?? [];
+      list.push(s);
+      snapshots.set(s.block, list);
+      if (s.kind === 'token') feeds.add(s.feed.feed);
+    }
+    const vaults = [...this.registry.byAddress.keys(), ...pendingVaults.keys()];
+    const limit = this.o.addressFilterLimit ?? 1000;
+    const market = [...pools, ...feeds];
+    let filters: LogFilter[];
+    if (vaults.length + market.length <= limit) {
+      filters =
+        vaults.length + market.length === 0
+          ? []
+          : [{ address: [...vaults, ...market], topic0: CHILD_TOPICS }];
+    } else {
+      // Too many addresses for one filter: vault events by topic (filtered here), market by address.
+      filters = [{ topic0: eventTopics.vault }];
+      if (market.length > 0)
+        filters.push({ address: market, topic0: [eventTopics.swap, eventTopics.answerUpdated] });
+    }
+    return { from, to, target, factoryLogs, pendingVaults, snapshots, filters };
+  }
+
+  private async fetchChunk(seg: Segment, from: number, to: number): Promise<FetchedChunk> {
+    for (let attempt = 0; ; attempt++) {
+      const lists = await Promise.all(seg.filters.map((f) => this.getLogs(f, from, to)));
+      const logs: IndexerLog[] = [];
+      for (const l of seg.factoryLogs) {
+        const n = Number(l.blockNumber);
+        if (n >= from && n <= to) logs.push(l);
+      }
+      for (const list of lists) for (const l of list) logs.push(l);
+      logs.sort((a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!);
+
+      // Headers: every block of the kept window (parent-hash chain), the last block (checkpoint
+      // hash), and any block whose logs came without a timestamp.
+      const want = new Set<number>([to]);
+      const windowStart = seg.target - this.o.reorgWindow + 1;
+      for (let b = Math.max(from, windowStart); b <= to; b++) want.add(b);
+      for (const l of logs) if (l.blockTimestamp === null) want.add(Number(l.blockNumber));
+      const headers = await this.headers([...want].sort((a, b) => a - b));
+
+      const problem = this.checkConsistency(logs, headers, from, to);
+      const decoded = problem ? null : this.decodeAll(seg, logs);
+      if (!problem && decoded && decoded.failures.length === 0)
+        return { from, to, logs, decoded: decoded.map, headers };
+      if (attempt < 2) {
+        if (problem) this.metrics.inconsistentRanges.inc();
+        this.log.warn(
+          { from, to, attempt, problem, badLogs: decoded?.failures.length },
+          'refetching log range',
+        );
+        continue;
+      }
+      if (problem) throw new InconsistentRangeError(`range ${from}..${to}: ${problem}`);
+      const bad = decoded!.failures[0]!;
+      return this.badLog(bad.log, bad.reason, from, to);
+    }
+  }
+
+  /** Logs of one block must share the block's hash (and the header's, when fetched). */
+  private checkConsistency(
+    logs: IndexerLog[],
+    headers: Map<number, BlockHeader>,
+    from: number,
+    to: number,
+  ): string | null {
+    if (!headers.get(to)) return `block ${to} not returned by the node`;
+    const seen = new Map<number, string>();
+    for (const l of logs) {
+      const n = Number(l.blockNumber);
+      if (l.blockHash === null || l.removed)
+        return `log ${l.transactionHash}:${l.logIndex} is pending or removed`;
+      if (n < from || n > to) return `log of block ${n} outside the requested range ${from}..${to}`;
+      const h = headers.get(n)?.hash ?? seen.get(n);
+      if (h !== undefined && h !== l.blockHash)
+        return `log of block ${n} has blockHash ${l.blockHash}, block has ${h}`;
+      seen.set(n, l.blockHash);
+    }
+    // The fetched headers must chain (a reorg in the middle of the fetch breaks this).
+    const nums = [...headers.keys()].sort((a, b) => a - b);
+    for (let i = 1; i < nums.length; i++) {
+      const a = headers.get(nums[i - 1]!)!;
+      const b = headers.get(nums[i]!)!;
+      if (b.number === a.number + 1 && b.parentHash !== a.hash)
+        return `block ${b.number} does not chain to ${a.number}`;
+    }
+    return null;
+  }
+
+  /** Decodes every watched log of a chunk before any state moves (a bad one stops the chunk). */
+  private decodeAll(seg: Segment, logs: IndexerLog[]) {
+    const map = new Map<IndexerLog, DecodeLogResult>();
+    const failures: { log: IndexerLog; reason: string }[] = [];
+    for (const l of logs) {
+      const addr = l.address;
+      const isVault = this.registry.get(addr) !== undefined || seg.pendingVaults.has(addr);
+      const topic0 = l.topics[0];
+      const isMarket = topic0 === eventTopics.swap || topic0 === eventTopics.answerUpdated;
+      if (addr !== this.o.factory && !isVault && !isMarket) continue; // not ours (topic-only filter)
+      const r = decodeLog(l);
+      if (!r.ok) {
+        // A market-topic log from an address we do not track is not ours either.
+        if (!isVault && addr !== this.o.factory) continue;
+        failures.push({ log: l, reason: r.reason });
+        continue;
+      }
+      if (isVault && (r.kind !== 'record' || r.record.vault !== addr)) {
+        failures.push({
+          log: l,
+          reason: `vault log decoded as ${r.kind === 'market' ? r.event.kind : r.record.type}`,
+        });
+        continue;
+      }
+      map.set(l, r);
+    }
+    return { map, failures };
+  }
+
+  private async badLog(log: IndexerLog, reason: string, from: number, to: number): Promise<never> {
+    this.metrics.badLogs.inc();
+    const ref = logRef(log);
+    this.log.error({ log: ref, reason, range: { from, to } }, 'log does not decode: halting before it');
+    await this.store
+      .recordBadLog({
+        chainId: this.chainId,
+        blockNumber: ref.blockNumber ?? -1,
+        blockHash: ref.blockHash ?? ZERO_HASH,
+        txHash: ref.txHash ?? ZERO_HASH,
+        logIndex: ref.logIndex ?? -1,
+        address: ref.address,
+        topic0: ref.topic0,
+        reason,
+        log: {
+          ...ref,
+          topics: log.topics,
+          data: log.data,
+          transactionIndex: log.transactionIndex,
+        },
+      })
+      .catch((err: unknown) => this.log.error({ err }, 'could not record the bad log'));
+    throw new BadLogError(
+      `log ${ref.txHash}:${ref.logIndex} of ${ref.address} in block ${ref.blockNumber} (${ref.blockHash}) does not decode: ${reason}. ` +
+        `The indexer stopped at checkpoint ${this.cursor.number} and will not publish past it; ` +
+        'fix the decoder or the contract list, then restart (see indexer_bad_logs).',
+    );
+  }
+
+  // ---------------------------------------------------------------- processing
+
+  /** Moves the in-memory state through a chunk and returns what to publish and save. */
+  private async prepareChunk(seg: Segment, chunk: FetchedChunk): Promise<Batch> {
+    const first = chunk.headers.get(chunk.from);
+    if (first && this.tip.hash && first.parentHash !== this.tip.hash) {
+      throw new ReorgDetected(
+        `block ${chunk.from} parent ${first.parentHash} ≠ hash ${this.tip.hash} of block ${this.tip.number}`,
+      );
+    }
+    const records: VaultRecord[] = [];
+    const changed = new Set<Address>();
+    const kept: StoredBlock[] = [];
+    const windowStart = seg.target - this.o.reorgWindow + 1;
+
+    // Blocks to visit: those with logs, those with snapshots.
+    const byBlock = new Map<number, IndexerLog[]>();
+    for (const l of chunk.logs) {
+      const n = Number(l.blockNumber);
+      const list = byBlock.get(n) ?? [];
+      byBlock.set(n, list);
+      list.push(l);
+    }
+    for (const b of seg.snapshots.keys())
+      if (b >= chunk.from && b <= chunk.to && !byBlock.has(b)) byBlock.set(b, []);
+    const touchedBy = new Map<number, Set<Address>>();
+    for (const b of [...byBlock.keys()].sort((x, y) => x - y)) {
+      const logs = byBlock.get(b)!;
+      const header = chunk.headers.get(b);
+      const hash = (header?.hash ?? logs[0]?.blockHash) as Hash | undefined;
+      const ts = header?.timestamp ?? logs[0]?.blockTimestamp ?? null;
+      if (!hash || ts === null) {
+        // A snapshot-only block without logs: fetch its header (rare).
+        const h = (await this.headers([b])).get(b);
+        if (!h) throw new InconsistentRangeError(`block ${b} not returned by the node`);
+        chunk.headers.set(b, h);
+      }
+      const blockHash = (hash ?? chunk.headers.get(b)!.hash) as Hash;
+      const blockTs = ts ?? chunk.headers.get(b)!.timestamp;
+      const touched = this.processBlock(seg, b, blockHash, blockTs, logs, chunk.decoded, records, changed);
+      if (touched.size > 0) touchedBy.set(b, touched);
+    }
+    for (let b = Math.max(chunk.from, windowStart); b <= chunk.to; b++) {
+      const h = chunk.headers.get(b)!;
+      kept.push({
+        blockNumber: b,
+        blockHash: h.hash,
+        parentHash: h.parentHash,
+        blockTimestamp: h.timestamp,
+        vaults: [...(touchedBy.get(b) ?? [])].sort(),
+      });
+    }
+    const last = chunk.headers.get(chunk.to)!;
+
+    const vaults = [...changed].map((v) => this.stored(this.registry.get(v)!));
+    this.tip = { number: chunk.to, hash: last.hash };
+    return {
+      records,
+      kept,
+      vaults,
+      born: vaults.filter((v) => v.createdBlock >= chunk.from && v.createdBlock <= chunk.to),
+      checkpoint: { number: chunk.to, hash: last.hash },
+    };
+  }
+
+  /** Write-ahead, publish (wait for Kafka's ack), then checkpoint with the vault states. */
+  private async commitBatch(batch: Batch): Promise<void> {
+    const { records, kept, vaults, born, checkpoint } = batch;
+    if (kept.length > 0 || born.length > 0) {
+      await this.store.saveBlocks(this.chainId, kept, born);
+      for (const k of kept) this.blocks.set(k.blockNumber, k);
+    }
+    const pub0 = performance.now();
+    if (records.length > 0) {
+      await this.publisher.publish(records);
+      for (const r of records) this.metrics.recordsPublished.inc({ type: r.type });
+      this.recordsPublished += records.length;
+    }
+    const pubMs = performance.now() - pub0;
+    const pruneBelow = checkpoint.number - this.o.reorgWindow + 1;
+    await this.store.commit(this.chainId, {
+      checkpoint: { blockNumber: checkpoint.number, blockHash: checkpoint.hash },
+      vaults,
+      pruneBelow,
+    });
+    for (const n of this.blocks.keys()) if (n < pruneBelow) this.blocks.delete(n);
+    this.cursor = { number: checkpoint.number, hash: checkpoint.hash };
+    this.metrics.batches.inc();
+    this.log.debug({ records: records.length, publishMs: Math.round(pubMs) }, 'batch published');
+    this.metrics.checkpointBlock.set(checkpoint.number);
+    this.metrics.vaults.set(this.registry.size);
+    this.metrics.rpcCalls.set(this.stats.calls);
+    this.advanced();
+  }
+
+  /** A copy of the vault for saving (its live state keeps moving while the batch publishes). */
+  private stored(v: VaultEntry): StoredIndexerVault {
+    return {
+      vault: v.vault,
+      createdBlock: v.createdBlock,
+      token0: v.token0,
+      token1: v.token1,
+      pool: v.pool,
+      rewardToken: v.rewardToken,
+      state: structuredClone(v.state),
+    };
+  }
+
+  /** One block: market state, vault records with end-of-block contexts, then marks. */
+  private processBlock(
+    seg: Segment,
+    b: number,
+    blockHash: Hash,
+    ts: number,
+    logs: IndexerLog[],
+    decoded: Map<IndexerLog, DecodeLogResult>,
+    out: VaultRecord[],
+    changed: Set<Address>,
+  ): Set<Address> {
+    const chainRecords: ChainRecord[] = [];
+    const changedPools = new Set<Address>();
+    const changedTokens = new Set<Address>();
+    for (const l of logs) {
+      const r = decoded.get(l);
+      if (!r?.ok) continue;
+      if (r.kind === 'record') {
+        if (r.record.type === 'vault.created') {
+          const p = seg.pendingVaults.get(r.record.vault);
+          if (!p || this.registry.get(p.vault)) continue;
+          this.registry.add({ ...p, state: emptyMarkState() });
+        }
+        chainRecords.push(r.record);
+      } else if (r.event.kind === 'swap') {
+        if (this.tracker.applySwap(r.event.pool, b, r.event.sqrtPriceX96, r.event.tick))
+          changedPools.add(r.event.pool);
+      } else if (r.event.kind === 'answer') {
+        for (const t of this.tracker.applyAnswer(r.event.feed, b, BigInt(r.event.answer)))
+          changedTokens.add(t);
+      }
+    }
+    for (const s of seg.snapshots.get(b) ?? []) {
+      if (s.kind === 'token' && this.tracker.hasToken(s.info.address)) changedTokens.add(s.info.address);
+      if (s.kind === 'pool' && this.tracker.hasPool(s.pool.address)) changedPools.add(s.pool.address);
+      this.tracker.applySnapshot(s);
+    }
+
+    const touched = new Set<Address>();
+    for (const cr of chainRecords) {
+      const v = this.registry.get(cr.vault)!;
+      const record = {
+        ...cr,
+        schemaVersion: SCHEMA_VERSION,
+        chainId: this.chainId,
+        blockTimestamp: ts,
+        context: this.tracker.context(v),
+      } as VaultRecord;
+      applyRecordToPositions(v.state, record);
+      out.push(record);
+      touched.add(v.vault);
+    }
+    for (const vault of touched) {
+      const v = this.registry.get(vault)!;
+      markPublished(v.state, b, ts, this.tracker.poolTick(v.pool));
+      this.registry.setDirty(v, false);
+      changed.add(vault);
+    }
+    const affect = (vault: Address) => {
+      const v = this.registry.get(vault);
+      if (!v || touched.has(vault) || v.state.dirty) return;
+      this.registry.setDirty(v, true);
+      changed.add(vault);
+    };
+    for (const p of changedPools) for (const v of this.registry.onPool(p)) affect(v);
+    for (const t of changedTokens) for (const v of this.registry.onToken(t)) affect(v);
+
+    // Marks, in vault order so a replay emits the same bytes.
+    const marks: Address[] = [];
+    for (const vault of this.registry.dirty) {
+      const v = this.registry.get(vault)!;
+      if (v.createdBlock > b) continue;
+      if (shouldMark(v.state, b, ts, this.tracker.poolTick(v.pool), this.o.cadence)) marks.push(vault);
+    }
+    marks.sort();
+    for (const vault of marks) {
+      const v = this.registry.get(vault)!;
+      out.push({
+        schemaVersion: SCHEMA_VERSION,
+        chainId: this.chainId,
+        blockNumber: b,
+        blockHash,
+        blockTimestamp: ts,
+        txHash: ZERO_HASH,
+        txIndex: -1,
+        logIndex: -1,
+        vault,
+        context: this.tracker.context(v),
+        type: 'mark',
+        payload: {},
+      });
+      markPublished(v.state, b, ts, this.tracker.poolTick(v.pool));
+      this.registry.setDirty(v, false);
+      changed.add(vault);
+      touched.add(vault);
+    }
+    return touched;
+  }
+
+  // ---------------------------------------------------------------- reorgs
+
+  /**
+   * Compares the kept blocks with the canonical chain. On a difference: finds the common
+   * ancestor, publishes a revert for every vault touched by an orphaned block, and moves the
+   * checkpoint, registry and valuation state back to the ancestor.
+   */
+  async checkReorg(): Promise<void> {
+    if (this.blocks.size === 0) return;
+    const stored = [...this.blocks.values()].sort((a, b) => b.blockNumber - a.blockNumber);
+    const canon = await this.headers(stored.map((s) => s.blockNumber));
+    const orphaned: StoredBlock[] = [];
+    let ancestor: StoredBlock | undefined;
+    for (const s of stored) {
+      if (canon.get(s.blockNumber)?.hash === s.blockHash) {
+        ancestor = s;
+        break;
+      }
+      orphaned.push(s);
+    }
+    if (orphaned.length === 0) return;
+    const lowest = stored[stored.length - 1]!;
+    if (
+      !ancestor ||
+      (orphaned.length > 0 && orphaned[orphaned.length - 1]!.blockNumber !== ancestor.blockNumber + 1)
+    ) {
+      throw new ReorgTooDeepError(
+        `reorg deeper than the kept window: no kept block from ${lowest.blockNumber} to ${stored[0]!.blockNumber} ` +
+          `is still canonical (REORG_WINDOW=${this.o.reorgWindow}). Published records of orphaned blocks cannot be ` +
+          'reverted safely; rebuild the topic from a fresh checkpoint.',
+      );
+    }
+    orphaned.reverse(); // ascending
+    const depth = orphaned[orphaned.length - 1]!.blockNumber - ancestor.blockNumber;
+    const touched = new Map<Address, string[]>();
+    for (const o of orphaned) {
+      for (const v of o.vaults) {
+        const list = touched.get(v as Address) ?? [];
+        list.push(o.blockHash);
+        touched.set(v as Address, list);
+      }
+    }
+    this.log.warn(
+      {
+        ancestor: ancestor.blockNumber,
+        depth,
+        orphaned: orphaned.map((o) => o.blockNumber),
+        vaults: touched.size,
+      },
+      'reorg: reverting to the common ancestor',
+    );
+    const A = ancestor.blockNumber;
+    const rewindState = A < this.cursor.number;
+
+    // Valuation at the ancestor for every vault concerned (a vault born in an orphaned block may
+    // use contracts that did not exist then: its revert falls back to the current head's state).
+    const involved = [...this.registry.all(), ...this.aheadVaults.values()].filter(
+      (v) => rewindState || touched.has(v.vault),
+    );
+    const atA = await this.trackerAt(A, involved, true);
+    const atHead = new Map<Address, ValuationContext>();
+    const contextFor = async (v: ValuedSet & { vault: Address }): Promise<ValuationContext> => {
+      try {
+        return atA.context(v);
+      } catch {
+        const hit = atHead.get(v.vault);
+        if (hit) return hit;
+        const t = await this.trackerAt(this.head, [v]);
+        const ctx = t.context(v);
+        atHead.set(v.vault, ctx);
+        return ctx;
+      }
+    };
+    const reverts: VaultRecord[] = [];
+    for (const vault of [...touched.keys()].sort()) {
+      const hashes = touched.get(vault)!;
+      const v = this.registry.get(vault) ?? this.aheadVaults.get(vault);
+      if (!v) {
+        this.log.warn({ vault }, 'reorg: touched vault unknown to the registry; skipping its revert');
+        continue;
+      }
+      reverts.push({
+        schemaVersion: SCHEMA_VERSION,
+        chainId: this.chainId,
+        blockNumber: A,
+        blockHash: ancestor.blockHash as Hash,
+        blockTimestamp: ancestor.blockTimestamp,
+        // Unique per orphaning and never a real tx hash: keeps the identity distinct from a mark
+        // at the same block (marks use ZERO_HASH).
+        txHash: hashes[0] as Hash,
+        txIndex: -1,
+        logIndex: -1,
+        vault,
+        context: await contextFor(v),
+        type: 'revert',
+        payload: { fromBlock: A + 1, orphanedBlockHashes: hashes as Hash[] },
+      });
+    }
+
+    const changedVaults: StoredIndexerVault[] = [];
+    if (rewindState) {
+      for (const v of [...this.registry.all()]) if (v.createdBlock > A) this.registry.remove(v.vault);
+      this.tracker = atA;
+      for (const vault of touched.keys()) {
+        const v = this.registry.get(vault);
+        if (!v) continue;
+        const positions = await this.rpc(() => readVaultPositions(this.client, vault, A));
+        const state = emptyMarkState();
+        for (const p of positions) state.positions[p.positionId] = [p.tickLower, p.tickUpper];
+        state.flags = rangeFlags(state.positions, this.tracker.poolTick(v.pool));
+        v.state = state;
+        // Its last published context is gone: mark it at the next price move.
+        this.registry.setDirty(v, true);
+        changedVaults.push(this.stored(v));
+      }
+    }
+
+    if (reverts.length > 0) {
+      await this.publisher.publish(reverts);
+      for (const r of reverts) this.metrics.recordsPublished.inc({ type: r.type });
+      this.recordsPublished += reverts.length;
+    }
+    // Back to the ancestor, or (orphaned write-ahead rows only) to the unchanged checkpoint.
+    const back = rewindState ? { number: A, hash: ancestor.blockHash } : this.cursor;
+    if (back.hash === null) {
+      // Nothing checkpointed yet (fresh start): only drop the orphaned write-ahead rows.
+      await this.store.dropBlocks(
+        this.chainId,
+        orphaned.map((o) => o.blockHash),
+      );
+    } else {
+      await this.store.rewind(this.chainId, {
+        ancestor: { blockNumber: back.number, blockHash: back.hash },
+        vaultsCreatedAbove: back.number,
+        vaults: changedVaults,
+      });
+    }
+    this.cursor = back;
+    for (const n of [...this.blocks.keys()]) if (n > back.number) this.blocks.delete(n);
+    this.aheadVaults.clear();
+    this.metrics.reorgs.inc();
+    this.metrics.reorgDepth.set(depth);
+    this.metrics.checkpointBlock.set(this.cursor.number);
+  }
+}

@@ -1,0 +1,16 @@
+import { createLogger, onShutdown } from '@vault-yield/common';
+import { createIndexer, indexerConfigFromEnv, loadIndexerEnv } from './index.js';
+
+/** The indexer process: env → createIndexer; SIGINT/SIGTERM finish the batch in flight and exit. */
+const env = loadIndexerEnv();
+const logger = createLogger({ name: 'indexer', level: env.LOG_LEVEL });
+const indexer = createIndexer(indexerConfigFromEnv(env, logger));
+onShutdown(logger, () => indexer.stop());
+await indexer.start();
+try {
+  await indexer.done;
+} catch {
+  // Halted (bad log, reorg deeper than the window, …): already logged with its reason.
+  await indexer.stop().catch(() => {});
+  process.exit(2);
+}

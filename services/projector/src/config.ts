@@ -1,0 +1,45 @@
+import { baseConfigSchema, createConfig, type Env, envField } from '@vault-yield/common';
+import { z } from 'zod';
+
+export const projectorConfigSchema = baseConfigSchema.extend({
+  KAFKA_BROKERS: envField.brokers(),
+  DATABASE_URL: envField.postgresUrl(),
+  PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
+  KAFKA_TOPIC: envField.topic().default('vault-records'),
+  CONSUMER_GROUP: z.string().min(1).max(200).default('vault-yield-projector'),
+  KAFKA_CLIENT_ID: z.string().min(1).default('vault-yield-projector'),
+  /**
+   * Kafka consumer group used for partition assignment (and lag monitoring), when it must differ
+   * from CONSUMER_GROUP, which keys the offsets stored with the projection. Exactly-once never
+   * depends on it; a fresh one lets a restarted lone projector skip waiting for a dead member's
+   * session to expire (crash tests, one-off rebuilds).
+   */
+  KAFKA_GROUP_ID: z.string().min(1).max(200).optional(),
+  KAFKA_SESSION_TIMEOUT_MS: envField.int(6_000, 300_000).default(30_000),
+  /** Partitions this instance folds at once (their Postgres transactions overlap). */
+  PROJECTOR_CONCURRENCY: envField.int(1, 64).default(4),
+  /** Upper bound of one partition's batch, bytes (kafkajs maxBytesPerPartition). */
+  PROJECTOR_MAX_BATCH_BYTES: envField.int(64 * 1024).default(4 * 1024 * 1024),
+  PG_POOL_MAX: envField.int(1, 100).default(6),
+  /**
+   * Run the migrations at start (idempotent, serialised by an advisory lock). Off by default:
+   * operators migrate with `vault-yield migrate`, so a deploy never changes the schema silently.
+   */
+  MIGRATE: envField.bool().default(false),
+  /** Also project the market topics (screen results, strategy catalogue) and strategy figures. */
+  MARKET_PROJECTION: envField.bool().default(true),
+  SCREEN_TOPIC: envField.topic().default('screen-results'),
+  CATALOGUE_TOPIC: envField.topic().default('strategy-catalogue'),
+  /** How often liveApr/sigma are recomputed from the vaults' equity. */
+  STATS_INTERVAL_MS: envField.int(0, 86_400_000).default(300_000),
+  /** Daily returns a strategy needs before liveApr/sigma are published. */
+  MIN_DAILY_RETURNS: envField.int(2, 3650).default(30),
+  /** Serve Prometheus metrics on this port (`/metrics`); unset = no HTTP server. */
+  METRICS_PORT: envField.port().optional(),
+});
+
+export type ProjectorConfig = z.infer<typeof projectorConfigSchema>;
+
+export function loadProjectorConfig(env: Env = process.env): ProjectorConfig {
+  return createConfig(projectorConfigSchema, env);
+}

@@ -1,0 +1,150 @@
+import type { Server } from 'node:http';
+import type { Logger } from '@vault-yield/common';
+import { type BatchConsumer, createBatchConsumer, createLogAdmin } from '@vault-yield/log';
+import { createPgPool, createProjectionStore, migrate, type Pool } from '@vault-yield/store';
+import { applyBatch, type BatchStats } from './apply.js';
+import type { ProjectorConfig } from './config.js';
+import { type Decoded, decode } from './fold.js';
+import { createProjectorMetrics, type ProjectorMetrics, serveMetrics } from './metrics.js';
+
+export { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
+export { loadProjectorConfig, type ProjectorConfig, projectorConfigSchema } from './config.js';
+export type { ProjectorMetrics } from './metrics.js';
+
+export type ProjectorOptions = Pick<
+  ProjectorConfig,
+  'KAFKA_BROKERS' | 'DATABASE_URL' | 'PROJECTION_SCHEMA' | 'KAFKA_TOPIC' | 'CONSUMER_GROUP'
+> &
+  Partial<ProjectorConfig> & {
+    logger: Logger /** Called after each committed batch (tests, bench). */;
+    onBatch?: (partition: number, stats: BatchStats) => void;
+  };
+
+export interface Projector {
+  start(): Promise<void>;
+  /** Finishes the batches in flight (they commit or roll back whole), leaves the group, closes pools. */
+  stop(): Promise<void>;
+  metrics: ProjectorMetrics;
+  /** Partitions this instance currently owns. */
+  assignment(): number[];
+  /**
+   * Resolves once the stored offsets of every partition of the topic reach the topic's current
+   * high watermarks (for tests, the bench and `/ready`-style checks).
+   */
+  caughtUp(opts?: { timeoutMs?: number; pollMs?: number }): Promise<void>;
+}
+
+/**
+ * The projector: a consumer-group member that folds the event log into the projection schema,
+ * one Postgres transaction per partition batch, offsets stored in that transaction. Run any
+ * number of instances with the same group; partitions are shared between them.
+ */
+export function createProjector(options: ProjectorOptions): Projector {
+  const log = options.logger;
+  const schema = options.PROJECTION_SCHEMA;
+  const pool: Pool = createPgPool({
+    url: options.DATABASE_URL,
+    schema,
+    applicationName: 'vault-yield-projector',
+    max: options.PG_POOL_MAX ?? 6,
+    // Offsets commit with the rows: a commit lost to a server crash is re-read from Kafka.
+    synchronousCommit: 'off',
+  });
+  const store = createProjectionStore(pool);
+  const metrics = createProjectorMetrics();
+  const { KAFKA_TOPIC: topic, CONSUMER_GROUP: groupId } = options;
+  let consumer: BatchConsumer | null = null;
+  let server: Server | null = null;
+
+  const handleBatch: Parameters<typeof createBatchConsumer<Decoded>>[0]['handleBatch'] = async (
+    batch,
+    control,
+  ) => {
+    if (!control.isActive()) return undefined;
+    const end = metrics.batchSeconds.startTimer();
+    const result = await store.transaction((tx) => applyBatch(tx, batch, log));
+    if (result.kind === 'gap') return { seekTo: result.seekTo };
+    const { stats } = result;
+    const seconds = end();
+    metrics.batches.inc();
+    metrics.applied.inc(stats.applied);
+    metrics.duplicates.inc(stats.duplicates);
+    metrics.reverts.inc(stats.reverts);
+    if (stats.deadLetters.decode) metrics.deadLetters.inc({ kind: 'decode' }, stats.deadLetters.decode);
+    if (stats.deadLetters.fold) metrics.deadLetters.inc({ kind: 'fold' }, stats.deadLetters.fold);
+    if (stats.deadLetters.decode + stats.deadLetters.fold > 0) {
+      log.warn({ partition: batch.partition, ...stats.deadLetters }, 'records dead-lettered');
+    }
+    metrics.lag.set(
+      { partition: String(batch.partition) },
+      Number(BigInt(batch.highWatermark) - BigInt(batch.commit.nextOffset)),
+    );
+    log.debug(
+      {
+        partition: batch.partition,
+        next: batch.commit.nextOffset,
+        records: batch.messages.length,
+        seconds,
+        ...stats,
+      },
+      'batch committed',
+    );
+    options.onBatch?.(batch.partition, stats);
+    return { applied: true };
+  };
+
+  return {
+    metrics,
+    assignment: () => consumer?.assignment() ?? [],
+    async start() {
+      if (options.MIGRATE) await migrate(pool, schema);
+      if (options.METRICS_PORT !== undefined)
+        server = await serveMetrics(metrics.registry, options.METRICS_PORT);
+      consumer = createBatchConsumer<Decoded>({
+        brokers: options.KAFKA_BROKERS,
+        clientId: options.KAFKA_CLIENT_ID ?? 'vault-yield-projector',
+        logger: log,
+        groupId: options.KAFKA_GROUP_ID ?? groupId,
+        offsetsGroupId: groupId,
+        topic,
+        decode,
+        sessionTimeoutMs: options.KAFKA_SESSION_TIMEOUT_MS ?? 30_000,
+        storedOffsets: (t, partitions) => store.storedOffsets(groupId, t, partitions),
+        handleBatch,
+        partitionsConsumedConcurrently: options.PROJECTOR_CONCURRENCY ?? 4,
+        maxBytesPerPartition: options.PROJECTOR_MAX_BATCH_BYTES ?? 4 * 1024 * 1024,
+        maxBytes: 4 * (options.PROJECTOR_MAX_BATCH_BYTES ?? 4 * 1024 * 1024),
+      });
+      await consumer.start();
+      log.info({ topic, groupId, schema }, 'projector started');
+    },
+    async stop() {
+      const c = consumer;
+      consumer = null;
+      if (c) await c.stop();
+      if (server) await new Promise<void>((resolve) => server?.close(() => resolve()));
+      server = null;
+      await pool.end();
+      log.info('projector stopped');
+    },
+    async caughtUp({ timeoutMs = 120_000, pollMs = 200 } = {}) {
+      const admin = await createLogAdmin({ brokers: options.KAFKA_BROKERS, clientId: 'projector-caught-up' });
+      try {
+        const high = await admin.offsets(topic);
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const stored = await store.storedOffsets(
+            groupId,
+            topic,
+            high.map((h) => h.partition),
+          );
+          if (high.every((h) => BigInt(stored.get(h.partition) ?? '0') >= BigInt(h.high))) return;
+          if (Date.now() > deadline) throw new Error(`projector not caught up after ${timeoutMs} ms`);
+          await new Promise((r) => setTimeout(r, pollMs));
+        }
+      } finally {
+        await admin.close();
+      }
+    },
+  };
+}

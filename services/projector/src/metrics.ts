@@ -1,0 +1,74 @@
+import { createServer, type Server } from 'node:http';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The projector's Prometheus metrics, on their own registry (several projectors per process in tests). */
+export function createProjectorMetrics() {
+  const registry = new Registry();
+  const metrics = {
+    registry,
+    applied: new Counter({
+      name: 'projector_records_applied_total',
+      help: 'Records folded into the projection',
+      registers: [registry],
+    }),
+    duplicates: new Counter({
+      name: 'projector_records_duplicate_total',
+      help: 'Records skipped because the ledger already held them (republished by the indexer)',
+      registers: [registry],
+    }),
+    deadLetters: new Counter({
+      name: 'projector_dead_letters_total',
+      help: 'Records written to dead_letters, by kind (decode = not JSON or schema failure, fold = refused)',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    reverts: new Counter({
+      name: 'projector_reverts_total',
+      help: 'Revert records that removed ledger rows and re-folded a vault',
+      registers: [registry],
+    }),
+    batches: new Counter({
+      name: 'projector_batches_total',
+      help: 'Batches committed',
+      registers: [registry],
+    }),
+    batchSeconds: new Histogram({
+      name: 'projector_batch_seconds',
+      help: 'Time to fold and commit one batch',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+      registers: [registry],
+    }),
+    lag: new Gauge({
+      name: 'projector_partition_lag',
+      help: 'Records between the partition high watermark and the stored next offset',
+      labelNames: ['partition'] as const,
+      registers: [registry],
+    }),
+  };
+  return metrics;
+}
+
+export type ProjectorMetrics = ReturnType<typeof createProjectorMetrics>;
+
+/** A tiny HTTP server exposing `GET /metrics`. */
+export async function serveMetrics(registry: Registry, port: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/metrics') {
+      registry
+        .metrics()
+        .then((body) => {
+          res.writeHead(200, { 'content-type': registry.contentType });
+          res.end(body);
+        })
+        .catch(() => {
+          res.writeHead(500);
+          res.end();
+        });
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { code: 'not_found', message: 'only GET /metrics is served here' } }));
+  });
+  await new Promise<void>((resolve) => server.listen(port, resolve));
+  return server;
+}

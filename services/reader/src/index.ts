@@ -1,0 +1,153 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createLogger, type Logger } from '@vault-yield/common';
+import { createPgPool, type Pool } from '@vault-yield/store';
+import { Hono } from 'hono';
+import { compress } from 'hono/compress';
+import { methodNotAllowed } from 'hono/method-not-allowed';
+import type { Registry } from 'prom-client';
+import type { ReaderConfig } from './config.js';
+import { ApiError, errorResponse, isUnavailable } from './errors.js';
+import { corsHeaders } from './middleware/cors.js';
+import { createMetrics } from './middleware/metrics.js';
+import { rateLimit } from './middleware/rate-limit.js';
+import { buildOpenApi } from './openapi/document.js';
+import { catalogueRoutes } from './routes/catalogue.js';
+import { opsRoutes } from './routes/ops.js';
+import { vaultRoutes } from './routes/vault.js';
+
+export { type ReaderConfig, readerConfig, readerConfigFromEnv, readerEnvSchema } from './config.js';
+export { buildOpenApi } from './openapi/document.js';
+export { LIMITS, parseTime } from './params.js';
+export * as schemas from './schemas.js';
+
+export interface Reader {
+  app: Hono;
+  pool: Pool;
+  registry: Registry;
+  log: Logger;
+  /** Listens on config.host:config.port (0 = any free port); resolves with the bound address. */
+  start(): Promise<{ host: string; port: number; url: string }>;
+  /** Stops accepting, drains in-flight requests (up to shutdownGraceMs), closes the pool. */
+  stop(): Promise<void>;
+}
+
+const EXPOSED = [
+  'ETag',
+  'Link',
+  'X-Next-Cursor',
+  'Retry-After',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'X-Screen-Version',
+  'X-Screened-At',
+];
+
+export function createReader(config: ReaderConfig): Reader {
+  const log = config.logger ?? createLogger({ name: 'reader', level: config.logLevel });
+  const pool = createPgPool({
+    url: config.databaseUrl,
+    schema: config.schema,
+    applicationName: 'vault-yield-reader',
+    max: config.poolMax,
+    statementTimeoutMs: config.statementTimeoutMs,
+    connectionTimeoutMs: config.connectTimeoutMs,
+  });
+  const metrics = createMetrics();
+  const doc = buildOpenApi();
+  let draining = false;
+
+  const app = new Hono();
+  app.use('*', metrics.middleware);
+  app.use('*', corsHeaders({ origins: config.corsOrigins, exposeHeaders: EXPOSED, maxAgeS: 600 }));
+  app.use('/v1/*', rateLimit(config.rateLimit));
+  app.use('*', compress());
+  app.use(
+    '*',
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) =>
+        errorResponse(
+          c,
+          405,
+          'method_not_allowed',
+          `method ${c.req.method.slice(0, 16)} not allowed; use GET`,
+          {
+            Allow: methods.join(', '),
+          },
+        ),
+    }),
+  );
+  app.use('*', async (c, next) => {
+    await next();
+    if (draining) c.header('Connection', 'close');
+  });
+
+  const deps = { pool, config, log };
+  vaultRoutes(app, deps);
+  catalogueRoutes(app, deps);
+  opsRoutes(app, { ...deps, registry: metrics.registry, doc, draining: () => draining });
+  if (config.benchRoutes) app.get('/bench/hello', (c) => c.text('hello world'));
+
+  app.notFound((c) => {
+    const path = c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}…` : c.req.path;
+    return errorResponse(c, 404, 'not_found', `no route for ${path}`);
+  });
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return errorResponse(c, err.status, err.code, err.message, err.headers);
+    if (isUnavailable(err)) {
+      log.warn(
+        { err: { message: err.message, code: (err as { code?: string }).code } },
+        'database unavailable',
+      );
+      return errorResponse(c, 503, 'unavailable', 'database unavailable; retry later', {
+        'Retry-After': '1',
+      });
+    }
+    log.error({ err, path: c.req.path }, 'unhandled error');
+    return errorResponse(c, 500, 'internal', 'internal error');
+  });
+
+  let server: Server | undefined;
+
+  return {
+    app,
+    pool,
+    registry: metrics.registry,
+    log,
+    start: () =>
+      new Promise((resolve, reject) => {
+        const s = serve(
+          { fetch: app.fetch, port: config.port, hostname: config.host },
+          (info: AddressInfo) => {
+            const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
+            log.info({ host: info.address, port: info.port }, 'reader listening');
+            resolve({ host: info.address, port: info.port, url: `http://${host}:${info.port}` });
+          },
+        ) as Server;
+        s.keepAliveTimeout = 5000;
+        s.once('error', reject);
+        server = s;
+      }),
+    stop: async () => {
+      draining = true;
+      const s = server;
+      server = undefined;
+      if (s) {
+        await new Promise<void>((resolve) => {
+          const force = setTimeout(() => s.closeAllConnections(), config.shutdownGraceMs);
+          force.unref();
+          s.close(() => {
+            clearTimeout(force);
+            resolve();
+          });
+          s.closeIdleConnections();
+        });
+      }
+      await pool.end();
+      log.info('reader stopped');
+    },
+  };
+}

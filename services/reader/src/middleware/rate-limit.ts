@@ -1,0 +1,83 @@
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { MiddlewareHandler } from 'hono';
+import { errorResponse } from '../errors.js';
+
+export interface RateLimitConfig {
+  /** Tokens added per second per client; 0 disables rate limiting. */
+  ratePerSecond: number;
+  /** Bucket size: the burst a client may send at once. */
+  burst: number;
+  /** Take the client from the first X-Forwarded-For address (only behind a trusted proxy). */
+  trustProxy: boolean;
+  /** Clients tracked at most; beyond it the fullest (idle) buckets are dropped first. */
+  maxClients?: number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/**
+ * Per-client token bucket. Each request takes one token; a client with none gets 429 with
+ * Retry-After (whole seconds until a token is back) and the RateLimit-* headers
+ * (draft-ietf-httpapi-ratelimit-headers: Limit = burst, Remaining, Reset in seconds).
+ */
+export function rateLimit(config: RateLimitConfig, now: () => number = Date.now): MiddlewareHandler {
+  const { ratePerSecond: rate, burst } = config;
+  const maxClients = config.maxClients ?? 100_000;
+  const buckets = new Map<string, Bucket>();
+
+  const clientOf = (c: Parameters<MiddlewareHandler>[0]): string => {
+    if (config.trustProxy) {
+      const xff = c.req.header('x-forwarded-for');
+      const first = xff?.split(',')[0]?.trim();
+      if (first) return first.slice(0, 64);
+    }
+    try {
+      return getConnInfo(c).remote.address ?? 'unknown';
+    } catch {
+      return 'unknown'; // not served by @hono/node-server (app.request in tests)
+    }
+  };
+
+  const sweep = (t: number) => {
+    // Drop buckets that have refilled completely: they are indistinguishable from new ones.
+    for (const [k, b] of buckets) if (b.tokens + ((t - b.at) / 1000) * rate >= burst) buckets.delete(k);
+    // Still too many (a flood of distinct clients): drop the oldest entries.
+    for (const k of buckets.keys()) {
+      if (buckets.size <= maxClients / 2) break;
+      buckets.delete(k);
+    }
+  };
+
+  return async (c, next) => {
+    if (rate <= 0) return next();
+    const t = now();
+    const key = clientOf(c);
+    let b = buckets.get(key);
+    if (!b) {
+      if (buckets.size >= maxClients) sweep(t);
+      b = { tokens: burst, at: t };
+      buckets.set(key, b);
+    } else {
+      b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * rate);
+      b.at = t;
+    }
+    const resetS = (n: number) => Math.max(0, Math.ceil((n / rate) * 1000) / 1000);
+    if (b.tokens < 1) {
+      const retry = Math.max(1, Math.ceil((1 - b.tokens) / rate));
+      return errorResponse(c, 429, 'rate_limited', `rate limit exceeded: retry in ${retry}s`, {
+        'Retry-After': String(retry),
+        'RateLimit-Limit': String(burst),
+        'RateLimit-Remaining': '0',
+        'RateLimit-Reset': String(retry),
+      });
+    }
+    b.tokens -= 1;
+    await next();
+    c.header('RateLimit-Limit', String(burst));
+    c.header('RateLimit-Remaining', String(Math.floor(b.tokens)));
+    c.header('RateLimit-Reset', String(Math.ceil(resetS(burst - b.tokens))));
+  };
+}

@@ -1,0 +1,121 @@
+import { activityTypes } from '@vault-yield/domain';
+import { LIMITS } from '../params.js';
+
+/** The API description: every decision the seed leaves open ("not shown"), written down. */
+export const description = `
+Read-only HTTP API of the Vault Yield Service: vault state, equity series, activity ledger,
+strategy catalogue and eligible-asset universe. Every operation is a GET (HEAD also works) that
+returns JSON. Operations that create or change vaults are not part of this API.
+
+## Versioning
+All resources live under the \`/v1\` path prefix. Within v1 changes are additive only (new
+endpoints, new optional query parameters, new response fields, new event types); clients must
+ignore fields they do not know. A breaking change gets a new prefix (\`/v2\`) served side by side.
+Operational routes (\`/health\`, \`/ready\`, \`/metrics\`, \`/openapi.json\`, \`/docs\`) are unversioned.
+
+## Authentication
+None: this is a public, read-only API. No credentials are accepted or needed. CORS allows the
+configured dashboard origins (\`*\` by default).
+
+## Formats
+- **Addresses** (path \`:address\`, query \`owner\`): \`0x\` followed by 40 hex digits, any case
+  accepted; every address in a response is lowercase. Anything else is a 400.
+- **Transaction hashes**: \`0x\` + 64 hex digits, any case in, lowercase out.
+- **Timestamps** (\`ts\`, \`updatedAt\`, \`createdAt\`, \`suspension.since\`): integers, Unix time in
+  **milliseconds** (UTC). Ledger and equity times are block times.
+- **Money**: fields ending in \`Usd\` are JSON numbers in US dollars (rounded to 6 decimals).
+  Ledger \`data\` amounts are raw token units as decimal strings (exact, unscaled).
+- **Time query parameters** (\`since\`, \`until\`, \`from\`, \`to\`): either Unix milliseconds (a
+  non-negative decimal integer, e.g. \`1735689600000\`) or ISO-8601: a date (\`2025-01-01\`, midnight
+  UTC) or a date-time with an explicit offset (\`2025-01-01T12:00:00Z\`, \`…+02:00\`, optional
+  fraction). A date-time without an offset is rejected (it would be ambiguous).
+  Lower bounds (\`since\`, \`from\`) are **inclusive**, upper bounds (\`until\`, \`to\`) **exclusive**:
+  \`[since, until)\`. When both are given the lower must be earlier than the upper, else 400.
+
+## Query parameters
+Every query parameter is validated. An **unknown query parameter is a 400** (a typo never silently
+widens a query), as is an empty value (\`limit=\`), a value longer than ${LIMITS.valueLength}
+characters, or a single-valued parameter given twice. Only \`type\` may repeat.
+
+## Snapshot
+\`GET /v1/vault/{address}/snapshot\` serves the stored snapshot row as it is (one indexed read).
+Rules that always hold: \`netUsd = valueUsd + capitalOutUsd − capitalInUsd\` (deposits never look
+like gains); \`strategyDeltaUsd + marketDeltaUsd = netUsd\`; \`suspension\` is null unless
+\`status = suspended\`, and when non-null carries \`reason\`, \`since\` and \`exitsAvailable: true\`.
+Position ranges are human prices of token0 in token1 (decimals applied), never ticks.
+Fees (performance fee with a high-water mark): \`contributedUsd\` = Σ deposits, each valued at
+its block's prices (equals \`capitalInUsd\`); \`withdrawnUsd\` = Σ withdrawals, each valued at its
+block's prices (equals \`capitalOutUsd\`); \`taxedUsd\` = Σ performance fees charged, each valued at
+its charge block's prices; \`highWaterUsd\` = the vault value above which a performance fee is owed:
+it starts at 0 and moves only on flows and charges, never with prices (a deposit of D adds D; a
+withdrawal of W from value V scales it by 1 − W/V; a charge raises it to the post-fee value if
+higher). Fee due = rate · max(0, valueUsd − highWaterUsd), so a gain is never taxed twice.
+Status (first match wins): \`suspended\` (suspension non-null), \`exiting\` (exit requested, not
+yet completed), \`idle\` (no capital), \`aiming\` (capital, no deployed position), \`attention\`
+(at least one deployed position out of range), \`earning\` (every deployed position in range).
+Transitions follow from these conditions as records are applied; a suspended vault stays
+suspended until resumed, and exits remain available while suspended.
+Caching: \`ETag\` changes with every record applied to the vault; send it back in
+\`If-None-Match\` to get a 304 without a body. \`Cache-Control: public, max-age=N\` (a few seconds).
+
+## Equity
+\`GET /v1/vault/{address}/equity?from=&to=&points=\` returns the series **oldest first**. Window:
+\`from\` inclusive, \`to\` exclusive (both optional; default the vault's whole history).
+Resolution: at most \`points\` points (default ${LIMITS.equity.defaultPoints}, 1–${LIMITS.equity.maxPoints}; out of range is a 400).
+Downsampling happens on the server: the span from the window's first to last point is cut into
+\`points\` equal time buckets and the **last** point of each non-empty bucket is kept, so each
+point is a real state (value and cumulative flows of one instant) and the window's latest point
+is always included. Every point carries cumulative \`capitalInUsd\` and \`capitalOutUsd\`: a
+chart's gain between two points is the change of \`valueUsd + capitalOutUsd − capitalInUsd\`, so
+deposits and withdrawals never show as gains or losses.
+
+## Events (activity ledger)
+\`GET /v1/vault/{address}/events\` returns ledger rows **newest first**, ordered by
+(blockNumber, txIndex, logIndex) descending. Event types (\`type\`): ${activityTypes.map((t) => `\`${t}\``).join(', ')}.
+\`mark\` and \`revert\` are internal records and are never served.
+Filters (all optional, combined with AND): \`type\` — one or several types, comma-separated
+(\`type=deposit,withdrawal\`) and/or repeated (\`type=deposit&type=withdrawal\`), matched as a set;
+\`since\`/\`until\` on the row's block time \`ts\`; \`limit\` — rows per page, default
+${LIMITS.events.default}, 1–${LIMITS.events.max}; a value outside is a **400, not clamped**.
+Pagination: when more rows match, the response carries \`X-Next-Cursor: <cursor>\` and
+\`Link: <…&cursor=…>; rel="next"\`; repeat the request with \`cursor=<cursor>\` (and the same
+filters) for the next page. The cursor is opaque (a keyset position, not an offset): pages never
+repeat or skip a row while new rows are appended, and newer rows do not shift older pages. No
+header means the last page. The body is always a JSON array.
+Row fields: \`id\` (stable: chainId:blockHash:txHash:logIndex:vault), \`vault\`, \`chainId\`,
+\`type\`, \`txHash\`, \`blockNumber\`, \`blockHash\`, \`txIndex\`, \`logIndex\`, \`ts\`, and \`data\`,
+the event payload as recorded (its fields depend on \`type\`).
+Push delivery (callbacks, streams) is not offered: poll with \`since\` or the cursor.
+
+## Transactions and vault list
+\`GET /v1/tx/{hash}\` returns the activity rows of one transaction across all vaults, newest first
+(404 when none). \`GET /v1/vaults?owner=&limit=&cursor=\` lists vaults by ascending address,
+optionally of one owner, paginated like events (limit default ${LIMITS.vaults.default}, 1–${LIMITS.vaults.max}).
+
+## Strategies and universe
+\`/v1/strategies\`, \`/v1/universe\` and \`/v1/universe/pairs\` take no query parameters and are
+returned **whole** (no pagination): they are small and bounded (at most 1000 entries each).
+The universe endpoints return only what passed the latest screen, in its output order; the ranking
+model itself is not exposed. \`X-Screen-Version\` and \`X-Screened-At\` (Unix ms) name the screen
+run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), null until the strategy
+has enough history; never projections. Strategy \`pairs\` reflect the live screen and change as it
+re-ranks. Asset categories: \`major\`, \`stable\`, \`stock token\`, \`meme\`.
+
+## Errors
+Every error has one body: \`{ "error": { "code": string, "message": string } }\`, never a stack
+trace. Codes: \`invalid_request\` (400: a path or query parameter failed validation; the message
+starts with its path, e.g. \`query.limit: …\`), \`not_found\` (404: unknown vault, transaction or
+route), \`method_not_allowed\` (405, with \`Allow\`), \`rate_limited\` (429, with \`Retry-After\`),
+\`unavailable\` (503: the database is unreachable or not migrated; retry later), \`internal\`
+(500: a server bug; client input never causes one).
+
+## Limits
+Per-client token bucket on \`/v1\` routes (client = remote address, or the first
+\`X-Forwarded-For\` entry when the server is configured to trust a proxy): a sustained rate and a
+burst, configured per deployment (defaults 20 requests/s, burst 40). Every \`/v1\` response carries
+\`RateLimit-Limit\` (burst), \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds to a full
+bucket); a 429 carries \`Retry-After\` (seconds). Size bounds: \`limit\` ≤ ${LIMITS.events.max}, \`points\` ≤
+${LIMITS.equity.maxPoints}, catalogue lists ≤ 1000, query values ≤ ${LIMITS.valueLength} characters; a request
+head (URL and headers) over 16 KiB is refused by the HTTP server itself with 431 and no body. Responses over 1 KiB are gzip/deflate-compressed when the
+client sends \`Accept-Encoding\`.
+`.trim();

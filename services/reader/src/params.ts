@@ -1,0 +1,243 @@
+import { activityTypes } from '@vault-yield/domain';
+import type { LedgerKey } from '@vault-yield/store';
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { badRequest } from './errors.js';
+
+/**
+ * Path and query parameter schemas. Every value arrives as a string; each schema checks the raw
+ * text first (bounded, anchored patterns) and only then converts, so no input reaches SQL unchecked.
+ */
+
+export const LIMITS = {
+  events: { default: 50, max: 500 },
+  vaults: { default: 50, max: 500 },
+  equity: { defaultPoints: 200, maxPoints: 1000 },
+  /** Longest raw query value accepted (a cursor is ~120 chars; a full type list ~220). */
+  valueLength: 512,
+} as const;
+
+/** 0x + 40 hex, any case in; lowercase out. */
+export const addressParam = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'expected an address: 0x followed by 40 hex digits')
+  .transform((a) => a.toLowerCase());
+
+export const txHashParam = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, 'expected a transaction hash: 0x followed by 64 hex digits')
+  .transform((h) => h.toLowerCase());
+
+const MAX_MS = 8_640_000_000_000_000; // the largest JS Date
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/** Unix milliseconds from a decimal integer, or from an ISO-8601 date / date-time with offset. */
+export function parseTime(raw: string): number | null {
+  if (/^\d{1,16}$/.test(raw)) {
+    const n = Number(raw);
+    return n <= MAX_MS ? n : null;
+  }
+  const m = ISO.exec(raw);
+  if (!m) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '0', offset = 'Z'] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCDate() !== day) return null; // e.g. 2024-02-30
+  let offsetMs = 0;
+  if (offset !== 'Z') {
+    const oh = Number(offset.slice(1, 3));
+    const om = Number(offset.slice(4, 6));
+    if (oh > 23 || om > 59) return null;
+    offsetMs = (offset[0] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
+  }
+  const ms = Number(frac.padEnd(3, '0').slice(0, 3));
+  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMs;
+  return t >= 0 && t <= MAX_MS ? t : null;
+}
+
+const timeParam = z.string().transform((raw, ctx) => {
+  const t = parseTime(raw);
+  if (t === null) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'expected Unix milliseconds (a non-negative integer) or an ISO-8601 date or date-time with offset, e.g. 2025-01-31 or 2025-01-31T12:00:00Z',
+    });
+    return z.NEVER;
+  }
+  return t;
+});
+
+const intParam = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,5})$/, `expected an integer from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(min, `expected an integer from ${min} to ${max}`)
+        .max(max, `expected an integer from ${min} to ${max}`),
+    );
+
+const activitySet = new Set<string>(activityTypes);
+/** `type=a,b` and/or `type=a&type=b`: the union, each from the activity vocabulary. */
+const typeParam = z.array(z.string()).transform((values, ctx) => {
+  const out = new Set<string>();
+  for (const item of values.flatMap((v) => v.split(','))) {
+    if (!activitySet.has(item)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown event type; expected one of ${activityTypes.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    out.add(item);
+  }
+  return [...out];
+});
+
+// Cursors: base64url of a versioned, kind-tagged text, so an events cursor never parses as a
+// vaults cursor and a future format can coexist with this one.
+const b64 = /^[A-Za-z0-9_-]{1,400}$/;
+function unb64(raw: string): string | null {
+  if (!b64.test(raw)) return null;
+  return Buffer.from(raw, 'base64url').toString('latin1');
+}
+
+export function encodeEventsCursor(k: LedgerKey): string {
+  return Buffer.from(`e1:${k.blockNumber}:${k.txIndex}:${k.logIndex}:${k.blockHash}`, 'latin1').toString(
+    'base64url',
+  );
+}
+const EVENTS_CURSOR = /^e1:(0|[1-9]\d{0,15}):(-1|0|[1-9]\d{0,9}):(-1|0|[1-9]\d{0,9}):(0x[0-9a-f]{64})$/;
+const eventsCursorParam = z.string().transform((raw, ctx): LedgerKey => {
+  const m = EVENTS_CURSOR.exec(unb64(raw) ?? '');
+  const [blockNumber, txIndex, logIndex] = [Number(m?.[1]), Number(m?.[2]), Number(m?.[3])];
+  if (!m || !Number.isSafeInteger(blockNumber) || txIndex > 2 ** 31 - 1 || logIndex > 2 ** 31 - 1) {
+    ctx.addIssue({ code: 'custom', message: 'invalid cursor: pass back the X-Next-Cursor value unchanged' });
+    return z.NEVER;
+  }
+  return { blockNumber, txIndex, logIndex, blockHash: m[4]! };
+});
+
+export function encodeVaultsCursor(after: string): string {
+  return Buffer.from(`v1:${after}`, 'latin1').toString('base64url');
+}
+const vaultsCursorParam = z.string().transform((raw, ctx) => {
+  const m = /^v1:(0x[0-9a-f]{40})$/.exec(unb64(raw) ?? '');
+  if (!m) {
+    ctx.addIssue({ code: 'custom', message: 'invalid cursor: pass back the X-Next-Cursor value unchanged' });
+    return z.NEVER;
+  }
+  return m[1]!;
+});
+
+/** Query schema per endpoint: `repeat` names the only parameters that may appear more than once. */
+export interface QuerySpec<S extends z.ZodRawShape> {
+  shape: S;
+  repeat?: readonly (keyof S & string)[];
+  refine?: (q: z.output<z.ZodObject<S>>) => string | null;
+}
+
+export const eventsQuery: QuerySpec<{
+  type: z.ZodOptional<typeof typeParam>;
+  since: z.ZodOptional<typeof timeParam>;
+  until: z.ZodOptional<typeof timeParam>;
+  limit: z.ZodDefault<ReturnType<typeof intParam>>;
+  cursor: z.ZodOptional<typeof eventsCursorParam>;
+}> = {
+  shape: {
+    type: typeParam.optional(),
+    since: timeParam.optional(),
+    until: timeParam.optional(),
+    limit: intParam(1, LIMITS.events.max).default(LIMITS.events.default),
+    cursor: eventsCursorParam.optional(),
+  },
+  repeat: ['type'],
+  refine: (q) =>
+    q.since !== undefined && q.until !== undefined && q.since >= q.until
+      ? 'query.since: must be earlier than until'
+      : null,
+};
+
+export const equityQuery: QuerySpec<{
+  from: z.ZodOptional<typeof timeParam>;
+  to: z.ZodOptional<typeof timeParam>;
+  points: z.ZodDefault<ReturnType<typeof intParam>>;
+}> = {
+  shape: {
+    from: timeParam.optional(),
+    to: timeParam.optional(),
+    points: intParam(1, LIMITS.equity.maxPoints).default(LIMITS.equity.defaultPoints),
+  },
+  refine: (q) =>
+    q.from !== undefined && q.to !== undefined && q.from >= q.to
+      ? 'query.from: must be earlier than to'
+      : null,
+};
+
+export const vaultsQuery: QuerySpec<{
+  owner: z.ZodOptional<typeof addressParam>;
+  limit: z.ZodDefault<ReturnType<typeof intParam>>;
+  cursor: z.ZodOptional<typeof vaultsCursorParam>;
+}> = {
+  shape: {
+    owner: addressParam.optional(),
+    limit: intParam(1, LIMITS.vaults.max).default(LIMITS.vaults.default),
+    cursor: vaultsCursorParam.optional(),
+  },
+};
+
+export const noQuery: QuerySpec<Record<string, never>> = { shape: {} };
+
+function describeIssue(where: string, issue: z.core.$ZodIssue): string {
+  const path = issue.path.filter((p) => typeof p === 'string');
+  return `${[where, ...path].join('.')}: ${issue.message}`;
+}
+
+/**
+ * Validates the query string against `spec`: an unknown parameter, a repeated single-valued one,
+ * an empty value or one longer than LIMITS.valueLength is a 400, as is any schema failure.
+ */
+export function parseQuery<S extends z.ZodRawShape>(
+  c: Context,
+  spec: QuerySpec<S>,
+): z.output<z.ZodObject<S>> {
+  const url = c.req.url;
+  const q = url.indexOf('?');
+  const raw: Record<string, string | string[]> = {};
+  if (q >= 0) {
+    const repeat = new Set<string>(spec.repeat ?? []);
+    for (const [key, value] of new URLSearchParams(url.slice(q + 1))) {
+      const name = key.length > 64 ? `${key.slice(0, 64)}…` : key;
+      if (!Object.hasOwn(spec.shape, key))
+        throw badRequest(`query.${JSON.stringify(name)}: unknown query parameter`);
+      if (value === '') throw badRequest(`query.${key}: must not be empty`);
+      if (value.length > LIMITS.valueLength)
+        throw badRequest(`query.${key}: longer than ${LIMITS.valueLength} characters`);
+      const prev = raw[key];
+      if (repeat.has(key)) raw[key] = [...((prev as string[] | undefined) ?? []), value];
+      else if (prev !== undefined) throw badRequest(`query.${key}: given more than once`);
+      else raw[key] = value;
+    }
+  }
+  const parsed = z.object(spec.shape).safeParse(raw);
+  if (!parsed.success) throw badRequest(describeIssue('query', parsed.error.issues[0]!));
+  const problem = spec.refine?.(parsed.data);
+  if (problem) throw badRequest(problem);
+  return parsed.data;
+}
+
+/** Validates one path parameter. */
+export function parsePath<T>(c: Context, name: string, schema: z.ZodType<T>): T {
+  const parsed = schema.safeParse(c.req.param(name) ?? '');
+  if (!parsed.success) throw badRequest(`path.${name}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  return parsed.data;
+}

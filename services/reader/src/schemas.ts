@@ -1,0 +1,118 @@
+import { activityTypes, equityPointView, payloadSchemas, snapshotView } from '@vault-yield/domain';
+import { z } from 'zod';
+
+/**
+ * Response shapes the reader serves beyond the domain views (which it reuses as they are). The
+ * OpenAPI document is generated from these; the tests validate every response against it.
+ */
+const address = z
+  .string()
+  .regex(/^0x[0-9a-f]{40}$/)
+  .describe('lowercase 0x address');
+const hash = z
+  .string()
+  .regex(/^0x[0-9a-f]{64}$/)
+  .describe('lowercase 0x + 64 hex');
+const unixMs = z.number().int().nonnegative().describe('Unix time in milliseconds');
+
+export const activityType = z.enum(activityTypes as [string, ...string[]]).describe('Ledger event type');
+
+/** One ledger row per activity type, with `data` the record's payload as stored. */
+const ledgerVariants = activityTypes.map((type) =>
+  z.object({
+    id: z.string().describe('stable row id: chainId:blockHash:txHash:logIndex:vault'),
+    vault: address,
+    chainId: z.number().int().positive(),
+    type: z.literal(type),
+    txHash: hash,
+    blockNumber: z.number().int().nonnegative(),
+    blockHash: hash,
+    txIndex: z.number().int().min(-1).describe('transaction index in the block'),
+    logIndex: z.number().int().min(-1).describe('log index in the block'),
+    ts: unixMs.describe('block time, Unix milliseconds'),
+    data: payloadSchemas[type].describe(`payload of ${type}, as stored (amounts are raw token units)`),
+  }),
+);
+export const ledgerRow = z
+  .discriminatedUnion('type', ledgerVariants as unknown as [z.ZodObject, ...z.ZodObject[]])
+  .describe('One row of the activity ledger (seed §2.5)');
+
+export const strategyEntry = z.object({
+  id: z.string().describe('strategy id; vault snapshots name it in `strategy`'),
+  name: z.string().describe('display name'),
+  description: z.string().describe('display copy'),
+  riskNote: z.string().describe('display copy: the risks the strategy takes'),
+  pairs: z
+    .array(z.object({ a: z.string(), b: z.string(), venues: z.array(z.string()) }))
+    .describe('pools the strategy would aim at now (live screen output; not a static promise)'),
+  liveApr: z
+    .number()
+    .nullable()
+    .describe(
+      'realised annualised time-weighted return of the strategy vaults, flows removed, as a fraction (0.12 = 12 %/yr); null until enough history; never a projection',
+    ),
+  sigma: z
+    .number()
+    .nullable()
+    .describe('annualised standard deviation of daily returns, as a fraction; null with liveApr'),
+});
+
+export const universeAsset = z.object({
+  chainId: z.number().int().positive(),
+  address: address.describe('token address on chainId'),
+  symbol: z.string(),
+  name: z.string(),
+  category: z.enum(['major', 'stable', 'stock token', 'meme']),
+  decimals: z.number().int().min(0).max(36),
+  venues: z.array(z.string()).describe('venues with an eligible pool holding the asset'),
+  liquidityUsd: z.number().nonnegative().describe('USD value of the asset held in those pools'),
+});
+
+export const universePair = z.object({
+  chainId: z.number().int().positive(),
+  a: z.string().describe('symbol of tokenA'),
+  b: z.string().describe('symbol of tokenB'),
+  tokenA: address.describe('the lower of the two token addresses'),
+  tokenB: address,
+  venues: z.array(z.string()),
+  tvlUsd: z.number().nonnegative().describe('USD value locked in the pair’s pools across venues'),
+  emissions: z.boolean().describe('whether any of the pools pays reward emissions'),
+});
+
+export const vaultSummary = z.object({
+  vault: address,
+  owner: address,
+  chainId: z.number().int().positive(),
+  strategy: z.string(),
+  status: snapshotView.shape.status,
+  valueUsd: z.number(),
+  netUsd: z.number(),
+  createdAt: unixMs,
+  updatedAt: unixMs,
+});
+
+export const errorCodes = [
+  'invalid_request',
+  'not_found',
+  'method_not_allowed',
+  'rate_limited',
+  'unavailable',
+  'internal',
+] as const;
+export type ErrorCode = (typeof errorCodes)[number];
+
+export const errorBody = z.object({
+  error: z.object({
+    code: z.enum(errorCodes),
+    message: z.string().describe('human-readable; for invalid_request it names the parameter path'),
+  }),
+});
+
+export const health = z.object({ status: z.literal('ok') });
+export const ready = z.object({
+  status: z.literal('ready'),
+  schema: z.string(),
+  migration: z.number().int().describe('highest migration applied'),
+});
+
+export { equityPointView as equityPoint, snapshotView as snapshot };

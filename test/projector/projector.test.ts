@@ -1,0 +1,248 @@
+import type { VaultRecord } from '@vault-yield/domain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
+import { blockHash, createHistoryGenerator, type VaultModel } from './generator.js';
+import {
+  type Checksums,
+  checksums,
+  createTopic,
+  deleteTopics,
+  projector,
+  publish,
+  query,
+  VAULT_TABLES,
+} from './support.js';
+
+const brokers = () => kafkaBrokers();
+const dbs: TestDatabase[] = [];
+afterAll(async () => {
+  for (const db of dbs) await db.drop();
+  await deleteTopics();
+});
+
+async function database(label: string): Promise<TestDatabase> {
+  const db = await createTestDatabase(label);
+  dbs.push(db);
+  return db;
+}
+
+/** Projects `topic` into a fresh database with one in-process projector; returns the database. */
+async function project(topic: string, label: string): Promise<TestDatabase> {
+  const db = await database(label);
+  const p = projector({ brokers: brokers(), url: db.writerUrl, schema: db.schema, topic, group: label });
+  await p.start();
+  await p.caughtUp();
+  await p.stop();
+  return db;
+}
+
+describe('projector: duplicates and instances', () => {
+  const records = createHistoryGenerator({ vaults: 120, seed: 11 }).take(12_000);
+  let topic: string;
+  let baseline: Checksums;
+
+  beforeAll(async () => {
+    topic = uniqueTopic('proj-base');
+    await createTopic(brokers(), topic);
+    await publish(brokers(), topic, records);
+    const db = await project(topic, 'base');
+    baseline = await checksums(db.writerUrl, db.schema);
+    expect(baseline.ledger?.rows).toBe(records.length);
+  }, 120_000);
+
+  it('gives the same tables when every record is published twice', async () => {
+    const twice = uniqueTopic('proj-twice');
+    await createTopic(brokers(), twice);
+    await publish(brokers(), twice, records);
+    await publish(brokers(), twice, records);
+    const db = await database('twice');
+    const p = projector({
+      brokers: brokers(),
+      url: db.writerUrl,
+      schema: db.schema,
+      topic: twice,
+      group: 'twice',
+    });
+    await p.start();
+    await p.caughtUp();
+    const duplicates = (await p.metrics.duplicates.get()).values[0]?.value;
+    await p.stop();
+    expect(await checksums(db.writerUrl, db.schema, VAULT_TABLES)).toEqual(
+      Object.fromEntries(VAULT_TABLES.map((t) => [t, baseline[t]])),
+    );
+    expect(duplicates).toBe(records.length);
+  });
+
+  it('gives the same tables when two instances share the partitions and one stops mid-stream', async () => {
+    const db = await database('pair');
+    const mk = () =>
+      projector({
+        brokers: brokers(),
+        url: db.writerUrl,
+        schema: db.schema,
+        topic,
+        group: 'pair',
+        PROJECTOR_MAX_BATCH_BYTES: 128 * 1024,
+      });
+    const a = mk();
+    const b = mk();
+    await Promise.all([a.start(), b.start()]);
+    // Stop one once both have applied something and the stream is not finished.
+    let applied = { a: 0, b: 0 };
+    for (let i = 0; i < 600; i++) {
+      applied = {
+        a: (await a.metrics.applied.get()).values[0]?.value ?? 0,
+        b: (await b.metrics.applied.get()).values[0]?.value ?? 0,
+      };
+      if (applied.a > 0 && applied.b > 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await b.stop();
+    await a.caughtUp();
+    await a.stop();
+    expect(applied.a).toBeGreaterThan(0);
+    expect(applied.b).toBeGreaterThan(0);
+    expect(await checksums(db.writerUrl, db.schema)).toEqual(baseline);
+  });
+});
+
+describe('projector: poison records', () => {
+  it('dead-letters bad JSON, a schema failure and a fold refusal, and projects the rest', async () => {
+    const topic = uniqueTopic('proj-poison');
+    await createTopic(brokers(), topic, 1);
+    const gen = createHistoryGenerator({ vaults: 2, seed: 5 });
+    const before = gen.take(40);
+    const m = gen.vaults()[0] as VaultModel;
+    const badJson = Buffer.from('{"schemaVersion":1,');
+    const badSchema = Buffer.from(JSON.stringify({ ...before[1], vault: 'not-an-address' }));
+    const refused = gen.record(m, 'withdrawal', {
+      to: m.owner,
+      token: m.token0,
+      amount: `1${'0'.repeat(40)}`,
+    });
+    const after = gen.take(40);
+    await publish(brokers(), topic, before, [
+      { key: m.vault, value: badJson },
+      { key: m.vault, value: badSchema },
+    ]);
+    await publish(brokers(), topic, [refused, ...after]);
+
+    const db = await database('poison');
+    const p = projector({ brokers: brokers(), url: db.writerUrl, schema: db.schema, topic, group: 'poison' });
+    await p.start();
+    await p.caughtUp();
+    const counted = (await p.metrics.deadLetters.get()).values;
+    await p.stop();
+
+    const letters = await query<{ offset: number; partition: number; value: Buffer; reason: string }>(
+      db.writerUrl,
+      db.schema,
+      'select partition, "offset", value, reason from dead_letters order by "offset"',
+    );
+    expect(letters.map((l) => l.offset)).toEqual([40, 41, 42]);
+    expect(letters.every((l) => l.partition === 0)).toBe(true);
+    expect(letters[0]?.reason).toMatch(/^not JSON/);
+    expect(letters[0]?.value.equals(badJson)).toBe(true);
+    expect(letters[1]?.reason).toMatch(/^schema: vault/);
+    expect(letters[1]?.value.equals(badSchema)).toBe(true);
+    expect(letters[2]?.reason).toMatch(/^fold: insufficient-idle/);
+    expect(Object.fromEntries(counted.map((c) => [c.labels.kind, c.value]))).toEqual({ decode: 2, fold: 1 });
+
+    // Everything else is projected, including the vault's records after the poison.
+    const [ledger] = await query<{ n: number }>(
+      db.writerUrl,
+      db.schema,
+      'select count(*)::int as n from ledger',
+    );
+    expect(ledger?.n).toBe(before.length + after.length);
+    const applied = await query<{ vault: string; records_applied: number }>(
+      db.writerUrl,
+      db.schema,
+      'select vault, records_applied from vault_snapshot',
+    );
+    const all = [...before, ...after];
+    for (const row of applied) {
+      expect(row.records_applied).toBe(all.filter((r) => r.vault === row.vault).length);
+    }
+    const [offset] = await query<{ next_offset: number }>(
+      db.writerUrl,
+      db.schema,
+      'select next_offset from consumer_offsets',
+    );
+    expect(offset?.next_offset).toBe(before.length + 3 + after.length);
+  });
+});
+
+describe('projector: revert', () => {
+  it('removes the orphaned rows and re-folds the vault to the canonical history', async () => {
+    const gen = createHistoryGenerator({ vaults: 3, seed: 8 });
+    const history = gen.take(90);
+    const m = gen.vaults()[0] as VaultModel;
+    const b = gen.block() + 10;
+    const orphanHashes = [blockHash(b + 1, 1), blockHash(b + 2, 1), blockHash(b + 3, 1)];
+    const orphaned: VaultRecord[] = [
+      gen.record(
+        m,
+        'deposit',
+        { from: m.owner, token: m.token1, amount: '5000000000' },
+        { block: b + 1, blockHash: orphanHashes[0] as `0x${string}` },
+      ),
+      gen.record(m, 'mark', {}, { block: b + 2, blockHash: orphanHashes[1] as `0x${string}` }),
+      gen.record(m, 'mark', {}, { block: b + 3, blockHash: orphanHashes[2] as `0x${string}` }),
+    ];
+    const revert = gen.record(
+      m,
+      'revert',
+      { fromBlock: b + 1, orphanedBlockHashes: orphanHashes as [`0x${string}`] },
+      { block: b + 3, blockHash: blockHash(b + 3) },
+    );
+    const canonical: VaultRecord[] = [
+      gen.record(m, 'mark', {}, { block: b + 1, blockHash: blockHash(b + 1) }),
+      gen.record(m, 'mark', {}, { block: b + 3, blockHash: blockHash(b + 3) }),
+    ];
+
+    const reorged = uniqueTopic('proj-reorg');
+    const straight = uniqueTopic('proj-straight');
+    await createTopic(brokers(), reorged, 2);
+    await createTopic(brokers(), straight, 2);
+    // The orphaned records land in an earlier batch than the revert.
+    await publish(brokers(), reorged, [...history, ...orphaned]);
+    const db = await database('reorg');
+    const p = projector({
+      brokers: brokers(),
+      url: db.writerUrl,
+      schema: db.schema,
+      topic: reorged,
+      group: 'reorg',
+    });
+    await p.start();
+    await p.caughtUp();
+    const [mid] = await query<{ n: number }>(
+      db.writerUrl,
+      db.schema,
+      'select count(*)::int as n from ledger where vault = $1 and block_hash = any($2)',
+      [m.vault, orphanHashes],
+    );
+    expect(mid?.n).toBe(3);
+    // The revert, the canonical records, then the revert again (a republished duplicate).
+    await publish(brokers(), reorged, [revert, ...canonical, revert]);
+    await p.caughtUp();
+    const reverts = (await p.metrics.reverts.get()).values[0]?.value;
+    await p.stop();
+
+    await publish(brokers(), straight, [...history, ...canonical]);
+    const expected = await project(straight, 'straight');
+
+    const [left] = await query<{ n: number }>(
+      db.writerUrl,
+      db.schema,
+      'select count(*)::int as n from ledger where block_hash = any($1)',
+      [orphanHashes],
+    );
+    expect(left?.n).toBe(0);
+    expect(reverts).toBe(1);
+    expect(await checksums(db.writerUrl, db.schema, VAULT_TABLES)).toEqual(
+      await checksums(expected.writerUrl, expected.schema, VAULT_TABLES),
+    );
+  });
+});

@@ -1,0 +1,123 @@
+import { createLogger } from '@vault-yield/common';
+import type { VaultRecord } from '@vault-yield/domain';
+import { createLogAdmin, createPublisher, type RawMessage } from '@vault-yield/log';
+import { createProjector, type Projector, type ProjectorOptions } from '@vault-yield/projector';
+import { createPgPool } from '@vault-yield/store';
+
+export const PARTITIONS = 4;
+
+const created: { brokers: string[]; topic: string }[] = [];
+
+export async function createTopic(brokers: string[], topic: string, partitions = PARTITIONS): Promise<void> {
+  const admin = await createLogAdmin({ brokers, clientId: 'test-admin' });
+  try {
+    await admin.ensureTopic({ topic, partitions });
+    created.push({ brokers, topic });
+  } finally {
+    await admin.close();
+  }
+}
+
+/** Deletes the topics this file created (call in afterAll). */
+export async function deleteTopics(): Promise<void> {
+  for (const { brokers, topic } of created.splice(0)) {
+    const admin = await createLogAdmin({ brokers, clientId: 'test-admin' });
+    await admin.deleteTopic(topic).catch(() => {});
+    await admin.close();
+  }
+}
+
+export async function publish(
+  brokers: string[],
+  topic: string,
+  records: readonly VaultRecord[],
+  raw: readonly RawMessage[] = [],
+): Promise<void> {
+  const publisher = await createPublisher({ brokers, clientId: 'test-publisher', topic });
+  try {
+    await publisher.publish(records);
+    if (raw.length > 0) await publisher.publishRaw(raw);
+  } finally {
+    await publisher.close();
+  }
+}
+
+const silent = createLogger({ name: 'projector-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+/** An in-process projector on a test database. */
+export function projector(
+  opts: {
+    brokers: string[];
+    url: string;
+    schema: string;
+    topic: string;
+    group: string;
+  } & Partial<ProjectorOptions>,
+): Projector {
+  const { brokers, url, schema, topic, group, ...rest } = opts;
+  return createProjector({
+    KAFKA_BROKERS: brokers,
+    DATABASE_URL: url,
+    PROJECTION_SCHEMA: schema,
+    KAFKA_TOPIC: topic,
+    CONSUMER_GROUP: group,
+    KAFKA_SESSION_TIMEOUT_MS: 6_000,
+    logger: silent,
+    ...rest,
+  });
+}
+
+/** Columns compared per table: everything but wall-clock and sequence-generated columns. */
+const TABLES: Record<string, { cols: string; order: string }> = {
+  vault_snapshot: { cols: '*', order: 'vault' },
+  positions: { cols: '*', order: 'vault, position_id' },
+  equity_points: { cols: '*', order: 'vault, seq' },
+  ledger: { cols: '*', order: 'vault, chain_id, block_hash, tx_hash, log_index' },
+  dead_letters: {
+    cols: 'topic, partition, "offset", key, value, reason',
+    order: 'topic, partition, "offset"',
+  },
+  consumer_offsets: { cols: 'topic, partition, next_offset', order: 'topic, partition' },
+};
+
+export type Checksums = Record<string, { rows: number; md5: string }>;
+
+/** md5 of each table's rows in a fixed order: two projections are equal iff these are. */
+export async function checksums(
+  url: string,
+  schema: string,
+  tables = Object.keys(TABLES),
+): Promise<Checksums> {
+  const pool = createPgPool({ url, schema, applicationName: 'test-checksums', max: 1 });
+  try {
+    const out: Checksums = {};
+    for (const table of tables) {
+      const spec = TABLES[table];
+      if (!spec) throw new Error(`no checksum spec for ${table}`);
+      const { rows } = await pool.query<{ n: number; md5: string | null }>(
+        `select count(*)::int as n, md5(coalesce(string_agg(t::text, E'\\n' order by ${spec.order}), '')) as md5
+         from (select ${spec.cols} from ${table}) t`,
+      );
+      out[table] = { rows: rows[0]?.n ?? 0, md5: rows[0]?.md5 ?? '' };
+    }
+    return out;
+  } finally {
+    await pool.end();
+  }
+}
+
+export const VAULT_TABLES = ['vault_snapshot', 'positions', 'equity_points', 'ledger'];
+
+export async function query<T extends Record<string, unknown>>(
+  url: string,
+  schema: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  const pool = createPgPool({ url, schema, applicationName: 'test-query', max: 1 });
+  try {
+    return (await pool.query<T>(sql, params)).rows;
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,79 @@
+import { createLogger } from '@vault-yield/common';
+import { createReader, type Reader, type ReaderConfig, readerConfig } from '@vault-yield/reader';
+import type { TestDatabase } from '../harness/index.js';
+import { OpenApiValidator } from './openapi-validator.js';
+
+export interface Res {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** Parsed JSON body (undefined when not JSON or empty). */
+  body: unknown;
+}
+
+export interface TestReader {
+  reader: Reader;
+  url: string;
+  validator: OpenApiValidator;
+  /** Every response goes through the OpenAPI validator: a mismatch throws. */
+  get(path: string, headers?: Record<string, string>): Promise<Res>;
+  request(method: string, path: string, headers?: Record<string, string>): Promise<Res>;
+  stop(): Promise<void>;
+}
+
+/** Starts a reader on a free port against `db` (read-only role) and loads its /openapi.json. */
+export async function startReader(
+  db: TestDatabase,
+  overrides: Partial<ReaderConfig> = {},
+): Promise<TestReader> {
+  const reader = createReader(
+    readerConfig(db.readerUrl, {
+      schema: db.schema,
+      port: 0,
+      host: '127.0.0.1',
+      rateLimit: { ratePerSecond: 0, burst: 1, trustProxy: false },
+      logger: createLogger({ name: 'reader-test', level: 'silent' }),
+      ...overrides,
+    }),
+  );
+  const { url } = await reader.start();
+  const doc = (await (await fetch(`${url}/openapi.json`)).json()) as Record<string, unknown>;
+  const validator = new OpenApiValidator(doc);
+
+  async function request(method: string, path: string, headers: Record<string, string> = {}): Promise<Res> {
+    const target = new URL(`${url}${path}`);
+    const res = await fetch(target, { method, headers });
+    const text = await res.text();
+    const contentType = res.headers.get('content-type');
+    let body: unknown;
+    if (contentType?.startsWith('application/json') && text !== '') body = JSON.parse(text);
+    validator.check({
+      method,
+      path: target.pathname, // as the server sees it (dot segments resolved)
+      status: res.status,
+      contentType,
+      body: body ?? (text === '' ? undefined : text),
+    });
+    return { status: res.status, headers: res.headers, text, body };
+  }
+
+  return {
+    reader,
+    url,
+    validator,
+    get: (path, headers) => request('GET', path, headers),
+    request,
+    stop: () => reader.stop(),
+  };
+}
+
+/** Asserts the one error shape and returns its code. */
+export function errorCode(r: Res): string {
+  const b = r.body as { error?: { code?: unknown; message?: unknown } } | undefined;
+  if (!b?.error || typeof b.error.code !== 'string' || typeof b.error.message !== 'string')
+    throw new Error(`not the error shape: ${r.status} ${r.text.slice(0, 200)}`);
+  if (Object.keys(b).length !== 1 || Object.keys(b.error).length !== 2)
+    throw new Error(`error body has extra fields: ${r.text.slice(0, 200)}`);
+  if (/\n\s+at |node_modules|\.ts:\d+/.test(r.text)) throw new Error(`stack trace leaked: ${r.text}`);
+  return b.error.code;
+}
