@@ -94,6 +94,8 @@ async function main() {
           KAFKA_TOPIC: topic,
           CONSUMER_GROUP: `bench-${topic}`,
           MIGRATE: 'false',
+          // The vault projector alone: the market topics are not part of this run.
+          MARKET_PROJECTION: 'false',
           LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
         },
         stdio: ['ignore', 'inherit', 'inherit'],

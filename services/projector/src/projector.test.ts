@@ -21,7 +21,7 @@ describe('projector config', () => {
       KAFKA_TOPIC: 'vault-records',
       CONSUMER_GROUP: 'vault-yield-projector',
       LOG_LEVEL: 'info',
-      MIGRATE: true,
+      MIGRATE: false,
     });
     expect(c.METRICS_PORT).toBeUndefined();
   });
