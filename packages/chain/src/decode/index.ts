@@ -1,5 +1,13 @@
 import { payloadSchemas } from '@vault-yield/domain';
-import { type AbiEvent, type Address, decodeEventLog, getAddress, type Hex } from 'viem';
+import {
+  type AbiEvent,
+  type AbiParameter,
+  type Address,
+  decodeAbiParameters,
+  getAddress,
+  type Hex,
+  toEventSelector,
+} from 'viem';
 import {
   answerUpdatedEventAbi,
   eventTopics,
@@ -51,6 +59,48 @@ const allEventsAbi: readonly AbiEvent[] = [
   answerUpdatedEventAbi,
 ];
 const recordTopics = new Set<Hex>([eventTopics.vaultCreated, ...eventTopics.vault]);
+
+/**
+ * topic0 → the event and its inputs split by `indexed`, computed once: decoding is on the
+ * indexer's hot path, and viem's decodeEventLog hashes every candidate's signature per call.
+ */
+const eventsByTopic = new Map(
+  allEventsAbi.map((event) => [
+    toEventSelector(event),
+    {
+      event,
+      indexed: event.inputs.filter((i) => i.indexed),
+      data: event.inputs.filter((i) => !i.indexed),
+    },
+  ]),
+);
+
+/** Decodes topics and data against one known event, as strictly as viem's decodeEventLog. */
+function decodeKnownEvent(
+  topic0: Hex,
+  topics: readonly Hex[],
+  data: Hex,
+): { eventName: string; args: Record<string, unknown> } {
+  const entry = eventsByTopic.get(topic0);
+  if (!entry) throw new Error(`unknown event topic ${topic0}`);
+  if (topics.length !== entry.indexed.length + 1) {
+    throw new Error(`expected ${entry.indexed.length} indexed topics, got ${topics.length - 1}`);
+  }
+  const args: Record<string, unknown> = {};
+  entry.indexed.forEach((input: AbiParameter, i) => {
+    // Every indexed input of these events is a static type, carried whole in its topic.
+    args[input.name ?? ''] = decodeAbiParameters([input], topics[i + 1]!)[0];
+  });
+  if (entry.data.length > 0) {
+    const values = decodeAbiParameters(entry.data, data);
+    entry.data.forEach((input, i) => {
+      args[input.name ?? ''] = values[i];
+    });
+  } else if (data !== '0x') {
+    throw new Error('unexpected data for an event without data fields');
+  }
+  return { eventName: entry.event.name, args };
+}
 const knownTopics = new Set<Hex>([
   ...eventTopics.factory,
   ...eventTopics.vault,
@@ -135,10 +185,7 @@ function decodeUnsafe(log: RawLog): DecodeLogResult {
 
   let decoded: { eventName: string; args: Record<string, unknown> };
   try {
-    decoded = decodeEventLog({ abi: allEventsAbi, topics: log.topics, data: log.data, strict: true }) as {
-      eventName: string;
-      args: Record<string, unknown>;
-    };
+    decoded = decodeKnownEvent(topic0, log.topics as Hex[], log.data);
   } catch (e) {
     const msg = (e as Error & { shortMessage?: string }).shortMessage ?? (e as Error).message;
     return fail(log, `ABI decode failed: ${msg.split('\n')[0]}`);
@@ -148,9 +195,8 @@ function decodeUnsafe(log: RawLog): DecodeLogResult {
   if (!recordTopics.has(topic0))
     return { ok: true, kind: 'market', event: marketEvent(log, pos, eventName, args) };
 
-  const abiEvent = allEventsAbi.find((e) => e.name === eventName)!;
   const raw: Record<string, unknown> = {};
-  for (const input of abiEvent.inputs) {
+  for (const input of eventsByTopic.get(topic0)!.event.inputs) {
     const converted = toJsonValue(input.type, args[input.name ?? '']);
     if ('error' in converted) return fail(log, `${eventName}.${input.name}: ${converted.error}`);
     raw[input.name ?? ''] = converted.v;
