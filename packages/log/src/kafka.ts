@@ -24,6 +24,9 @@ export function kafkaClient(config: LogClientConfig): Kafka {
       ({ namespace, level, log }: LogEntry) => {
         if (!logger) return;
         const { message, ...extra } = log;
+        // Our publishers retry a bounded number of times on purpose: a send that still fails is
+        // not checkpointed and is republished later (duplicates are harmless), so EoS holds.
+        if (message.startsWith('Limiting retries for the idempotent producer')) return;
         const fields = { kafka: namespace, ...extra };
         if (level === logLevel.ERROR) logger.error(fields, message);
         else if (level === logLevel.WARN) logger.warn(fields, message);

@@ -1,5 +1,5 @@
 import { encodeRecord, type VaultRecord } from '@vault-yield/domain';
-import { CompressionTypes, type Message } from 'kafkajs';
+import { CompressionTypes, type Message, Partitioners } from 'kafkajs';
 import { kafkaClient, type LogClientConfig } from '../kafka.js';
 
 /** A message as bytes, for callers that publish something other than a valid record. */
@@ -27,6 +27,8 @@ export interface Publisher {
 
 export async function createPublisher(config: PublisherConfig): Promise<Publisher> {
   const producer = kafkaClient(config).producer({
+    // Java-compatible murmur2 partitioning: a vault lands on the same partition as Java clients put it.
+    createPartitioner: Partitioners.DefaultPartitioner,
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,

@@ -97,8 +97,15 @@ optionally of one owner, paginated like events (limit default ${LIMITS.vaults.de
 returned **whole** (no pagination): they are small and bounded (at most 1000 entries each).
 The universe endpoints return only what passed the latest screen, in its output order; the ranking
 model itself is not exposed. \`X-Screen-Version\` and \`X-Screened-At\` (Unix ms) name the screen
-run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), null until the strategy
-has enough history; never projections. Strategy \`pairs\` reflect the live screen and change as it
+run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), never projections,
+computed from the strategy's vaults' equity points: each vault's sub-period return between two
+points is r = (V_k − F_k) / V_{k−1} − 1, where F_k is the net flow (capital in − out) between them
+and V_k the value just after it (time-weighted: flows removed; performance fees are not flows, so
+figures are net of fees); sub-periods are chained within each UTC day; a strategy's daily return
+is the mean of its vaults' daily returns weighted by their value at the start of the day.
+\`liveApr\` = (Π(1 + r_d) − 1) · 365 / n and \`sigma\` = sample standard deviation of the daily
+returns · √365, over the n daily returns on record. Both are null while n is below the configured
+minimum (default 30 daily returns), and recomputed every few minutes. Strategy \`pairs\` reflect the live screen and change as it
 re-ranks. Asset categories: \`major\`, \`stable\`, \`stock token\`, \`meme\`.
 
 ## Errors
