@@ -1,4 +1,4 @@
-import { ident, type Pool, type PoolClient } from '../pool/index.js';
+import { ident, type Pool, type PoolClient, withTransaction } from '../pool/index.js';
 import { schemaTables } from './lifecycle.js';
 
 type Queryable = Pick<Pool, 'query'>;
@@ -161,17 +161,6 @@ export async function schemaChecksums(db: Queryable, schema: string): Promise<Re
 }
 
 /** Runs `fn` in one read-only REPEATABLE READ transaction: every query sees the same snapshot. */
-export async function withSnapshot<T>(pool: Pool, fn: (db: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin isolation level repeatable read read only');
-    const out = await fn(client);
-    await client.query('commit');
-    return out;
-  } catch (err) {
-    await client.query('rollback').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+export function withSnapshot<T>(pool: Pool, fn: (db: PoolClient) => Promise<T>): Promise<T> {
+  return withTransaction(pool, fn, 'begin isolation level repeatable read read only');
 }

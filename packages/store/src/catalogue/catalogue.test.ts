@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCatalogue, makeScreen } from '../../../../test/fixtures/screen.js';
 import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
-import { createPgPool, type Pool, type PoolClient } from '../pool/index.js';
+import { createPgPool, type Pool, type PoolClient, withTransaction } from '../pool/index.js';
 import { applyCatalogue, applyScreen } from './index.js';
 
 describe('screen and catalogue projection', () => {
@@ -16,17 +16,7 @@ describe('screen and catalogue projection', () => {
     await db.drop();
   });
 
-  async function inTx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
-    const client = await pool.connect();
-    try {
-      await client.query('begin');
-      const out = await fn(client);
-      await client.query('commit');
-      return out;
-    } finally {
-      client.release();
-    }
-  }
+  const inTx = <T>(fn: (c: PoolClient) => Promise<T>) => withTransaction(pool, fn);
   const screenVersion = async () =>
     (await pool.query<{ version: string }>('select version from screen_meta')).rows[0]?.version;
   const pairsOf = async (id: string) =>

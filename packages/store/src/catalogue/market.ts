@@ -1,5 +1,5 @@
 import type { ScreenResult, StrategyCatalogue } from '@vault-yield/domain';
-import type { Pool } from '../pool/index.js';
+import { type Pool, withTransaction } from '../pool/index.js';
 import { createProjectionStore } from '../projection/index.js';
 import type { DeadLetterRow, PartitionOffset } from '../projection/rows.js';
 import { projectionTx } from '../projection/tx.js';
@@ -29,11 +29,8 @@ export function createMarketStore(pool: Pool): MarketStore {
   const projection = createProjectionStore(pool);
   return {
     storedOffsets: projection.storedOffsets,
-    async applyBatch(commit, items) {
-      const client = await pool.connect();
-      let failed = false;
-      try {
-        await client.query('begin');
+    applyBatch: (commit, items) =>
+      withTransaction(pool, async (client) => {
         const tx = projectionTx(client);
         const stored = BigInt(
           (await tx.lockPartition(commit.groupId, commit.topic, commit.partition)) ?? '0',
@@ -50,15 +47,7 @@ export function createMarketStore(pool: Pool): MarketStore {
         }
         await tx.insertDeadLetters(dead);
         if (BigInt(commit.nextOffset) > stored) await tx.savePartition(commit);
-        await client.query('commit');
         return outcomes;
-      } catch (err) {
-        failed = true;
-        await client.query('rollback').catch(() => {});
-        throw err;
-      } finally {
-        client.release(failed);
-      }
-    },
+      }),
   };
 }

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '../pool/index.js';
+import { type Pool, type PoolClient, withTransaction } from '../pool/index.js';
 
 /** Last block whose records Kafka acknowledged (and whose state is saved). */
 export interface IndexerCheckpoint {
@@ -81,21 +81,6 @@ export interface IndexerStore {
   dropBlocks(chainId: number, blockHashes: readonly string[]): Promise<void>;
   recordBadLog(row: BadLogRow): Promise<void>;
   badLogs(chainId: number): Promise<BadLogRow[]>;
-}
-
-async function inTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const out = await fn(client);
-    await client.query('commit');
-    return out;
-  } catch (err) {
-    await client.query('rollback').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
 }
 
 async function upsertVaults(
@@ -210,14 +195,14 @@ export function createIndexerStore(pool: Pool): IndexerStore {
 
     async saveBlocks(chainId, blocks, newVaults = []) {
       if (blocks.length === 0 && newVaults.length === 0) return;
-      await inTx(pool, async (client) => {
+      await withTransaction(pool, async (client) => {
         await upsertVaults(client, chainId, newVaults);
         if (blocks.length > 0) await insertBlocks(client, chainId, blocks);
       });
     },
 
     async commit(chainId, c) {
-      await inTx(pool, async (client) => {
+      await withTransaction(pool, async (client) => {
         await upsertVaults(client, chainId, c.vaults);
         await saveCheckpoint(client, chainId, c.checkpoint);
         if (c.pruneBelow !== undefined) {
@@ -230,7 +215,7 @@ export function createIndexerStore(pool: Pool): IndexerStore {
     },
 
     async rewind(chainId, r) {
-      await inTx(pool, async (client) => {
+      await withTransaction(pool, async (client) => {
         await client.query('delete from indexer_blocks where chain_id = $1 and block_number > $2', [
           chainId,
           r.ancestor.blockNumber,

@@ -41,3 +41,28 @@ export function ident(name: string): string {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`invalid SQL identifier: ${name}`);
   return `"${name}"`;
 }
+
+/**
+ * Runs `fn` in one transaction on one client: commits when it resolves, rolls back when it
+ * throws. A client whose transaction failed is discarded rather than reused (it may be broken).
+ */
+export async function withTransaction<T>(
+  pool: Pool,
+  fn: (client: PoolClient) => Promise<T>,
+  begin = 'begin',
+): Promise<T> {
+  const client = await pool.connect();
+  let failed = false;
+  try {
+    await client.query(begin);
+    const out = await fn(client);
+    await client.query('commit');
+    return out;
+  } catch (err) {
+    failed = true;
+    await client.query('rollback').catch(() => {});
+    throw err;
+  } finally {
+    client.release(failed);
+  }
+}

@@ -20,6 +20,7 @@ export const rebuildCommand: Command = {
   summary: 'fold the whole log into a fresh schema, then switch the reader to it (zero downtime)',
   help: `usage: vault-yield rebuild [--schema NAME] [--group NAME] [--topic NAME] [--dry-run]
                          [--follow] [--retire-old] [--grace DURATION] [--no-market] [--logged]
+                         [--all-indexes]
        vault-yield rebuild switch --schema NAME
        vault-yield rebuild retire [--grace DURATION] [--dry-run]
        vault-yield rebuild list [--json]
@@ -46,7 +47,8 @@ options:
   --retire-old       after the switch, drop retired schemas older than the grace period
   --grace DURATION   grace period for retiring (default ${DEFAULT_GRACE}; e.g. 30m, 24h, 7d)
   --no-market        do not fold the screen / catalogue topics
-  --logged           build logged and with every index from the start (slower, no finalize step)
+  --logged           build logged tables (no SET LOGGED rewrite at the end; more WAL while folding)
+  --all-indexes      keep the secondary indexes while folding (no index build at the end)
 
 subcommands:
   switch --schema NAME   point the views at NAME now (bootstrap, or roll back to a retired schema)
@@ -72,6 +74,7 @@ environment:
         grace: { type: 'string', default: DEFAULT_GRACE },
         'no-market': { type: 'boolean', default: false },
         logged: { type: 'boolean', default: false },
+        'all-indexes': { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
       },
     });
@@ -145,7 +148,8 @@ environment:
         topic,
         purpose: known?.purpose === 'reindex' ? 'reindex' : 'rebuild',
         market: !values['no-market'],
-        fast: !values.logged,
+        unlogged: !values.logged,
+        deferIndexes: !values['all-indexes'],
         finalize: true,
         log,
       });

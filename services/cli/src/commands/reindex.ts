@@ -79,6 +79,7 @@ environment:
         grace: { type: 'string' },
         'no-market': { type: 'boolean' },
         logged: { type: 'boolean' },
+        'all-indexes': { type: 'boolean' },
       },
     });
     if (!values.topic) {

@@ -27,8 +27,10 @@ export interface BuildSpec {
   purpose: BuildPurpose;
   /** Fold the market topics too, when they exist (decided once, recorded with the build). */
   market: boolean;
-  /** Unlogged tables and deferred secondary indexes while folding. */
-  fast: boolean;
+  /** Unlogged tables while folding (SET LOGGED at finalize). */
+  unlogged: boolean;
+  /** Secondary indexes dropped while folding (built at finalize). */
+  deferIndexes: boolean;
   /** Build the deferred indexes and SET LOGGED once caught up (needed before serving). */
   finalize: boolean;
   log: Logger;
@@ -126,8 +128,8 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
       viewsSchema: views,
       schema: spec.schema,
       readerRole: env.READER_ROLE,
-      unlogged: spec.fast,
-      deferIndexes: spec.fast,
+      unlogged: spec.unlogged,
+      deferIndexes: spec.deferIndexes,
     });
 
     // Every topic the build folds, with the group its offsets are stored under.

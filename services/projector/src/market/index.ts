@@ -17,7 +17,20 @@ export interface MarketProjectorOptions {
   /** How often liveApr/sigma are recomputed; 0 disables the timer. */
   statsIntervalMs: number;
   minDailyReturns: number;
+  /**
+   * When set, the Kafka group is `<offsets group>.<suffix>` instead of the offsets group itself:
+   * a one-off run (a rebuild) then never waits for a killed run's session to expire. Offsets are
+   * always keyed by `<groupId>-screen` / `<groupId>-catalogue` in Postgres.
+   */
+  kafkaGroupSuffix?: string;
+  sessionTimeoutMs?: number;
 }
+
+/** Where each market topic's offsets are stored (the consumer group key in consumer_offsets). */
+export const marketGroups = (groupId: string) => ({
+  screen: `${groupId}-screen`,
+  catalogue: `${groupId}-catalogue`,
+});
 
 export interface MarketProjector {
   start(): Promise<void>;
@@ -37,14 +50,17 @@ export function createMarketProjector(options: MarketProjectorOptions): MarketPr
   let timer: NodeJS.Timeout | null = null;
 
   function consumerFor(kind: MarketKind, topic: string): BatchConsumer {
+    const offsetsGroup = marketGroups(options.groupId)[kind];
     return createBatchConsumer<DecodedMarket>({
       brokers: options.brokers,
       clientId: `vault-yield-market-${kind}`,
       logger: log,
-      groupId: `${options.groupId}-${kind}`,
+      groupId: options.kafkaGroupSuffix ? `${offsetsGroup}.${options.kafkaGroupSuffix}` : offsetsGroup,
+      offsetsGroupId: offsetsGroup,
+      sessionTimeoutMs: options.sessionTimeoutMs,
       topic,
       decode: (value) => decodeMarket(kind, value),
-      storedOffsets: (t, partitions) => store.storedOffsets(`${options.groupId}-${kind}`, t, partitions),
+      storedOffsets: (t, partitions) => store.storedOffsets(offsetsGroup, t, partitions),
       async handleBatch(batch, control) {
         if (!control.isActive()) return undefined;
         const items: MarketItem[] = batch.messages.map((m) =>

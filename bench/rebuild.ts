@@ -1,0 +1,112 @@
+/**
+ * Rebuild throughput: publishes BENCH_RECORDS (default 1,000,000) generated records across
+ * BENCH_VAULTS (default 1,000) vaults into a fresh topic, then times `vault-yield rebuild` (the
+ * real CLI, spawned) folding them from offset 0 into a fresh schema, building the indexes,
+ * setting the tables logged and switching the views. Prints the phases and ends with exactly one
+ * line `rebuild: <records/s> records/s` (records / wall time of the whole command, process start
+ * included).
+ *
+ * Env: KAFKA_BROKERS / DATABASE_URL (else the local runners, as the tests resolve them),
+ * BENCH_RECORDS, BENCH_VAULTS, BENCH_PARTITIONS (default 4), BENCH_KEEP=true keeps topic and database,
+ * BENCH_REBUILD_ARGS (extra rebuild options, e.g. `--logged`), BENCH_VARIANTS (`;`-separated option
+ * sets, e.g. `;--logged`: one rebuild of the same topic each; the last line reports the first).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { createLogAdmin, createPublisher } from '@vault-yield/log';
+import { createPgPool, migrate } from '@vault-yield/store';
+import { dropDatabase, ensureProjectDatabase, ensureRoles, ROLES } from '../infra/postgres/index.js';
+import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
+import { createHistoryGenerator } from '../test/projector/generator.js';
+
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
+const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
+const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 4);
+const KEEP = process.env.BENCH_KEEP === 'true';
+/** Extra rebuild options, e.g. `--logged` (space-separated). */
+const EXTRA = (process.env.BENCH_REBUILD_ARGS ?? '').split(' ').filter(Boolean);
+/** `;`-separated option sets, one rebuild each (the first is the reported figure). */
+const VARIANTS = (process.env.BENCH_VARIANTS ?? '').split(';');
+const root = join(import.meta.dirname, '..');
+
+async function main() {
+  const [kafka, postgres] = await Promise.all([resolveKafka(), resolvePostgres()]);
+  console.log(`kafka: ${kafka.description}; postgres: ${postgres.description}`);
+  const brokers = kafka.url.split(',');
+  const topic = `bench-rebuild-${Date.now().toString(36)}`;
+  const database = `bench_rebuild_${randomBytes(4).toString('hex')}`;
+  await ensureRoles(postgres.url);
+  const db = await ensureProjectDatabase(postgres.url, database);
+  const admin = await createLogAdmin({ brokers, clientId: 'bench-admin' });
+  try {
+    // The schema live before the rebuild (empty: the bench times the rebuild alone).
+    const migratePool = createPgPool({ url: db.writerUrl, applicationName: 'bench-migrate', max: 1 });
+    await migrate(migratePool, 'vault_yield', ROLES.reader);
+    await migratePool.end();
+    await admin.ensureTopic({ topic, partitions: PARTITIONS });
+
+    const publisher = await createPublisher({ brokers, clientId: 'bench-publisher', topic });
+    const gen = createHistoryGenerator({ vaults: VAULTS, seed: 4242 });
+    const t0 = performance.now();
+    for (let done = 0; done < RECORDS; ) {
+      const n = Math.min(50_000, RECORDS - done);
+      await publisher.publish(gen.take(n));
+      done += n;
+    }
+    await publisher.close();
+    console.log(
+      `produced ${RECORDS} records for ${VAULTS} vaults in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
+
+    // One rebuild per variant (extra rebuild options), each into its own schema, same topic.
+    const figures: number[] = [];
+    for (const [i, variant] of VARIANTS.entries()) {
+      const args = [...EXTRA, ...variant.split(' ').filter(Boolean)];
+      const start = performance.now();
+      const child = spawn(
+        process.execPath,
+        [
+          join(root, 'services/cli/bin/vault-yield.js'),
+          'rebuild',
+          '--schema',
+          `vault_yield_bench_${i}`,
+          '--no-market',
+          ...args,
+        ],
+        {
+          cwd: root,
+          env: {
+            ...process.env,
+            KAFKA_BROKERS: brokers.join(','),
+            DATABASE_URL: db.writerUrl,
+            KAFKA_TOPIC: topic,
+            READER_ROLE: ROLES.reader,
+            LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+          },
+          stdio: ['ignore', 'inherit', 'inherit'],
+        },
+      );
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      if (code !== 0) throw new Error(`rebuild exited with ${code}`);
+      const seconds = (performance.now() - start) / 1000;
+      figures.push(RECORDS / seconds);
+      console.log(
+        `variant [${args.join(' ') || 'default'}]: ${RECORDS} records in ${seconds.toFixed(1)} s (process start, indexes, SET LOGGED, switch included) = ${Math.round(RECORDS / seconds)} records/s`,
+      );
+    }
+    console.log(`rebuild: ${Math.round(figures[0] ?? 0)} records/s`);
+  } finally {
+    if (!KEEP) {
+      await admin.deleteTopic(topic).catch(() => {});
+      await dropDatabase(postgres.url, database).catch(() => {});
+    }
+    await admin.close();
+    await Promise.all([kafka.stop(), postgres.stop()]);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
