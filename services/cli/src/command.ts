@@ -1,7 +1,5 @@
-/** One CLI command: `vault-yield <name> [options]`. */
+/** One CLI command: `vault-yield <name> [options]` (its name and summary live in commands/index.ts). */
 export interface Command {
-  name: string;
-  summary: string;
   /** Full `--help` text: usage, options, environment. */
   help: string;
   run(argv: string[]): Promise<number>;

@@ -1,2 +1,2 @@
 export type { Command } from './command.js';
-export { commands } from './commands/index.js';
+export { type CommandEntry, commands } from './commands/index.js';

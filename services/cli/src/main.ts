@@ -19,11 +19,12 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage());
     return name ? 0 : 2;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
+  const entry = commands.find((c) => c.name === name);
+  if (!entry) {
     console.error(`unknown command: ${name}\n\n${usage()}`);
     return 2;
   }
+  const command = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
     console.log(command.help);
     return 0;

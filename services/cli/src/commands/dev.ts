@@ -46,8 +46,6 @@ environment:
   LOG_LEVEL            pino level (default info)`;
 
 export const devCommand: Command = {
-  name: 'dev',
-  summary: 'run everything locally with the demo scenario and print the reader URL',
   help,
   async run(argv) {
     const { values } = parseArgs({

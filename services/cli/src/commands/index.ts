@@ -1,19 +1,47 @@
 import type { Command } from '../command.js';
-import { devCommand } from './dev.js';
-import { migrateCommand } from './migrate.js';
-import { publishCommand } from './publish.js';
-import { rebuildCommand } from './rebuild.js';
-import { reindexCommand } from './reindex.js';
-import { statusCommand } from './status.js';
-import { verifyCommand } from './verify.js';
+
+/** A command as `--help` lists it; its module is loaded only when it runs (fast start-up). */
+export interface CommandEntry {
+  name: string;
+  summary: string;
+  load: () => Promise<Command>;
+}
 
 /** Every command of the CLI, in the order `--help` lists them. */
-export const commands: Command[] = [
-  devCommand,
-  migrateCommand,
-  publishCommand,
-  rebuildCommand,
-  verifyCommand,
-  reindexCommand,
-  statusCommand,
+export const commands: CommandEntry[] = [
+  {
+    name: 'dev',
+    summary: 'run everything locally with the demo scenario and print the reader URL',
+    load: async () => (await import('./dev.js')).devCommand,
+  },
+  {
+    name: 'migrate',
+    summary: 'apply pending database migrations to the projection schema',
+    load: async () => (await import('./migrate.js')).migrateCommand,
+  },
+  {
+    name: 'publish',
+    summary: 'validate a screen result or strategy catalogue file and publish it to its topic',
+    load: async () => (await import('./publish.js')).publishCommand,
+  },
+  {
+    name: 'rebuild',
+    summary: 'fold the whole log into a fresh schema, then switch the reader to it (zero downtime)',
+    load: async () => (await import('./rebuild.js')).rebuildCommand,
+  },
+  {
+    name: 'verify',
+    summary: 'fold the log into a scratch schema and compare it with the live projection',
+    load: async () => (await import('./verify.js')).verifyCommand,
+  },
+  {
+    name: 'reindex',
+    summary: 'rebuild the log itself from the chain into a new topic, then rebuild from it',
+    load: async () => (await import('./reindex.js')).reindexCommand,
+  },
+  {
+    name: 'status',
+    summary: 'indexer head vs chain head, projector lag per partition, live schema, dead letters',
+    load: async () => (await import('./status.js')).statusCommand,
+  },
 ];

@@ -12,8 +12,6 @@ const configSchema = z.object({
 });
 
 export const migrateCommand: Command = {
-  name: 'migrate',
-  summary: 'apply pending database migrations to the projection schema',
   help: `usage: vault-yield migrate [--schema NAME]
 
 Applies the versioned migrations of packages/store to the projection schema, in one

@@ -38,8 +38,6 @@ export function validateMarketFile(
 }
 
 export const publishCommand: Command = {
-  name: 'publish',
-  summary: 'validate a screen result or strategy catalogue file and publish it to its topic',
   help: `usage: vault-yield publish <screen|catalogue> FILE [--dry-run]
 
 Validates FILE (JSON) against the screen-result or strategy-catalogue schema and publishes it to

@@ -16,8 +16,6 @@ import { cliLogger, opsEnvSchema, optionValue, parseDuration, stamp } from '../o
 const DEFAULT_GRACE = '1h';
 
 export const rebuildCommand: Command = {
-  name: 'rebuild',
-  summary: 'fold the whole log into a fresh schema, then switch the reader to it (zero downtime)',
   help: `usage: vault-yield rebuild [--schema NAME] [--group NAME] [--topic NAME] [--dry-run]
                          [--follow] [--retire-old] [--grace DURATION] [--no-market] [--logged]
                          [--all-indexes]

@@ -35,8 +35,6 @@ export function namespaceFor(topic: string): string {
 }
 
 export const reindexCommand: Command = {
-  name: 'reindex',
-  summary: 'rebuild the log itself from the chain into a new topic, then rebuild from it',
   help: `usage: vault-yield reindex --topic NEW [--namespace NAME] [--partitions N] [--start-block N]
                          [--no-rebuild] [rebuild options: --schema, --group, --dry-run, --follow, …]
 

@@ -60,8 +60,6 @@ export interface StatusReport {
 }
 
 export const statusCommand: Command = {
-  name: 'status',
-  summary: 'indexer head vs chain head, projector lag per partition, live schema, dead letters',
   help: `usage: vault-yield status [--json]
 
 Reports, for operators:

@@ -19,8 +19,6 @@ import { cliLogger, opsEnvSchema, optionValue, parseDuration, stamp } from '../o
 import { marketGroups } from '../ops/market.js';
 
 export const verifyCommand: Command = {
-  name: 'verify',
-  summary: 'fold the log into a scratch schema and compare it with the live projection',
   help: `usage: vault-yield verify [--live NAME] [--schema NAME] [--keep] [--timeout DURATION] [--json]
                         [--no-market]
 
