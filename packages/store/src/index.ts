@@ -20,7 +20,14 @@ export {
   migrations,
   resetSchema,
 } from './migrations/index.js';
-export { createPgPool, ident, type PgPoolConfig, type Pool, type PoolClient, withTransaction } from './pool/index.js';
+export {
+  createPgPool,
+  ident,
+  type PgPoolConfig,
+  type Pool,
+  type PoolClient,
+  withTransaction,
+} from './pool/index.js';
 export {
   comparePosition,
   createProjectionStore,
