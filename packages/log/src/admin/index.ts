@@ -34,6 +34,21 @@ export interface LogAdmin {
 export async function createLogAdmin(config: LogClientConfig): Promise<LogAdmin> {
   const admin = kafkaClient(config).admin();
   await admin.connect();
+
+  async function waitForLeaders(topic: string, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+        if (topics[0]?.partitions.every((p) => p.leader >= 0)) return;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+      }
+      if (Date.now() > deadline) throw new Error(`topic ${topic} has no leaders after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
   return {
     async ensureTopic({ topic, partitions, replicationFactor = 1, maxMessageBytes = 16 * 1024 * 1024 }) {
       const existing = await admin.listTopics();
@@ -58,7 +73,11 @@ export async function createLogAdmin(config: LogClientConfig): Promise<LogAdmin>
       } catch (err) {
         // Lost a race with another creator: the topic exists, which is all we wanted.
         if ((err as { type?: string }).type === 'TOPIC_ALREADY_EXISTS') return false;
-        throw err;
+        // The topic was created but its leaders were not visible before kafkajs gave up waiting
+        // (seen on a broker that has just started): wait for them here.
+        if (!(await admin.listTopics()).includes(topic)) throw err;
+        await waitForLeaders(topic);
+        return true;
       }
     },
     async offsets(topic) {
