@@ -4,7 +4,7 @@ import { createPgPool, migrate } from '@vault-yield/store';
 import { z } from 'zod';
 import type { Command } from '../command.js';
 
-const configSchema = z.object({
+export const migrateConfigSchema = z.object({
   DATABASE_URL: envField.postgresUrl(),
   PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
   READER_ROLE: envField.identifier().optional(),
@@ -26,7 +26,7 @@ environment:
   READER_ROLE         role granted read-only access to the schema (optional)`,
   async run(argv) {
     const { values } = parseArgs({ args: argv, options: { schema: { type: 'string' } } });
-    const config = createConfig(configSchema);
+    const config = createConfig(migrateConfigSchema);
     const log = createLogger({ name: 'cli', level: config.LOG_LEVEL });
     const schema = envField.identifier().parse(values.schema ?? config.PROJECTION_SCHEMA);
     const pool = createPgPool({ url: config.DATABASE_URL, applicationName: 'vault-yield-migrate', max: 1 });
