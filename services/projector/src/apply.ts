@@ -12,12 +12,15 @@ import {
   type RecordKey,
   type SnapshotRow,
 } from '@vault-yield/store';
+import type { CachedVault, StateCache } from './cache.js';
 import {
   type Decoded,
   deserializeState,
-  equityRow,
+  equityPoint,
   foldStep,
   ledgerRow,
+  type Micros,
+  microsOf,
   positionOf,
   positionRows,
   recordId,
@@ -36,7 +39,28 @@ export interface BatchStats {
   ms: { read: number; fold: number; write: number };
 }
 
-export type ApplyResult = { kind: 'applied'; stats: BatchStats } | { kind: 'gap'; seekTo: string };
+export type ApplyResult =
+  | {
+      kind: 'applied';
+      stats: BatchStats;
+      /** The partition's stored offset once this transaction commits. */
+      nextOffset: string;
+      /** The batch's vaults as they stand once this transaction commits (null: no state). */
+      vaults: Map<string, CachedVault | null>;
+    }
+  | { kind: 'gap'; seekTo: string };
+
+export interface ApplyOptions {
+  /** Fold states of earlier batches (validated against the stored offset here). */
+  cache?: StateCache;
+  /**
+   * COPY the ledger rows instead of `insert … on conflict do nothing`. Rows are new by
+   * construction (duplicates are filtered first), so this only fails, with a unique violation
+   * that aborts the transaction, on a record whose identity is in the ledger at a different
+   * position; the caller then re-runs the batch without it.
+   */
+  copyLedger?: boolean;
+}
 
 const NO_HEAD: LedgerPosition = { blockNumber: -1, txIndex: -1, logIndex: -1 };
 
@@ -51,6 +75,8 @@ interface VaultWork {
   /** Identities applied in this batch (or, after a revert, the vault's whole remaining ledger). */
   seen: Set<string>;
   changed: boolean;
+  /** `state`'s micros, computed once per state for the equity decision. */
+  micros: Micros | null;
 }
 
 const keyOf = (r: VaultRecord): RecordKey => ({
@@ -73,10 +99,13 @@ export async function applyBatch(
   tx: ProjectionTx,
   batch: LogBatch<Decoded>,
   log: Logger,
+  opts: ApplyOptions = {},
 ): Promise<ApplyResult> {
   const { commit } = batch;
+  const { cache } = opts;
   const stored = await tx.lockPartition(commit.groupId, commit.topic, commit.partition);
   const expected = BigInt(stored ?? '0');
+  cache?.validate(commit.partition, expected.toString());
   const first = BigInt(batch.messages[0]?.offset ?? '0');
   if (first > expected) return { kind: 'gap', seekTo: expected.toString() };
 
@@ -125,23 +154,47 @@ export async function applyBatch(
     }
     list.push({ offset: m.offset, key: m.key, value: m.value, record: r });
   }
-  if (BigInt(commit.nextOffset) <= expected) return { kind: 'applied', stats };
+  if (BigInt(commit.nextOffset) <= expected) {
+    return { kind: 'applied', stats, nextOffset: expected.toString(), vaults: new Map() };
+  }
 
-  const storedVaults = await tx.loadVaults([...byVault.keys()]);
   const work = new Map<string, VaultWork>();
-  const suspects: RecordKey[] = [];
-  for (const [vault, items] of byVault) {
-    const s = storedVaults.get(vault);
-    const w: VaultWork = {
+  const missing: string[] = [];
+  for (const vault of byVault.keys()) {
+    const c = cache?.get(commit.partition, vault);
+    if (!c) {
+      missing.push(vault);
+      continue;
+    }
+    work.set(vault, {
       vault,
-      state: s ? deserializeState(s.state) : null,
+      state: c.state,
+      lastRecordId: c.lastRecordId,
+      head: c.head,
+      storedHead: c.head,
+      seen: new Set(),
+      changed: false,
+      micros: c.micros,
+    });
+  }
+  const storedVaults = await tx.loadVaults(missing);
+  for (const vault of missing) {
+    const s = storedVaults.get(vault);
+    const state = s ? deserializeState(s.state) : null;
+    work.set(vault, {
+      vault,
+      state,
       lastRecordId: s?.lastRecordId ?? '',
       head: s?.head ?? NO_HEAD,
       storedHead: s?.head ?? NO_HEAD,
       seen: new Set(),
       changed: false,
-    };
-    work.set(vault, w);
+      micros: state ? microsOf(state) : null,
+    });
+  }
+  const suspects: RecordKey[] = [];
+  for (const [vault, items] of byVault) {
+    const w = work.get(vault) as VaultWork;
     for (const { record } of items) {
       if (record.type !== 'revert' && comparePosition(positionOf(record), w.storedHead) <= 0) {
         suspects.push(keyOf(record));
@@ -157,7 +210,8 @@ export async function applyBatch(
   let equity: EquityRow[] = [];
   const flush = async () => {
     lap('fold');
-    await tx.insertLedger(ledger);
+    if (opts.copyLedger) await tx.copyLedger(ledger);
+    else await tx.insertLedger(ledger);
     await tx.insertEquity(equity);
     ledger = [];
     equity = [];
@@ -194,9 +248,10 @@ export async function applyBatch(
         });
         continue;
       }
-      const point = equityRow(w.state, step.state);
-      if (point) equity.push(point);
-      ledger.push(ledgerRow(r));
+      const point = equityPoint(w.state ? w.micros : null, step.state);
+      if (point.row) equity.push(point.row);
+      w.micros = point.micros;
+      ledger.push(ledgerRow(r, item.value));
       w.seen.add(id);
       if (comparePosition(pos, w.head) > 0) w.head = pos;
       w.lastRecordId = id;
@@ -210,7 +265,20 @@ export async function applyBatch(
   const snapshots: SnapshotRow[] = [];
   const positions: PositionRow[] = [];
   const touched: string[] = [];
+  const vaults = new Map<string, CachedVault | null>();
   for (const w of work.values()) {
+    vaults.set(
+      w.vault,
+      w.state && w.micros
+        ? {
+            partition: commit.partition,
+            state: w.state,
+            lastRecordId: w.lastRecordId,
+            head: w.head,
+            micros: w.micros,
+          }
+        : null,
+    );
     if (!w.changed || !w.state) continue;
     touched.push(w.vault);
     snapshots.push(snapshotRow(w.state, w.lastRecordId, w.head));
@@ -223,7 +291,7 @@ export async function applyBatch(
   await tx.insertDeadLetters(deadLetters);
   await tx.savePartition(commit);
   lap('write');
-  return { kind: 'applied', stats };
+  return { kind: 'applied', stats, nextOffset: commit.nextOffset, vaults };
 }
 
 /**
@@ -243,6 +311,7 @@ async function revert(
   const rows = await tx.ledgerRecords(w.vault);
   await tx.clearVault(w.vault, { snapshot: true });
   let state: VaultState | null = null;
+  let micros: Micros | null = null;
   let head = NO_HEAD;
   let lastRecordId = '';
   const seen = new Set<string>();
@@ -259,8 +328,9 @@ async function revert(
       log.warn({ vault: w.vault, reason: step.reason }, 'ledger row refused in re-fold; skipped');
       continue;
     }
-    const point = equityRow(state, step.state);
-    if (point) equity.push(point);
+    const point = equityPoint(micros, step.state);
+    if (point.row) equity.push(point.row);
+    micros = point.micros;
     state = step.state;
     const id = recordId(rec);
     seen.add(id);
@@ -270,6 +340,7 @@ async function revert(
   }
   await tx.insertEquity(equity);
   w.state = state;
+  w.micros = micros;
   w.head = head;
   w.lastRecordId = lastRecordId;
   // The remaining ledger is now fully known in memory: no database lookups for this vault.

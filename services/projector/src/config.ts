@@ -22,6 +22,11 @@ export const projectorConfigSchema = baseConfigSchema.extend({
   PROJECTOR_MAX_BATCH_BYTES: envField.int(64 * 1024).default(4 * 1024 * 1024),
   PG_POOL_MAX: envField.int(1, 100).default(6),
   /**
+   * Vaults whose fold state is kept in memory between batches (0 = none): their batches skip
+   * reading and parsing the snapshot row. Postgres stays the source of truth (see cache.ts).
+   */
+  PROJECTOR_STATE_CACHE_VAULTS: envField.int(0).default(100_000),
+  /**
    * Run the migrations at start (idempotent, serialised by an advisory lock). Off by default:
    * operators migrate with `vault-yield migrate`, so a deploy never changes the schema silently.
    */

@@ -4,7 +4,6 @@ import {
   decodeRecord,
   deserializeState,
   evolve,
-  formatFixed,
   isFoldError,
   recordId,
   serializeState,
@@ -42,7 +41,13 @@ export const positionOf = (r: VaultRecord): LedgerPosition => ({
   logIndex: r.logIndex,
 });
 
-export function ledgerRow(r: VaultRecord): LedgerRow {
+/**
+ * The ledger row of an applied record. `raw` is the record's bytes as read from the log: they are
+ * its JSON already, so they go to the `record` column (jsonb, read back only by re-folds, which
+ * parse it with the same schema and so get the same record) instead of serialising it again.
+ * The served `payload` is the parsed payload (canonical: lowercased, unknown keys dropped).
+ */
+export function ledgerRow(r: VaultRecord, raw?: Buffer | null): LedgerRow {
   return {
     vault: r.vault,
     chainId: r.chainId,
@@ -53,36 +58,69 @@ export function ledgerRow(r: VaultRecord): LedgerRow {
     txIndex: r.txIndex,
     ts: r.blockTimestamp * 1000,
     type: r.type,
-    record: JSON.stringify(r),
+    record: raw ? raw.toString('utf8') : JSON.stringify(r),
+    payload: JSON.stringify(r.payload),
   };
+}
+
+/** A state's value and flows rounded to the JSON edge's precision (6 dp), in micro-USD. */
+export interface Micros {
+  value: bigint;
+  capitalIn: bigint;
+  capitalOut: bigint;
+}
+
+export const microsOf = (s: VaultState): Micros => ({
+  value: toMicros(s.valueUsd),
+  capitalIn: toMicros(s.capitalInUsd),
+  capitalOut: toMicros(s.capitalOutUsd),
+});
+
+const MICRO = 1_000_000n;
+/** `formatFixed(x, 6)` given `toMicros(x)`: the same text without rounding twice. */
+export function formatMicros(m: bigint): string {
+  const abs = m < 0n ? -m : m;
+  const frac = (abs % MICRO).toString().padStart(6, '0').replace(/0+$/, '');
+  const body = frac ? `${abs / MICRO}.${frac}` : `${abs / MICRO}`;
+  return m < 0n ? `-${body}` : body;
 }
 
 /**
  * Equity points: one per applied record that changed value or flows at the JSON edge's precision
- * (6 dp), plus the vault's first record. Decided by comparing with the state before the record,
- * so the series is the same whatever the batch boundaries (and after a re-fold).
+ * (6 dp), plus the vault's first record. Decided by comparing with the state before the record
+ * (`before`: its micros, null for a new vault), so the series is the same whatever the batch
+ * boundaries (and after a re-fold). Returns the point (or null) and `after`'s micros.
  */
-export function equityRow(before: VaultState | null, after: VaultState): EquityRow | null {
-  const value = toMicros(after.valueUsd);
-  const capitalIn = toMicros(after.capitalInUsd);
-  const capitalOut = toMicros(after.capitalOutUsd);
+export function equityPoint(
+  before: Micros | null,
+  after: VaultState,
+): { row: EquityRow | null; micros: Micros } {
+  const micros = microsOf(after);
   if (
     before &&
-    toMicros(before.valueUsd) === value &&
-    toMicros(before.capitalInUsd) === capitalIn &&
-    toMicros(before.capitalOutUsd) === capitalOut
+    before.value === micros.value &&
+    before.capitalIn === micros.capitalIn &&
+    before.capitalOut === micros.capitalOut
   ) {
-    return null;
+    return { row: null, micros };
   }
   return {
-    vault: after.vault,
-    ts: after.updatedAt,
-    blockNumber: after.blockNumber,
-    seq: after.records,
-    valueUsd: formatFixed(after.valueUsd, 6),
-    capitalInUsd: formatFixed(after.capitalInUsd, 6),
-    capitalOutUsd: formatFixed(after.capitalOutUsd, 6),
+    row: {
+      vault: after.vault,
+      ts: after.updatedAt,
+      blockNumber: after.blockNumber,
+      seq: after.records,
+      valueUsd: formatMicros(micros.value),
+      capitalInUsd: formatMicros(micros.capitalIn),
+      capitalOutUsd: formatMicros(micros.capitalOut),
+    },
+    micros,
   };
+}
+
+/** The same decision from two states (kept for callers that hold the state before). */
+export function equityRow(before: VaultState | null, after: VaultState): EquityRow | null {
+  return equityPoint(before ? microsOf(before) : null, after).row;
 }
 
 export function snapshotRow(s: VaultState, lastRecordId: string, head: LedgerPosition): SnapshotRow {

@@ -2,7 +2,8 @@ import type { Server } from 'node:http';
 import type { Logger } from '@vault-yield/common';
 import { type BatchConsumer, createBatchConsumer, createLogAdmin } from '@vault-yield/log';
 import { createPgPool, createProjectionStore, migrate, type Pool } from '@vault-yield/store';
-import { applyBatch, type BatchStats } from './apply.js';
+import { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
+import { createStateCache } from './cache.js';
 import type { ProjectorConfig } from './config.js';
 import { type Decoded, decode } from './fold.js';
 import { createProjectorMetrics, type ProjectorMetrics, serveMetrics } from './metrics.js';
@@ -52,6 +53,7 @@ export function createProjector(options: ProjectorOptions): Projector {
   });
   const store = createProjectionStore(pool);
   const metrics = createProjectorMetrics();
+  const cache = createStateCache(options.PROJECTOR_STATE_CACHE_VAULTS ?? 100_000);
   const { KAFKA_TOPIC: topic, CONSUMER_GROUP: groupId } = options;
   let consumer: BatchConsumer | null = null;
   let server: Server | null = null;
@@ -62,8 +64,28 @@ export function createProjector(options: ProjectorOptions): Projector {
   ) => {
     if (!control.isActive()) return undefined;
     const end = metrics.batchSeconds.startTimer();
-    const result = await store.transaction((tx) => applyBatch(tx, batch, log));
+    const partition = batch.partition;
+    const run = (copyLedger: boolean) =>
+      store.transaction((tx) => applyBatch(tx, batch, log, { cache, copyLedger }));
+    let result: ApplyResult;
+    try {
+      try {
+        result = await run(true);
+      } catch (err) {
+        if (!store.isUniqueViolation(err)) throw err;
+        // A record already in the ledger at another position (see ApplyOptions.copyLedger):
+        // the batch rolled back whole; redo it with `on conflict do nothing`.
+        log.warn({ partition }, 'ledger COPY met an existing record; re-applying the batch with inserts');
+        cache.drop(partition);
+        result = await run(false);
+      }
+    } catch (err) {
+      // The commit's outcome is unknown: forget the partition's states (Postgres has the truth).
+      cache.drop(partition);
+      throw err;
+    }
     if (result.kind === 'gap') return { seekTo: result.seekTo };
+    cache.commit(partition, result.nextOffset, result.vaults);
     const { stats } = result;
     const seconds = end();
     metrics.batches.inc();

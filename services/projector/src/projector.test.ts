@@ -1,13 +1,15 @@
 import { createLogger } from '@vault-yield/common';
-import { encodeRecord } from '@vault-yield/domain';
+import { encodeRecord, formatFixed, toMicros, type VaultRecord } from '@vault-yield/domain';
 import type { LogBatch } from '@vault-yield/log';
 import { createPgPool, createProjectionStore } from '@vault-yield/store';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/harness/index.js';
 import { createHistoryGenerator } from '../../../test/projector/generator.js';
 import { applyBatch } from './apply.js';
+import { type CachedVault, createStateCache } from './cache.js';
 import { loadProjectorConfig } from './config.js';
-import { type Decoded, decode } from './fold.js';
+import { type Decoded, decode, formatMicros } from './fold.js';
 import { createProjectorMetrics, serveMetrics } from './metrics.js';
 
 const log = createLogger({ name: 'projector-unit', level: 'silent' });
@@ -84,6 +86,112 @@ describe('applyBatch offsets', () => {
     } finally {
       await p.end();
     }
+  });
+});
+
+describe('applyBatch ledger COPY', () => {
+  let db: TestDatabase;
+  const pool = () =>
+    createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'apply-test', max: 2 });
+  beforeAll(async () => {
+    db = await createTestDatabase('apply_copy');
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('COPY meets a record already in the ledger at another position: refused whole, then applied with inserts', async () => {
+    const p = pool();
+    const store = createProjectionStore(p);
+    try {
+      const rec = (r: VaultRecord, offset: number) => {
+        const value = encodeRecord(r);
+        return {
+          partition: 1,
+          offset: String(offset),
+          key: null,
+          value,
+          timestamp: 0,
+          decoded: decode(value),
+        };
+      };
+      const all = createHistoryGenerator({ vaults: 2, seed: 99 }).take(40);
+      // A deposit that is its vault's last record so far: folding it again is legal.
+      const k = all.findIndex((r, i) => i > 0 && r.type === 'deposit');
+      const first = all.slice(0, k + 1);
+      const one = (msgs: ReturnType<typeof rec>[], next: number): LogBatch<Decoded> => ({
+        topic: 't',
+        partition: 1,
+        messages: msgs,
+        commit: { groupId: 'g', topic: 't', partition: 1, nextOffset: String(next) },
+        highWatermark: String(next),
+      });
+      const n = first.length;
+      await store.transaction((tx) => applyBatch(tx, one(first.map(rec), n), log, { copyLedger: true }));
+      // Same identity as the vault's last record, but a later position: not caught as a duplicate.
+      const last = first[n - 1] as VaultRecord;
+      const odd = { ...last, txIndex: last.txIndex + 1 } as VaultRecord;
+      const batch2 = one([rec(odd, n)], n + 1);
+      await expect(
+        store.transaction((tx) => applyBatch(tx, batch2, log, { copyLedger: true })),
+      ).rejects.toSatisfy((e) => store.isUniqueViolation(e));
+      expect(await store.storedOffsets('g', 't', [1])).toEqual(new Map([[1, String(n)]]));
+      const r = await store.transaction((tx) => applyBatch(tx, batch2, log, { copyLedger: false }));
+      expect(r.kind === 'applied' && r.stats.applied).toBe(1);
+      expect(await store.storedOffsets('g', 't', [1])).toEqual(new Map([[1, String(n + 1)]]));
+    } finally {
+      await p.end();
+    }
+  });
+});
+
+describe('equity text', () => {
+  it('formatMicros(toMicros(x)) is formatFixed(x, 6)', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), (x) => {
+        expect(formatMicros(toMicros(x))).toBe(formatFixed(x, 6));
+      }),
+      { numRuns: 5000 },
+    );
+    for (const x of [0n, 1n, -1n, 499_999_999_999n, 500_000_000_000n, -500_000_000_000n, 10n ** 18n])
+      expect(formatMicros(toMicros(x))).toBe(formatFixed(x, 6));
+  });
+});
+
+describe('state cache', () => {
+  const entry = (partition: number, n: number) =>
+    ({ partition, lastRecordId: `r${n}` }) as unknown as CachedVault;
+  it('serves a partition only while the stored offset is the one committed, and evicts the oldest', () => {
+    const c = createStateCache(2);
+    c.validate(0, '0');
+    expect(c.get(0, 'a')).toBeUndefined();
+    c.commit(0, '10', new Map([['a', entry(0, 1)]]));
+    c.commit(1, '5', new Map([['b', entry(1, 2)]]));
+    c.validate(0, '10');
+    expect(c.get(0, 'a')?.lastRecordId).toBe('r1');
+    expect(c.get(1, 'a')).toBeUndefined();
+    // Someone else moved partition 0: its entries go, partition 1's stay.
+    c.validate(0, '12');
+    expect(c.get(0, 'a')).toBeUndefined();
+    expect(c.get(1, 'b')?.lastRecordId).toBe('r2');
+    // A vault written through another partition is that partition's now.
+    c.commit(0, '20', new Map([['b', entry(0, 3)]]));
+    expect(c.get(1, 'b')).toBeUndefined();
+    expect(c.get(0, 'b')?.lastRecordId).toBe('r3');
+    c.commit(
+      0,
+      '21',
+      new Map([
+        ['c', entry(0, 4)],
+        ['d', entry(0, 5)],
+      ]),
+    );
+    expect(c.size()).toBe(2);
+    expect(c.get(0, 'b')).toBeUndefined();
+    c.commit(0, '22', new Map([['d', null]]));
+    expect(c.get(0, 'd')).toBeUndefined();
+    c.drop(0);
+    expect(c.get(0, 'c')).toBeUndefined();
   });
 });
 

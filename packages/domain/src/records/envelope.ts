@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { valuationContext } from './context.js';
+import { type ValuationContext, valuationContext } from './context.js';
 import { payloadSchemas, type RecordType } from './payloads.js';
 import { address, hash32 } from './primitives.js';
 
@@ -68,15 +68,214 @@ export function encodeRecord(r: VaultRecord): Buffer {
 
 export type DecodeResult = { ok: true; record: VaultRecord } | { ok: false; reason: string };
 
+/*
+ * A hand-written validator for the hot path (the projector decodes every record of the log): it
+ * accepts exactly the inputs `vaultRecord` accepts and returns the same output (addresses and
+ * hashes lowercased, unknown keys stripped, keys in schema order), about ten times faster than
+ * zod's generic parser. It only answers "valid, here is the record" or "not valid"; the reason for
+ * a rejection always comes from zod itself. decode.test.ts checks the equivalence with fast-check.
+ * Any change to the schemas (primitives, context, payloads, envelope) must be mirrored here.
+ */
+type Json = Record<string, unknown>;
+type Hex = `0x${string}`;
+/** Thrown (as a sentinel, never escaping fastParseRecord) on the first check that fails. */
+const REJECT = Symbol('reject');
+const HEX40 = /^0x[0-9a-fA-F]{40}$/;
+const HEX64 = /^0x[0-9a-fA-F]{64}$/;
+const UINT = /^(0|[1-9][0-9]*)$/;
+const INT = /^-?(0|[1-9][0-9]*)$/;
+const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]{1,36})?$/;
+const MAX_TICK = 887272;
+
+function obj(v: unknown): Json {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw REJECT;
+  return v as Json;
+}
+function int(v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw REJECT;
+  return v;
+}
+function str(v: unknown, min: number, max: number): string {
+  if (typeof v !== 'string' || v.length < min || v.length > max) throw REJECT;
+  return v;
+}
+function match(v: unknown, re: RegExp): string {
+  if (typeof v !== 'string' || !re.test(v)) throw REJECT;
+  return v;
+}
+const addr = (v: unknown) => match(v, HEX40).toLowerCase() as Hex;
+const hash = (v: unknown) => match(v, HEX64).toLowerCase() as Hex;
+const uint = (v: unknown) => match(v, UINT);
+const tickOf = (v: unknown) => int(v, -MAX_TICK, MAX_TICK);
+function list<T>(v: unknown, min: number, item: (x: unknown) => T): T[] {
+  if (!Array.isArray(v) || v.length < min) throw REJECT;
+  const out = new Array<T>(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = item(v[i]);
+  return out;
+}
+function ticks<T extends { tickLower: number; tickUpper: number }>(p: T): T {
+  if (!(p.tickLower < p.tickUpper)) throw REJECT;
+  return p;
+}
+const amounts = (p: Json) => ({
+  positionId: uint(p.positionId),
+  amount0: uint(p.amount0),
+  amount1: uint(p.amount1),
+});
+const empty = (v: unknown) => {
+  obj(v);
+  return {};
+};
+
+const fastPayloads: { [T in RecordType]: (v: unknown) => z.output<(typeof payloadSchemas)[T]> } = {
+  'vault.created': (v) => {
+    const p = obj(v);
+    return {
+      owner: addr(p.owner),
+      strategy: str(p.strategy, 1, 32),
+      token0: addr(p.token0),
+      token1: addr(p.token1),
+      pool: addr(p.pool),
+    };
+  },
+  deposit: (v) => {
+    const p = obj(v);
+    return { from: addr(p.from), token: addr(p.token), amount: uint(p.amount) };
+  },
+  withdrawal: (v) => {
+    const p = obj(v);
+    return { to: addr(p.to), token: addr(p.token), amount: uint(p.amount) };
+  },
+  'position.opened': (v) => {
+    const p = obj(v);
+    return ticks({
+      positionId: uint(p.positionId),
+      pool: addr(p.pool),
+      tickLower: tickOf(p.tickLower),
+      tickUpper: tickOf(p.tickUpper),
+      liquidity: uint(p.liquidity),
+      amount0: uint(p.amount0),
+      amount1: uint(p.amount1),
+    });
+  },
+  'position.resized': (v) => {
+    const p = obj(v);
+    return {
+      positionId: uint(p.positionId),
+      liquidity: uint(p.liquidity),
+      amount0Delta: match(p.amount0Delta, INT),
+      amount1Delta: match(p.amount1Delta, INT),
+    };
+  },
+  'position.rebalanced': (v) => {
+    const p = obj(v);
+    return ticks({
+      positionId: uint(p.positionId),
+      tickLower: tickOf(p.tickLower),
+      tickUpper: tickOf(p.tickUpper),
+      liquidity: uint(p.liquidity),
+      amount0Out: uint(p.amount0Out),
+      amount1Out: uint(p.amount1Out),
+      amount0In: uint(p.amount0In),
+      amount1In: uint(p.amount1In),
+    });
+  },
+  'position.closed': (v) => amounts(obj(v)),
+  'fees.collected': (v) => amounts(obj(v)),
+  'rewards.accrued': (v) => {
+    const p = obj(v);
+    return { rewardToken: addr(p.rewardToken), amount: uint(p.amount) };
+  },
+  'rewards.claimed': (v) => {
+    const p = obj(v);
+    return { rewardToken: addr(p.rewardToken), amount: uint(p.amount) };
+  },
+  'fee.charged': (v) => {
+    const p = obj(v);
+    return { token: addr(p.token), amount: uint(p.amount), recipient: addr(p.recipient) };
+  },
+  suspended: (v) => ({ reason: str(obj(v).reason, 1, 500) }),
+  resumed: empty,
+  'exit.requested': empty,
+  'exit.completed': empty,
+  'strategy.selected': (v) => ({ strategy: str(obj(v).strategy, 1, 32) }),
+  mark: empty,
+  revert: (v) => {
+    const p = obj(v);
+    return { fromBlock: int(p.fromBlock, 0), orphanedBlockHashes: list(p.orphanedBlockHashes, 1, hash) };
+  },
+};
+const fastPayload = new Map<unknown, (v: unknown) => unknown>(Object.entries(fastPayloads));
+
+function tokenOf(v: unknown): ValuationContext['tokens'][number] {
+  const t = obj(v);
+  return {
+    address: addr(t.address),
+    symbol: str(t.symbol, 1, 32),
+    decimals: int(t.decimals, 0, 36),
+    priceUsd: match(t.priceUsd, DECIMAL),
+  };
+}
+function poolOf(v: unknown): ValuationContext['pools'][number] {
+  const p = obj(v);
+  return {
+    address: addr(p.address),
+    venue: str(p.venue, 1, 64),
+    feeTier: int(p.feeTier, 0),
+    sqrtPriceX96: uint(p.sqrtPriceX96),
+    tick: tickOf(p.tick),
+    token0: addr(p.token0),
+    token1: addr(p.token1),
+  };
+}
+
+/**
+ * `vaultRecord.safeParse(json)` for valid input, faster: the parsed record, or undefined when
+ * zod would reject `json` (ask zod for the reason).
+ */
+export function fastParseRecord(json: unknown): VaultRecord | undefined {
+  try {
+    const r = obj(json);
+    // The discriminator first, as the union does; an unknown type is a rejection.
+    const payload = fastPayload.get(r.type);
+    if (!payload) return undefined;
+    if (r.schemaVersion !== SCHEMA_VERSION) return undefined;
+    const ctx = obj(r.context);
+    return {
+      schemaVersion: SCHEMA_VERSION,
+      chainId: int(r.chainId, 1),
+      blockNumber: int(r.blockNumber, 0),
+      blockHash: hash(r.blockHash),
+      blockTimestamp: int(r.blockTimestamp, 0),
+      txHash: hash(r.txHash),
+      txIndex: int(r.txIndex, -1),
+      logIndex: int(r.logIndex, -1),
+      vault: addr(r.vault),
+      context: { tokens: list(ctx.tokens, 1, tokenOf), pools: list(ctx.pools, 0, poolOf) },
+      type: r.type,
+      payload: payload(r.payload),
+    } as VaultRecord;
+  } catch (e) {
+    if (e === REJECT) return undefined;
+    throw e;
+  }
+}
+
 /** Parses bytes from the log; never throws — a bad record is a value the caller dead-letters. */
 export function decodeRecord(bytes: Buffer | Uint8Array | null): DecodeResult {
   if (!bytes || bytes.length === 0) return { ok: false, reason: 'empty record value' };
   let json: unknown;
   try {
-    json = JSON.parse(Buffer.from(bytes).toString('utf8'));
+    // No copy: a Buffer decodes in place, a plain Uint8Array through a view of the same memory.
+    const buf = Buffer.isBuffer(bytes)
+      ? bytes
+      : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    json = JSON.parse(buf.toString('utf8'));
   } catch (e) {
     return { ok: false, reason: `not JSON: ${(e as Error).message}` };
   }
+  const fast = fastParseRecord(json);
+  if (fast) return { ok: true, record: fast };
   const parsed = vaultRecord.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -1,8 +1,8 @@
 import type { Pool } from '../pool/index.js';
-import { type ProjectionTx, projectionTx } from './tx.js';
+import { isUniqueViolation, type ProjectionTx, projectionTx } from './tx.js';
 
 export type * from './rows.js';
-export { comparePosition, type ProjectionTx } from './tx.js';
+export { comparePosition, isUniqueViolation, type ProjectionTx } from './tx.js';
 
 /** The projector's side of the store: batch transactions and the offsets it seeks to. */
 export interface ProjectionStore {
@@ -10,10 +10,13 @@ export interface ProjectionStore {
   storedOffsets(groupId: string, topic: string, partitions: readonly number[]): Promise<Map<number, string>>;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: ProjectionTx) => Promise<T>): Promise<T>;
+  /** Whether `err` is a unique violation (a `copyLedger` that met a record already there). */
+  isUniqueViolation(err: unknown): boolean;
 }
 
 export function createProjectionStore(pool: Pool): ProjectionStore {
   return {
+    isUniqueViolation,
     async storedOffsets(groupId, topic, partitions) {
       const { rows } = await pool.query<{ partition: number; next_offset: string | number }>(
         `select partition, next_offset from consumer_offsets

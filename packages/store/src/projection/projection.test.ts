@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
 import { createPgPool, type Pool } from '../pool/index.js';
-import { createProjectionStore, type LedgerRow, type ProjectionStore, type SnapshotRow } from './index.js';
+import {
+  createProjectionStore,
+  isUniqueViolation,
+  type LedgerRow,
+  type ProjectionStore,
+  type SnapshotRow,
+} from './index.js';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -34,6 +40,7 @@ function row(vault: string, block: number, log: number, hashTag = 'b'): LedgerRo
     ts: block * 1000,
     type: 'mark',
     record: JSON.stringify(record),
+    payload: JSON.stringify(record.payload),
   };
 }
 
@@ -74,6 +81,70 @@ describe('projection store', () => {
       [V1],
     );
     expect(payloads.map((p) => p.payload)).toEqual([{ n: 100 }, { n: 101 }, { n: 120 }]);
+  });
+
+  it('COPYs ledger and equity rows exactly as the insert writes them, and refuses a duplicate', async () => {
+    const V3 = `0x${'3'.repeat(40)}`;
+    const V4 = `0x${'4'.repeat(40)}`;
+    // Text that COPY must escape: backslashes, tabs, newlines (JSON keeps them escaped, but a
+    // backslash escape is itself a backslash), and non-ASCII.
+    const odd = (vault: string, block: number): LedgerRow => {
+      const record = { vault, blockNumber: block, payload: { reason: 'a\\b\t"c"\n\r\u00e9 ✓ \\N' } };
+      return {
+        ...row(vault, block, 0),
+        record: JSON.stringify(record),
+        payload: JSON.stringify(record.payload),
+      };
+    };
+    await store.transaction((tx) => tx.insertLedger([odd(V3, 20), row(V3, 21, 0)]));
+    await store.transaction((tx) => tx.copyLedger([odd(V4, 20), row(V4, 21, 0)]));
+    const text = async (vault: string) =>
+      (
+        await pool.query<{ t: string }>(
+          `select string_agg(concat_ws('|', chain_id, block_hash, tx_hash, log_index, block_number, tx_index, ts, type,
+                  payload::text, record::text), E'\n' order by block_number) as t from ledger where vault = $1`,
+          [vault],
+        )
+      ).rows[0]?.t.replaceAll(vault, 'V');
+    expect(await text(V4)).toBe(await text(V3));
+    expect(await text(V4)).toContain('a\\\\b\\t');
+
+    await expect(
+      store.transaction((tx) => tx.copyLedger([row(V4, 22, 0), row(V4, 21, 0)])),
+    ).rejects.toSatisfy(isUniqueViolation);
+    // The failed COPY rolled back whole.
+    const [n] = (
+      await pool.query<{ n: number }>('select count(*)::int as n from ledger where vault = $1', [V4])
+    ).rows;
+    expect(n?.n).toBe(2);
+
+    const point = (vault: string, seq: number) => ({
+      vault,
+      ts: 1000 + seq,
+      blockNumber: 10 + seq,
+      seq,
+      valueUsd: '1234567.123456',
+      capitalInUsd: '-0.000001',
+      capitalOutUsd: '0',
+    });
+    await store.transaction((tx) => tx.insertEquity([point(V4, 1), point(V4, 2)]));
+    const { rows: eq } = await pool.query(
+      'select vault, ts, block_number, seq, value_usd::text, capital_in_usd::text, capital_out_usd::text from equity_points where vault = $1 order by seq',
+      [V4],
+    );
+    expect(eq).toEqual(
+      [1, 2].map((seq) => ({
+        vault: V4,
+        ts: 1000 + seq,
+        block_number: 10 + seq,
+        seq,
+        value_usd: '1234567.123456',
+        capital_in_usd: '-0.000001',
+        capital_out_usd: '0',
+      })),
+    );
+    await pool.query('delete from ledger where vault = any($1::text[])', [[V3, V4]]);
+    await pool.query('delete from equity_points where vault = $1', [V4]);
   });
 
   it('deletes only the orphaned rows and reads the rest back in fold order', async () => {

@@ -15,8 +15,10 @@ export interface LedgerRow extends RecordKey {
   /** Unix ms (block time). */
   ts: number;
   type: string;
-  /** The whole VaultRecord as JSON text; `payload` is taken from it. */
+  /** The whole VaultRecord as JSON text (the bytes read from the log, or its serialisation). */
   record: string;
+  /** Its payload as JSON text (the `payload` column, which the reader serves). */
+  payload: string;
 }
 
 export interface EquityRow {

@@ -1,3 +1,6 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { PoolClient } from '../pool/index.js';
 import type {
   DeadLetterRow,
@@ -27,7 +30,14 @@ export interface ProjectionTx {
   loadVaults(vaults: readonly string[]): Promise<Map<string, StoredVault>>;
   /** The keys (of those given) already in the ledger. */
   existingRecords(keys: readonly RecordKey[]): Promise<RecordKey[]>;
+  /** Inserts the rows, skipping any whose identity is already in the ledger (`on conflict do nothing`). */
   insertLedger(rows: readonly LedgerRow[]): Promise<number>;
+  /**
+   * COPYs the rows into the ledger: several times cheaper for Postgres than `insertLedger`, but
+   * a row whose identity is already there fails the statement (and with it the transaction) with
+   * a unique violation (see `isUniqueViolation`): only for rows known to be new.
+   */
+  copyLedger(rows: readonly LedgerRow[]): Promise<void>;
   insertEquity(rows: readonly EquityRow[]): Promise<void>;
   upsertSnapshots(rows: readonly SnapshotRow[]): Promise<void>;
   /** Deletes every row of these vaults' positions, then inserts `rows`. */
@@ -140,12 +150,12 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         const r = rows[i] as LedgerRow;
         parts[i] =
           `[${r.chainId},${JSON.stringify(r.blockHash)},${JSON.stringify(r.txHash)},${r.logIndex},` +
-          `${JSON.stringify(r.vault)},${r.blockNumber},${r.txIndex},${r.ts},${JSON.stringify(r.type)},${r.record}]`;
+          `${JSON.stringify(r.vault)},${r.blockNumber},${r.txIndex},${r.ts},${JSON.stringify(r.type)},${r.payload},${r.record}]`;
       }
       const res = await client.query(
         `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record)
          select (e->>0)::int, e->>1, e->>2, (e->>3)::int, e->>4, (e->>5)::int8, (e->>6)::int, (e->>7)::int8, e->>8,
-                e->9->'payload', e->9
+                e->9, e->10
          from jsonb_array_elements($1::jsonb) e
          on conflict do nothing`,
         [`[${parts.join(',')}]`],
@@ -153,20 +163,28 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       return res.rowCount ?? 0;
     },
 
+    async copyLedger(rows) {
+      if (rows.length === 0) return;
+      await copyRows(
+        client,
+        'copy ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record) from stdin',
+        rows,
+        (r) =>
+          `${r.chainId}\t${copyText(r.blockHash)}\t${copyText(r.txHash)}\t${r.logIndex}\t${copyText(r.vault)}\t` +
+          `${r.blockNumber}\t${r.txIndex}\t${r.ts}\t${copyText(r.type)}\t${copyText(r.payload)}\t${copyText(r.record)}\n`,
+      );
+    },
+
     async insertEquity(rows) {
       if (rows.length === 0) return;
-      const parts = new Array<string>(rows.length);
-      for (let i = 0; i < rows.length; i++) {
-        const r = rows[i] as EquityRow;
-        parts[i] =
-          `[${JSON.stringify(r.vault)},${r.ts},${r.blockNumber},${r.seq},` +
-          `${JSON.stringify(r.valueUsd)},${JSON.stringify(r.capitalInUsd)},${JSON.stringify(r.capitalOutUsd)}]`;
-      }
-      await client.query(
-        `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
-         select e->>0, (e->>1)::int8, (e->>2)::int8, (e->>3)::int8, (e->>4)::numeric, (e->>5)::numeric, (e->>6)::numeric
-         from jsonb_array_elements($1::jsonb) e`,
-        [`[${parts.join(',')}]`],
+      // The key (vault, seq) is new by construction (seq = records applied): COPY, no conflicts.
+      await copyRows(
+        client,
+        'copy equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd) from stdin',
+        rows,
+        (r) =>
+          `${copyText(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
+          `${copyText(r.valueUsd)}\t${copyText(r.capitalInUsd)}\t${copyText(r.capitalOutUsd)}\n`,
       );
     },
 
@@ -253,6 +271,41 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       if (snapshot) await client.query('delete from vault_snapshot where vault = $1', [vault]);
     },
   };
+}
+
+/** COPY text format: backslash, tab, newline and carriage return are escaped with a backslash. */
+function copyText(v: string): string {
+  // indexOf scans are far cheaper than a regex over a kilobyte of JSON; most values need nothing.
+  if (v.indexOf('\\') < 0 && v.indexOf('\t') < 0 && v.indexOf('\n') < 0 && v.indexOf('\r') < 0) return v;
+  return v.replace(/[\\\t\n\r]/g, (c) =>
+    c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
+  );
+}
+
+/** Streams rows to a COPY … FROM STDIN in chunks of about 256 KiB. */
+async function copyRows<T>(
+  client: PoolClient,
+  sql: string,
+  rows: readonly T[],
+  line: (row: T) => string,
+): Promise<void> {
+  function* chunks() {
+    let buf = '';
+    for (const r of rows) {
+      buf += line(r);
+      if (buf.length >= 256 * 1024) {
+        yield buf;
+        buf = '';
+      }
+    }
+    if (buf.length > 0) yield buf;
+  }
+  await pipeline(Readable.from(chunks(), { objectMode: false }), client.query(copyFrom(sql)));
+}
+
+/** True for Postgres' unique_violation (23505), e.g. a COPY that met a row already there. */
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
 }
 
 export function comparePosition(a: LedgerPosition, b: LedgerPosition): number {

@@ -1,0 +1,317 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decodeRecord, encodeRecord, fastParseRecord, SCHEMA_VERSION, vaultRecord } from './envelope.js';
+import { type RecordType, recordTypes } from './payloads.js';
+
+/**
+ * The fast decode path must accept exactly the inputs `vaultRecord` accepts and return the same
+ * output (value and key order). Valid records of every type (hex in mixed case, values at the
+ * schema's bounds) and single mutations of them (a key removed, a value replaced by an odd one, an
+ * extra key, a string nudged) are compared with `vaultRecord.safeParse`.
+ */
+
+const hexDigits = (n: number) =>
+  fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: n, maxLength: n });
+const address = hexDigits(40).map((h) => `0x${h}`);
+const hash32 = hexDigits(64).map((h) => `0x${h}`);
+const uint = fc.oneof(fc.constant('0'), fc.bigInt({ min: 1n, max: 2n ** 256n }).map(String));
+const int = fc.bigInt({ min: -(2n ** 200n), max: 2n ** 200n }).map(String);
+const decimal = fc
+  .tuple(uint, fc.option(fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 1, maxLength: 36 })))
+  .map(([i, f]) => (f === null ? i : `${i}.${f}`));
+const tick = fc.oneof(fc.integer({ min: -887272, max: 887272 }), fc.constantFrom(-887272, 887272));
+const text = (min: number, max: number) => fc.string({ minLength: min, maxLength: max });
+const nonneg = fc.oneof(fc.nat(), fc.constantFrom(0, Number.MAX_SAFE_INTEGER));
+const tickPair = fc
+  .tuple(tick, tick)
+  .filter(([a, b]) => a !== b)
+  .map(([a, b]): [number, number] => (a < b ? [a, b] : [b, a]));
+
+const payloads: { [T in RecordType]: fc.Arbitrary<Record<string, unknown>> } = {
+  'vault.created': fc.record({
+    owner: address,
+    strategy: text(1, 32),
+    token0: address,
+    token1: address,
+    pool: address,
+  }),
+  deposit: fc.record({ from: address, token: address, amount: uint }),
+  withdrawal: fc.record({ to: address, token: address, amount: uint }),
+  'position.opened': fc
+    .tuple(
+      fc.record({ positionId: uint, pool: address, liquidity: uint, amount0: uint, amount1: uint }),
+      tickPair,
+    )
+    .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
+  'position.resized': fc.record({ positionId: uint, liquidity: uint, amount0Delta: int, amount1Delta: int }),
+  'position.rebalanced': fc
+    .tuple(
+      fc.record({
+        positionId: uint,
+        liquidity: uint,
+        amount0Out: uint,
+        amount1Out: uint,
+        amount0In: uint,
+        amount1In: uint,
+      }),
+      tickPair,
+    )
+    .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
+  'position.closed': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
+  'fees.collected': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
+  'rewards.accrued': fc.record({ rewardToken: address, amount: uint }),
+  'rewards.claimed': fc.record({ rewardToken: address, amount: uint }),
+  'fee.charged': fc.record({ token: address, amount: uint, recipient: address }),
+  suspended: fc.record({ reason: text(1, 500) }),
+  resumed: fc.constant({}),
+  'exit.requested': fc.constant({}),
+  'exit.completed': fc.constant({}),
+  'strategy.selected': fc.record({ strategy: text(1, 32) }),
+  mark: fc.constant({}),
+  revert: fc.record({
+    fromBlock: nonneg,
+    orphanedBlockHashes: fc.array(hash32, { minLength: 1, maxLength: 3 }),
+  }),
+};
+
+const token = fc.record({
+  address,
+  symbol: text(1, 32),
+  decimals: fc.integer({ min: 0, max: 36 }),
+  priceUsd: decimal,
+});
+const pool = fc.record({
+  address,
+  venue: text(1, 64),
+  feeTier: nonneg,
+  sqrtPriceX96: uint,
+  tick,
+  token0: address,
+  token1: address,
+});
+
+const validRecord = fc.constantFrom(...recordTypes).chain((type) =>
+  fc.record({
+    schemaVersion: fc.constant(SCHEMA_VERSION),
+    chainId: fc.oneof(fc.integer({ min: 1, max: 2 ** 40 }), fc.constant(Number.MAX_SAFE_INTEGER)),
+    blockNumber: nonneg,
+    blockHash: hash32,
+    blockTimestamp: nonneg,
+    txHash: hash32,
+    txIndex: fc.integer({ min: -1, max: 1000 }),
+    logIndex: fc.integer({ min: -1, max: 1000 }),
+    vault: address,
+    context: fc.record({
+      tokens: fc.array(token, { minLength: 1, maxLength: 3 }),
+      pools: fc.array(pool, { maxLength: 2 }),
+    }),
+    type: fc.constant(type),
+    payload: payloads[type],
+  }),
+);
+
+/** Values that sit on or just past the schema's edges, or are the wrong kind altogether. */
+const odd: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(
+    null,
+    true,
+    false,
+    0,
+    -0,
+    1,
+    -1,
+    -2,
+    1.5,
+    36,
+    37,
+    887272,
+    887273,
+    -887273,
+    Number.MAX_SAFE_INTEGER,
+    Number.MAX_SAFE_INTEGER + 1,
+    2 ** 60,
+    1e21,
+    '',
+    '0',
+    '00',
+    '01',
+    '-0',
+    '-1',
+    '1.',
+    '.5',
+    '1.5',
+    `1.${'0'.repeat(36)}`,
+    `1.${'0'.repeat(37)}`,
+    '0x',
+    `0x${'A'.repeat(40)}`,
+    `0x${'a'.repeat(39)}`,
+    `0x${'a'.repeat(41)}`,
+    `0X${'a'.repeat(40)}`,
+    `0x${'g'.repeat(40)}`,
+    `0x${'F'.repeat(64)}`,
+    `0x${'f'.repeat(63)}`,
+    `0x${'f'.repeat(64)}\n`,
+    'x'.repeat(32),
+    'x'.repeat(33),
+    'x'.repeat(64),
+    'x'.repeat(65),
+    'x'.repeat(500),
+    'x'.repeat(501),
+    [],
+    {},
+    ...recordTypes,
+  ),
+  fc.integer(),
+  fc.double(),
+  fc.string(),
+  fc.array(fc.integer(), { maxLength: 2 }),
+  fc.dictionary(fc.string(), fc.integer(), { maxKeys: 2 }),
+);
+
+type Path = (string | number)[];
+function paths(v: unknown, at: Path = []): Path[] {
+  const out: Path[] = [at];
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) out.push(...paths(v[i], [...at, i]));
+  } else if (v && typeof v === 'object')
+    for (const [k, x] of Object.entries(v)) out.push(...paths(x, [...at, k]));
+  return out;
+}
+
+type Mutation =
+  | { kind: 'replace'; value: unknown }
+  | { kind: 'delete' }
+  | { kind: 'extra'; key: string; value: unknown }
+  | { kind: 'nudge'; how: number };
+
+/** A deep copy of `root` with one change at `path`. */
+function mutate(root: unknown, path: Path, m: Mutation): unknown {
+  const copy = structuredClone(root) as Record<string | number, unknown>;
+  if (path.length === 0) return m.kind === 'replace' ? m.value : copy;
+  let parent: Record<string | number, unknown> = copy;
+  for (const k of path.slice(0, -1)) parent = parent[k] as Record<string | number, unknown>;
+  const last = path[path.length - 1] as string | number;
+  const cur = parent[last];
+  switch (m.kind) {
+    case 'replace':
+      parent[last] = m.value;
+      break;
+    case 'delete':
+      if (Array.isArray(parent)) parent.splice(last as number, 1);
+      else delete parent[last];
+      break;
+    case 'extra':
+      if (cur && typeof cur === 'object' && !Array.isArray(cur))
+        (cur as Record<string, unknown>)[m.key] = m.value;
+      else if (Array.isArray(cur)) cur.push(m.value);
+      break;
+    case 'nudge':
+      if (typeof cur === 'string') {
+        const variants = [`${cur}0`, cur.slice(0, -1), cur.toUpperCase(), ` ${cur}`, `${cur}.`, `-${cur}`];
+        parent[last] = variants[m.how % variants.length];
+      } else if (typeof cur === 'number') {
+        const variants = [cur + 1, cur - 1, -cur, cur + 0.5, cur * 2 ** 30];
+        parent[last] = variants[m.how % variants.length];
+      }
+      break;
+  }
+  return copy;
+}
+
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.record({ kind: fc.constant('replace' as const), value: odd }),
+  fc.constant({ kind: 'delete' as const }),
+  fc.record({
+    kind: fc.constant('extra' as const),
+    key: fc.oneof(fc.string(), fc.constantFrom('type', 'payload', 'extra', '__proto__', 'toString')),
+    value: odd,
+  }),
+  fc.record({ kind: fc.constant('nudge' as const), how: fc.nat() }),
+);
+
+/** The fast path's verdict and output equal zod's, key order included. */
+function agree(input: unknown): void {
+  const zod = vaultRecord.safeParse(input);
+  const fast = fastParseRecord(input);
+  expect(fast !== undefined, JSON.stringify(input)).toBe(zod.success);
+  if (zod.success) {
+    expect(fast).toEqual(zod.data);
+    expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
+  }
+}
+
+describe('fastParseRecord', () => {
+  it('accepts every valid record, with the output of vaultRecord', () => {
+    fc.assert(
+      fc.property(validRecord, (r) => {
+        expect(vaultRecord.safeParse(r).success).toBe(true);
+        agree(r);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('agrees with vaultRecord on mutated records', () => {
+    fc.assert(
+      fc.property(
+        validRecord.chain((r) => fc.tuple(fc.constant(r), fc.constantFrom(...paths(r)), mutation)),
+        ([r, path, m]) => agree(mutate(r, path, m)),
+      ),
+      { numRuns: 10_000 },
+    );
+  });
+
+  it('agrees with vaultRecord on records reparsed from JSON (the decode path)', () => {
+    fc.assert(
+      fc.property(
+        validRecord.chain((r) => fc.tuple(fc.constant(r), fc.constantFrom(...paths(r)), mutation)),
+        ([r, path, m]) => agree(JSON.parse(JSON.stringify(mutate(r, path, m)) ?? 'null')),
+      ),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('agrees on values that are not records at all', () => {
+    fc.assert(fc.property(odd, (v) => agree(v)));
+    fc.assert(fc.property(fc.jsonValue(), (v) => agree(v)));
+  });
+});
+
+describe('decodeRecord', () => {
+  it('returns zod’s reason for a rejected record and the parsed record otherwise', () => {
+    fc.assert(
+      fc.property(
+        validRecord.chain((r) => fc.tuple(fc.constant(r), fc.constantFrom(...paths(r)), mutation)),
+        ([r, path, m]) => {
+          const input = mutate(r, path, m);
+          const bytes = Buffer.from(JSON.stringify(input) ?? 'null');
+          const json = JSON.parse(bytes.toString('utf8'));
+          const zod = vaultRecord.safeParse(json);
+          const decoded = decodeRecord(bytes);
+          if (zod.success) expect(decoded).toEqual({ ok: true, record: zod.data });
+          else {
+            const issue = zod.error.issues[0];
+            expect(decoded).toEqual({
+              ok: false,
+              reason: `schema: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+            });
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('round-trips encodeRecord and refuses bytes that are not JSON', () => {
+    fc.assert(
+      fc.property(validRecord, (r) => {
+        const parsed = vaultRecord.parse(r);
+        expect(decodeRecord(encodeRecord(parsed))).toEqual({ ok: true, record: parsed });
+        expect(decodeRecord(new Uint8Array(encodeRecord(parsed)))).toEqual({ ok: true, record: parsed });
+      }),
+      { numRuns: 300 },
+    );
+    expect(decodeRecord(null)).toEqual({ ok: false, reason: 'empty record value' });
+    expect(decodeRecord(Buffer.from('{nope')).ok).toBe(false);
+  });
+});
