@@ -12,7 +12,11 @@ const envelopeBase = {
   blockHash: hash32,
   /** Unix seconds, from the block header. */
   blockTimestamp: z.number().int().nonnegative(),
-  /** Transaction hash; ZERO_HASH for records the indexer synthesises (mark, revert). */
+  /**
+   * Transaction hash. Synthesised records: ZERO_HASH for a `mark` (at most one per vault per
+   * block); for a `revert`, the first orphaned block's hash, so a revert never shares its identity
+   * with a mark of the same vault at the common ancestor.
+   */
   txHash: hash32,
   txIndex: z.number().int().min(-1),
   /** Log index within the block; -1 for synthesised records. */
