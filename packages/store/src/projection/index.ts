@@ -1,4 +1,4 @@
-import type { Pool } from '../pool/index.js';
+import { type Pool, withTransaction } from '../pool/index.js';
 import { isUniqueViolation, type ProjectionTx, projectionTx } from './tx.js';
 
 export type * from './rows.js';
@@ -25,22 +25,6 @@ export function createProjectionStore(pool: Pool): ProjectionStore {
       );
       return new Map(rows.map((r) => [r.partition, String(r.next_offset)]));
     },
-    async transaction(fn) {
-      const client = await pool.connect();
-      // A client whose transaction failed is discarded rather than reused (it may be broken).
-      let failed = false;
-      try {
-        await client.query('begin');
-        const result = await fn(projectionTx(client));
-        await client.query('commit');
-        return result;
-      } catch (err) {
-        failed = true;
-        await client.query('rollback').catch(() => {});
-        throw err;
-      } finally {
-        client.release(failed);
-      }
-    },
+    transaction: (fn) => withTransaction(pool, (client) => fn(projectionTx(client))),
   };
 }
