@@ -27,17 +27,21 @@ export interface ChainClientConfig {
 
 export type ChainClient = PublicClient<HttpTransport, Chain | undefined>;
 
+/** viem's chain definition for a configured chain id (undefined: viem asks the node). */
+export function chainOf(config: Pick<ChainClientConfig, 'rpcUrl' | 'chainId'>): Chain | undefined {
+  return config.chainId === undefined
+    ? undefined
+    : defineChain({
+        id: config.chainId,
+        name: `chain-${config.chainId}`,
+        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+        rpcUrls: { default: { http: [config.rpcUrl] } },
+      });
+}
+
 /** A read-only viem client for one chain: the only door to the RPC in the service. */
 export function createChainClient(config: ChainClientConfig): ChainClient {
-  const chain =
-    config.chainId === undefined
-      ? undefined
-      : defineChain({
-          id: config.chainId,
-          name: `chain-${config.chainId}`,
-          nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-          rpcUrls: { default: { http: [config.rpcUrl] } },
-        });
+  const chain = chainOf(config);
   const batch = config.batch ?? true;
   return createPublicClient({
     chain,

@@ -1,5 +1,5 @@
-import { createPublicClient, defineChain, http } from 'viem';
-import type { ChainClient, ChainClientConfig } from '../client/index.js';
+import { createPublicClient, http } from 'viem';
+import { type ChainClient, type ChainClientConfig, chainOf } from '../client/index.js';
 
 /** JSON-RPC calls and HTTP requests made by one client (a batch is one request, many calls). */
 export interface RpcStats {
@@ -25,15 +25,7 @@ export interface CountingChainClient {
  */
 export function createCountingChainClient(config: ChainClientConfig): CountingChainClient {
   const stats: RpcStats = { httpRequests: 0, calls: 0, byMethod: new Map() };
-  const chain =
-    config.chainId === undefined
-      ? undefined
-      : defineChain({
-          id: config.chainId,
-          name: `chain-${config.chainId}`,
-          nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-          rpcUrls: { default: { http: [config.rpcUrl] } },
-        });
+  const chain = chainOf(config);
   const count = (body: unknown) => {
     if (typeof body !== 'string') return;
     try {
