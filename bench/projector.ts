@@ -10,15 +10,12 @@
  * `--max-old-space-size=256`: caps the V8 heap so the projector's RSS stays bounded; the projector
  * holds at most PROJECTOR_CONCURRENCY batches of PROJECTOR_MAX_BATCH_BYTES).
  */
+
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogAdmin, createPublisher } from '@vault-yield/log';
-import { createPgPool, migrate } from '@vault-yield/store';
-import { dropDatabase, ensureProjectDatabase, ensureRoles, ROLES } from '../infra/postgres/index.js';
-import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
-import { createHistoryGenerator } from '../test/projector/generator.js';
+import { createPgPool } from '@vault-yield/store';
+import { createLogFixture } from './log-fixture.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
@@ -40,33 +37,16 @@ function peakRss(pid: number): number {
 }
 
 async function main() {
-  const [kafka, postgres] = await Promise.all([resolveKafka(), resolvePostgres()]);
-  console.log(`kafka: ${kafka.description}; postgres: ${postgres.description}`);
-  const brokers = kafka.url.split(',');
-  const topic = `bench-projector-${Date.now().toString(36)}`;
-  const database = `bench_projector_${randomBytes(4).toString('hex')}`;
-  await ensureRoles(postgres.url);
-  const db = await ensureProjectDatabase(postgres.url, database);
-  const admin = await createLogAdmin({ brokers, clientId: 'bench-admin' });
+  const fixture = await createLogFixture({
+    name: 'projector',
+    records: RECORDS,
+    vaults: VAULTS,
+    partitions: PARTITIONS,
+    seed: 2024,
+    schema: SCHEMA,
+  });
+  const { brokers, topic, db } = fixture;
   try {
-    const migratePool = createPgPool({ url: db.writerUrl, applicationName: 'bench-migrate', max: 1 });
-    await migrate(migratePool, SCHEMA, ROLES.reader);
-    await migratePool.end();
-    await admin.ensureTopic({ topic, partitions: PARTITIONS });
-
-    // Produce in chunks so the generator never holds the whole history.
-    const publisher = await createPublisher({ brokers, clientId: 'bench-publisher', topic });
-    const gen = createHistoryGenerator({ vaults: VAULTS, seed: 2024 });
-    const t0 = performance.now();
-    for (let done = 0; done < RECORDS; ) {
-      const n = Math.min(50_000, RECORDS - done);
-      await publisher.publish(gen.take(n));
-      done += n;
-    }
-    await publisher.close();
-    const produceS = (performance.now() - t0) / 1000;
-    console.log(`produced ${RECORDS} records for ${VAULTS} vaults in ${produceS.toFixed(1)} s`);
-
     const pool = createPgPool({
       url: db.writerUrl,
       schema: SCHEMA,
@@ -131,12 +111,7 @@ async function main() {
     console.log(`peak RSS of the projector: ${mib(rss)} MiB`);
     console.log(`projector: ${rate.toFixed(0)} records/s`);
   } finally {
-    if (!KEEP) {
-      await admin.deleteTopic(topic).catch(() => {});
-      await dropDatabase(postgres.url, database).catch(() => {});
-    }
-    await admin.close();
-    await Promise.all([kafka.stop(), postgres.stop()]);
+    await fixture.close(KEEP);
   }
 }
 

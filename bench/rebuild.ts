@@ -11,14 +11,11 @@
  * BENCH_REBUILD_ARGS (extra rebuild options, e.g. `--logged`), BENCH_VARIANTS (`;`-separated option
  * sets, e.g. `;--logged`: one rebuild of the same topic each; the last line reports the first).
  */
+
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createLogAdmin, createPublisher } from '@vault-yield/log';
-import { createPgPool, migrate } from '@vault-yield/store';
-import { dropDatabase, ensureProjectDatabase, ensureRoles, ROLES } from '../infra/postgres/index.js';
-import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
-import { createHistoryGenerator } from '../test/projector/generator.js';
+import { ROLES } from '../infra/postgres/index.js';
+import { createLogFixture } from './log-fixture.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
@@ -31,34 +28,16 @@ const VARIANTS = (process.env.BENCH_VARIANTS ?? '').split(';');
 const root = join(import.meta.dirname, '..');
 
 async function main() {
-  const [kafka, postgres] = await Promise.all([resolveKafka(), resolvePostgres()]);
-  console.log(`kafka: ${kafka.description}; postgres: ${postgres.description}`);
-  const brokers = kafka.url.split(',');
-  const topic = `bench-rebuild-${Date.now().toString(36)}`;
-  const database = `bench_rebuild_${randomBytes(4).toString('hex')}`;
-  await ensureRoles(postgres.url);
-  const db = await ensureProjectDatabase(postgres.url, database);
-  const admin = await createLogAdmin({ brokers, clientId: 'bench-admin' });
+  const fixture = await createLogFixture({
+    name: 'rebuild',
+    records: RECORDS,
+    vaults: VAULTS,
+    partitions: PARTITIONS,
+    seed: 4242,
+    schema: 'vault_yield',
+  });
+  const { brokers, topic, db } = fixture;
   try {
-    // The schema live before the rebuild (empty: the bench times the rebuild alone).
-    const migratePool = createPgPool({ url: db.writerUrl, applicationName: 'bench-migrate', max: 1 });
-    await migrate(migratePool, 'vault_yield', ROLES.reader);
-    await migratePool.end();
-    await admin.ensureTopic({ topic, partitions: PARTITIONS });
-
-    const publisher = await createPublisher({ brokers, clientId: 'bench-publisher', topic });
-    const gen = createHistoryGenerator({ vaults: VAULTS, seed: 4242 });
-    const t0 = performance.now();
-    for (let done = 0; done < RECORDS; ) {
-      const n = Math.min(50_000, RECORDS - done);
-      await publisher.publish(gen.take(n));
-      done += n;
-    }
-    await publisher.close();
-    console.log(
-      `produced ${RECORDS} records for ${VAULTS} vaults in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-    );
-
     // One rebuild per variant (extra rebuild options), each into its own schema, same topic.
     const figures: number[] = [];
     for (const [i, variant] of VARIANTS.entries()) {
@@ -97,12 +76,7 @@ async function main() {
     }
     console.log(`rebuild: ${Math.round(figures[0] ?? 0)} records/s`);
   } finally {
-    if (!KEEP) {
-      await admin.deleteTopic(topic).catch(() => {});
-      await dropDatabase(postgres.url, database).catch(() => {});
-    }
-    await admin.close();
-    await Promise.all([kafka.stop(), postgres.stop()]);
+    await fixture.close(KEEP);
   }
 }
 

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { createLogAdmin, createPublisher, type LogAdmin } from '@vault-yield/log';
+import { createPgPool, migrate } from '@vault-yield/store';
+import {
+  dropDatabase,
+  ensureProjectDatabase,
+  ensureRoles,
+  type ProjectDatabase,
+  ROLES,
+} from '../infra/postgres/index.js';
+import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
+import { createHistoryGenerator } from '../test/projector/generator.js';
+
+export interface LogFixture {
+  brokers: string[];
+  adminUrl: string;
+  topic: string;
+  db: ProjectDatabase;
+  admin: LogAdmin;
+  produceSeconds: number;
+  /** Deletes the topic and drops the database unless `keep`, and stops what was started. */
+  close(keep: boolean): Promise<void>;
+}
+
+/**
+ * What the projector and rebuild benches share: Kafka and Postgres found the way the tests find
+ * them, a fresh database migrated in `schema`, and a fresh topic holding `records` generated
+ * records for `vaults` vaults (produced in chunks, so the generator never holds the history).
+ */
+export async function createLogFixture(o: {
+  name: string;
+  records: number;
+  vaults: number;
+  partitions: number;
+  seed: number;
+  schema: string;
+}): Promise<LogFixture> {
+  const [kafka, postgres] = await Promise.all([resolveKafka(), resolvePostgres()]);
+  console.log(`kafka: ${kafka.description}; postgres: ${postgres.description}`);
+  const brokers = kafka.url.split(',');
+  const topic = `bench-${o.name}-${Date.now().toString(36)}`;
+  await ensureRoles(postgres.url);
+  const db = await ensureProjectDatabase(postgres.url, `bench_${o.name}_${randomBytes(4).toString('hex')}`);
+  const migratePool = createPgPool({ url: db.writerUrl, applicationName: 'bench-migrate', max: 1 });
+  await migrate(migratePool, o.schema, ROLES.reader).finally(() => migratePool.end());
+  const admin = await createLogAdmin({ brokers, clientId: 'bench-admin' });
+  await admin.ensureTopic({ topic, partitions: o.partitions });
+
+  const publisher = await createPublisher({ brokers, clientId: 'bench-publisher', topic });
+  const gen = createHistoryGenerator({ vaults: o.vaults, seed: o.seed });
+  const t0 = performance.now();
+  for (let done = 0; done < o.records; ) {
+    const n = Math.min(50_000, o.records - done);
+    await publisher.publish(gen.take(n));
+    done += n;
+  }
+  await publisher.close();
+  const produceSeconds = (performance.now() - t0) / 1000;
+  console.log(`produced ${o.records} records for ${o.vaults} vaults in ${produceSeconds.toFixed(1)} s`);
+  return {
+    brokers,
+    adminUrl: postgres.url,
+    topic,
+    db,
+    admin,
+    produceSeconds,
+    async close(keep) {
+      if (!keep) {
+        await admin.deleteTopic(topic).catch(() => {});
+        await dropDatabase(postgres.url, db.database).catch(() => {});
+      }
+      await admin.close();
+      await Promise.all([kafka.stop(), postgres.stop()]);
+    },
+  };
+}
