@@ -19,6 +19,7 @@ export {
   type MarketEvent,
   type RawLog,
   recordTypeOfEvent,
+  refOf,
 } from './decode/index.js';
 export {
   answerUpdatedEventAbi,

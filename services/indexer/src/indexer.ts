@@ -20,6 +20,7 @@ import {
   readTokenFeed,
   readVaultPositions,
   readVaultRewardToken,
+  refOf,
   type ValuationReader,
   withRetry,
 } from '@vault-yield/chain';
@@ -135,17 +136,6 @@ const sleep = (ms: number, signal: AbortSignal) =>
     }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
-
-function logRef(l: IndexerLog) {
-  return {
-    address: l.address,
-    topic0: l.topics[0] ?? null,
-    blockNumber: l.blockNumber === null ? null : Number(l.blockNumber),
-    blockHash: l.blockHash,
-    txHash: l.transactionHash,
-    logIndex: l.logIndex,
-  };
-}
 
 /**
  * The indexing engine: scans the chain from the checkpoint, publishes the vault records (with
@@ -685,7 +675,7 @@ export class IndexerEngine {
 
   private async badLog(log: IndexerLog, reason: string, from: number, to: number): Promise<never> {
     this.metrics.badLogs.inc();
-    const ref = logRef(log);
+    const ref = refOf(log);
     this.log.error({ log: ref, reason, range: { from, to } }, 'log does not decode: halting before it');
     await this.store
       .recordBadLog({

@@ -108,7 +108,8 @@ const knownTopics = new Set<Hex>([
   eventTopics.answerUpdated,
 ]);
 
-function refOf(log: RawLog): LogRef {
+/** Where a log stands, for error reports and bad-log records. */
+export function refOf(log: RawLog): LogRef {
   return {
     address: log.address,
     topic0: log.topics[0] ?? null,

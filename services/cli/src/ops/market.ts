@@ -1,23 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '@vault-yield/common';
-import type { Pool } from '@vault-yield/store';
 import {
   createMarketProjector,
+  type MarketProjectorOptions,
   marketGroups,
   refreshStrategyStats,
 } from '../../../projector/src/market/index.js';
 
-export interface MarketFoldOptions {
-  brokers: readonly string[];
-  /** Pool whose search_path is the build schema. */
-  pool: Pool;
-  logger: Logger;
-  screenTopic: string;
-  catalogueTopic: string;
-  /** Offsets key: `<groupId>-screen`, `<groupId>-catalogue` (as the market projector names them). */
-  groupId: string;
-  sessionTimeoutMs: number;
-}
+/** The market projector's options less the stats timer (a build refreshes figures itself). */
+export type MarketFoldOptions = Omit<
+  MarketProjectorOptions,
+  'statsIntervalMs' | 'minDailyReturns' | 'kafkaGroupSuffix'
+> & { sessionTimeoutMs: number };
 
 /**
  * Folds the market topics (screen results, strategy catalogue) into a build schema with the
