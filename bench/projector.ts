@@ -13,6 +13,7 @@
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createPgPool } from '@vault-yield/store';
 import { createLogFixture } from './log-fixture.js';
@@ -25,6 +26,17 @@ const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=256
 const SCHEMA = 'vault_yield';
 const root = join(import.meta.dirname, '..');
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+
+/** CPU seconds (user + system) a process has used, from /proc (0 when it is gone). */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after "pid (comm) ".
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
 
 function peakRss(pid: number): number {
   try {
@@ -103,12 +115,23 @@ async function main() {
     }
     const seconds = (performance.now() - start) / 1000;
     rss = Math.max(rss, peakRss(child.pid as number));
+    // CPU per record, of the projector and of the Postgres backends serving it: unlike records/s,
+    // these hold on a machine shared with other work (backends closed mid-run are not counted).
+    const nodeCpu = cpuSeconds(child.pid as number);
+    const { rows: backends } = await pool.query<{ pid: number }>(
+      `select pid from pg_stat_activity where datname = current_database() and application_name = 'vault-yield-projector'`,
+    );
+    const pgCpu = backends.reduce((sum, b) => sum + cpuSeconds(b.pid), 0);
     child.kill('SIGTERM');
     await new Promise((r) => child.on('exit', r));
     await pool.end();
     const rate = RECORDS / seconds;
     console.log(`folded ${RECORDS} records in ${seconds.toFixed(1)} s (process start included)`);
     console.log(`peak RSS of the projector: ${mib(rss)} MiB`);
+    const us = (cpu: number) => ((cpu * 1e6) / RECORDS).toFixed(1);
+    console.log(
+      `CPU per record: projector ${us(nodeCpu)} µs, Postgres ${us(pgCpu)} µs (${backends.length} backends); machine load ${loadavg()[0]?.toFixed(2)}`,
+    );
     console.log(`projector: ${rate.toFixed(0)} records/s`);
   } finally {
     await fixture.close(KEEP);

@@ -193,7 +193,7 @@ describe('vault-yield rebuild / verify', () => {
     );
     expect(rows[0]!.n).toBe(0);
     const ix = await pool.query(
-      `select 1 from pg_indexes where schemaname = 'vault_yield_r1' and indexname = 'ledger_tx_hash'`,
+      `select 1 from pg_indexes where schemaname = 'vault_yield_r1' and indexname = 'ledger_vault_ts'`,
     );
     expect(ix.rowCount).toBe(1);
     // The live projector (old schema) caught up too: it applied exactly what the rebuild did.

@@ -43,8 +43,8 @@ export const positionOf = (r: VaultRecord): LedgerPosition => ({
 
 /**
  * The ledger row of an applied record. `raw` is the record's bytes as read from the log: they are
- * its JSON already, so they go to the `record` column (jsonb, read back only by re-folds, which
- * parse it with the same schema and so get the same record) instead of serialising it again.
+ * its JSON already, so they go to the `record` column as they are (json, read back only by
+ * re-folds, which parse it with the same schema and so get the same record).
  * The served `payload` is the parsed payload (canonical: lowercased, unknown keys dropped).
  */
 export function ledgerRow(r: VaultRecord, raw?: Buffer | null): LedgerRow {
@@ -58,7 +58,7 @@ export function ledgerRow(r: VaultRecord, raw?: Buffer | null): LedgerRow {
     txIndex: r.txIndex,
     ts: r.blockTimestamp * 1000,
     type: r.type,
-    record: raw ? raw.toString('utf8') : JSON.stringify(r),
+    record: raw ?? JSON.stringify(r),
     payload: JSON.stringify(r.payload),
   };
 }

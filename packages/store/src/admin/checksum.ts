@@ -34,17 +34,27 @@ export interface TableChecksum {
   columns: string[];
 }
 
-async function tableColumns(db: Queryable, schema: string, table: string): Promise<string[]> {
-  const { rows } = await db.query<{ name: string }>(
-    `select a.attname as name from pg_attribute a
+/** Names of a table's columns, in order, and which of them hold `json` (compared as jsonb). */
+async function tableColumns(
+  db: Queryable,
+  schema: string,
+  table: string,
+): Promise<{ names: string[]; json: Set<string> }> {
+  const { rows } = await db.query<{ name: string; json: boolean }>(
+    `select a.attname as name, a.atttypid = 'json'::regtype as json from pg_attribute a
      join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
      where n.nspname = $1 and c.relname = $2 and a.attnum > 0 and not a.attisdropped order by a.attnum`,
     [schema, table],
   );
-  return rows.map((r) => r.name);
+  return { names: rows.map((r) => r.name), json: new Set(rows.filter((r) => r.json).map((r) => r.name)) };
 }
 
-const rowExpr = (columns: readonly string[]) => `row(${columns.map(ident).join(', ')})::text`;
+/**
+ * A row as text. `json` columns keep their text as written, so they are cast to jsonb first: rows
+ * compare by value whatever their spacing or key order (and equal a jsonb column of older schemas).
+ */
+const rowExpr = (columns: readonly string[], json: ReadonlySet<string> = new Set()) =>
+  `row(${columns.map((c) => (json.has(c) ? `${ident(c)}::jsonb` : ident(c))).join(', ')})::text`;
 
 /** Row count and hash of one table over the given columns. */
 export async function tableChecksum(
@@ -52,6 +62,7 @@ export async function tableChecksum(
   schema: string,
   table: string,
   columns: readonly string[],
+  json: ReadonlySet<string> = new Set(),
 ): Promise<TableChecksum> {
   // Summing two 64-bit halves of each row's md5 (as numeric: no overflow) needs no sort, so it
   // stays cheap on millions of rows; two tables have equal sums iff their rows are equal, up to a
@@ -60,7 +71,7 @@ export async function tableChecksum(
     `select count(*)::text as n,
             md5(coalesce(sum(('x' || substr(h, 1, 16))::bit(64)::int8::numeric), 0)::text || ':' ||
                 coalesce(sum(('x' || substr(h, 17, 16))::bit(64)::int8::numeric), 0)::text) as hash
-     from (select md5(${rowExpr(columns)}) as h from ${ident(schema)}.${ident(table)}) q`,
+     from (select md5(${rowExpr(columns, json)}) as h from ${ident(schema)}.${ident(table)}) q`,
   );
   return { table, rows: Number(rows[0]?.n ?? 0), hash: rows[0]?.hash ?? '', columns: [...columns] };
 }
@@ -105,15 +116,14 @@ export async function compareSchemas(
   const out: TableDiff[] = [];
   for (const table of all) {
     const excluded = CHECKSUM_EXCLUDED_COLUMNS[table] ?? [];
-    const lc = lt.includes(table)
-      ? (await tableColumns(db, left, table)).filter((c) => !excluded.includes(c))
-      : [];
-    const rc = rt.includes(table)
-      ? (await tableColumns(db, right, table)).filter((c) => !excluded.includes(c))
-      : [];
+    const none = { names: [] as string[], json: new Set<string>() };
+    const lcols = lt.includes(table) ? await tableColumns(db, left, table) : none;
+    const rcols = rt.includes(table) ? await tableColumns(db, right, table) : none;
+    const lc = lcols.names.filter((c) => !excluded.includes(c));
+    const rc = rcols.names.filter((c) => !excluded.includes(c));
     const common = lc.filter((c) => rc.includes(c));
-    const l = lt.includes(table) ? await tableChecksum(db, left, table, common) : null;
-    const r = rt.includes(table) ? await tableChecksum(db, right, table, common) : null;
+    const l = lt.includes(table) ? await tableChecksum(db, left, table, common, lcols.json) : null;
+    const r = rt.includes(table) ? await tableChecksum(db, right, table, common, rcols.json) : null;
     const diff: TableDiff = {
       table,
       equal: false,
@@ -132,12 +142,13 @@ export async function compareSchemas(
       diff.columnsOnlyLeft.length === 0 &&
       diff.columnsOnlyRight.length === 0;
     if (!diff.equal && l && r && sample > 0) {
+      const json = (side: string) => (side === left ? lcols.json : rcols.json);
       const side = async (a: string, b: string) =>
         (
           await db.query<{ r: string }>(
-            `select r from (select ${rowExpr(common)} as r from ${ident(a)}.${ident(table)}
+            `select r from (select ${rowExpr(common, json(a))} as r from ${ident(a)}.${ident(table)}
                             except all
-                            select ${rowExpr(common)} from ${ident(b)}.${ident(table)}) d
+                            select ${rowExpr(common, json(b))} from ${ident(b)}.${ident(table)}) d
              order by r limit ${Number(sample)}`,
           )
         ).rows.map((x) => (x.r.length > 300 ? `${x.r.slice(0, 300)}…` : x.r));
@@ -154,8 +165,14 @@ export async function schemaChecksums(db: Queryable, schema: string): Promise<Re
   const out: Record<string, TableChecksum> = {};
   for (const table of (await schemaTables(db, schema)).filter(comparedTable)) {
     const excluded = CHECKSUM_EXCLUDED_COLUMNS[table] ?? [];
-    const cols = (await tableColumns(db, schema, table)).filter((c) => !excluded.includes(c));
-    out[table] = await tableChecksum(db, schema, table, cols);
+    const cols = await tableColumns(db, schema, table);
+    out[table] = await tableChecksum(
+      db,
+      schema,
+      table,
+      cols.names.filter((c) => !excluded.includes(c)),
+      cols.json,
+    );
   }
   return out;
 }

@@ -1,7 +1,5 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { from as copyFrom } from 'pg-copy-streams';
 import type { PoolClient } from '../pool/index.js';
+import { copyRows, copyText } from './copy.js';
 import type {
   DeadLetterRow,
   EquityRow,
@@ -150,13 +148,14 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         const r = rows[i] as LedgerRow;
         parts[i] =
           `[${r.chainId},${JSON.stringify(r.blockHash)},${JSON.stringify(r.txHash)},${r.logIndex},` +
-          `${JSON.stringify(r.vault)},${r.blockNumber},${r.txIndex},${r.ts},${JSON.stringify(r.type)},${r.payload},${r.record}]`;
+          `${JSON.stringify(r.vault)},${r.blockNumber},${r.txIndex},${r.ts},${JSON.stringify(r.type)},${r.payload},` +
+          `${typeof r.record === 'string' ? r.record : Buffer.from(r.record).toString('utf8')}]`;
       }
       const res = await client.query(
         `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record)
          select (e->>0)::int, e->>1, e->>2, (e->>3)::int, e->>4, (e->>5)::int8, (e->>6)::int, (e->>7)::int8, e->>8,
                 e->9, e->10
-         from jsonb_array_elements($1::jsonb) e
+         from json_array_elements($1::json) e
          on conflict do nothing`,
         [`[${parts.join(',')}]`],
       );
@@ -169,9 +168,15 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         client,
         'copy ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record) from stdin',
         rows,
-        (r) =>
-          `${r.chainId}\t${copyText(r.blockHash)}\t${copyText(r.txHash)}\t${r.logIndex}\t${copyText(r.vault)}\t` +
-          `${r.blockNumber}\t${r.txIndex}\t${r.ts}\t${copyText(r.type)}\t${copyText(r.payload)}\t${copyText(r.record)}\n`,
+        (w, r) => {
+          w.text(
+            `${r.chainId}\t${copyText(r.blockHash)}\t${copyText(r.txHash)}\t${r.logIndex}\t${copyText(r.vault)}\t` +
+              `${r.blockNumber}\t${r.txIndex}\t${r.ts}\t${copyText(r.type)}\t${copyText(r.payload)}\t`,
+          );
+          if (typeof r.record === 'string') w.text(copyText(r.record));
+          else w.bytes(r.record);
+          w.text('\n');
+        },
       );
     },
 
@@ -182,9 +187,11 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         client,
         'copy equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd) from stdin',
         rows,
-        (r) =>
-          `${copyText(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
-          `${copyText(r.valueUsd)}\t${copyText(r.capitalInUsd)}\t${copyText(r.capitalOutUsd)}\n`,
+        (w, r) =>
+          w.text(
+            `${copyText(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
+              `${copyText(r.valueUsd)}\t${copyText(r.capitalInUsd)}\t${copyText(r.capitalOutUsd)}\n`,
+          ),
       );
     },
 
@@ -202,7 +209,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
                                      head_block_number, head_tx_index, head_log_index)
          select e->>0, (e->>1)::int, e->>2, e->>3, e->>4, e->5, e->6, e->>7, (e->>8)::int8, (e->>9)::int8,
                 (e->>10)::int8, (e->>11)::int8, (e->>12)::int, (e->>13)::int
-         from jsonb_array_elements($1::jsonb) e
+         from json_array_elements($1::json) e
          on conflict (vault) do update set
            chain_id = excluded.chain_id, owner = excluded.owner, strategy = excluded.strategy,
            status = excluded.status, snapshot = excluded.snapshot, state = excluded.state,
@@ -226,7 +233,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       await client.query(
         `insert into positions (vault, position_id, pool, tick_lower, tick_upper, liquidity, in_range, view)
          select e->>0, e->>1, e->>2, (e->>3)::int, (e->>4)::int, (e->>5)::numeric, (e->>6)::bool, e->7
-         from jsonb_array_elements($1::jsonb) e`,
+         from json_array_elements($1::json) e`,
         [`[${parts.join(',')}]`],
       );
     },
@@ -271,36 +278,6 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       if (snapshot) await client.query('delete from vault_snapshot where vault = $1', [vault]);
     },
   };
-}
-
-/** COPY text format: backslash, tab, newline and carriage return are escaped with a backslash. */
-function copyText(v: string): string {
-  // indexOf scans are far cheaper than a regex over a kilobyte of JSON; most values need nothing.
-  if (v.indexOf('\\') < 0 && v.indexOf('\t') < 0 && v.indexOf('\n') < 0 && v.indexOf('\r') < 0) return v;
-  return v.replace(/[\\\t\n\r]/g, (c) =>
-    c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r',
-  );
-}
-
-/** Streams rows to a COPY … FROM STDIN in chunks of about 256 KiB. */
-async function copyRows<T>(
-  client: PoolClient,
-  sql: string,
-  rows: readonly T[],
-  line: (row: T) => string,
-): Promise<void> {
-  function* chunks() {
-    let buf = '';
-    for (const r of rows) {
-      buf += line(r);
-      if (buf.length >= 256 * 1024) {
-        yield buf;
-        buf = '';
-      }
-    }
-    if (buf.length > 0) yield buf;
-  }
-  await pipeline(Readable.from(chunks(), { objectMode: false }), client.query(copyFrom(sql)));
 }
 
 /** True for Postgres' unique_violation (23505), e.g. a COPY that met a row already there. */

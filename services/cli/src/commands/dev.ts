@@ -45,6 +45,9 @@ environment:
   PROJECTION_SCHEMA    projection schema (default vault_yield; dropped and recreated at start)
   LOG_LEVEL            pino level (default info)`;
 
+/** How long `dev` waits for each part it started to stop. */
+const STOP_TIMEOUT_MS = 15_000;
+
 export const devCommand: Command = {
   help,
   async run(argv) {
@@ -60,10 +63,41 @@ export const devCommand: Command = {
     const log = createLogger({ name: 'dev', level });
     const port = envField.port().parse(values.port ?? env.PORT ?? '8080');
     const schema = envField.identifier().parse(env.PROJECTION_SCHEMA || 'vault_yield');
-    const stops: Stop[] = [];
-    const stopAll = async () => {
-      for (const stop of stops.reverse())
-        await stop().catch((err: unknown) => log.error({ err }, 'stop failed'));
+    const stops: [name: string, stop: Stop][] = [];
+    // Each part gets STOP_TIMEOUT_MS to stop (a part waiting on a dead peer — an RPC retry to a
+    // chain that died — must not hang Ctrl-C); a second Ctrl-C exits at once.
+    const stopAll = async (): Promise<boolean> => {
+      let clean = true;
+      const force = () => {
+        log.warn('second interrupt: exiting without waiting');
+        process.exit(130);
+      };
+      process.once('SIGINT', force);
+      for (const [name, stop] of stops.reverse()) {
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<'timeout'>((res) => {
+          timer = setTimeout(() => res('timeout'), STOP_TIMEOUT_MS);
+        });
+        const outcome = await Promise.race([stop().then(() => 'stopped' as const), timedOut]).catch(
+          (err: unknown) => {
+            log.error({ err, part: name }, 'stop failed');
+            return 'failed' as const;
+          },
+        );
+        clearTimeout(timer);
+        if (outcome === 'stopped') log.info({ part: name }, `${name} stopped`);
+        else if (outcome === 'timeout') {
+          clean = false;
+          log.error({ part: name, timeoutMs: STOP_TIMEOUT_MS }, `${name} did not stop in time; left behind`);
+        }
+      }
+      process.removeListener('SIGINT', force);
+      return clean;
+    };
+    // A part left behind keeps handles open: exit instead of hanging on them.
+    const finish = async (code: number): Promise<number> => {
+      if (!(await stopAll())) process.exit(code || 1);
+      return code;
     };
 
     try {
@@ -79,7 +113,7 @@ export const devCommand: Command = {
       }
 
       const kafka = await ensureKafka(log, env);
-      stops.push(kafka.stop);
+      stops.push(['kafka', kafka.stop]);
       const admin = await createLogAdmin({ brokers: kafka.brokers, clientId: 'vault-yield-dev' });
       try {
         for (const topic of Object.values(TOPICS)) await admin.deleteTopic(topic);
@@ -90,7 +124,7 @@ export const devCommand: Command = {
 
       // Automine while the demo plays (fast), then a block every 2 s like a live chain.
       const anvil = await startAnvil();
-      stops.push(anvil.stop);
+      stops.push(['chain', anvil.stop]);
       log.info({ rpcUrl: anvil.rpcUrl }, 'local chain ready');
       const stack = await deployReferenceStack(anvil.rpcUrl);
       const demo = await playDemoScenario(stack);
@@ -109,7 +143,7 @@ export const devCommand: Command = {
         logger: log.child({ service: 'indexer' }),
       });
       await indexer.start();
-      stops.push(() => indexer.stop());
+      stops.push(['indexer', () => indexer.stop()]);
 
       const projector = createProjector({
         KAFKA_BROKERS: kafka.brokers,
@@ -121,7 +155,7 @@ export const devCommand: Command = {
         logger: log.child({ service: 'projector' }),
       });
       await projector.start();
-      stops.push(() => projector.stop());
+      stops.push(['projector', () => projector.stop()]);
 
       const marketPool = createPgPool({
         url: db.writerUrl,
@@ -129,7 +163,7 @@ export const devCommand: Command = {
         applicationName: 'vault-yield-market',
         max: 2,
       });
-      stops.push(() => marketPool.end());
+      stops.push(['market pool', () => marketPool.end()]);
       const market = createMarketProjector({
         brokers: kafka.brokers,
         pool: marketPool,
@@ -141,7 +175,7 @@ export const devCommand: Command = {
         minDailyReturns: 30,
       });
       await market.start();
-      stops.push(() => market.stop());
+      stops.push(['market projector', () => market.stop()]);
       const now = Date.now();
       for (const [topic, value] of [
         [TOPICS.catalogue, demoCatalogue(now)],
@@ -166,7 +200,7 @@ export const devCommand: Command = {
         logger: log.child({ service: 'reader' }),
       });
       const { url } = await reader.start();
-      stops.push(() => reader.stop());
+      stops.push(['reader', () => reader.stop()]);
 
       let live: NodeJS.Timeout | null = null;
       if (!values['no-live']) {
@@ -178,7 +212,7 @@ export const devCommand: Command = {
             log.warn({ err }, 'price move failed'),
           );
         }, 10_000);
-        stops.push(async () => void (live && clearInterval(live)));
+        stops.push(['price walk', async () => void (live && clearInterval(live))]);
       }
 
       const first = demo.vaults[0]!.address.toLowerCase();
@@ -194,21 +228,19 @@ export const devCommand: Command = {
           'Ctrl-C stops everything this command started.',
         ].join('\n'),
       );
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
+      const halted = await new Promise<boolean>((resolve) => {
+        process.once('SIGINT', () => resolve(false));
+        process.once('SIGTERM', () => resolve(false));
         indexer.done.catch((err: unknown) => {
-          log.error({ err }, 'indexer halted');
-          resolve();
+          log.error({ err }, 'indexer halted: stopping everything');
+          resolve(true);
         });
       });
       log.info('stopping');
-      await stopAll();
-      return 0;
+      return await finish(halted ? 1 : 0);
     } catch (err) {
       log.error({ err }, 'dev failed');
-      await stopAll();
-      return 1;
+      return await finish(1);
     }
   },
 };
