@@ -43,4 +43,14 @@ describe('CopyWriter', () => {
     w.flush();
     expect(Buffer.concat(w.chunks).toString('utf8')).toBe('{"a":"b"}{"a":"\\\\"q\\\\""}\\t\\n\\r');
   });
+
+  it('writes bytes that are not valid UTF-8 as the decoder reads them (U+FFFD), never as they are', () => {
+    const w = new CopyWriter();
+    const bad = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff, 0xc3]), Buffer.from('"}')]);
+    w.bytes(bad);
+    w.flush();
+    const out = Buffer.concat(w.chunks);
+    expect(out.equals(Buffer.from(bad.toString('utf8'), 'utf8'))).toBe(true);
+    expect(out.toString('utf8')).toBe('{"a":"\uFFFD\uFFFD"}');
+  });
 });

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
@@ -24,10 +25,15 @@ export function copyText(v: string): string {
   );
 }
 
-/** `bytes` as a COPY text field: as they are unless they hold a byte that must be escaped. */
+/**
+ * `bytes` as a COPY text field: as they are unless they hold a byte that must be escaped, or are
+ * not valid UTF-8 (decoded then, invalid sequences becoming U+FFFD, as the record's decoder read
+ * them: Postgres would refuse the whole COPY, and with it the batch, over one bad byte).
+ */
 function copyBytes(bytes: Uint8Array): Uint8Array | string {
   const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (b.indexOf(BACKSLASH) < 0 && b.indexOf(TAB) < 0 && b.indexOf(LF) < 0 && b.indexOf(CR) < 0) return b;
+  if (b.indexOf(BACKSLASH) < 0 && b.indexOf(TAB) < 0 && b.indexOf(LF) < 0 && b.indexOf(CR) < 0 && isUtf8(b))
+    return b;
   return copyText(b.toString('utf8'));
 }
 

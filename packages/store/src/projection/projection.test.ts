@@ -113,6 +113,20 @@ describe('projection store', () => {
     expect(await text(V4)).toBe(await text(V3));
     expect(await text(V4)).toContain('a\\\\b\\t');
     expect(await text(V5)).toBe(await text(V3));
+    // Bytes that are not valid UTF-8 (a record the decoder read with U+FFFD in their place) do not
+    // fail the COPY, and with it the batch: they are written as the decoder read them.
+    const V6 = `0x${'6'.repeat(40)}`;
+    const badUtf8 = Buffer.concat([
+      Buffer.from(`{"vault":"${V6}","n":"`),
+      Buffer.from([0xff]),
+      Buffer.from('"}'),
+    ]);
+    await store.transaction((tx) => tx.copyLedger([{ ...row(V6, 20, 0), record: badUtf8 }]));
+    const { rows: stored } = await pool.query<{ r: { n: string } }>(
+      'select record as r from ledger where vault = $1',
+      [V6],
+    );
+    expect(stored[0]?.r.n).toBe('\uFFFD');
     // json columns keep the text exactly as written (the reader serves it as stored).
     expect(await text(V3)).toContain(`|${odd(V3, 20).payload}|`);
 
