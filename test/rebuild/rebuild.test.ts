@@ -123,7 +123,7 @@ describe('vault-yield rebuild / verify', () => {
     const vault = gen.vaults()[3]!.vault.toLowerCase();
     // Plant a marker in the old schema only: the reader shows it until the switch, never after.
     await pool.query(
-      `update ${db.schema}.vault_snapshot set snapshot = snapshot || '{"planted": true}'::jsonb where vault = $1`,
+      `update ${db.schema}.vault_snapshot set snapshot = (snapshot::jsonb || '{"planted": true}'::jsonb)::json where vault = $1`,
       [vault],
     );
     const get = (path: string) => fetch(`${baseUrl}${path}`);

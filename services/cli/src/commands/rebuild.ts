@@ -58,140 +58,146 @@ environment:
   (vault_yield_api: the reader's PROJECTION_SCHEMA); READER_ROLE (granted select on the views and
   the new schema); SCREEN_TOPIC, CATALOGUE_TOPIC; MIN_DAILY_RETURNS; PROJECTOR_CONCURRENCY (4);
   PG_POOL_MAX (6); LOG_LEVEL (warn)`,
-  async run(argv) {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        schema: { type: 'string' },
-        group: { type: 'string' },
-        topic: { type: 'string' },
-        'dry-run': { type: 'boolean', default: false },
-        follow: { type: 'boolean', default: false },
-        'retire-old': { type: 'boolean', default: false },
-        grace: { type: 'string', default: DEFAULT_GRACE },
-        'no-market': { type: 'boolean', default: false },
-        logged: { type: 'boolean', default: false },
-        'all-indexes': { type: 'boolean', default: false },
-        json: { type: 'boolean', default: false },
-      },
-    });
-    const sub = positionals[0];
-    if (positionals.length > 1 || (sub && !['switch', 'retire', 'list'].includes(sub))) {
-      console.error('usage: vault-yield rebuild [switch|retire|list] [options] (see --help)');
-      return 2;
-    }
-    const env = createConfig(opsEnvSchema);
-    const log = cliLogger('rebuild', env.LOG_LEVEL);
-    const views = env.VIEWS_SCHEMA;
-    const graceMs = parseDuration(values.grace);
-    const schemaArg =
-      values.schema === undefined ? undefined : optionValue('schema', envField.identifier(), values.schema);
+  run: (argv) => rebuild(argv),
+};
 
-    const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-rebuild', max: 2 });
-    const retire = async (dryRun: boolean) => {
-      const decisions = await retireSchemas(pool, { viewsSchema: views, graceMs, dryRun });
-      printRetire(decisions);
+/**
+ * `vault-yield rebuild` with the purpose recorded for the build: `reindex` runs it on the topic it
+ * has just rebuilt, so the build is listed (and resumed) as a reindex.
+ */
+export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = 'rebuild'): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      schema: { type: 'string' },
+      group: { type: 'string' },
+      topic: { type: 'string' },
+      'dry-run': { type: 'boolean', default: false },
+      follow: { type: 'boolean', default: false },
+      'retire-old': { type: 'boolean', default: false },
+      grace: { type: 'string', default: DEFAULT_GRACE },
+      'no-market': { type: 'boolean', default: false },
+      logged: { type: 'boolean', default: false },
+      'all-indexes': { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const sub = positionals[0];
+  if (positionals.length > 1 || (sub && !['switch', 'retire', 'list'].includes(sub))) {
+    console.error('usage: vault-yield rebuild [switch|retire|list] [options] (see --help)');
+    return 2;
+  }
+  const env = createConfig(opsEnvSchema);
+  const log = cliLogger('rebuild', env.LOG_LEVEL);
+  const views = env.VIEWS_SCHEMA;
+  const graceMs = parseDuration(values.grace);
+  const schemaArg =
+    values.schema === undefined ? undefined : optionValue('schema', envField.identifier(), values.schema);
+
+  const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-rebuild', max: 2 });
+  const retire = async (dryRun: boolean) => {
+    const decisions = await retireSchemas(pool, { viewsSchema: views, graceMs, dryRun });
+    printRetire(decisions);
+  };
+  try {
+    if (sub === 'switch') {
+      if (!schemaArg) {
+        console.error('usage: vault-yield rebuild switch --schema NAME');
+        return 2;
+      }
+      const r = await switchLive(pool, {
+        viewsSchema: views,
+        target: schemaArg,
+        readerRole: env.READER_ROLE,
+      });
+      console.log(
+        `switched ${views} → ${r.target}${r.previous ? ` (was ${r.previous})` : ''}: ${r.views.length} views`,
+      );
+      return 0;
+    }
+    if (sub === 'retire') {
+      await retire(values['dry-run']);
+      return 0;
+    }
+    if (sub === 'list') {
+      const builds = await listBuilds(pool, views);
+      const live = await liveSchema(pool, views);
+      if (values.json) console.log(JSON.stringify({ viewsSchema: views, live, builds }, null, 2));
+      else printBuilds(builds, live);
+      return 0;
+    }
+
+    // The build: resume the unfinished one unless told otherwise.
+    const topic = values.topic ?? env.KAFKA_TOPIC;
+    const builds = await listBuilds(pool, views);
+    const unfinished = builds
+      .filter(
+        (b) =>
+          (b.purpose === 'rebuild' || b.purpose === 'reindex') &&
+          (b.state === 'building' || b.state === 'ready') &&
+          b.topic === topic,
+      )
+      .at(-1);
+    const known = schemaArg ? builds.find((b) => b.schema === schemaArg) : unfinished;
+    const suffix = stamp();
+    const schema = schemaArg ?? known?.schema ?? `vault_yield_${suffix}`;
+    const group = values.group ?? known?.groupId ?? `vault-yield-${purpose}-${suffix}`;
+    if (known && !schemaArg)
+      process.stderr.write(`resuming build ${known.schema} (group ${known.groupId})\n`);
+
+    const handle = await runBuild({
+      env,
+      schema,
+      groupId: group,
+      topic,
+      purpose: known?.purpose === 'reindex' ? 'reindex' : purpose,
+      market: !values['no-market'],
+      unlogged: !values.logged,
+      deferIndexes: !values['all-indexes'],
+      finalize: true,
+      log,
+    });
+    let stopped = false;
+    const stop = async () => {
+      if (stopped) return;
+      stopped = true;
+      await handle.stop();
     };
     try {
-      if (sub === 'switch') {
-        if (!schemaArg) {
-          console.error('usage: vault-yield rebuild switch --schema NAME');
-          return 2;
-        }
-        const r = await switchLive(pool, {
-          viewsSchema: views,
-          target: schemaArg,
-          readerRole: env.READER_ROLE,
-        });
+      const rate = handle.foldSeconds > 0 ? handle.applied / handle.foldSeconds : 0;
+      console.log(
+        `built ${schema} (group ${group}): ${handle.applied} records of ${topic}, ${Math.round(rate)} records/s while folding`,
+      );
+      if (values['dry-run']) {
         console.log(
-          `switched ${views} → ${r.target}${r.previous ? ` (was ${r.previous})` : ''}: ${r.views.length} views`,
+          `dry run: not switched. Switch later with: vault-yield rebuild switch --schema ${schema}`,
         );
         return 0;
       }
-      if (sub === 'retire') {
-        await retire(values['dry-run']);
-        return 0;
-      }
-      if (sub === 'list') {
-        const builds = await listBuilds(pool, views);
-        const live = await liveSchema(pool, views);
-        if (values.json) console.log(JSON.stringify({ viewsSchema: views, live, builds }, null, 2));
-        else printBuilds(builds, live);
-        return 0;
-      }
-
-      // The build: resume the unfinished one unless told otherwise.
-      const topic = values.topic ?? env.KAFKA_TOPIC;
-      const builds = await listBuilds(pool, views);
-      const unfinished = builds
-        .filter(
-          (b) =>
-            (b.purpose === 'rebuild' || b.purpose === 'reindex') &&
-            (b.state === 'building' || b.state === 'ready') &&
-            b.topic === topic,
-        )
-        .at(-1);
-      const known = schemaArg ? builds.find((b) => b.schema === schemaArg) : unfinished;
-      const suffix = stamp();
-      const schema = schemaArg ?? known?.schema ?? `vault_yield_${suffix}`;
-      const group = values.group ?? known?.groupId ?? `vault-yield-rebuild-${suffix}`;
-      if (known && !schemaArg)
-        process.stderr.write(`resuming build ${known.schema} (group ${known.groupId})\n`);
-
-      const handle = await runBuild({
-        env,
-        schema,
-        groupId: group,
-        topic,
-        purpose: known?.purpose === 'reindex' ? 'reindex' : 'rebuild',
-        market: !values['no-market'],
-        unlogged: !values.logged,
-        deferIndexes: !values['all-indexes'],
-        finalize: true,
-        log,
-      });
-      let stopped = false;
-      const stop = async () => {
-        if (stopped) return;
-        stopped = true;
-        await handle.stop();
-      };
-      try {
-        const rate = handle.foldSeconds > 0 ? handle.applied / handle.foldSeconds : 0;
-        console.log(
-          `built ${schema} (group ${group}): ${handle.applied} records of ${topic}, ${Math.round(rate)} records/s while folding`,
-        );
-        if (values['dry-run']) {
-          console.log(
-            `dry run: not switched. Switch later with: vault-yield rebuild switch --schema ${schema}`,
-          );
-          return 0;
-        }
-        const r = await switchLive(pool, { viewsSchema: views, target: schema, readerRole: env.READER_ROLE });
-        console.log(`switched ${views} → ${schema}${r.previous ? ` (was ${r.previous})` : ''}`);
-        console.log(
-          `next: run the projector with PROJECTION_SCHEMA=${schema} CONSUMER_GROUP=${group} KAFKA_TOPIC=${topic} (it resumes from the offsets stored in ${schema}), then stop the one writing to ${r.previous ?? 'the old schema'}`,
-        );
-        if (values['retire-old']) await retire(false);
-        if (values.follow) {
-          process.stderr.write(`following ${topic} into ${schema}; SIGINT/SIGTERM stops\n`);
-          await new Promise<void>((resolve) => {
-            onShutdown(log, async () => {
-              await stop();
-              resolve();
-            });
+      const r = await switchLive(pool, { viewsSchema: views, target: schema, readerRole: env.READER_ROLE });
+      console.log(`switched ${views} → ${schema}${r.previous ? ` (was ${r.previous})` : ''}`);
+      console.log(
+        `next: run the projector with PROJECTION_SCHEMA=${schema} CONSUMER_GROUP=${group} KAFKA_TOPIC=${topic} (it resumes from the offsets stored in ${schema}), then stop the one writing to ${r.previous ?? 'the old schema'}`,
+      );
+      if (values['retire-old']) await retire(false);
+      if (values.follow) {
+        process.stderr.write(`following ${topic} into ${schema}; SIGINT/SIGTERM stops\n`);
+        await new Promise<void>((resolve) => {
+          onShutdown(log, async () => {
+            await stop();
+            resolve();
           });
-        }
-        return 0;
-      } finally {
-        await stop();
+        });
       }
+      return 0;
     } finally {
-      await pool.end();
+      await stop();
     }
-  },
-};
+  } finally {
+    await pool.end();
+  }
+}
 
 function printRetire(decisions: RetireDecision[]): void {
   if (decisions.length === 0) console.log('retire: no builds recorded');

@@ -1,29 +1,45 @@
 import { parseArgs } from 'node:util';
-import { createChainClient, getHeadNumber } from '@vault-yield/chain';
+import type { ChainClient } from '@vault-yield/chain';
 import { createConfig, envField } from '@vault-yield/common';
-import { createIndexer } from '@vault-yield/indexer';
-import { createPgPool, migrate } from '@vault-yield/store';
+import { createLogAdmin } from '@vault-yield/log';
+import {
+  createPgPool,
+  indexerCheckpoints,
+  listBuilds,
+  liveSchema,
+  migrate,
+  type Pool,
+} from '@vault-yield/store';
 import { z } from 'zod';
+// The indexer's env schema only (zod, no viem): the package's index loads the whole indexer,
+// which this command imports once its arguments and environment have been checked.
+import { indexerEnvSchema } from '../../../indexer/src/config.js';
 import type { Command } from '../command.js';
-import { cliLogger, optionValue } from '../ops/env.js';
+import { cliLogger, opsEnvSchema, optionValue, parseDuration, usageError } from '../ops/env.js';
 import { createProgress } from '../ops/progress.js';
-import { rebuildCommand } from './rebuild.js';
 
-const address = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, 'expected an address: 0x followed by 40 hex digits')
-  .transform((a) => a.toLowerCase() as `0x${string}`);
-
+/**
+ * The operator environment plus the live indexer's own settings, with the indexer's defaults:
+ * the new log is cut exactly like the live one (mark cadence, confirmations, start block).
+ */
 const reindexEnvSchema = z.object({
-  DATABASE_URL: envField.postgresUrl(),
-  KAFKA_BROKERS: envField.brokers(),
-  RPC_URL: envField.httpUrl(),
-  FACTORY_ADDRESS: address,
-  CHAIN_ID: envField.int(1).optional(),
-  CONFIRMATIONS: envField.int(0, 10_000).default(0),
-  MAX_BLOCK_RANGE: envField.int(1, 10_000_000).default(10_000),
-  LOG_LEVEL: envField.logLevel().default('warn'),
+  ...opsEnvSchema.shape,
+  ...indexerEnvSchema.pick({
+    RPC_URL: true,
+    CHAIN_ID: true,
+    FACTORY_ADDRESS: true,
+    START_BLOCK: true,
+    CONFIRMATIONS: true,
+    MAX_BLOCK_RANGE: true,
+    CONCURRENCY: true,
+    REORG_WINDOW: true,
+    MARK_INTERVAL_BLOCKS: true,
+    MARK_MIN_INTERVAL_MS: true,
+  }).shape,
+  /** Schema of the live indexer's checkpoint (default PROJECTION_SCHEMA): never reused. */
+  INDEXER_SCHEMA: envField.identifier().optional(),
 });
+type ReindexEnv = z.output<typeof reindexEnvSchema>;
 
 /** The default checkpoint namespace of a topic: stable, so a re-run resumes the same one. */
 export function namespaceFor(topic: string): string {
@@ -34,17 +50,38 @@ export function namespaceFor(topic: string): string {
   return `vault_yield_idx_${slug}`.slice(0, 63);
 }
 
+/** Rebuild options `reindex` passes through to `rebuild` as given. */
+const REBUILD_OPTIONS = [
+  'schema',
+  'group',
+  'dry-run',
+  'follow',
+  'retire-old',
+  'grace',
+  'no-market',
+  'logged',
+  'all-indexes',
+] as const;
+
 export const reindexCommand: Command = {
   help: `usage: vault-yield reindex --topic NEW [--namespace NAME] [--partitions N] [--start-block N]
                          [--no-rebuild] [rebuild options: --schema, --group, --dry-run, --follow, …]
 
-Runs the indexer from the factory's deployment block (or --start-block) up to the chain head as
-it is when the command starts, publishing into the new topic NEW, with a fresh checkpoint
-namespace (a schema of its own, so the live indexer's checkpoint is untouched). Then runs
-\`vault-yield rebuild --topic NEW\` (with the rebuild options given), which folds NEW into a fresh
-projection schema and switches the reader to it. Interrupted? Run the same command again: the
-indexer resumes from the namespace's checkpoint (republishing at most one batch: duplicates are
-harmless), and the rebuild resumes its recorded build.
+Runs the indexer from the factory's deployment block (or --start-block / START_BLOCK) up to the
+chain head as it is when the command starts, publishing into the new topic NEW, with a fresh
+checkpoint namespace (a schema of its own, so the live indexer's checkpoint is untouched) and the
+live indexer's settings (MARK_*, CONFIRMATIONS, …: the same variables, the same defaults), so the
+new log holds the records the live one does. Then runs \`vault-yield rebuild --topic NEW\` (with the
+rebuild options given), which folds NEW into a fresh projection schema and switches the reader to
+it. Interrupted? Run the same command again: the indexer resumes from the namespace's checkpoint
+(republishing at most one batch: duplicates are harmless), and the rebuild resumes its recorded
+build.
+
+Refused before anything is written (exit 2): NEW equal to KAFKA_TOPIC (the live log); a namespace
+that is the live indexer's schema, the views schema or a projection schema; NEW already holding
+records while the namespace has no checkpoint (not written by this reindex), or a namespace with a
+checkpoint while NEW does not exist (it wrote another topic); a start block above the chain head,
+or above a vault the factory created; a --schema that is live, retired or dropped.
 
 Afterwards, move the live indexer to the new topic and namespace and the projector to the new
 schema (the command prints the variables).
@@ -53,12 +90,14 @@ options:
   --topic NEW          topic to write (required; created with --partitions if missing)
   --namespace NAME     indexer checkpoint schema (default vault_yield_idx_<topic>)
   --partitions N       partitions of the new topic (default 12)
-  --start-block N      first block (default: the factory's deployment block)
+  --start-block N      first block (default: START_BLOCK, else the factory's deployment block)
   --no-rebuild         stop after the log is rebuilt
 
 environment:
-  DATABASE_URL, KAFKA_BROKERS, RPC_URL, FACTORY_ADDRESS (required); CHAIN_ID; CONFIRMATIONS (0);
-  MAX_BLOCK_RANGE; and those of rebuild`,
+  DATABASE_URL, KAFKA_BROKERS, RPC_URL, FACTORY_ADDRESS (required); the live indexer's CHAIN_ID,
+  START_BLOCK, CONFIRMATIONS (0), MAX_BLOCK_RANGE, CONCURRENCY, REORG_WINDOW, MARK_INTERVAL_BLOCKS,
+  MARK_MIN_INTERVAL_MS; KAFKA_TOPIC (the live topic, vault-records); INDEXER_SCHEMA (default
+  PROJECTION_SCHEMA); and those of rebuild`,
   async run(argv) {
     const { values, tokens } = parseArgs({
       args: argv,
@@ -91,24 +130,64 @@ environment:
       values.namespace ?? namespaceFor(topic),
     );
     const partitions = optionValue('partitions', envField.int(1, 1024), values.partitions);
-    const startBlock =
+    const startArg =
       values['start-block'] === undefined
         ? undefined
         : optionValue('start-block', envField.int(0), values['start-block']);
+    const schemaArg =
+      values.schema === undefined ? undefined : optionValue('schema', envField.identifier(), values.schema);
+    const rebuildOptions = (tokens ?? []).flatMap((t) =>
+      t.kind === 'option' && (REBUILD_OPTIONS as readonly string[]).includes(t.name) ? [t] : [],
+    );
+    if (values['no-rebuild'] && rebuildOptions.length > 0)
+      throw usageError(
+        `--no-rebuild cannot be combined with --${rebuildOptions[0]?.name} (a rebuild option)`,
+      );
+    // Rebuild options are checked now, not after the log is rebuilt.
+    if (values.grace !== undefined) parseDuration(values.grace);
     const env = createConfig(reindexEnvSchema);
     const log = cliLogger('reindex', env.LOG_LEVEL);
+    if (topic === env.KAFKA_TOPIC) {
+      throw usageError(
+        `--topic ${topic} is the live topic (KAFKA_TOPIC): reindex writes a NEW topic, then switches to it`,
+      );
+    }
 
-    // A fresh checkpoint namespace: the migrations create indexer_checkpoint & co there.
     const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-reindex', max: 1 });
+    const startBlock = startArg ?? env.START_BLOCK;
+    let head: number;
     try {
+      await checkSchemas(pool, env, namespace, schemaArg);
+      const checkpoint = (await indexerCheckpoints(pool, namespace))[0]?.blockNumber ?? null;
+      await checkTopicMatches(env, topic, namespace, checkpoint);
+      const { createChainClient, describeRpcError, getHeadNumber, readFactoryInfo } = await import(
+        '@vault-yield/chain'
+      );
+      const client = createChainClient({ rpcUrl: env.RPC_URL, chainId: env.CHAIN_ID, cacheTime: 0 });
+      let deploymentBlock: number;
+      try {
+        head = await getHeadNumber(client);
+        deploymentBlock = Number((await readFactoryInfo(client, env.FACTORY_ADDRESS)).deploymentBlock);
+      } catch (err) {
+        console.error(
+          `vault-yield reindex: cannot read the factory ${env.FACTORY_ADDRESS} at RPC_URL ${env.RPC_URL}: ${describeRpcError(err)}`,
+        );
+        return 1;
+      }
+      if (checkpoint === null && startBlock !== undefined)
+        await checkStartBlock(client, env, startBlock, deploymentBlock, head);
+      else if (checkpoint !== null && startArg !== undefined)
+        process.stderr.write(
+          `--start-block ignored: resuming ${namespace} from its checkpoint ${checkpoint}\n`,
+        );
+      // A fresh checkpoint namespace: the migrations create indexer_checkpoint & co there.
       await migrate(pool, namespace);
     } finally {
       await pool.end();
     }
-    const head = await getHeadNumber(
-      createChainClient({ rpcUrl: env.RPC_URL, chainId: env.CHAIN_ID, cacheTime: 0 }),
-    );
     const target = Math.max(0, head - env.CONFIRMATIONS);
+
+    const { createIndexer } = await import('@vault-yield/indexer');
     const indexer = createIndexer({
       rpcUrl: env.RPC_URL,
       chainId: env.CHAIN_ID,
@@ -119,16 +198,25 @@ environment:
       databaseUrl: env.DATABASE_URL,
       schema: namespace,
       maxBlockRange: env.MAX_BLOCK_RANGE,
+      concurrency: env.CONCURRENCY,
+      reorgWindow: env.REORG_WINDOW,
+      mark: { intervalBlocks: env.MARK_INTERVAL_BLOCKS, minIntervalMs: env.MARK_MIN_INTERVAL_MS },
       logger: log,
     });
-    const progress = createProgress(`reindex ${topic}`);
+    const progress = createProgress(`reindex ${topic}`, process.stderr, { unit: 'blocks' });
     await indexer.start();
+    const from = indexer.status().checkpoint.blockNumber;
     const ticker = setInterval(() => {
       const s = indexer.status();
-      progress.update(Math.max(0, s.checkpoint.blockNumber), target);
+      progress.update(Math.max(0, s.checkpoint.blockNumber - from), Math.max(0, target - from));
     }, 1000);
     try {
       await indexer.waitFor(target);
+    } catch (err) {
+      console.error(
+        `vault-yield reindex: the indexer halted at block ${indexer.status().checkpoint.blockNumber}: ${(err as Error).message}`,
+      );
+      return 1;
     } finally {
       clearInterval(ticker);
       await indexer.stop();
@@ -137,29 +225,113 @@ environment:
     progress.finish(
       `log rebuilt to block ${s.checkpoint.blockNumber}: ${s.recordsPublished} records published into ${topic} (${s.vaults} vaults)`,
     );
-    console.log(`reindexed ${topic} to block ${s.checkpoint.blockNumber} (namespace ${namespace})`);
+    console.log(
+      `reindexed ${topic} to block ${s.checkpoint.blockNumber}: ${s.recordsPublished} records published by this run, ${s.vaults} vaults (namespace ${namespace})`,
+    );
     console.log(
       `next: run the indexer with KAFKA_TOPIC=${topic} PROJECTION_SCHEMA=${namespace} (its checkpoint namespace)`,
     );
     if (values['no-rebuild']) return 0;
 
     // Pass the rebuild options through as given.
-    const passthrough: string[] = [];
-    const rebuildFlags = new Set([
-      'schema',
-      'group',
-      'dry-run',
-      'follow',
-      'retire-old',
-      'grace',
-      'no-market',
-      'logged',
-    ]);
-    for (const t of tokens ?? []) {
-      if (t.kind !== 'option' || !rebuildFlags.has(t.name)) continue;
-      passthrough.push(`--${t.name}`);
-      if (t.value !== undefined) passthrough.push(t.value);
-    }
-    return rebuildCommand.run(['--topic', topic, ...passthrough]);
+    const passthrough = rebuildOptions.flatMap((t) =>
+      t.value === undefined ? [`--${t.name}`] : [`--${t.name}`, t.value],
+    );
+    const { rebuild } = await import('./rebuild.js');
+    return rebuild(['--topic', topic, ...passthrough], 'reindex');
   },
 };
+
+/**
+ * The namespace holds the new log's checkpoint only: reusing the live indexer's schema would move
+ * the live checkpoint (the live indexer would skip what reindex indexed), and a projection schema
+ * would mix indexer state into a schema that may be switched, retired or dropped. The rebuild's
+ * --schema must be one a build can still write.
+ */
+async function checkSchemas(
+  pool: Pool,
+  env: ReindexEnv,
+  namespace: string,
+  schemaArg?: string,
+): Promise<void> {
+  const refuse = (why: string) =>
+    usageError(`--namespace ${namespace}: ${why}; pick another (default: vault_yield_idx_<topic>)`);
+  const indexerSchema = env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA;
+  if (namespace === indexerSchema)
+    throw refuse('it is the live indexer\u2019s schema (INDEXER_SCHEMA / PROJECTION_SCHEMA)');
+  if (namespace === env.PROJECTION_SCHEMA) throw refuse('it is the projection schema (PROJECTION_SCHEMA)');
+  if (namespace === env.VIEWS_SCHEMA) throw refuse('it is the views schema (VIEWS_SCHEMA)');
+  if (namespace === schemaArg) throw refuse('it is the schema the rebuild builds (--schema)');
+  if (namespace === (await liveSchema(pool, env.VIEWS_SCHEMA)))
+    throw refuse('it is the live projection schema');
+  const builds = await listBuilds(pool, env.VIEWS_SCHEMA);
+  const build = builds.find((b) => b.schema === namespace);
+  if (build) throw refuse(`it is a projection schema (${build.purpose} build, ${build.state})`);
+  // The rebuild would refuse these once the log is rebuilt: say so before.
+  const target = builds.find((b) => b.schema === schemaArg);
+  if (target && ['live', 'retired', 'dropped'].includes(target.state))
+    throw usageError(`--schema ${schemaArg}: that schema is ${target.state}; pick a new schema name`);
+}
+
+/**
+ * The namespace and the topic must belong together. A fresh namespace writes the whole history,
+ * so the topic must not hold another run's records; a namespace with a checkpoint resumes, so
+ * its topic must exist (the indexer creates it before its first checkpoint): a missing one means
+ * the namespace wrote another topic, and resuming would leave the new log without its beginning.
+ */
+async function checkTopicMatches(
+  env: ReindexEnv,
+  topic: string,
+  namespace: string,
+  checkpoint: number | null,
+): Promise<void> {
+  const admin = await createLogAdmin({ brokers: env.KAFKA_BROKERS, clientId: 'vault-yield-reindex' });
+  try {
+    const exists = (await admin.listTopics()).includes(topic);
+    if (checkpoint !== null) {
+      if (exists) return;
+      throw usageError(
+        `--namespace ${namespace} holds a checkpoint at block ${checkpoint}, but topic ${topic} does not exist: ` +
+          'the namespace wrote another topic (resuming it would skip the history before that block); ' +
+          'pick a new namespace',
+      );
+    }
+    if (!exists) return;
+    const held = (await admin.offsets(topic)).reduce((n, o) => n + Number(BigInt(o.high) - BigInt(o.low)), 0);
+    if (held > 0) {
+      throw usageError(
+        `--topic ${topic} already holds ${held} records, but namespace ${namespace} has no checkpoint: ` +
+          'they were not written by this reindex (pick a new topic, or --namespace the one that wrote it)',
+      );
+    }
+  } finally {
+    await admin.close();
+  }
+}
+
+/** A start block past the head, or past vaults the factory created, would make a partial log. */
+async function checkStartBlock(
+  client: ChainClient,
+  env: ReindexEnv,
+  startBlock: number,
+  deploymentBlock: number,
+  head: number,
+): Promise<void> {
+  const option = `start block ${startBlock}`;
+  if (startBlock > head) throw usageError(`${option} is above the chain head ${head}`);
+  if (startBlock <= deploymentBlock) return;
+  const { eventTopics, getLogsAdaptive } = await import('@vault-yield/chain');
+  const created = await getLogsAdaptive(
+    client,
+    { address: [env.FACTORY_ADDRESS], topic0: [eventTopics.vaultCreated] },
+    deploymentBlock,
+    startBlock - 1,
+    { retries: 3 },
+  );
+  if (created.length > 0) {
+    throw usageError(
+      `${option} is above block ${Number(created[0]?.blockNumber)}, where the factory created a vault: ` +
+        `the new log would miss ${created.length} vault(s); start at or below the deployment block ${deploymentBlock}`,
+    );
+  }
+}

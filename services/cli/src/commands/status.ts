@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util';
-import { createChainClient, getHeadNumber } from '@vault-yield/chain';
 import { createConfig, envField } from '@vault-yield/common';
 import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
 import {
@@ -90,6 +89,8 @@ environment:
       let chainError: string | undefined;
       if (env.RPC_URL) {
         try {
+          // viem loads only when there is a chain to ask (a fast start-up otherwise).
+          const { createChainClient, getHeadNumber } = await import('@vault-yield/chain');
           chainHead = await getHeadNumber(
             createChainClient({ rpcUrl: env.RPC_URL, cacheTime: 0, retryCount: 1, timeoutMs: 5000 }),
           );

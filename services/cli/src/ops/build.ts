@@ -15,7 +15,7 @@ import {
   recordBuild,
   storedOffsetRows,
 } from '@vault-yield/store';
-import type { OpsEnv } from './env.js';
+import { type OpsEnv, usageError } from './env.js';
 import { createMarketFold, marketGroups, refreshStrategyStats } from './market.js';
 import { createProgress } from './progress.js';
 
@@ -61,6 +61,8 @@ interface Folders {
 }
 
 async function topicExists(admin: LogAdmin, topic: string): Promise<boolean> {
+  // kafkajs retries metadata of a missing topic for a long time: look at the list first.
+  if (!(await admin.listTopics()).includes(topic)) return false;
   try {
     const offsets = await admin.offsets(topic);
     return offsets.length > 0;
@@ -97,16 +99,16 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
     await pool.end().catch(() => {});
   };
   try {
-    if (!(await topicExists(admin, spec.topic))) throw new TypeError(`topic ${spec.topic} does not exist`);
+    if (!(await topicExists(admin, spec.topic))) throw usageError(`topic ${spec.topic} does not exist`);
     const existing = await getBuild(pool, views, spec.schema);
     if (existing) {
       if (existing.groupId !== spec.groupId || existing.topic !== spec.topic) {
-        throw new TypeError(
+        throw usageError(
           `schema ${spec.schema} was built by group ${existing.groupId} from ${existing.topic}; resume it with --group ${existing.groupId}`,
         );
       }
       if (existing.state === 'live' || existing.state === 'dropped' || existing.state === 'retired') {
-        throw new TypeError(`schema ${spec.schema} is ${existing.state}: pick a new schema name`);
+        throw usageError(`schema ${spec.schema} is ${existing.state}: pick a new schema name`);
       }
     }
     const market =

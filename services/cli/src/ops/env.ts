@@ -39,16 +39,19 @@ export function stamp(d = new Date()): string {
 /** Parses durations such as 90s, 15m, 24h, 7d, or plain milliseconds. */
 export function parseDuration(text: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(text.trim());
-  if (!m) throw new TypeError(`invalid duration: ${text} (expected e.g. 30s, 15m, 24h, 7d)`);
+  if (!m) throw usageError(`invalid duration: ${text} (expected e.g. 30s, 15m, 24h, 7d)`);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] ?? 'ms'] ?? 1;
   return Math.round(Number(m[1]) * unit);
+}
+
+/** An error main.ts reports as a usage error: its message on stderr, exit 2, no stack trace. */
+export function usageError(message: string): TypeError {
+  return Object.assign(new TypeError(message), { code: 'ERR_INVALID_ARG_VALUE' });
 }
 
 /** Validates an option value with a zod schema; a bad one is a usage error (exit 2), not a crash. */
 export function optionValue<T>(option: string, schema: z.ZodType<T>, value: string): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const err = new TypeError(`--${option} ${value}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  Object.assign(err, { code: 'ERR_INVALID_ARG_VALUE' });
-  throw err;
+  throw usageError(`--${option} ${value}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
 }

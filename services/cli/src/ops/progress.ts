@@ -18,10 +18,11 @@ function eta(seconds: number): string {
 export function createProgress(
   label: string,
   out: NodeJS.WriteStream = process.stderr,
-  opts: { quiet?: boolean; lineEveryMs?: number } = {},
+  opts: { quiet?: boolean; lineEveryMs?: number; unit?: string } = {},
 ): Progress {
   const tty = out.isTTY === true;
   const every = opts.lineEveryMs ?? 5000;
+  const unit = opts.unit ?? 'records';
   const started = performance.now();
   let lastAt = started;
   let lastDone = -1;
@@ -39,7 +40,7 @@ export function createProgress(
       lastDone = done;
       const pct = total > 0 ? Math.min(100, (done / total) * 100) : 100;
       const remaining = rate > 0 ? (total - done) / rate : Number.POSITIVE_INFINITY;
-      const text = `${label}: ${fmt(done)} / ${fmt(total)} records (${pct.toFixed(1)}%), ${fmt(rate)} records/s, ETA ${eta(remaining)}`;
+      const text = `${label}: ${fmt(done)} / ${fmt(total)} ${unit} (${pct.toFixed(1)}%), ${fmt(rate)} ${unit}/s, ETA ${eta(remaining)}`;
       if (tty) {
         const width = 24;
         const filled = Math.round((pct / 100) * width);

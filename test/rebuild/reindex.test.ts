@@ -1,0 +1,382 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createLogger } from '@vault-yield/common';
+import { recordId, type VaultRecord } from '@vault-yield/domain';
+import { createIndexer, type Indexer } from '@vault-yield/indexer';
+import { createLogAdmin } from '@vault-yield/log';
+import type { Projector } from '@vault-yield/projector';
+import { createReader, type Reader, readerConfig } from '@vault-yield/reader';
+import {
+  compareSchemas,
+  createPgPool,
+  getBuild,
+  indexerCheckpoints,
+  liveSchema,
+  type Pool,
+  schemaChecksums,
+  storedOffsetRows,
+} from '@vault-yield/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AnvilInstance,
+  type DemoResult,
+  deployReferenceStack,
+  playDemoScenario,
+  type ReferenceStack,
+  startAnvil,
+} from '../../infra/chain/index.js';
+import { ROLES } from '../../infra/postgres/index.js';
+import { runCli } from '../cli/run.js';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
+import { byVault, expectedRecords, normalized, readTopic } from '../indexer/support.js';
+import { projector } from '../projector/support.js';
+
+/**
+ * `vault-yield reindex` end to end on real parts: a live indexer follows a local chain while the
+ * demo scenario plays (live topic, live checkpoint), a live projector folds it; then reindex
+ * rebuilds the log from the factory's deployment block into a new topic (its own checkpoint
+ * namespace, other partition count, other chunking) and the projection from that topic, and
+ * switches the reader. The new log must hold the live log's records (identities, per-vault
+ * order, payloads, contexts) and the chain's own (independent decode); the new projection must
+ * equal the live one table by table.
+ */
+const VIEWS = 'vault_yield_api';
+const bin = fileURLToPath(new URL('../../services/cli/bin/vault-yield.js', import.meta.url));
+const MARK_INTERVAL = 3;
+
+describe('vault-yield reindex', () => {
+  const log = createLogger({ name: 'reindex-test', level: 'silent' });
+  const liveTopic = uniqueTopic('vault-records');
+  const newTopic = uniqueTopic('vault-records-v2');
+  const killTopic = uniqueTopic('vault-records-v3');
+  let anvil: AnvilInstance;
+  let stack: ReferenceStack;
+  let demo: DemoResult;
+  let db: TestDatabase;
+  let pool: Pool;
+  let indexer: Indexer;
+  let live: Projector;
+  let reader: Reader;
+  let baseUrl: string;
+  let env: Record<string, string>;
+  let liveCheckpoint: number;
+  /** The default checkpoint namespace of a topic (reindex's namespaceFor). */
+  const nsOf = (topic: string) => `vault_yield_idx_${topic.replace(/[^a-z0-9]+/g, '_')}`.slice(0, 63);
+  /** Each vault's records, in topic order, as comparable text. */
+  const perVault = (rs: { record: VaultRecord }[]) =>
+    new Map([...byVault(rs.map((r) => r.record))].map(([v, list]) => [v, list.map(normalized)]));
+
+  beforeAll(async () => {
+    anvil = await startAnvil();
+    stack = await deployReferenceStack(anvil.rpcUrl);
+    db = await createTestDatabase('reindex');
+    pool = createPgPool({ url: db.writerUrl, applicationName: 'reindex-test', max: 2 });
+    // The live indexer follows the head while the scenario plays (a few blocks per step).
+    indexer = createIndexer({
+      rpcUrl: anvil.rpcUrl,
+      factory: stack.factory,
+      kafka: { brokers: kafkaBrokers(), topic: liveTopic, partitions: 4 },
+      databaseUrl: db.writerUrl,
+      schema: db.schema,
+      pollIntervalMs: 50,
+      mark: { intervalBlocks: MARK_INTERVAL, minIntervalMs: 0 },
+      logger: log,
+    });
+    await indexer.start();
+    demo = await playDemoScenario(stack);
+    await indexer.waitFor(Number(demo.toBlock));
+    await indexer.stop();
+    liveCheckpoint = indexer.status().checkpoint.blockNumber;
+
+    live = projector({
+      brokers: kafkaBrokers(),
+      url: db.writerUrl,
+      schema: db.schema,
+      topic: liveTopic,
+      group: 'live',
+    });
+    await live.start();
+    await live.caughtUp({ timeoutMs: 60_000 });
+
+    env = {
+      DATABASE_URL: db.writerUrl,
+      KAFKA_BROKERS: kafkaBrokers().join(','),
+      KAFKA_TOPIC: liveTopic,
+      RPC_URL: anvil.rpcUrl,
+      FACTORY_ADDRESS: stack.factory,
+      // The live indexer's settings: the new log must be cut the same way.
+      MARK_INTERVAL_BLOCKS: String(MARK_INTERVAL),
+      // Other chunking than the live indexer's block-by-block following.
+      MAX_BLOCK_RANGE: '5',
+      VIEWS_SCHEMA: VIEWS,
+      PROJECTION_SCHEMA: db.schema,
+      READER_ROLE: ROLES.reader,
+      // No market topics in this file (names no other file uses: the build finds none).
+      SCREEN_TOPIC: uniqueTopic('screen-none'),
+      CATALOGUE_TOPIC: uniqueTopic('catalogue-none'),
+    };
+    const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], env);
+    expect(sw.stderr).toBe('');
+    expect(sw.code).toBe(0);
+    reader = createReader(
+      readerConfig(db.readerUrl, {
+        schema: VIEWS,
+        port: 0,
+        rateLimit: { ratePerSecond: 0, burst: 1, trustProxy: false },
+        logLevel: 'silent',
+      }),
+    );
+    baseUrl = (await reader.start()).url;
+  }, 180_000);
+
+  afterAll(async () => {
+    await reader?.stop();
+    await live?.stop();
+    await indexer?.stop().catch(() => {});
+    await anvil?.stop();
+    await pool?.end();
+    const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'reindex-test' });
+    for (const t of [liveTopic, newTopic, killTopic]) await admin.deleteTopic(t).catch(() => {});
+    await admin.close();
+    await db?.drop();
+  });
+
+  it('rebuilds the log into a new topic and the projection from it, and switches the reader', async () => {
+    const vault = demo.vaults[1]!.address.toLowerCase();
+    const before = await (await fetch(`${baseUrl}/v1/vault/${vault}/snapshot`)).json();
+
+    const res = await runCli(
+      [
+        'reindex',
+        '--topic',
+        newTopic,
+        '--partitions',
+        '3',
+        '--schema',
+        'vault_yield_rx',
+        '--group',
+        'reindex-rx',
+      ],
+      env,
+      170_000,
+    );
+    expect(res.stdout).toMatch(new RegExp(`reindexed ${newTopic} to block \\d+`));
+    expect(res.stdout).toMatch(/switched vault_yield_api → vault_yield_rx \(was vault_yield\)/);
+    expect(res.stdout).toMatch(new RegExp(`KAFKA_TOPIC=${newTopic}`));
+    expect(res.code, res.stderr).toBe(0);
+
+    // The log: the same records, vault by vault in the same order, as the live one and the chain.
+    const liveRecords = await readTopic(kafkaBrokers(), liveTopic);
+    const newRecords = await readTopic(kafkaBrokers(), newTopic);
+    expect(new Set(newRecords.map((r) => r.partition)).size).toBeLessThanOrEqual(3);
+    expect(newRecords.length).toBe(liveRecords.length);
+    expect(perVault(newRecords)).toEqual(perVault(liveRecords));
+    const ids = newRecords.map((r) => recordId(r.record));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(newRecords.filter((r) => r.record.type === 'mark').length).toBeGreaterThan(0);
+    // One partition per vault.
+    const partitionsOf = new Map<string, Set<number>>();
+    for (const r of newRecords)
+      partitionsOf.set(r.record.vault, (partitionsOf.get(r.record.vault) ?? new Set()).add(r.partition));
+    for (const s of partitionsOf.values()) expect(s.size).toBe(1);
+    const fromChain = await expectedRecords(
+      anvil.rpcUrl,
+      anvil.chainId,
+      stack.factory,
+      Number(stack.deploymentBlock),
+      Number(demo.toBlock),
+    );
+    expect(fromChain.length).toBeGreaterThan(30);
+    expect(
+      newRecords
+        .map((r) => r.record)
+        .filter((r) => r.type !== 'mark')
+        .map(normalized)
+        .sort(),
+    ).toEqual(fromChain.map(normalized).sort());
+
+    // The projection: built from the new topic, equal to the live one, served by the reader.
+    expect(await liveSchema(pool, VIEWS)).toBe('vault_yield_rx');
+    const diffs = await compareSchemas(pool, db.schema, 'vault_yield_rx');
+    expect(diffs.filter((d) => !d.equal)).toEqual([]);
+    const a = await schemaChecksums(pool, db.schema);
+    const b = await schemaChecksums(pool, 'vault_yield_rx');
+    expect(Object.keys(b).length).toBeGreaterThan(8);
+    expect(b.ledger!.rows).toBeGreaterThan(30);
+    expect(b).toEqual(a);
+    const applied = (
+      await storedOffsetRows(pool, 'vault_yield_rx', { groupId: 'reindex-rx', topic: newTopic })
+    ).reduce((n, r) => n + Math.max(0, Number(r.nextOffset)), 0);
+    expect(applied).toBe(newRecords.length);
+    const build = await getBuild(pool, VIEWS, 'vault_yield_rx');
+    expect(build).toMatchObject({
+      purpose: 'reindex',
+      state: 'live',
+      topic: newTopic,
+      groupId: 'reindex-rx',
+    });
+    const after = await (await fetch(`${baseUrl}/v1/vault/${vault}/snapshot`)).json();
+    expect(after).toEqual(before);
+
+    // The live indexer's checkpoint is untouched; the new one lives in the namespace.
+    expect((await indexerCheckpoints(pool, db.schema)).map((c) => c.blockNumber)).toEqual([liveCheckpoint]);
+    const [cp] = await indexerCheckpoints(pool, nsOf(newTopic));
+    expect(cp!.blockNumber).toBeGreaterThanOrEqual(Number(demo.toBlock));
+  }, 200_000);
+
+  it('a re-run with --no-rebuild resumes from its checkpoint and publishes nothing twice', async () => {
+    const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'reindex-test' });
+    try {
+      const before = await admin.offsets(newTopic);
+      const res = await runCli(
+        ['reindex', '--topic', newTopic, '--partitions', '3', '--no-rebuild'],
+        env,
+        120_000,
+      );
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toMatch(/0 records published/);
+      expect(res.stdout).not.toMatch(/switched/);
+      expect(await admin.offsets(newTopic)).toEqual(before);
+      expect(await liveSchema(pool, VIEWS)).toBe('vault_yield_rx');
+    } finally {
+      await admin.close();
+    }
+  }, 150_000);
+
+  it('status shows the reindexed namespace against the chain head, and the new projection', async () => {
+    const res = await runCli(['status', '--json'], { ...env, INDEXER_SCHEMA: nsOf(newTopic) });
+    expect(res.code, res.stderr).toBe(0);
+    const report = JSON.parse(res.stdout);
+    const head = Number(demo.toBlock);
+    expect(report).toMatchObject({
+      viewsSchema: VIEWS,
+      liveSchema: 'vault_yield_rx',
+      indexer: {
+        schema: nsOf(newTopic),
+        chainHead: head,
+        checkpoints: [{ chainId: anvil.chainId, blockNumber: head, behind: 0 }],
+      },
+      deadLetters: [],
+    });
+    expect(report.switchedAt).toEqual(expect.any(String));
+    expect(report.projector).toHaveLength(1);
+    const main = report.projector[0];
+    expect(main).toMatchObject({ group: 'reindex-rx', topic: newTopic, lag: 0 });
+    expect(main.partitions.map((p: { partition: number }) => p.partition)).toEqual([0, 1, 2]);
+    // Every record applied: stored = high (a partition no vault hashes to has nothing stored).
+    for (const p of main.partitions) {
+      expect(p.lag).toBe(0);
+      expect(p.stored ?? '0').toBe(p.high);
+    }
+    expect(main.partitions.some((p: { high: string }) => Number(p.high) > 0)).toBe(true);
+    expect(report.builds).toEqual(
+      expect.arrayContaining([
+        { schema: 'vault_yield_rx', purpose: 'reindex', state: 'live', group: 'reindex-rx', topic: newTopic },
+        expect.objectContaining({ schema: db.schema, state: 'retired' }),
+      ]),
+    );
+    const text = await runCli(['status'], { ...env, INDEXER_SCHEMA: nsOf(newTopic) });
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `indexer +chain ${anvil.chainId}: block ${head} \\(0x[0-9a-f]{8}…, [^)]+\\); chain head ${head}, 0 blocks behind`,
+      ),
+    );
+    expect(text.stdout).toMatch(new RegExp(`projector +group reindex-rx on ${newTopic}: lag 0`));
+    expect(text.stdout).toMatch(/vault_yield_rx reindex live group reindex-rx/);
+  });
+
+  it('refuses a start block that would miss vaults or is above the head, a wrong factory, a namespace of another topic', async () => {
+    const topic = uniqueTopic('never-written');
+    const firstVault = Number(demo.fromBlock);
+    const miss = await runCli(['reindex', '--topic', topic, '--start-block', String(firstVault + 1)], env);
+    expect(miss.stderr).toMatch(
+      new RegExp(
+        `start block ${firstVault + 1} is above block ${firstVault}, where the factory created a vault`,
+      ),
+    );
+    expect(miss.code).toBe(2);
+    const viaEnv = await runCli(['reindex', '--topic', topic], {
+      ...env,
+      START_BLOCK: String(firstVault + 1),
+    });
+    expect(viaEnv.stderr).toMatch(/where the factory created a vault/);
+    expect(viaEnv.code).toBe(2);
+    const high = await runCli(['reindex', '--topic', topic, '--start-block', '100000'], env);
+    expect(high.stderr).toMatch(/start block 100000 is above the chain head/);
+    expect(high.code).toBe(2);
+    const notFactory = await runCli(['reindex', '--topic', topic], {
+      ...env,
+      FACTORY_ADDRESS: stack.tokens.weth.address,
+    });
+    expect(notFactory.stderr).toMatch(/cannot read the factory 0x[0-9a-f]{40} at RPC_URL/);
+    expect(notFactory.stderr).not.toMatch(/\n\s+at /);
+    expect(notFactory.code).toBe(1);
+    // A namespace that wrote another topic would resume mid-history: refused.
+    const other = await runCli(['reindex', '--topic', topic, '--namespace', nsOf(newTopic)], env);
+    expect(other.stderr).toMatch(
+      new RegExp(
+        `--namespace ${nsOf(newTopic)} holds a checkpoint at block \\d+, but topic ${topic} does not exist`,
+      ),
+    );
+    expect(other.code).toBe(2);
+    const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'reindex-test' });
+    try {
+      expect(await admin.listTopics()).not.toContain(topic);
+    } finally {
+      await admin.close();
+    }
+    expect(await indexerCheckpoints(pool, nsOf(topic))).toEqual([]);
+  });
+
+  it('a reindex SIGKILLed mid-log and run again ends with the same log and the same projection', async () => {
+    const args = ['reindex', '--topic', killTopic, '--partitions', '2', '--dry-run'];
+    args.push('--schema', 'vault_yield_rk', '--group', 'reindex-rk');
+    // One block per chunk: the log is written in many small batches, a kill lands between them.
+    const slow = { ...env, MAX_BLOCK_RANGE: '1', CONCURRENCY: '1' };
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...slow },
+      stdio: ['ignore', 'ignore', 'ignore'],
+    });
+    const exited = new Promise((r) => child.on('exit', r));
+    const firstVault = Number(demo.fromBlock);
+    let at = -1;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      at = (await indexerCheckpoints(pool, nsOf(killTopic)).catch(() => []))[0]?.blockNumber ?? -1;
+      if (at > firstVault + 2) break;
+      if (Date.now() > deadline) throw new Error('the reindex never passed the first vault');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    expect(at).toBeLessThan(Number(demo.toBlock));
+
+    const resumed = await runCli(args, slow, 170_000);
+    expect(resumed.stdout).toMatch(/built vault_yield_rk/);
+    expect(resumed.stdout).toMatch(/dry run: not switched/);
+    expect(resumed.code, resumed.stderr).toBe(0);
+
+    // Republished records (at most the batch in flight at the kill) are exact duplicates.
+    const liveRecords = await readTopic(kafkaBrokers(), liveTopic);
+    const killed = await readTopic(kafkaBrokers(), killTopic);
+    const seen = new Map<string, string>();
+    const firsts = killed.filter((r) => {
+      const id = recordId(r.record);
+      const text = normalized(r.record);
+      if (seen.has(id)) {
+        expect(seen.get(id), id).toBe(text);
+        return false;
+      }
+      seen.set(id, text);
+      return true;
+    });
+    expect(perVault(firsts)).toEqual(perVault(liveRecords));
+    const diffs = await compareSchemas(pool, db.schema, 'vault_yield_rk');
+    expect(diffs.filter((d) => !d.equal)).toEqual([]);
+    expect(await getBuild(pool, VIEWS, 'vault_yield_rk')).toMatchObject({
+      purpose: 'reindex',
+      state: 'ready',
+    });
+    expect(await liveSchema(pool, VIEWS)).toBe('vault_yield_rx');
+  }, 250_000);
+});
