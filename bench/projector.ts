@@ -6,6 +6,7 @@
  *
  * Env: KAFKA_BROKERS / DATABASE_URL (else the local runners, as the tests resolve them),
  * BENCH_RECORDS (default 1,000,000), BENCH_VAULTS (default 1,000), BENCH_PARTITIONS (default 4),
+ * BENCH_INSTANCES (default 1: projector processes sharing the partitions in one consumer group),
  * BENCH_KEEP=true keeps the topic and database, BENCH_NODE_OPTIONS (default
  * `--max-old-space-size=256`: caps the V8 heap so the projector's RSS stays bounded; the projector
  * holds at most PROJECTOR_CONCURRENCY batches of PROJECTOR_MAX_BATCH_BYTES).
@@ -22,6 +23,7 @@ const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
 const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 4);
 const KEEP = process.env.BENCH_KEEP === 'true';
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 1);
 const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=256';
 const SCHEMA = 'vault_yield';
 const root = join(import.meta.dirname, '..');
@@ -73,36 +75,40 @@ async function main() {
 
     const start = performance.now();
     console.log(`projector: node ${NODE_OPTIONS} --import tsx services/projector/src/main.ts`);
-    const child = spawn(
-      process.execPath,
-      [...NODE_OPTIONS.split(/\s+/).filter(Boolean), '--import', 'tsx', 'services/projector/src/main.ts'],
-      {
-        cwd: root,
-        env: {
-          ...process.env,
-          KAFKA_BROKERS: brokers.join(','),
-          DATABASE_URL: db.writerUrl,
-          PROJECTION_SCHEMA: SCHEMA,
-          KAFKA_TOPIC: topic,
-          CONSUMER_GROUP: `bench-${topic}`,
-          MIGRATE: 'false',
-          // The vault projector alone: the market topics are not part of this run.
-          MARKET_PROJECTION: 'false',
-          LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    const spawnOne = () =>
+      spawn(
+        process.execPath,
+        [...NODE_OPTIONS.split(/\s+/).filter(Boolean), '--import', 'tsx', 'services/projector/src/main.ts'],
+        {
+          cwd: root,
+          env: {
+            ...process.env,
+            KAFKA_BROKERS: brokers.join(','),
+            DATABASE_URL: db.writerUrl,
+            PROJECTION_SCHEMA: SCHEMA,
+            KAFKA_TOPIC: topic,
+            CONSUMER_GROUP: `bench-${topic}`,
+            MIGRATE: 'false',
+            // The vault projector alone: the market topics are not part of this run.
+            MARKET_PROJECTION: 'false',
+            LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+          },
+          stdio: ['ignore', 'inherit', 'inherit'],
         },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      },
-    );
+      );
+    // INSTANCES projectors in one consumer group share the partitions (the projector scales out).
+    const children = Array.from({ length: INSTANCES }, spawnOne);
     let exited = false;
-    child.on('exit', () => {
-      exited = true;
-    });
+    for (const child of children)
+      child.on('exit', () => {
+        exited = true;
+      });
     let rss = 0;
     let last = 0;
     let lastReport = start;
     for (;;) {
       if (exited) throw new Error('projector exited before catching up');
-      rss = Math.max(rss, peakRss(child.pid as number));
+      for (const child of children) rss = Math.max(rss, peakRss(child.pid as number));
       const n = await progress();
       if (n >= RECORDS) break;
       if (performance.now() - lastReport > 5000) {
@@ -114,20 +120,25 @@ async function main() {
       await new Promise((r) => setTimeout(r, 100));
     }
     const seconds = (performance.now() - start) / 1000;
-    rss = Math.max(rss, peakRss(child.pid as number));
+    for (const child of children) rss = Math.max(rss, peakRss(child.pid as number));
     // CPU per record, of the projector and of the Postgres backends serving it: unlike records/s,
     // these hold on a machine shared with other work (backends closed mid-run are not counted).
-    const nodeCpu = cpuSeconds(child.pid as number);
+    const nodeCpu = children.reduce((sum, child) => sum + cpuSeconds(child.pid as number), 0);
     const { rows: backends } = await pool.query<{ pid: number }>(
       `select pid from pg_stat_activity where datname = current_database() and application_name = 'vault-yield-projector'`,
     );
     const pgCpu = backends.reduce((sum, b) => sum + cpuSeconds(b.pid), 0);
-    child.kill('SIGTERM');
-    await new Promise((r) => child.on('exit', r));
+    await Promise.all(
+      children.map((child) => {
+        const gone = new Promise((r) => child.on('exit', r));
+        child.kill('SIGTERM');
+        return gone;
+      }),
+    );
     await pool.end();
     const rate = RECORDS / seconds;
     console.log(`folded ${RECORDS} records in ${seconds.toFixed(1)} s (process start included)`);
-    console.log(`peak RSS of the projector: ${mib(rss)} MiB`);
+    console.log(`peak RSS of the projector: ${mib(rss)} MiB${INSTANCES > 1 ? ' (largest instance)' : ''}`);
     const us = (cpu: number) => ((cpu * 1e6) / RECORDS).toFixed(1);
     console.log(
       `CPU per record: projector ${us(nodeCpu)} µs, Postgres ${us(pgCpu)} µs (${backends.length} backends); machine load ${loadavg()[0]?.toFixed(2)}`,

@@ -14,8 +14,9 @@ import type {
 
 /**
  * The projector's writes inside one batch transaction. Every write is one statement for the whole
- * batch (unnest of parallel arrays), so a batch costs a fixed handful of round trips whatever its
- * size; only reverts (rare) read and write per vault.
+ * batch (COPY, or json_to_recordset over one JSON array: parsed in one pass, its json fields kept
+ * as written), so a batch costs a fixed handful of round trips whatever its size; only reverts
+ * (rare) read and write per vault.
  */
 export interface ProjectionTx {
   /**
@@ -141,21 +142,20 @@ export function projectionTx(client: PoolClient): ProjectionTx {
 
     async insertLedger(rows) {
       if (rows.length === 0) return 0;
-      // One jsonb array of tuples: Postgres parses it in one pass, far cheaper than text[]/jsonb[]
-      // array literals (whose escaping and parsing dominated the batch).
       const parts = new Array<string>(rows.length);
       for (let i = 0; i < rows.length; i++) {
         const r = rows[i] as LedgerRow;
+        const record = typeof r.record === 'string' ? r.record : Buffer.from(r.record).toString('utf8');
         parts[i] =
-          `[${r.chainId},${JSON.stringify(r.blockHash)},${JSON.stringify(r.txHash)},${r.logIndex},` +
-          `${JSON.stringify(r.vault)},${r.blockNumber},${r.txIndex},${r.ts},${JSON.stringify(r.type)},${r.payload},` +
-          `${typeof r.record === 'string' ? r.record : Buffer.from(r.record).toString('utf8')}]`;
+          `{"c":${r.chainId},"bh":${JSON.stringify(r.blockHash)},"th":${JSON.stringify(r.txHash)},"li":${r.logIndex},` +
+          `"v":${JSON.stringify(r.vault)},"bn":${r.blockNumber},"ti":${r.txIndex},"ts":${r.ts},"t":${JSON.stringify(r.type)},` +
+          `"p":${r.payload},"r":${record}}`;
       }
       const res = await client.query(
         `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record)
-         select (e->>0)::int, e->>1, e->>2, (e->>3)::int, e->>4, (e->>5)::int8, (e->>6)::int, (e->>7)::int8, e->>8,
-                e->9, e->10
-         from json_array_elements($1::json) e
+         select c, bh, th, li, v, bn, ti, ts, t, p, r
+         from json_to_recordset($1::json)
+           as x(c int, bh text, th text, li int, v text, bn int8, ti int, ts int8, t text, p json, r json)
          on conflict do nothing`,
         [`[${parts.join(',')}]`],
       );
@@ -199,17 +199,19 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       if (rows.length === 0) return;
       const parts = rows.map(
         (r) =>
-          `[${JSON.stringify(r.vault)},${r.chainId},${JSON.stringify(r.owner)},${JSON.stringify(r.strategy)},` +
-          `${JSON.stringify(r.status)},${r.snapshot},${r.state},${JSON.stringify(r.lastRecordId)},${r.recordsApplied},` +
-          `${r.createdAt},${r.updatedAt},${r.head.blockNumber},${r.head.txIndex},${r.head.logIndex}]`,
+          `{"v":${JSON.stringify(r.vault)},"c":${r.chainId},"o":${JSON.stringify(r.owner)},"s":${JSON.stringify(r.strategy)},` +
+          `"st":${JSON.stringify(r.status)},"sn":${r.snapshot},"sx":${r.state},"l":${JSON.stringify(r.lastRecordId)},` +
+          `"n":${r.recordsApplied},"ca":${r.createdAt},"ua":${r.updatedAt},` +
+          `"hb":${r.head.blockNumber},"ht":${r.head.txIndex},"hl":${r.head.logIndex}}`,
       );
       await client.query(
         `insert into vault_snapshot (vault, chain_id, owner, strategy, status, snapshot, state, last_record_id,
                                      records_applied, created_at, updated_at,
                                      head_block_number, head_tx_index, head_log_index)
-         select e->>0, (e->>1)::int, e->>2, e->>3, e->>4, e->5, e->6, e->>7, (e->>8)::int8, (e->>9)::int8,
-                (e->>10)::int8, (e->>11)::int8, (e->>12)::int, (e->>13)::int
-         from json_array_elements($1::json) e
+         select v, c, o, s, st, sn, sx, l, n, ca, ua, hb, ht, hl
+         from json_to_recordset($1::json)
+           as x(v text, c int, o text, s text, st text, sn json, sx json, l text, n int8, ca int8, ua int8,
+                hb int8, ht int, hl int)
          on conflict (vault) do update set
            chain_id = excluded.chain_id, owner = excluded.owner, strategy = excluded.strategy,
            status = excluded.status, snapshot = excluded.snapshot, state = excluded.state,
@@ -227,13 +229,14 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       if (rows.length === 0) return;
       const parts = rows.map(
         (r) =>
-          `[${JSON.stringify(r.vault)},${JSON.stringify(r.positionId)},${JSON.stringify(r.pool)},${r.tickLower},` +
-          `${r.tickUpper},${JSON.stringify(r.liquidity)},${r.inRange},${r.view}]`,
+          `{"v":${JSON.stringify(r.vault)},"id":${JSON.stringify(r.positionId)},"p":${JSON.stringify(r.pool)},` +
+          `"tl":${r.tickLower},"tu":${r.tickUpper},"l":${JSON.stringify(r.liquidity)},"ir":${r.inRange},"w":${r.view}}`,
       );
       await client.query(
         `insert into positions (vault, position_id, pool, tick_lower, tick_upper, liquidity, in_range, view)
-         select e->>0, e->>1, e->>2, (e->>3)::int, (e->>4)::int, (e->>5)::numeric, (e->>6)::bool, e->7
-         from json_array_elements($1::json) e`,
+         select v, id, p, tl, tu, l::numeric, ir, w
+         from json_to_recordset($1::json)
+           as x(v text, id text, p text, tl int, tu int, l text, ir bool, w json)`,
         [`[${parts.join(',')}]`],
       );
     },
