@@ -8,10 +8,13 @@
  * Env: KAFKA_BROKERS / DATABASE_URL (else the local runners, as the tests resolve them),
  * BENCH_VAULTS (default 1,000), BENCH_EVENTS_PER_VAULT (default 150: about two thirds of the bulk driver's planned events land on chain), BENCH_CONCURRENCY (4),
  * BENCH_KEEP=true keeps the topic and database, BENCH_CHAIN_CACHE=<dir> keeps the generated chain
- * (anvil state dump) there and reuses it on the next run.
+ * (anvil state dump) there and reuses it on the next run, BENCH_CPU_PROFILE=<file.cpuprofile>
+ * writes a V8 CPU profile of the backfill (the indexer runs in this process).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { loadavg } from 'node:os';
 import { eventTopics } from '@vault-yield/chain';
 import { createLogger } from '@vault-yield/common';
 import { createLogAdmin } from '@vault-yield/log';
@@ -25,6 +28,7 @@ const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
 const EVENTS_PER_VAULT = Number(process.env.BENCH_EVENTS_PER_VAULT ?? 150);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const KEEP = process.env.BENCH_KEEP === 'true';
+const PROFILE = process.env.BENCH_CPU_PROFILE;
 const SCHEMA = 'vault_yield';
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 
@@ -42,11 +46,17 @@ async function main() {
 
   const cache = process.env.BENCH_CHAIN_CACHE;
   const cacheKey = cache ? `${cache}/chain-${VAULTS}x${EVENTS_PER_VAULT}` : undefined;
-  const cached = cacheKey && existsSync(`${cacheKey}.json`) && existsSync(`${cacheKey}.state`);
+  const cached = cacheKey !== undefined && isChainCached(cacheKey);
   const anvilArgs = ['--gas-limit', '4000000000', '--preserve-historical-states'];
+  // A fresh chain is dumped by anvil when it exits (SIGTERM), which takes a while for this size:
+  // stop() waits for it. The .json (the cache's "complete" mark) is written only after that.
   if (cacheKey) anvilArgs.push(cached ? '--load-state' : '--dump-state', `${cacheKey}.state`);
-  if (cached) anvilArgs.push('--dump-state', `${cacheKey}.state.tmp`);
-  const anvil = await startAnvil({ args: anvilArgs, timeoutMs: 180_000 });
+  const anvil = await startAnvil({
+    args: anvilArgs,
+    timeoutMs: 180_000,
+    stopGraceMs: cacheKey && !cached ? 600_000 : 3000,
+  });
+  let generated: string | undefined;
   try {
     let chain: { factory: `0x${string}`; fromBlock: number; toBlock: number; planned: number; txs: number };
     if (cached) {
@@ -64,7 +74,7 @@ async function main() {
         txs: bulk.txs,
       };
       console.log(`chain: generated in ${((performance.now() - g0) / 1000).toFixed(1)} s`);
-      if (cacheKey) writeFileSync(`${cacheKey}.json`, JSON.stringify(chain));
+      if (cacheKey) generated = JSON.stringify(chain);
     }
     const onChain = await countVaultEvents(anvil.rpcUrl, chain.factory, chain.fromBlock, chain.toBlock);
     console.log(
@@ -87,11 +97,22 @@ async function main() {
     const sampler = setInterval(() => {
       peak = Math.max(peak, process.memoryUsage().rss);
     }, 50);
+    const profiler = PROFILE ? await startProfiler() : undefined;
+    const anvilCpu0 = cpuSecondsOf(anvil.pid);
+    const kafkaPid = Number(/pid (\d+)/.exec(kafka.description)?.[1] ?? Number.NaN);
+    const kafkaCpu0 = cpuSecondsOf(kafkaPid);
+    const cpu0 = process.cpuUsage();
+    const threads0 = threadCpu();
     const t0 = performance.now();
     await indexer.start();
     await indexer.waitFor(chain.toBlock);
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const threads = threadCpu(threads0);
+    const anvilCpu = cpuSecondsOf(anvil.pid) - anvilCpu0;
+    const kafkaCpu = cpuSecondsOf(kafkaPid) - kafkaCpu0;
     clearInterval(sampler);
+    if (profiler) await profiler.stop(PROFILE!);
     const s = indexer.status();
     await indexer.stop();
 
@@ -107,12 +128,85 @@ async function main() {
     );
     console.log(`vaults: ${s.vaults}; RPC calls: ${s.rpcCalls} in ${s.rpcHttpRequests} HTTP requests`);
     console.log(`peak RSS (bench process, sampled during the backfill): ${mib(peak)} MiB`);
+    const sec = (n: number) => (Number.isNaN(n) ? 'n/a' : `${n.toFixed(2)} s`);
+    const load = loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+    console.log(
+      `CPU during the backfill: indexer process ${sec((cpu.user + cpu.system) / 1e6)}, anvil ${sec(anvilCpu)}, ` +
+        `local Kafka broker ${sec(kafkaCpu)} (wall ${seconds.toFixed(2)} s; load average ${load})`,
+    );
+    // Threads are unnamed ("node"): the main thread is the pid; the publisher thread is usually
+    // the busiest other one, then V8's GC / compiler helpers.
+    const others = [...threads.entries()].filter(([tid]) => tid !== process.pid).map(([, t]) => t);
+    others.sort((a, b) => b - a);
+    const rest = others.slice(3).reduce((a, t) => a + t, 0);
+    console.log(
+      `CPU by thread: main ${sec(threads.get(process.pid) ?? Number.NaN)}; busiest others ` +
+        `${others.slice(0, 3).map(sec).join(', ')}; the rest ${sec(rest)}`,
+    );
     console.log(`indexer: ${Math.round(rate)} records/s`);
   } finally {
     await anvil.stop();
+    if (cacheKey && generated !== undefined && isChainCached(cacheKey, false)) {
+      writeFileSync(`${cacheKey}.json`, generated);
+      console.log(`chain: cached in ${cacheKey}.state`);
+    }
     if (!KEEP) await dropDatabase(postgres.url, database).catch(() => {});
     await Promise.all([kafka.stop(), postgres.stop()]);
   }
+}
+
+/** CPU seconds (user + system) of another process, from /proc (NaN where there is no /proc). */
+function cpuSecondsOf(pid: number, path = `/proc/${pid}/stat`): number {
+  try {
+    const stat = readFileSync(path, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU seconds of each thread of this process (by tid), minus `since` when given. */
+function threadCpu(since?: Map<number, number>): Map<number, number> {
+  const out = new Map<number, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const s = cpuSecondsOf(Number(tid), `/proc/self/task/${tid}/stat`);
+      if (!Number.isNaN(s)) out.set(Number(tid), s - (since?.get(Number(tid)) ?? 0));
+    }
+  } catch {
+    // no /proc
+  }
+  return out;
+}
+
+/** The V8 CPU profiler of this process (BENCH_CPU_PROFILE): the backfill only, not the setup. */
+async function startProfiler(): Promise<{ stop(path: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = <T>(method: string, params?: object) =>
+    new Promise<T>((res, rej) => session.post(method, params, (err, r) => (err ? rej(err) : res(r as T))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 500 });
+  await post('Profiler.start');
+  return {
+    async stop(path) {
+      const { profile } = await post<{ profile: object }>('Profiler.stop');
+      writeFileSync(path, JSON.stringify(profile));
+      session.disconnect();
+      console.log(`CPU profile of the backfill: ${path}`);
+    },
+  };
+}
+
+/** A complete cached chain: its description and a non-empty state dump. */
+function isChainCached(cacheKey: string, withDescription = true): boolean {
+  const state = `${cacheKey}.state`;
+  return (
+    (!withDescription || existsSync(`${cacheKey}.json`)) && existsSync(state) && statSync(state).size > 0
+  );
 }
 
 /** Vault records on chain, counted with plain eth_getLogs per block (VaultCreated + logs of created vaults). */

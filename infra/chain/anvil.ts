@@ -12,6 +12,11 @@ export interface StartAnvilOptions {
   args?: string[];
   /** How long to wait for "Listening on …" (ms). */
   timeoutMs?: number;
+  /**
+   * How long stop() waits after SIGTERM before SIGKILL (default 3000 ms). Raise it with
+   * `--dump-state`: anvil writes the state on exit, which takes seconds for a large chain.
+   */
+  stopGraceMs?: number;
 }
 
 export interface AnvilInstance {
@@ -72,7 +77,12 @@ export function startAnvil(opts: StartAnvilOptions = {}): Promise<AnvilInstance>
       child.stdout.off('data', onData);
       child.stdout.resume();
       child.stderr.resume();
-      resolvePromise({ rpcUrl: `http://127.0.0.1:${m[1]}`, chainId, pid, stop: () => stopChild(child) });
+      resolvePromise({
+        rpcUrl: `http://127.0.0.1:${m[1]}`,
+        chainId,
+        pid,
+        stop: () => stopChild(child, opts.stopGraceMs ?? 3000),
+      });
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', (c: Buffer) => {
@@ -85,10 +95,10 @@ export function startAnvil(opts: StartAnvilOptions = {}): Promise<AnvilInstance>
   });
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((res) => {
-    const force = setTimeout(() => child.kill('SIGKILL'), 3000);
+    const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
     child.once('exit', () => {
       clearTimeout(force);
       res();

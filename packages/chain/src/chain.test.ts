@@ -9,11 +9,16 @@ import {
   type ChainClient,
   type ChainRecord,
   createChainClient,
+  createCountingChainClient,
   createValuationReader,
   decodeLog,
   decodeVaultLog,
   eventTopics,
+  getLogsAdaptive,
+  getLogsOnce,
   readFactoryInfo,
+  readVaultRewardToken,
+  readVaultRewardTokens,
 } from './index.js';
 
 describe('chain package against a real anvil', () => {
@@ -147,6 +152,55 @@ describe('chain package against a real anvil', () => {
     const up = after.pools[0]!.tick > before.pools[0]!.tick;
     expect(up).toBe(stack.token0.symbol === 'WETH');
     expect(BigInt(after.pools[0]!.sqrtPriceX96) > BigInt(before.pools[0]!.sqrtPriceX96)).toBe(up);
+  });
+
+  it("reads many vaults' rewardToken in batched multicalls, each at its block, as single reads do", async () => {
+    const created = recordLogs
+      .map((l) => decodeLog(l))
+      .flatMap((r) => (r.ok && r.kind === 'record' && r.record.type === 'vault.created' ? [r.record] : []));
+    // Many reads (several multicalls per block), at two blocks per vault, in a shuffled order.
+    const reads = Array.from({ length: 900 }, (_, i) => {
+      const c = created[i % created.length]!;
+      return { vault: c.vault, blockNumber: c.blockNumber + (i % 2) };
+    }).reverse();
+    const many = await readVaultRewardTokens(client, reads);
+    const one = await Promise.all(
+      reads.slice(0, 12).map((r) => readVaultRewardToken(client, r.vault, r.blockNumber)),
+    );
+    expect(many.slice(0, 12)).toEqual(one);
+    for (const [i, r] of reads.entries()) {
+      const c = created.findIndex((x) => x.vault === r.vault);
+      expect(many[i]).toBe(many[reads.findIndex((x) => x.vault === created[c]!.vault)]);
+    }
+    expect(many.every((t) => /^0x[0-9a-f]{40}$/.test(t))).toBe(true);
+    // A read that reverts (an address without the function) fails the whole call.
+    await expect(
+      readVaultRewardTokens(client, [{ vault: stack.factory, blockNumber: Number(demo.toBlock) }]),
+    ).rejects.toThrow();
+  });
+
+  it('splits a refused getLogs range into halves and returns every log, in order', async () => {
+    const whole = {
+      address: [stack.factory, ...demo.vaults.map((v) => v.address as Address)],
+      topic0: [...eventTopics.factory, ...eventTopics.vault],
+    };
+    const from = Number(stack.deploymentBlock);
+    const to = Number(demo.toBlock);
+    const all = await getLogsOnce(client, whole, from, to);
+    // A logs client that refuses answers over 3 KB: the range must be split, maybe several times.
+    const { logsClient } = createCountingChainClient({
+      rpcUrl: anvil.rpcUrl,
+      chainId: anvil.chainId,
+      maxLogsResponseBytes: 3000,
+    });
+    const splits: [number, number][] = [];
+    const got = await getLogsAdaptive(logsClient, whole, from, to, {
+      onSplit: ({ from: f, to: t }) => splits.push([f, t]),
+    });
+    expect(splits.length).toBeGreaterThan(0);
+    const key = (l: (typeof all)[number]) => `${l.blockNumber}:${l.logIndex}`;
+    expect(got.map(key)).toEqual(all.map(key));
+    expect(all.length).toBeGreaterThan(10);
   });
 
   it('vault ABI exposes what the reader uses', () => {

@@ -118,8 +118,14 @@ export function createIndexer(config: IndexerConfig): Indexer {
     done,
     async start() {
       if (config.metricsPort !== undefined) server = await serveMetrics(metrics, config.metricsPort);
-      await engine.open();
-      await engine.load();
+      try {
+        await engine.open();
+        await engine.load();
+      } catch (err) {
+        // Nothing may keep running (the publisher thread, the pool) after a failed start.
+        await engine.close();
+        throw err;
+      }
       logger.info({ chainId: engine.chainId, checkpoint: engine.cursor }, 'indexer starting');
       running = engine.run().then(
         () => resolveDone(),

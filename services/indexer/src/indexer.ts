@@ -19,14 +19,14 @@ import {
   readFactoryInfo,
   readTokenFeed,
   readVaultPositions,
-  readVaultRewardToken,
+  readVaultRewardTokens,
   refOf,
   type ValuationReader,
   withRetry,
 } from '@vault-yield/chain';
 import type { Logger } from '@vault-yield/common';
 import { SCHEMA_VERSION, type ValuationContext, type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
-import { createLogAdmin, createPublisher, type Publisher } from '@vault-yield/log';
+import { createLogAdmin } from '@vault-yield/log';
 import {
   createIndexerStore,
   createPgPool,
@@ -38,8 +38,11 @@ import {
 import { BadLogError, InconsistentRangeError, IndexerHaltError, ReorgTooDeepError } from './errors.js';
 import { type MarketSnapshot, MarketTracker, type ValuedSet } from './market.js';
 import type { IndexerMetrics } from './metrics.js';
+import { BatchPipeline } from './pipeline.js';
+import { createThreadedPublisher, type RecordPublisher } from './publisher/index.js';
 import {
   applyRecordToPositions,
+  copyMarkState,
   emptyMarkState,
   type MarkCadence,
   markPublished,
@@ -105,6 +108,8 @@ interface FetchedChunk {
   logs: IndexerLog[];
   decoded: Map<IndexerLog, DecodeLogResult>;
   headers: Map<number, BlockHeader>;
+  /** The node refused the range (or a part of it) at least once: it came back split. */
+  split: boolean;
 }
 
 /** One chunk's output, published and checkpointed in order. */
@@ -114,6 +119,8 @@ interface Batch {
   vaults: StoredIndexerVault[];
   born: StoredIndexerVault[];
   checkpoint: { number: number; hash: string };
+  /** Stage durations (ms), for the debug log. */
+  timing: { saveMs: number; publishMs: number };
 }
 
 class ReorgDetected extends Error {
@@ -160,8 +167,16 @@ export class IndexerEngine {
   private reader!: ValuationReader;
   private pool!: Pool;
   private store!: IndexerStore;
-  private publisher!: Publisher;
+  /** Settles once the publisher thread is up (see open()). */
+  private publisher!: Promise<RecordPublisher>;
   private chunkSize: number;
+  /**
+   * Largest getLogs range (blocks) that came back whole. A chunk larger than this is a growth
+   * probe: it goes out alone, so a density jump costs one refused range, not `concurrency` of them.
+   */
+  private provenSize = 0;
+  /** Logs per block of the last fetched chunk: how many logs a range of a given size should hold. */
+  private density = 0;
   private readonly abort = new AbortController();
   private readonly log: Logger;
   private readonly metrics: IndexerMetrics;
@@ -201,26 +216,53 @@ export class IndexerEngine {
       max: 4,
     });
     this.store = createIndexerStore(this.pool);
-    const admin = await createLogAdmin({
-      brokers: this.o.brokers,
-      clientId: 'indexer-admin',
-      logger: this.log,
-    });
+    // The publisher thread boots (and connects its producer) while the topic is ensured, the state
+    // loaded and the first ranges read: the first publish waits for it, not start().
+    this.publisher = this.startPublisher();
     try {
-      await admin.ensureTopic({ topic: this.o.topic, partitions: this.o.partitions });
-    } finally {
-      await admin.close();
+      const admin = await createLogAdmin({
+        brokers: this.o.brokers,
+        clientId: 'indexer-admin',
+        logger: this.log,
+      });
+      try {
+        await admin.ensureTopic({ topic: this.o.topic, partitions: this.o.partitions });
+      } finally {
+        await admin.close();
+      }
+    } catch (err) {
+      await this.close();
+      throw err;
     }
-    this.publisher = await createPublisher({
+  }
+
+  private startPublisher(): Promise<RecordPublisher> {
+    const t0 = performance.now();
+    const p = createThreadedPublisher({
       brokers: this.o.brokers,
       clientId: 'indexer',
       topic: this.o.topic,
       logger: this.log,
     });
+    p.then(
+      () => this.log.debug({ ms: Math.round(performance.now() - t0) }, 'publisher thread connected'),
+      (err: unknown) => this.log.error({ err }, 'publisher thread failed to start'),
+    );
+    return p;
+  }
+
+  /** A publisher thread that died (or never started) is replaced; unacknowledged batches are republished from the checkpoint. */
+  private async ensurePublisher(): Promise<void> {
+    const current = await this.publisher.catch(() => undefined);
+    if (current && !current.broken) return;
+    this.log.warn('publisher thread is gone; starting a new one');
+    await current?.close().catch(() => {});
+    this.publisher = this.startPublisher();
+    await this.publisher;
   }
 
   async close(): Promise<void> {
-    await this.publisher?.close().catch(() => {});
+    await this.publisher?.then((p) => p.close()).catch(() => {});
     await this.pool?.end().catch(() => {});
   }
 
@@ -344,7 +386,12 @@ export class IndexerEngine {
     return out;
   }
 
-  private getLogs(filter: LogFilter, from: number, to: number): Promise<IndexerLog[]> {
+  private getLogs(
+    filter: LogFilter,
+    from: number,
+    to: number,
+    onRefused?: () => void,
+  ): Promise<IndexerLog[]> {
     return getLogsAdaptive(this.logsClient, filter, from, to, {
       retries: 6,
       signal: this.abort.signal,
@@ -359,6 +406,8 @@ export class IndexerEngine {
         this.metrics.rangeSplits.inc();
         this.metrics.rpcErrors.inc({ kind: 'range' });
         this.chunkSize = Math.max(1, Math.min(this.chunkSize, Math.floor((t - f + 1) / 2)));
+        this.provenSize = Math.min(this.provenSize, t - f);
+        onRefused?.();
         this.log.info({ from: f, to: t, reason }, 'log range refused; splitting');
       },
     });
@@ -404,6 +453,9 @@ export class IndexerEngine {
             `indexer gave up after ${failures} failed attempts: ${(err as Error).message}`,
           );
         await sleep(Math.min(10_000, 200 * 2 ** failures), this.abort.signal);
+        await this.ensurePublisher().catch((e: unknown) =>
+          this.log.error({ err: e }, 'could not start a publisher thread; retrying at the next failure'),
+        );
         // Processing may have moved in-memory state past the checkpoint: start again from it.
         await this.load();
         await this.checkReorg();
@@ -448,8 +500,17 @@ export class IndexerEngine {
     );
     const inFlight: { from: number; to: number; p: Promise<FetchedChunk> }[] = [];
     let next = from;
+    // Ranges are consumed in order, and a node serves concurrent requests side by side: where
+    // blocks are dense, more than about two chunks' worth of logs in flight only delays the one
+    // needed next. Sparse ranges (cheap answers, latency-bound) use the full concurrency.
+    const maxLogsInFlight = 2 * this.targetLogs;
     const dispatch = () => {
       while (inFlight.length < this.o.concurrency && next <= to) {
+        // A range larger than any that came back whole goes out alone (see provenSize).
+        if (inFlight.length > 0 && this.chunkSize > this.provenSize) break;
+        const expected = (blocks: number) => blocks * this.density;
+        const ahead = inFlight.reduce((n, c) => n + expected(c.to - c.from + 1), 0);
+        if (inFlight.length > 0 && ahead + expected(this.chunkSize) > maxLogsInFlight) break;
         const f = next;
         const t = Math.min(to, f + this.chunkSize - 1);
         next = t + 1;
@@ -458,8 +519,13 @@ export class IndexerEngine {
         inFlight.push({ from: f, to: t, p });
       }
     };
-    // Publishing batch k overlaps preparing batch k+1; commits stay in order, one in flight.
-    let committing: Promise<void> = Promise.resolve();
+    // Write-ahead, publish and checkpoint of neighbouring batches overlap (see BatchPipeline), and
+    // preparing the next batch overlaps all of them.
+    const pipeline = new BatchPipeline<Batch>({
+      save: (b) => this.saveAhead(b),
+      publish: (b) => this.publishBatch(b),
+      checkpoint: (b) => this.checkpointBatch(b),
+    });
     this.tip = { ...this.cursor };
     try {
       dispatch();
@@ -473,9 +539,7 @@ export class IndexerEngine {
         const p0 = performance.now();
         const batch = await this.prepareChunk(seg, chunk);
         const prepMs = performance.now() - p0;
-        await committing;
-        committing = this.commitBatch(batch);
-        committing.catch(() => {}); // awaited below or in finally
+        await pipeline.push(batch);
         this.log.debug(
           {
             from: chunk.from,
@@ -488,16 +552,26 @@ export class IndexerEngine {
           'chunk prepared',
         );
       }
-      await committing;
+      await pipeline.drain();
     } finally {
-      await Promise.allSettled([committing, ...inFlight.map((c) => c.p)]);
+      await Promise.allSettled([pipeline.settled(), ...inFlight.map((c) => c.p)]);
     }
   }
 
+  /**
+   * Logs one getLogs range aims for. About 5 MB of JSON at ~650 bytes a log: a third of the logs
+   * client's 16 MiB cap, room for a denser next range before it is refused.
+   */
+  private get targetLogs(): number {
+    return this.o.targetLogsPerChunk ?? 8000;
+  }
+
   private adapt(chunk: FetchedChunk): void {
-    const target = this.o.targetLogsPerChunk ?? 5000;
+    const target = this.targetLogs;
     const blocks = chunk.to - chunk.from + 1;
+    if (!chunk.split) this.provenSize = Math.max(this.provenSize, blocks);
     const density = chunk.logs.length / blocks;
+    this.density = density;
     const wanted = density > 0 ? Math.floor(target / density) : this.o.maxBlockRange;
     this.chunkSize = Math.max(1, Math.min(this.o.maxBlockRange, wanted, this.chunkSize * 2));
   }
@@ -525,11 +599,19 @@ export class IndexerEngine {
         feedSets.push({ token: r.event.token, feed: r.event.feed, block: r.event.blockNumber });
       }
     }
-    await Promise.all(
-      [...pendingVaults.values()].map(async (v) => {
-        v.rewardToken = await this.rpc(() => readVaultRewardToken(this.client, v.vault, v.createdBlock));
-      }),
-    );
+    // One deployless multicall per creation block instead of an eth_call per vault.
+    const pending = [...pendingVaults.values()];
+    if (pending.length > 0) {
+      const tokens = await this.rpc(() =>
+        readVaultRewardTokens(
+          this.client,
+          pending.map((v) => ({ vault: v.vault, blockNumber: v.createdBlock })),
+        ),
+      );
+      pending.forEach((v, i) => {
+        v.rewardToken = tokens[i]!;
+      });
+    }
     // First block each new token / pool is needed at: read its state there.
     const newTokens = new Map<Address, number>();
     const newPools = new Map<Address, number>();
@@ -579,7 +661,14 @@ export class IndexerEngine {
 
   private async fetchChunk(seg: Segment, from: number, to: number): Promise<FetchedChunk> {
     for (let attempt = 0; ; attempt++) {
-      const lists = await Promise.all(seg.filters.map((f) => this.getLogs(f, from, to)));
+      let split = false;
+      const lists = await Promise.all(
+        seg.filters.map((f) =>
+          this.getLogs(f, from, to, () => {
+            split = true;
+          }),
+        ),
+      );
       const logs: IndexerLog[] = [];
       for (const l of seg.factoryLogs) {
         const n = Number(l.blockNumber);
@@ -599,7 +688,7 @@ export class IndexerEngine {
       const problem = this.checkConsistency(logs, headers, from, to);
       const decoded = problem ? null : this.decodeAll(seg, logs);
       if (!problem && decoded && decoded.failures.length === 0)
-        return { from, to, logs, decoded: decoded.map, headers };
+        return { from, to, logs, decoded: decoded.map, headers, split };
       if (attempt < 2) {
         if (problem) this.metrics.inconsistentRanges.inc();
         this.log.warn(
@@ -764,23 +853,37 @@ export class IndexerEngine {
       vaults,
       born: vaults.filter((v) => v.createdBlock >= chunk.from && v.createdBlock <= chunk.to),
       checkpoint: { number: chunk.to, hash: last.hash },
+      timing: { saveMs: 0, publishMs: 0 },
     };
   }
 
-  /** Write-ahead, publish (wait for Kafka's ack), then checkpoint with the vault states. */
-  private async commitBatch(batch: Batch): Promise<void> {
-    const { records, kept, vaults, born, checkpoint } = batch;
+  /** Stage 1 of a batch: write-ahead of its kept blocks and the vaults it creates. */
+  private async saveAhead(batch: Batch): Promise<void> {
+    const { kept, born } = batch;
+    const t0 = performance.now();
     if (kept.length > 0 || born.length > 0) {
       await this.store.saveBlocks(this.chainId, kept, born);
       for (const k of kept) this.blocks.set(k.blockNumber, k);
     }
-    const pub0 = performance.now();
+    batch.timing.saveMs = performance.now() - t0;
+  }
+
+  /** Stage 2: publish the records and wait for Kafka's ack. */
+  private async publishBatch(batch: Batch): Promise<void> {
+    const { records } = batch;
+    const t0 = performance.now();
     if (records.length > 0) {
-      await this.publisher.publish(records);
+      await (await this.publisher).publish(records);
       for (const r of records) this.metrics.recordsPublished.inc({ type: r.type });
       this.recordsPublished += records.length;
     }
-    const pubMs = performance.now() - pub0;
+    batch.timing.publishMs = performance.now() - t0;
+  }
+
+  /** Stage 3, after the ack: checkpoint with the vault states, slide the kept window. */
+  private async checkpointBatch(batch: Batch): Promise<void> {
+    const { records, vaults, checkpoint } = batch;
+    const t0 = performance.now();
     const pruneBelow = checkpoint.number - this.o.reorgWindow + 1;
     await this.store.commit(this.chainId, {
       checkpoint: { blockNumber: checkpoint.number, blockHash: checkpoint.hash },
@@ -790,7 +893,17 @@ export class IndexerEngine {
     for (const n of this.blocks.keys()) if (n < pruneBelow) this.blocks.delete(n);
     this.cursor = { number: checkpoint.number, hash: checkpoint.hash };
     this.metrics.batches.inc();
-    this.log.debug({ records: records.length, publishMs: Math.round(pubMs) }, 'batch published');
+    this.log.debug(
+      {
+        to: checkpoint.number,
+        records: records.length,
+        vaults: vaults.length,
+        saveMs: Math.round(batch.timing.saveMs),
+        publishMs: Math.round(batch.timing.publishMs),
+        commitMs: Math.round(performance.now() - t0),
+      },
+      'batch published',
+    );
     this.metrics.checkpointBlock.set(checkpoint.number);
     this.metrics.vaults.set(this.registry.size);
     this.metrics.rpcCalls.set(this.stats.calls);
@@ -806,7 +919,7 @@ export class IndexerEngine {
       token1: v.token1,
       pool: v.pool,
       rewardToken: v.rewardToken,
-      state: structuredClone(v.state),
+      state: copyMarkState(v.state),
     };
   }
 
@@ -1027,7 +1140,7 @@ export class IndexerEngine {
     }
 
     if (reverts.length > 0) {
-      await this.publisher.publish(reverts);
+      await (await this.publisher).publish(reverts);
       for (const r of reverts) this.metrics.recordsPublished.inc({ type: r.type });
       this.recordsPublished += reverts.length;
     }

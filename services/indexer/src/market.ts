@@ -44,9 +44,21 @@ export class MarketTracker {
   private readonly pools = new Map<Address, PoolState>();
   private readonly feedTokens = new Map<Address, Set<Address>>();
   private readonly contextCache = new Map<string, ValuationContext>();
+  /** Bumped whenever a price or pool state changes (contexts computed before are stale). */
+  private version = 0;
+  /** Per valued-set object: the last context handed out and the version it is valid for. */
+  private readonly lastContext = new WeakMap<
+    ValuedSet,
+    { version: number; key: ValuedSet; ctx: ValuationContext }
+  >();
+
+  private invalidate(): void {
+    this.contextCache.clear();
+    this.version++;
+  }
 
   applySnapshot(s: MarketSnapshot): void {
-    this.contextCache.clear();
+    this.invalidate();
     if (s.kind === 'pool') {
       const cur = this.pools.get(s.pool.address);
       if (!cur || cur.asOf <= s.block) this.pools.set(s.pool.address, { ctx: s.pool, asOf: s.block });
@@ -74,7 +86,7 @@ export class MarketTracker {
     if (!p || block <= p.asOf) return false;
     if (p.ctx.sqrtPriceX96 === sqrtPriceX96 && p.ctx.tick === tick) return false;
     p.ctx = { ...p.ctx, sqrtPriceX96, tick };
-    this.contextCache.clear();
+    this.invalidate();
     return true;
   }
 
@@ -89,7 +101,7 @@ export class MarketTracker {
       s.answer = answer;
       changed.push(t);
     }
-    if (changed.length > 0) this.contextCache.clear();
+    if (changed.length > 0) this.invalidate();
     return changed;
   }
 
@@ -137,6 +149,27 @@ export class MarketTracker {
    * rewardToken if distinct] and pools [its pool] — the shape ValuationReader.read returns.
    */
   context(v: ValuedSet): ValuationContext {
+    // Hot path (one call per record): the same vault object asks again until something changes.
+    const last = this.lastContext.get(v);
+    if (
+      last &&
+      last.version === this.version &&
+      last.key.token0 === v.token0 &&
+      last.key.token1 === v.token1 &&
+      last.key.rewardToken === v.rewardToken &&
+      last.key.pool === v.pool
+    )
+      return last.ctx;
+    const ctx = this.contextOf(v);
+    this.lastContext.set(v, {
+      version: this.version,
+      key: { token0: v.token0, token1: v.token1, rewardToken: v.rewardToken, pool: v.pool },
+      ctx,
+    });
+    return ctx;
+  }
+
+  private contextOf(v: ValuedSet): ValuationContext {
     const key = `${v.token0}|${v.token1}|${v.rewardToken}|${v.pool}`;
     const hit = this.contextCache.get(key);
     if (hit) return hit;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  copyMarkState,
   emptyMarkState,
   flipped,
   markPublished,
@@ -65,5 +66,27 @@ describe('mark rules', () => {
     const s = emptyMarkState();
     s.dirty = true;
     expect(shouldMark(s, 5, 5, 0, cadence)).toBe(true);
+  });
+
+  it('copies a mark state deeply: equal to structuredClone, and independent of the original', () => {
+    const ticks = fc.integer({ min: -887272, max: 887272 });
+    const state = fc.record({
+      positions: fc.dictionary(fc.nat({ max: 50 }).map(String), fc.tuple(ticks, ticks)),
+      flags: fc.dictionary(fc.nat({ max: 50 }).map(String), fc.boolean()),
+      lastBlock: fc.option(fc.nat()),
+      lastTs: fc.option(fc.nat()),
+      dirty: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(state, (s: VaultMarkState) => {
+        const copy = copyMarkState(s);
+        expect(JSON.stringify(copy)).toBe(JSON.stringify(structuredClone(s)));
+        const before = JSON.stringify(copy);
+        for (const p of Object.values(s.positions)) p[0] -= 1;
+        s.flags['x'] = true;
+        s.dirty = !s.dirty;
+        expect(JSON.stringify(copy)).toBe(before);
+      }),
+    );
   });
 });

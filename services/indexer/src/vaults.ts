@@ -38,6 +38,16 @@ export function emptyMarkState(): VaultMarkState {
   return { positions: {}, flags: {}, lastBlock: null, lastTs: null, dirty: false };
 }
 
+/**
+ * A deep copy of a mark state (what is saved with a checkpoint while the live state moves on);
+ * the same value as structuredClone, several times cheaper on the indexer's per-batch path.
+ */
+export function copyMarkState(s: VaultMarkState): VaultMarkState {
+  const positions: Record<string, [number, number]> = {};
+  for (const [id, [lo, hi]] of Object.entries(s.positions)) positions[id] = [lo, hi];
+  return { positions, flags: { ...s.flags }, lastBlock: s.lastBlock, lastTs: s.lastTs, dirty: s.dirty };
+}
+
 /** Range flags of the open positions at a pool tick (the pool's rule: lower ≤ tick < upper). */
 export function rangeFlags(
   positions: Record<string, [number, number]>,

@@ -17,6 +17,7 @@ import {
   vaultEventsAbi,
 } from '../events/index.js';
 import { bytes32ToAscii } from './bytes32.js';
+import { staticDecoder } from './static.js';
 import type {
   ChainRecord,
   ChainRecordType,
@@ -63,6 +64,8 @@ const recordTopics = new Set<Hex>([eventTopics.vaultCreated, ...eventTopics.vaul
 /**
  * topic0 → the event and its inputs split by `indexed`, computed once: decoding is on the
  * indexer's hot path, and viem's decodeEventLog hashes every candidate's signature per call.
+ * `fast` reads all-static events straight from the hex (viem's generic decoder is several times
+ * slower); `record` is the record type of a vault-record event.
  */
 const eventsByTopic = new Map(
   allEventsAbi.map((event) => [
@@ -71,6 +74,8 @@ const eventsByTopic = new Map(
       event,
       indexed: event.inputs.filter((i) => i.indexed),
       data: event.inputs.filter((i) => !i.indexed),
+      fast: staticDecoder(event.inputs),
+      record: recordTypeOfEvent[event.name as keyof typeof recordTypeOfEvent] as ChainRecordType | undefined,
     },
   ]),
 );
@@ -80,9 +85,14 @@ function decodeKnownEvent(
   topic0: Hex,
   topics: readonly Hex[],
   data: Hex,
+  fast: boolean,
 ): { eventName: string; args: Record<string, unknown> } {
   const entry = eventsByTopic.get(topic0);
   if (!entry) throw new Error(`unknown event topic ${topic0}`);
+  if (fast && entry.fast) {
+    const args = entry.fast(topics, data);
+    if (args) return { eventName: entry.event.name, args };
+  }
   if (topics.length !== entry.indexed.length + 1) {
     throw new Error(`expected ${entry.indexed.length} indexed topics, got ${topics.length - 1}`);
   }
@@ -148,7 +158,19 @@ function toJsonValue(type: string, value: unknown): { v: unknown } | { error: st
  */
 export function decodeLog(log: RawLog): DecodeLogResult {
   try {
-    return decodeUnsafe(log);
+    return decodeUnsafe(log, true);
+  } catch (e) {
+    return fail(log, `unexpected decode error: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * decodeLog with viem's generic ABI decoder for every event (no static fast path): the reference
+ * the fast path is tested against. Not exported from the package.
+ */
+export function decodeLogReference(log: RawLog): DecodeLogResult {
+  try {
+    return decodeUnsafe(log, false);
   } catch (e) {
     return fail(log, `unexpected decode error: ${(e as Error).message}`);
   }
@@ -162,7 +184,7 @@ export function decodeVaultLog(log: RawLog): DecodeVaultLogResult {
   return { ok: true, record: r.record };
 }
 
-function decodeUnsafe(log: RawLog): DecodeLogResult {
+function decodeUnsafe(log: RawLog, fast: boolean): DecodeLogResult {
   const topic0 = log.topics[0];
   if (!topic0) return fail(log, 'log has no topics (anonymous event)');
   if (!knownTopics.has(topic0)) return fail(log, `unknown event topic0 ${topic0}`);
@@ -186,7 +208,7 @@ function decodeUnsafe(log: RawLog): DecodeLogResult {
 
   let decoded: { eventName: string; args: Record<string, unknown> };
   try {
-    decoded = decodeKnownEvent(topic0, log.topics as Hex[], log.data);
+    decoded = decodeKnownEvent(topic0, log.topics as Hex[], log.data, fast);
   } catch (e) {
     const msg = (e as Error & { shortMessage?: string }).shortMessage ?? (e as Error).message;
     return fail(log, `ABI decode failed: ${msg.split('\n')[0]}`);
@@ -196,13 +218,14 @@ function decodeUnsafe(log: RawLog): DecodeLogResult {
   if (!recordTopics.has(topic0))
     return { ok: true, kind: 'market', event: marketEvent(log, pos, eventName, args) };
 
+  const entry = eventsByTopic.get(topic0)!;
   const raw: Record<string, unknown> = {};
-  for (const input of eventsByTopic.get(topic0)!.event.inputs) {
+  for (const input of entry.event.inputs) {
     const converted = toJsonValue(input.type, args[input.name ?? '']);
     if ('error' in converted) return fail(log, `${eventName}.${input.name}: ${converted.error}`);
     raw[input.name ?? ''] = converted.v;
   }
-  const type = recordTypeOfEvent[eventName as keyof typeof recordTypeOfEvent];
+  const type = entry.record!;
   const parsed = payloadSchemas[type].safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -23,7 +23,12 @@ export interface CountingChainClient {
  * Like createChainClient, but counts what goes over the wire (the indexer reports RPC calls in
  * its metrics and the bench). `cacheTime` defaults to 0: the indexer reads the head itself.
  */
-export function createCountingChainClient(config: ChainClientConfig): CountingChainClient {
+export function createCountingChainClient(
+  config: ChainClientConfig & {
+    /** Largest eth_getLogs answer the logs client reads (default 16 MiB). */
+    maxLogsResponseBytes?: number;
+  },
+): CountingChainClient {
   const stats: RpcStats = { httpRequests: 0, calls: 0, byMethod: new Map() };
   const chain = chainOf(config);
   const count = (body: unknown) => {
@@ -47,6 +52,9 @@ export function createCountingChainClient(config: ChainClientConfig): CountingCh
       pollingInterval: config.pollingInterval ?? 1000,
       transport: http(config.rpcUrl, {
         batch: !batched || batch === false ? false : batch === true ? { batchSize: 200 } : batch,
+        // getLogs answers are large by design (the indexer sizes ranges to thousands of logs);
+        // above this the range is refused and split (classifyRpcError: 'range').
+        maxResponseBodySize: batched ? undefined : (config.maxLogsResponseBytes ?? 16 * 1024 * 1024),
         timeout: config.timeoutMs ?? 30_000,
         // Retries are ours (withRetry), classified; the transport's own would hide range errors.
         retryCount: config.retryCount ?? 0,

@@ -13,6 +13,7 @@ export {
   readTokenFeed,
   readVaultPositions,
   readVaultRewardToken,
+  readVaultRewardTokens,
   type TokenFeedState,
   type VaultPositionState,
 } from './reads.js';

@@ -98,8 +98,11 @@ export async function getLogsAdaptive(
     if ((kind === 'range' || kind === 'timeout') && to - from + 1 > minRange) {
       const mid = from + Math.floor((to - from) / 2);
       opts.onSplit?.({ from, to, reason: describeRpcError(err) });
-      const left = await getLogsAdaptive(client, filter, from, mid, opts);
-      const right = await getLogsAdaptive(client, filter, mid + 1, to, opts);
+      // Both halves at once (the caller waits for the whole range either way), joined in order.
+      const [left, right] = await Promise.all([
+        getLogsAdaptive(client, filter, from, mid, opts),
+        getLogsAdaptive(client, filter, mid + 1, to, opts),
+      ]);
       return left.concat(right);
     }
     throw err;

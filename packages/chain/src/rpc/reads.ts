@@ -120,3 +120,56 @@ export async function readVaultRewardToken(
   });
   return t.toLowerCase() as Address;
 }
+
+/**
+ * rewardToken() of many vaults, each read at its own block (its creation block), in one deployless
+ * multicall per block (Multicall3 run from its creation code inside eth_call: no contract needs to
+ * be deployed on the chain). Discovery of a thousand vaults is a handful of eth_calls instead of a
+ * thousand. Results in input order; throws the first failed read's error.
+ */
+export async function readVaultRewardTokens(
+  client: ChainClient,
+  reads: readonly { vault: Address; blockNumber: number }[],
+  opts: { callsPerMulticall?: number } = {},
+): Promise<Address[]> {
+  // Deployless multicall passes the calls as constructor arguments (about 160 bytes each; initcode
+  // is capped at 48 KiB, EIP-3860) and gets the results back as the created code (about 160
+  // bytes each; code is capped at 24 KiB, EIP-170): 100 per eth_call stays well under both.
+  const perCall = opts.callsPerMulticall ?? 100;
+  const byBlock = new Map<number, number[]>();
+  reads.forEach((r, i) => {
+    const list = byBlock.get(r.blockNumber) ?? [];
+    list.push(i);
+    byBlock.set(r.blockNumber, list);
+  });
+  const out: Address[] = new Array(reads.length);
+  const jobs: Promise<void>[] = [];
+  for (const [block, indexes] of byBlock) {
+    for (let start = 0; start < indexes.length; start += perCall) {
+      const slice = indexes.slice(start, start + perCall);
+      jobs.push(
+        client
+          .multicall({
+            contracts: slice.map((i) => ({
+              address: reads[i]!.vault,
+              abi: vaultAbi,
+              functionName: 'rewardToken' as const,
+            })),
+            blockNumber: BigInt(block),
+            allowFailure: true,
+            deployless: true,
+            // Calldata bytes per aggregate3 call: keep the whole slice in one eth_call.
+            batchSize: slice.length * 4 + 1,
+          })
+          .then((results) => {
+            results.forEach((r, j) => {
+              if (r.status === 'failure') throw r.error;
+              out[slice[j]!] = (r.result as string).toLowerCase() as Address;
+            });
+          }),
+      );
+    }
+  }
+  await Promise.all(jobs);
+  return out;
+}

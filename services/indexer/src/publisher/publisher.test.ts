@@ -1,0 +1,137 @@
+import { createLogger } from '@vault-yield/common';
+import { encodeRecord, SCHEMA_VERSION, type VaultRecord } from '@vault-yield/domain';
+import { createBatchConsumer, createLogAdmin, createPublisher, type LogMessage } from '@vault-yield/log';
+import { describe, expect, it } from 'vitest';
+import { kafkaBrokers, uniqueTopic } from '../../../../test/harness/index.js';
+import { createThreadedPublisher } from './index.js';
+
+const brokers = () => kafkaBrokers();
+const silent = createLogger({ name: 'publisher-test', level: 'silent' });
+const hex = (n: number, len: number) => `0x${n.toString(16).padStart(len, '0')}` as `0x${string}`;
+
+const context = {
+  tokens: [{ address: hex(0xa1, 40), symbol: 'WETH', decimals: 18, priceUsd: '3000.5' }],
+  pools: [],
+};
+
+/** Record `i` of vault `v`: consecutive blocks, so per-vault order is visible in the payload. */
+function record(v: number, i: number): VaultRecord {
+  return {
+    blockNumber: 100 + i,
+    blockHash: hex(0xb000 + i, 64),
+    txHash: hex(0x7000 + v * 1000 + i, 64),
+    txIndex: v,
+    logIndex: i,
+    vault: hex(0x1000 + v, 40),
+    type: 'deposit',
+    payload: { from: hex(0xf0, 40), token: hex(0xa1, 40), amount: String(i) },
+    schemaVersion: SCHEMA_VERSION,
+    chainId: 31337,
+    blockTimestamp: 1_700_000_000 + i,
+    context,
+  };
+}
+
+async function newTopic(): Promise<string> {
+  const topic = uniqueTopic('indexer-publisher');
+  const admin = await createLogAdmin({ brokers: brokers(), clientId: 'publisher-test' });
+  await admin.ensureTopic({ topic, partitions: 4 });
+  await admin.close();
+  return topic;
+}
+
+/** Every message of the topic, each partition in offset order. */
+async function readAll(topic: string, expected: number): Promise<LogMessage<null>[]> {
+  const out: LogMessage<null>[] = [];
+  let done!: () => void;
+  const all = new Promise<void>((r) => (done = r));
+  const consumer = createBatchConsumer<null>({
+    brokers: brokers(),
+    clientId: 'publisher-test',
+    groupId: `publisher-test-${Math.random().toString(36).slice(2)}`,
+    topic,
+    decode: () => null,
+    storedOffsets: async () => new Map(),
+    handleBatch: async (batch) => {
+      out.push(...batch.messages);
+      if (out.length >= expected) done();
+      return { applied: true };
+    },
+  });
+  await consumer.start();
+  try {
+    await all;
+  } finally {
+    await consumer.stop();
+  }
+  return out.sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)));
+}
+
+describe('publisher thread', () => {
+  it('publishes what the in-process publisher publishes: same bytes, keys, partitions and order', async () => {
+    const batches = [0, 1, 2].map((b) => {
+      const records: VaultRecord[] = [];
+      for (let i = b * 40; i < (b + 1) * 40; i++) for (let v = 0; v < 25; v++) records.push(record(v, i));
+      return records;
+    });
+    const [threadedTopic, inProcessTopic] = await Promise.all([newTopic(), newTopic()]);
+
+    const threaded = await createThreadedPublisher({
+      brokers: brokers(),
+      clientId: 'publisher-test',
+      topic: threadedTopic,
+      logger: silent,
+    });
+    for (const b of batches) await threaded.publish(b);
+    await threaded.close();
+    const inProcess = await createPublisher({
+      brokers: brokers(),
+      clientId: 'publisher-test',
+      topic: inProcessTopic,
+    });
+    for (const b of batches) await inProcess.publish(b);
+    await inProcess.close();
+
+    const total = batches.flat().length;
+    const [a, b] = await Promise.all([readAll(threadedTopic, total), readAll(inProcessTopic, total)]);
+    const view = (ms: LogMessage<null>[]) =>
+      ms.map((m) => ({ partition: m.partition, key: m.key?.toString(), value: m.value?.toString() }));
+    expect(a).toHaveLength(total);
+    expect(view(a)).toEqual(view(b));
+    // The bytes are encodeRecord's, and each vault's records come in publication order.
+    const encoded = new Set(batches.flat().map((r) => encodeRecord(r).toString()));
+    for (const m of a) expect(encoded.has(m.value!.toString())).toBe(true);
+    for (let v = 0; v < 25; v++) {
+      const key = hex(0x1000 + v, 40);
+      const blocks = a
+        .filter((m) => m.key?.toString() === key)
+        .map((m) => JSON.parse(m.value!.toString()).blockNumber);
+      expect(blocks).toEqual(Array.from({ length: 120 }, (_, i) => 100 + i));
+    }
+  });
+
+  it('refuses to publish once its thread is gone, and says so', async () => {
+    const topic = await newTopic();
+    const p = await createThreadedPublisher({
+      brokers: brokers(),
+      clientId: 'publisher-test',
+      topic,
+      logger: silent,
+    });
+    expect(p.broken).toBe(false);
+    await p.close();
+    expect(p.broken).toBe(true);
+    await expect(p.publish([record(0, 0)])).rejects.toThrow(/publisher thread/);
+  });
+
+  it('fails to start, with the Kafka error, when no broker answers', async () => {
+    await expect(
+      createThreadedPublisher({
+        brokers: ['127.0.0.1:1'],
+        clientId: 'publisher-test',
+        topic: 'nowhere',
+        logger: silent,
+      }),
+    ).rejects.toThrow();
+  }, 120_000);
+});
