@@ -1,6 +1,7 @@
 import { encodeRecord, type VaultRecord } from '@vault-yield/domain';
-import { CompressionTypes, type Message, Partitioners } from 'kafkajs';
+import { CompressionTypes, type Message } from 'kafkajs';
 import { kafkaClient, type LogClientConfig } from '../kafka.js';
+import { KeyCachedPartitioner } from './partitioner.js';
 
 /** A message as bytes, for callers that publish something other than a valid record. */
 export interface RawMessage {
@@ -27,8 +28,8 @@ export interface Publisher {
 
 export async function createPublisher(config: PublisherConfig): Promise<Publisher> {
   const producer = kafkaClient(config).producer({
-    // Java-compatible murmur2 partitioning: a vault lands on the same partition as Java clients put it.
-    createPartitioner: Partitioners.DefaultPartitioner,
+    // Java-compatible murmur2 partitioning (a vault lands where Java clients put it), once per key.
+    createPartitioner: KeyCachedPartitioner,
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,

@@ -1,0 +1,55 @@
+import fc from 'fast-check';
+import { Partitioners, type PartitionMetadata } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { KeyCachedPartitioner } from './partitioner.js';
+
+const metadata = (n: number): PartitionMetadata[] =>
+  Array.from({ length: n }, (_, i) => ({
+    partitionErrorCode: 0,
+    partitionId: i,
+    leader: 0,
+    replicas: [0],
+    isr: [0],
+    offlineReplicas: [],
+  }));
+
+describe('KeyCachedPartitioner', () => {
+  it('puts every keyed message where the default (Java-compatible) partitioner does, across topics and partition counts', () => {
+    const message = fc.record({
+      topic: fc.constantFrom('a', 'b'),
+      partitions: fc.integer({ min: 1, max: 12 }),
+      key: fc.oneof(fc.constantFrom('0xabc', '0xdef', 'vault'), fc.string({ maxLength: 42 })),
+    });
+    fc.assert(
+      fc.property(fc.array(message, { minLength: 1, maxLength: 200 }), (messages) => {
+        const cached = KeyCachedPartitioner();
+        const reference = Partitioners.DefaultPartitioner();
+        for (const m of messages) {
+          const args = {
+            topic: m.topic,
+            partitionMetadata: metadata(m.partitions),
+            message: { key: m.key, value: null },
+          };
+          expect(cached(args)).toBe(reference(args));
+        }
+      }),
+    );
+  });
+
+  it('leaves an explicit partition and Buffer keys to the default', () => {
+    const cached = KeyCachedPartitioner();
+    const reference = Partitioners.DefaultPartitioner();
+    const at = {
+      topic: 't',
+      partitionMetadata: metadata(8),
+      message: { key: 'k', value: null, partition: 5 },
+    };
+    expect(cached(at)).toBe(5);
+    const buf = {
+      topic: 't',
+      partitionMetadata: metadata(8),
+      message: { key: Buffer.from('k'), value: null },
+    };
+    expect(cached(buf)).toBe(reference(buf));
+  });
+});
