@@ -8,8 +8,8 @@
  *
  * Env: KAFKA_BROKERS / DATABASE_URL (else the local runners, as the tests resolve them),
  * BENCH_RECORDS, BENCH_VAULTS, BENCH_PARTITIONS (default 4), BENCH_KEEP=true keeps topic and database,
- * BENCH_REBUILD_ARGS (extra rebuild options, e.g. `--logged`), BENCH_VARIANTS (`;`-separated option
- * sets, e.g. `;--logged`: one rebuild of the same topic each; the last line reports the first).
+ * BENCH_REBUILD_ARGS (extra rebuild options, e.g. `--unlogged`), BENCH_VARIANTS (`;`-separated option
+ * sets, e.g. `;--unlogged`: one rebuild of the same topic each; the last line reports the first).
  */
 
 import { spawn } from 'node:child_process';
@@ -21,7 +21,7 @@ const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
 const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 4);
 const KEEP = process.env.BENCH_KEEP === 'true';
-/** Extra rebuild options, e.g. `--logged` (space-separated). */
+/** Extra rebuild options, e.g. `--unlogged` (space-separated). */
 const EXTRA = (process.env.BENCH_REBUILD_ARGS ?? '').split(' ').filter(Boolean);
 /** `;`-separated option sets, one rebuild each (the first is the reported figure). */
 const VARIANTS = (process.env.BENCH_VARIANTS ?? '').split(';');

@@ -175,6 +175,8 @@ describe('vault-yield rebuild / verify', () => {
     await Promise.all(load);
 
     expect(res.stderr).toMatch(/caught up at/);
+    // Built logged by default: nothing to SET LOGGED at the end.
+    expect(res.stderr).toMatch(/built \d+ indexes, logged 0 tables/);
     expect(res.stdout).toMatch(/switched vault_yield_api → vault_yield_r1 \(was vault_yield\)/);
     expect(res.stdout).toMatch(/PROJECTION_SCHEMA=vault_yield_r1 CONSUMER_GROUP=rebuild-r1/);
     expect(res.code).toBe(0);
@@ -266,7 +268,16 @@ describe('vault-yield rebuild / verify', () => {
 
   it('a rebuild SIGKILLed mid-way and re-run ends equal to an uninterrupted one', async () => {
     const smallBatches = { ...env, PROJECTOR_MAX_BATCH_BYTES: String(64 * 1024), PROJECTOR_CONCURRENCY: '1' };
-    const args = ['rebuild', '--dry-run', '--schema', 'vault_yield_killed', '--group', 'rebuild-killed'];
+    // Built --unlogged (SET LOGGED at the end), compared with a default (logged) build: same rows.
+    const args = [
+      'rebuild',
+      '--dry-run',
+      '--unlogged',
+      '--schema',
+      'vault_yield_killed',
+      '--group',
+      'rebuild-killed',
+    ];
     const child = spawn(process.execPath, [bin, ...args], {
       env: { ...process.env, LOG_LEVEL: 'warn', ...smallBatches },
       stdio: ['ignore', 'ignore', 'ignore'],
@@ -292,6 +303,7 @@ describe('vault-yield rebuild / verify', () => {
 
     const resumed = await runCli(args, smallBatches, 170_000);
     expect(resumed.stdout).toMatch(/built vault_yield_killed/);
+    expect(resumed.stderr).toMatch(/built \d+ indexes, logged [1-9]\d* tables/);
     expect(resumed.code).toBe(0);
     const clean = await runCli(
       ['rebuild', '--dry-run', '--schema', 'vault_yield_clean', '--group', 'rebuild-clean'],

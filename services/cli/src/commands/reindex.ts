@@ -60,6 +60,7 @@ const REBUILD_OPTIONS = [
   'grace',
   'no-market',
   'logged',
+  'unlogged',
   'all-indexes',
 ] as const;
 
@@ -116,6 +117,7 @@ environment:
         grace: { type: 'string' },
         'no-market': { type: 'boolean' },
         logged: { type: 'boolean' },
+        unlogged: { type: 'boolean' },
         'all-indexes': { type: 'boolean' },
       },
     });
