@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createLogAdmin } from '@vault-yield/log';
 import type { Projector } from '@vault-yield/projector';
-import { createReader, type Reader, readerConfig } from '@vault-yield/reader';
+import type { Reader } from '@vault-yield/reader';
 import {
   compareSchemas,
   createPgPool,
@@ -18,6 +18,7 @@ import { runCli } from '../cli/run.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { createHistoryGenerator } from '../projector/generator.js';
 import { createTopic, deleteTopics, projector, publish } from '../projector/support.js';
+import { startReader } from '../reader/client.js';
 
 /**
  * `vault-yield rebuild --follow` and `--retire-old` on a real Kafka and Postgres, with a live
@@ -86,15 +87,7 @@ describe('vault-yield rebuild --follow / --retire-old', () => {
     };
     const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], env);
     expect(sw.code, sw.stderr).toBe(0);
-    reader = createReader(
-      readerConfig(db.readerUrl, {
-        schema: VIEWS,
-        port: 0,
-        rateLimit: { ratePerSecond: 0, burst: 1, trustProxy: false },
-        logLevel: 'silent',
-      }),
-    );
-    baseUrl = (await reader.start()).url;
+    ({ reader, url: baseUrl } = await startReader(db, { schema: VIEWS }));
   }, 120_000);
 
   afterAll(async () => {

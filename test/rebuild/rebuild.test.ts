@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createLogger } from '@vault-yield/common';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import type { Projector } from '@vault-yield/projector';
-import { createReader, type Reader, readerConfig } from '@vault-yield/reader';
+import type { Reader } from '@vault-yield/reader';
 import { createPgPool, liveSchema, type Pool, schemaChecksums, storedOffsetRows } from '@vault-yield/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLES } from '../../infra/postgres/index.js';
@@ -13,6 +13,7 @@ import { makeCatalogue, makeScreen } from '../fixtures/screen.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { createHistoryGenerator } from '../projector/generator.js';
 import { createTopic, projector, publish } from '../projector/support.js';
+import { startReader } from '../reader/client.js';
 
 /**
  * The operator commands against a real Kafka and Postgres: a live projector and an in-process
@@ -96,15 +97,7 @@ describe('vault-yield rebuild / verify', () => {
     }
     await market.refreshStats();
 
-    reader = createReader(
-      readerConfig(db.readerUrl, {
-        schema: VIEWS,
-        port: 0,
-        rateLimit: { ratePerSecond: 0, burst: 1, trustProxy: false },
-        logLevel: 'silent',
-      }),
-    );
-    baseUrl = (await reader.start()).url;
+    ({ reader, url: baseUrl } = await startReader(db, { schema: VIEWS }));
   }, 180_000);
 
   afterAll(async () => {

@@ -5,7 +5,7 @@ import { recordId, type VaultRecord } from '@vault-yield/domain';
 import { createIndexer, type Indexer } from '@vault-yield/indexer';
 import { createLogAdmin } from '@vault-yield/log';
 import type { Projector } from '@vault-yield/projector';
-import { createReader, type Reader, readerConfig } from '@vault-yield/reader';
+import type { Reader } from '@vault-yield/reader';
 import {
   compareSchemas,
   createPgPool,
@@ -30,6 +30,7 @@ import { runCli } from '../cli/run.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { byVault, expectedRecords, normalized, readTopic } from '../indexer/support.js';
 import { projector } from '../projector/support.js';
+import { startReader } from '../reader/client.js';
 
 /**
  * `vault-yield reindex` end to end on real parts: a live indexer follows a local chain while the
@@ -118,15 +119,7 @@ describe('vault-yield reindex', () => {
     const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], env);
     expect(sw.stderr).toBe('');
     expect(sw.code).toBe(0);
-    reader = createReader(
-      readerConfig(db.readerUrl, {
-        schema: VIEWS,
-        port: 0,
-        rateLimit: { ratePerSecond: 0, burst: 1, trustProxy: false },
-        logLevel: 'silent',
-      }),
-    );
-    baseUrl = (await reader.start()).url;
+    ({ reader, url: baseUrl } = await startReader(db, { schema: VIEWS }));
   }, 180_000);
 
   afterAll(async () => {
