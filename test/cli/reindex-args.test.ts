@@ -18,6 +18,7 @@ describe('vault-yield reindex: refusals', () => {
   const liveTopic = uniqueTopic('vault-records');
   const usedTopic = uniqueTopic('used');
   const newTopic = uniqueTopic('never-created');
+  const emptyTopic = uniqueTopic('empty');
   let env: Record<string, string>;
 
   beforeAll(async () => {
@@ -25,6 +26,7 @@ describe('vault-yield reindex: refusals', () => {
     pool = createPgPool({ url: db.writerUrl, applicationName: 'reindex-args', max: 1 });
     await createTopic(kafkaBrokers(), liveTopic, 2);
     await createTopic(kafkaBrokers(), usedTopic, 2);
+    await createTopic(kafkaBrokers(), emptyTopic, 3);
     await publish(kafkaBrokers(), usedTopic, createHistoryGenerator({ vaults: 2, seed: 3 }).take(10));
     env = {
       DATABASE_URL: db.writerUrl,
@@ -101,6 +103,22 @@ describe('vault-yield reindex: refusals', () => {
       ['--topic', usedTopic],
       new RegExp(`--topic ${usedTopic} already holds 10 records, but namespace \\w+ has no checkpoint`),
     );
+  });
+
+  it('refuses a partition count an existing topic does not have (it would be ignored)', async () => {
+    await refused(
+      ['--topic', emptyTopic, '--namespace', 'vault_yield_idx_parts', '--partitions', '5'],
+      new RegExp(`--partitions 5: topic ${emptyTopic} already has 3 partitions`),
+    );
+    // The topic's own count, or none given, passes the check (and fails later at the chain).
+    for (const extra of [['--partitions', '3'], []]) {
+      const res = await runCli(
+        ['reindex', '--topic', emptyTopic, '--namespace', 'vault_yield_idx_parts2', ...extra],
+        env,
+      );
+      expect(res.stderr).toMatch(/cannot read the factory/);
+      expect(res.code).toBe(1);
+    }
   });
 
   it('refuses a namespace that holds live state or a projection', async () => {

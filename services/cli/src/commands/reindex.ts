@@ -64,6 +64,9 @@ const REBUILD_OPTIONS = [
   'all-indexes',
 ] as const;
 
+/** Partitions of a topic reindex creates, unless --partitions says otherwise. */
+const DEFAULT_PARTITIONS = 12;
+
 export const reindexCommand: Command = {
   help: `usage: vault-yield reindex --topic NEW [--namespace NAME] [--partitions N] [--start-block N]
                          [--no-rebuild] [rebuild options: --schema, --group, --dry-run, --follow, …]
@@ -90,7 +93,7 @@ schema (the command prints the variables).
 options:
   --topic NEW          topic to write (required; created with --partitions if missing)
   --namespace NAME     indexer checkpoint schema (default vault_yield_idx_<topic>)
-  --partitions N       partitions of the new topic (default 12)
+  --partitions N       partitions of the new topic (default 12; an existing topic keeps its own)
   --start-block N      first block (default: START_BLOCK, else the factory's deployment block)
   --no-rebuild         stop after the log is rebuilt
 
@@ -106,7 +109,7 @@ environment:
       options: {
         topic: { type: 'string' },
         namespace: { type: 'string' },
-        partitions: { type: 'string', default: '12' },
+        partitions: { type: 'string' },
         'start-block': { type: 'string' },
         'no-rebuild': { type: 'boolean', default: false },
         schema: { type: 'string' },
@@ -131,7 +134,11 @@ environment:
       envField.identifier(),
       values.namespace ?? namespaceFor(topic),
     );
-    const partitions = optionValue('partitions', envField.int(1, 1024), values.partitions);
+    const requestedPartitions =
+      values.partitions === undefined
+        ? undefined
+        : optionValue('partitions', envField.int(1, 1024), values.partitions);
+    const partitions = requestedPartitions ?? DEFAULT_PARTITIONS;
     const startArg =
       values['start-block'] === undefined
         ? undefined
@@ -161,7 +168,7 @@ environment:
     try {
       await checkSchemas(pool, env, namespace, schemaArg);
       const checkpoint = (await indexerCheckpoints(pool, namespace))[0]?.blockNumber ?? null;
-      await checkTopicMatches(env, topic, namespace, checkpoint);
+      await checkTopicMatches(env, topic, namespace, checkpoint, requestedPartitions);
       const { createChainClient, describeRpcError, getHeadNumber, readFactoryInfo } = await import(
         '@vault-yield/chain'
       );
@@ -286,10 +293,20 @@ async function checkTopicMatches(
   topic: string,
   namespace: string,
   checkpoint: number | null,
+  requestedPartitions: number | undefined,
 ): Promise<void> {
   const admin = await createLogAdmin({ brokers: env.KAFKA_BROKERS, clientId: 'vault-yield-reindex' });
   try {
     const exists = (await admin.listTopics()).includes(topic);
+    if (exists && requestedPartitions !== undefined) {
+      // An existing topic keeps its partitions (a vault's records stay on one partition): a
+      // different count asked for would be silently ignored.
+      const has = (await admin.offsets(topic)).length;
+      if (has !== requestedPartitions)
+        throw usageError(
+          `--partitions ${requestedPartitions}: topic ${topic} already has ${has} partitions (omit --partitions to use them)`,
+        );
+    }
     if (checkpoint !== null) {
       if (exists) return;
       throw usageError(
