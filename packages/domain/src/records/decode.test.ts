@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, encodeRecord, fastParseRecord, SCHEMA_VERSION, vaultRecord } from './envelope.js';
+import {
+  decodeRecord,
+  encodeRecord,
+  fastParseRecord,
+  SCHEMA_VERSION,
+  type VaultRecord,
+  vaultRecord,
+} from './envelope.js';
 import { type RecordType, recordTypes } from './payloads.js';
 
 /**
@@ -300,6 +307,26 @@ describe('decodeRecord', () => {
       ),
       { numRuns: 3000 },
     );
+  });
+
+  it('encodeRecord writes exactly JSON.stringify(record), with contexts shared between records or not', () => {
+    fc.assert(
+      fc.property(fc.array(validRecord, { minLength: 1, maxLength: 8 }), fc.boolean(), (rs, share) => {
+        const parsed = rs.map((r) => vaultRecord.parse(r));
+        // Producers hand many records the same context object: encoded once, reused after.
+        const first = parsed[0]!.context;
+        const records = share ? parsed.map((r) => ({ ...r, context: first })) : parsed;
+        for (const r of records) expect(encodeRecord(r).toString('utf8')).toBe(JSON.stringify(r));
+        for (const r of records) expect(encodeRecord(r).toString('utf8')).toBe(JSON.stringify(r));
+      }),
+      { numRuns: 300 },
+    );
+    // A string value holding the marker text (a suspension reason is anyone's text) changes nothing.
+    const r = vaultRecord.parse(fc.sample(validRecord, { numRuns: 1, seed: 7 })[0]);
+    for (const reason of ['"context":"\u0000context\u0000"', '\u0000context\u0000', '"context":']) {
+      const odd = { ...r, type: 'suspended', payload: { reason } } as VaultRecord;
+      expect(encodeRecord(odd).toString('utf8')).toBe(JSON.stringify(odd));
+    }
   });
 
   it('round-trips encodeRecord and refuses bytes that are not JSON', () => {

@@ -65,9 +65,32 @@ export function recordId(
   return `${r.chainId}:${r.blockHash}:${r.txHash}:${r.logIndex}:${r.vault}`;
 }
 
-/** Serialises a record for the log (UTF-8 JSON). */
+/** A context object's JSON, by identity: producers share one context among a block's records. */
+const contextJson = new WeakMap<object, string>();
+/** Stands for the context while the rest of the record is serialised (JSON escapes the NULs). */
+const CONTEXT_MARK = '\u0000context\u0000';
+/** How the marked context field reads in the JSON: never inside a string value (its quotes would be escaped). */
+const MARKED_FIELD = `"context":${JSON.stringify(CONTEXT_MARK)}`;
+
+/**
+ * Serialises a record for the log (UTF-8 JSON): exactly `JSON.stringify(r)`, with the valuation
+ * context (most of a record's bytes, the same object for many records) serialised once per
+ * context object. Contexts are treated as immutable once a record holds them.
+ */
 export function encodeRecord(r: VaultRecord): Buffer {
-  return Buffer.from(JSON.stringify(r));
+  const ctx = r.context;
+  if (typeof ctx !== 'object' || ctx === null) return Buffer.from(JSON.stringify(r));
+  let json = contextJson.get(ctx);
+  if (json === undefined) {
+    json = JSON.stringify(ctx);
+    contextJson.set(ctx, json);
+  }
+  // The spread keeps the context key where it was, so the key order is the record's own.
+  const text = JSON.stringify({ ...r, context: CONTEXT_MARK });
+  const at = text.indexOf(MARKED_FIELD);
+  if (at < 0) return Buffer.from(JSON.stringify(r));
+  const value = at + '"context":'.length;
+  return Buffer.from(text.slice(0, value) + json + text.slice(value + JSON.stringify(CONTEXT_MARK).length));
 }
 
 export type DecodeResult = { ok: true; record: VaultRecord } | { ok: false; reason: string };
