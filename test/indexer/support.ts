@@ -8,7 +8,7 @@ import {
 } from '@vault-yield/chain';
 import { createLogger } from '@vault-yield/common';
 import { decodeRecord, recordId, SCHEMA_VERSION, type VaultRecord } from '@vault-yield/domain';
-import { createBatchConsumer, createLogAdmin } from '@vault-yield/log';
+import { createBatchConsumer, createLogAdmin, type LogMessage } from '@vault-yield/log';
 import { createRpc } from '../../infra/chain/index.js';
 
 export const silent = createLogger({ name: 'indexer-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -19,8 +19,8 @@ export interface TopicRecord {
   record: VaultRecord;
 }
 
-/** Every record of the topic (each partition in offset order), read with the log package's consumer. */
-export async function readTopic(brokers: string[], topic: string): Promise<TopicRecord[]> {
+/** Every message of the topic as stored (each partition in offset order), read with the log package's consumer. */
+export async function readMessages(brokers: string[], topic: string): Promise<LogMessage<null>[]> {
   const admin = await createLogAdmin({ brokers, clientId: 'test-admin' });
   let total = 0;
   try {
@@ -29,22 +29,18 @@ export async function readTopic(brokers: string[], topic: string): Promise<Topic
     await admin.close();
   }
   if (total === 0) return [];
-  const out: TopicRecord[] = [];
+  const out: LogMessage<null>[] = [];
   let resolveAll!: () => void;
   const all = new Promise<void>((r) => (resolveAll = r));
-  const consumer = createBatchConsumer({
+  const consumer = createBatchConsumer<null>({
     brokers,
     clientId: 'test-reader',
     groupId: `test-reader-${Date.now()}-${Math.random().toString(36).slice(2)}`,
     topic,
-    decode: (v) => v,
+    decode: () => null,
     storedOffsets: async () => new Map(),
     handleBatch: async (batch) => {
-      for (const m of batch.messages) {
-        const d = decodeRecord(m.value);
-        if (!d.ok) throw new Error(`undecodable record at ${m.partition}/${m.offset}: ${d.reason}`);
-        out.push({ partition: m.partition, offset: m.offset, record: d.record });
-      }
+      out.push(...batch.messages);
       if (out.length >= total) resolveAll();
       return { applied: true };
     },
@@ -56,6 +52,15 @@ export async function readTopic(brokers: string[], topic: string): Promise<Topic
     await consumer.stop();
   }
   return out.sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)));
+}
+
+/** Every record of the topic (each partition in offset order); an undecodable one throws. */
+export async function readTopic(brokers: string[], topic: string): Promise<TopicRecord[]> {
+  return (await readMessages(brokers, topic)).map((m) => {
+    const d = decodeRecord(m.value);
+    if (!d.ok) throw new Error(`undecodable record at ${m.partition}/${m.offset}: ${d.reason}`);
+    return { partition: m.partition, offset: m.offset, record: d.record };
+  });
 }
 
 interface RpcLogJson {

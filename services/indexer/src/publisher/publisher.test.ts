@@ -1,8 +1,9 @@
 import { createLogger } from '@vault-yield/common';
 import { encodeRecord, SCHEMA_VERSION, type VaultRecord } from '@vault-yield/domain';
-import { createBatchConsumer, createLogAdmin, createPublisher, type LogMessage } from '@vault-yield/log';
+import { createLogAdmin, createPublisher, type LogMessage } from '@vault-yield/log';
 import { describe, expect, it } from 'vitest';
 import { kafkaBrokers, uniqueTopic } from '../../../../test/harness/index.js';
+import { readMessages } from '../../../../test/indexer/support.js';
 import { createThreadedPublisher } from './index.js';
 
 const brokers = () => kafkaBrokers();
@@ -40,33 +41,6 @@ async function newTopic(): Promise<string> {
   return topic;
 }
 
-/** Every message of the topic, each partition in offset order. */
-async function readAll(topic: string, expected: number): Promise<LogMessage<null>[]> {
-  const out: LogMessage<null>[] = [];
-  let done!: () => void;
-  const all = new Promise<void>((r) => (done = r));
-  const consumer = createBatchConsumer<null>({
-    brokers: brokers(),
-    clientId: 'publisher-test',
-    groupId: `publisher-test-${Math.random().toString(36).slice(2)}`,
-    topic,
-    decode: () => null,
-    storedOffsets: async () => new Map(),
-    handleBatch: async (batch) => {
-      out.push(...batch.messages);
-      if (out.length >= expected) done();
-      return { applied: true };
-    },
-  });
-  await consumer.start();
-  try {
-    await all;
-  } finally {
-    await consumer.stop();
-  }
-  return out.sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)));
-}
-
 describe('publisher thread', () => {
   it('publishes what the in-process publisher publishes: same bytes, keys, partitions and order', async () => {
     const batches = [0, 1, 2].map((b) => {
@@ -93,7 +67,10 @@ describe('publisher thread', () => {
     await inProcess.close();
 
     const total = batches.flat().length;
-    const [a, b] = await Promise.all([readAll(threadedTopic, total), readAll(inProcessTopic, total)]);
+    const [a, b] = await Promise.all([
+      readMessages(brokers(), threadedTopic),
+      readMessages(brokers(), inProcessTopic),
+    ]);
     const view = (ms: LogMessage<null>[]) =>
       ms.map((m) => ({ partition: m.partition, key: m.key?.toString(), value: m.value?.toString() }));
     expect(a).toHaveLength(total);
