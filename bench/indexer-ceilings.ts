@@ -20,6 +20,7 @@ import { encodeRecord, SCHEMA_VERSION, type VaultRecord } from '@vault-yield/dom
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import { startAnvil } from '../infra/chain/index.js';
 import { resolveKafka } from '../test/harness/resolve.js';
+import { cpuSeconds } from './proc.js';
 
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
 /** Best getLogs rate through packages/chain over every round and concurrency. */
@@ -28,13 +29,6 @@ const EVENTS_PER_VAULT = Number(process.env.BENCH_EVENTS_PER_VAULT ?? 150);
 const RANGE = Number(process.env.CEILING_RANGE ?? 5);
 const ROUNDS = Number(process.env.CEILING_ROUNDS ?? 3);
 const RECORDS = Number(process.env.CEILING_RECORDS ?? 100_000);
-
-/** CPU seconds (user + system) of a process, from /proc. */
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 async function main() {
   const cache = process.env.BENCH_CHAIN_CACHE;

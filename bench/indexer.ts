@@ -23,6 +23,7 @@ import { createRpc, deployReferenceStack, playBulk, startAnvil } from '../infra/
 import { dropDatabase, ensureProjectDatabase, ensureRoles, ROLES } from '../infra/postgres/index.js';
 import { createIndexer } from '../services/indexer/src/index.js';
 import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
+import { cpuSeconds } from './proc.js';
 
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
 const EVENTS_PER_VAULT = Number(process.env.BENCH_EVENTS_PER_VAULT ?? 150);
@@ -98,9 +99,9 @@ async function main() {
       peak = Math.max(peak, process.memoryUsage().rss);
     }, 50);
     const profiler = PROFILE ? await startProfiler() : undefined;
-    const anvilCpu0 = cpuSecondsOf(anvil.pid);
+    const anvilCpu0 = cpuSeconds(anvil.pid);
     const kafkaPid = Number(/pid (\d+)/.exec(kafka.description)?.[1] ?? Number.NaN);
-    const kafkaCpu0 = cpuSecondsOf(kafkaPid);
+    const kafkaCpu0 = cpuSeconds(kafkaPid);
     const cpu0 = process.cpuUsage();
     const threads0 = threadCpu();
     const t0 = performance.now();
@@ -109,8 +110,8 @@ async function main() {
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const threads = threadCpu(threads0);
-    const anvilCpu = cpuSecondsOf(anvil.pid) - anvilCpu0;
-    const kafkaCpu = cpuSecondsOf(kafkaPid) - kafkaCpu0;
+    const anvilCpu = cpuSeconds(anvil.pid) - anvilCpu0;
+    const kafkaCpu = cpuSeconds(kafkaPid) - kafkaCpu0;
     clearInterval(sampler);
     if (profiler) await profiler.stop(PROFILE!);
     const s = indexer.status();
@@ -157,23 +158,12 @@ async function main() {
   }
 }
 
-/** CPU seconds (user + system) of another process, from /proc (NaN where there is no /proc). */
-function cpuSecondsOf(pid: number, path = `/proc/${pid}/stat`): number {
-  try {
-    const stat = readFileSync(path, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 /** CPU seconds of each thread of this process (by tid), minus `since` when given. */
 function threadCpu(since?: Map<number, number>): Map<number, number> {
   const out = new Map<number, number>();
   try {
     for (const tid of readdirSync('/proc/self/task')) {
-      const s = cpuSecondsOf(Number(tid), `/proc/self/task/${tid}/stat`);
+      const s = cpuSeconds(Number(tid), `/proc/self/task/${tid}/stat`);
       if (!Number.isNaN(s)) out.set(Number(tid), s - (since?.get(Number(tid)) ?? 0));
     }
   } catch {

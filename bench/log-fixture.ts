@@ -11,6 +11,19 @@ import {
 import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
 import { createHistoryGenerator } from '../test/projector/generator.js';
 
+/** A fresh project database named after the bench, migrated in `schema`. */
+export async function createBenchDatabase(
+  adminUrl: string,
+  name: string,
+  schema: string,
+): Promise<ProjectDatabase> {
+  await ensureRoles(adminUrl);
+  const db = await ensureProjectDatabase(adminUrl, `bench_${name}_${randomBytes(4).toString('hex')}`);
+  const migratePool = createPgPool({ url: db.writerUrl, applicationName: 'bench-migrate', max: 1 });
+  await migrate(migratePool, schema, ROLES.reader).finally(() => migratePool.end());
+  return db;
+}
+
 export interface LogFixture {
   brokers: string[];
   adminUrl: string;
@@ -39,10 +52,7 @@ export async function createLogFixture(o: {
   console.log(`kafka: ${kafka.description}; postgres: ${postgres.description}`);
   const brokers = kafka.url.split(',');
   const topic = `bench-${o.name}-${Date.now().toString(36)}`;
-  await ensureRoles(postgres.url);
-  const db = await ensureProjectDatabase(postgres.url, `bench_${o.name}_${randomBytes(4).toString('hex')}`);
-  const migratePool = createPgPool({ url: db.writerUrl, applicationName: 'bench-migrate', max: 1 });
-  await migrate(migratePool, o.schema, ROLES.reader).finally(() => migratePool.end());
+  const db = await createBenchDatabase(postgres.url, o.name, o.schema);
   const admin = await createLogAdmin({ brokers, clientId: 'bench-admin' });
   await admin.ensureTopic({ topic, partitions: o.partitions });
 

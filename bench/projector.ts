@@ -13,11 +13,11 @@
  */
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createPgPool } from '@vault-yield/store';
 import { createLogFixture } from './log-fixture.js';
+import { cpuSeconds, peakRss } from './proc.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
@@ -28,27 +28,6 @@ const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=256
 const SCHEMA = 'vault_yield';
 const root = join(import.meta.dirname, '..');
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
-
-/** CPU seconds (user + system) a process has used, from /proc (0 when it is gone). */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    // utime and stime are fields 14 and 15 of stat, 12 and 13 after "pid (comm) ".
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-function peakRss(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
-    return kb ? Number(kb) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 
 async function main() {
   const fixture = await createLogFixture({

@@ -80,6 +80,7 @@ describe('vault-yield reindex: refusals', () => {
       /--schema Bad-Name: expected a lowercase SQL identifier/,
     );
     await refused(['--topic', newTopic, '--grace', 'soon'], /invalid duration: soon/);
+    await refused(['--topic', newTopic, '--quiet-for', 'later'], /invalid duration: later/);
     await refused(['--topic', newTopic, '--schema', db.schema], /--schema vault_yield: that schema is live/);
     await refused(['--topic', newTopic, '--bogus'], /Unknown option '--bogus'/);
     await refused(

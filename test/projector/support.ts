@@ -44,7 +44,13 @@ export async function publish(
 
 const silent = createLogger({ name: 'projector-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-/** An in-process projector on a test database. */
+/**
+ * An in-process projector on a test database. Its Kafka group is named after the topic too: test
+ * files run side by side on one broker, and two files' projectors with the same CONSUMER_GROUP
+ * (e.g. `live`) would otherwise share one Kafka group and be handed each other's partitions
+ * (kafkajs assigns every subscribed topic over every member). Instances of one test (same group,
+ * same topic) still share theirs.
+ */
 export function projector(
   opts: {
     brokers: string[];
@@ -61,6 +67,7 @@ export function projector(
     PROJECTION_SCHEMA: schema,
     KAFKA_TOPIC: topic,
     CONSUMER_GROUP: group,
+    KAFKA_GROUP_ID: `${group}.${topic}`,
     KAFKA_SESSION_TIMEOUT_MS: 6_000,
     logger: silent,
     ...rest,

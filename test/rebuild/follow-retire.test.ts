@@ -182,8 +182,10 @@ describe('vault-yield rebuild --follow / --retire-old', () => {
     expect(r3.stdout).toMatch(/retire: vault_yield_r3: kept \(live\)/);
     expect(await schemaExists(pool, 'vault_yield_f1')).toBe(true);
 
-    // Grace 0, under steady reader load: switch to r4, then drop f1, r2 and r3 (live until this
-    // switch); keep the initial schema (the live projector's) and the unswitched dry run.
+    // Grace 0 and no quiet period (nothing writes to the old builds any more: each build process
+    // has exited; retire-quiet.test.ts covers a projector still writing), under steady reader
+    // load: switch to r4, then drop f1, r2 and r3 (live until this switch); keep the initial
+    // schema (the live projector's) and the unswitched dry run.
     const vault = gen.vaults()[2]!.vault.toLowerCase();
     const before = await (await fetch(`${baseUrl}/v1/vault/${vault}/snapshot`)).json();
     const paths = [`/v1/vault/${vault}/snapshot`, `/v1/vault/${vault}/events`, '/v1/vaults', '/ready'];
@@ -205,7 +207,18 @@ describe('vault-yield rebuild --follow / --retire-old', () => {
     };
     const load = [0, 1].map(worker);
     const r4 = await runCli(
-      ['rebuild', '--retire-old', '--grace', '0', '--schema', 'vault_yield_r4', '--group', 'rebuild-r4'],
+      [
+        'rebuild',
+        '--retire-old',
+        '--grace',
+        '0',
+        '--quiet-for',
+        '0',
+        '--schema',
+        'vault_yield_r4',
+        '--group',
+        'rebuild-r4',
+      ],
       env,
       120_000,
     );

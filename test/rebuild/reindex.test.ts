@@ -21,6 +21,8 @@ import {
   type AnvilInstance,
   type DemoResult,
   deployReferenceStack,
+  devChain,
+  movePrice,
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
@@ -50,6 +52,7 @@ describe('vault-yield reindex', () => {
   const liveTopic = uniqueTopic('vault-records');
   const newTopic = uniqueTopic('vault-records-v2');
   const killTopic = uniqueTopic('vault-records-v3');
+  const headTopic = uniqueTopic('vault-records-v4');
   let anvil: AnvilInstance;
   let stack: ReferenceStack;
   let demo: DemoResult;
@@ -129,7 +132,7 @@ describe('vault-yield reindex', () => {
     await anvil?.stop();
     await pool?.end();
     const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'reindex-test' });
-    for (const t of [liveTopic, newTopic, killTopic]) await admin.deleteTopic(t).catch(() => {});
+    for (const t of [liveTopic, newTopic, killTopic, headTopic]) await admin.deleteTopic(t).catch(() => {});
     await admin.close();
     await db?.drop();
   });
@@ -372,4 +375,54 @@ describe('vault-yield reindex', () => {
     });
     expect(await liveSchema(pool, VIEWS)).toBe('vault_yield_rx');
   }, 250_000);
+  // Last: it moves the chain on past the demo (the tests above expect the demo's head).
+  it('stops at the chain head it saw at the start, while the chain moves on', async () => {
+    const head = Number(await devChain(anvil.rpcUrl).blockNumber());
+    // One block per batch: the chain moves on while the log is being rebuilt.
+    const slow = { ...env, MAX_BLOCK_RANGE: '1', CONCURRENCY: '1' };
+    const child = spawn(
+      process.execPath,
+      [bin, 'reindex', '--topic', headTopic, '--partitions', '2', '--no-rebuild'],
+      {
+        env: { ...process.env, LOG_LEVEL: 'warn', ...slow },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const announced = new Promise<number>((resolve, reject) => {
+      child.stderr.on('data', (d) => {
+        stderr += d;
+        const m = /reindexing \S+ up to block (\d+) \(chain head (\d+) at the start, CONFIRMATIONS 0\)/.exec(
+          stderr,
+        );
+        if (m) resolve(Number(m[1]));
+      });
+      child.on('exit', (code) => reject(new Error(`reindex exited (${code}) before starting:\n${stderr}`)));
+    });
+    const end = await announced;
+    expect(end).toBe(head);
+    // Past that head: price moves (the vaults get marks there) and empty blocks.
+    const moves = [
+      await movePrice(stack, stack.tokens.weth, 3100),
+      await movePrice(stack, stack.tokens.weth, 3300),
+    ];
+    await devChain(anvil.rpcUrl).mine(3);
+    expect(child.exitCode, 'the reindex was still running when the chain moved on').toBeNull();
+    expect(Number(moves[0])).toBeGreaterThan(end);
+
+    expect(await exited, stderr).toBe(0);
+    expect(stdout).toMatch(
+      new RegExp(
+        `reindexed ${headTopic} to block ${end} \\(the chain head ${end} seen at the start, less CONFIRMATIONS 0\\)`,
+      ),
+    );
+    expect((await indexerCheckpoints(pool, nsOf(headTopic))).map((c) => c.blockNumber)).toEqual([end]);
+    // Exactly the live log, which ends at that head too: nothing of the blocks mined meanwhile.
+    const got = await readTopic(kafkaBrokers(), headTopic);
+    expect(Math.max(...got.map((r) => r.record.blockNumber))).toBeLessThanOrEqual(end);
+    expect(perVault(got)).toEqual(perVault(await readTopic(kafkaBrokers(), liveTopic)));
+  }, 150_000);
 });

@@ -14,6 +14,11 @@ export const indexerEnvSchema = baseConfigSchema.extend({
   FACTORY_ADDRESS: address,
   /** Optional: the factory's deploymentBlock when unset. Must be ≤ the factory's first vault. */
   START_BLOCK: envField.int(0).optional(),
+  /**
+   * Optional: index up to and including this block (once it is confirmed), checkpoint it, then
+   * exit 0 instead of following the head. Must be ≥ the start block and ≥ a stored checkpoint.
+   */
+  END_BLOCK: envField.int(0).optional(),
   CONFIRMATIONS: envField.int(0, 10_000).default(0),
   KAFKA_BROKERS: envField.brokers(),
   KAFKA_TOPIC: envField.topic().default('vault-records'),

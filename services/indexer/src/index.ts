@@ -33,6 +33,13 @@ export interface IndexerConfig {
   startBlock?: number;
   /** Blocks behind the head the indexer stays (default 0). */
   confirmations?: number;
+  /**
+   * Last block to index. The indexer publishes and checkpoints up to and including it (waiting
+   * until it is `confirmations` deep when it is not yet), checks once more that the checkpointed
+   * block is still canonical, closes its connections and resolves `done`, instead of following
+   * the head. Must be ≥ the start block and ≥ a stored checkpoint (start() refuses otherwise).
+   */
+  endBlock?: number;
   kafka: { brokers: readonly string[]; topic?: string; partitions?: number };
   databaseUrl: string;
   /** Postgres schema holding indexer_checkpoint & co (default vault_yield). */
@@ -57,6 +64,10 @@ export interface IndexerStatus {
   chainId: number;
   checkpoint: { blockNumber: number; blockHash: string | null };
   head: number;
+  /** The configured end block, null when following the head. */
+  endBlock: number | null;
+  /** True once the end block is checkpointed and the indexer has finished. */
+  ended: boolean;
   vaults: number;
   recordsPublished: number;
   rpcCalls: number;
@@ -68,15 +79,24 @@ export interface Indexer {
   start(): Promise<void>;
   /** Finishes the batch in flight, closes Kafka and Postgres. */
   stop(): Promise<void>;
-  /** Settles when the indexer stops: resolves on stop(), rejects when it halts (bad log, deep reorg…). */
+  /**
+   * Settles when the indexer stops: resolves on stop() or, with an end block, once that block is
+   * checkpointed (status().ended; Kafka and Postgres are closed by then); rejects when it halts
+   * (bad log, deep reorg…).
+   */
   readonly done: Promise<void>;
-  /** Resolves once the checkpoint reaches `blockNumber`; rejects if the indexer halts first. */
+  /**
+   * Resolves once the checkpoint reaches `blockNumber`; rejects if the indexer halts first, or at
+   * once for a block above the end block.
+   */
   waitFor(blockNumber: number): Promise<void>;
   status(): IndexerStatus;
   readonly metrics: IndexerMetrics;
 }
 
 export function createIndexer(config: IndexerConfig): Indexer {
+  if (config.endBlock !== undefined && !(Number.isSafeInteger(config.endBlock) && config.endBlock >= 0))
+    throw new RangeError(`endBlock must be a block number, got ${config.endBlock}`);
   const logger = config.logger ?? createLogger({ name: 'indexer' });
   const metrics = createIndexerMetrics();
   const engine = new IndexerEngine({
@@ -85,6 +105,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
     factory: config.factory.toLowerCase() as `0x${string}`,
     startBlock: config.startBlock,
     confirmations: config.confirmations ?? 0,
+    endBlock: config.endBlock,
     brokers: config.kafka.brokers,
     topic: config.kafka.topic ?? 'vault-records',
     partitions: config.kafka.partitions ?? 12,
@@ -112,6 +133,13 @@ export function createIndexer(config: IndexerConfig): Indexer {
   done.catch(() => {}); // callers that never look at `done` must not crash the process
   let halted: unknown;
   let running: Promise<void> | undefined;
+  let released: Promise<void> | undefined;
+  /** Closes Kafka, Postgres and the metrics server, once. */
+  const release = () =>
+    (released ??= (async () => {
+      await engine.close();
+      await new Promise<void>((res) => (server ? server.close(() => res()) : res()));
+    })());
 
   return {
     metrics,
@@ -126,9 +154,21 @@ export function createIndexer(config: IndexerConfig): Indexer {
         await engine.close();
         throw err;
       }
-      logger.info({ chainId: engine.chainId, checkpoint: engine.cursor }, 'indexer starting');
+      logger.info(
+        { chainId: engine.chainId, checkpoint: engine.cursor, endBlock: config.endBlock },
+        'indexer starting',
+      );
       running = engine.run().then(
-        () => resolveDone(),
+        async () => {
+          // The end block is checkpointed: nothing more to do, let the process exit.
+          if (engine.ended) {
+            logger.info({ checkpoint: engine.cursor }, 'end block checkpointed; indexer finished');
+            await release().catch((err: unknown) =>
+              logger.error({ err }, 'closing after the end block failed'),
+            );
+          }
+          resolveDone();
+        },
         (err: unknown) => {
           halted = err;
           logger.fatal({ err }, 'indexer halted');
@@ -139,11 +179,16 @@ export function createIndexer(config: IndexerConfig): Indexer {
     async stop() {
       engine.stop();
       await running;
-      await engine.close();
-      await new Promise<void>((res) => (server ? server.close(() => res()) : res()));
+      await release();
     },
     waitFor(blockNumber) {
       if (halted) return Promise.reject(halted);
+      if (config.endBlock !== undefined && blockNumber > config.endBlock)
+        return Promise.reject(
+          new RangeError(
+            `block ${blockNumber} is above the end block ${config.endBlock}: it is never indexed`,
+          ),
+        );
       return Promise.race([engine.waitFor(blockNumber), done.then(() => engine.waitFor(blockNumber))]);
     },
     status() {
@@ -151,6 +196,8 @@ export function createIndexer(config: IndexerConfig): Indexer {
         chainId: engine.chainId,
         checkpoint: { blockNumber: engine.cursor.number, blockHash: engine.cursor.hash },
         head: engine.head,
+        endBlock: config.endBlock ?? null,
+        ended: engine.ended,
         vaults: engine.registry.size,
         recordsPublished: engine.recordsPublished,
         rpcCalls: engine.rpcStats?.calls ?? 0,
@@ -168,6 +215,7 @@ export function indexerConfigFromEnv(env: IndexerEnv, logger?: Logger): IndexerC
     factory: env.FACTORY_ADDRESS,
     startBlock: env.START_BLOCK,
     confirmations: env.CONFIRMATIONS,
+    endBlock: env.END_BLOCK,
     kafka: { brokers: env.KAFKA_BROKERS, topic: env.KAFKA_TOPIC, partitions: env.KAFKA_PARTITIONS },
     databaseUrl: env.DATABASE_URL,
     schema: env.PROJECTION_SCHEMA,

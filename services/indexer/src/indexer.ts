@@ -62,6 +62,8 @@ export interface IndexerOptions {
   factory: Address;
   startBlock?: number;
   confirmations: number;
+  /** Last block to index (inclusive); undefined: follow the head. */
+  endBlock?: number;
   brokers: readonly string[];
   topic: string;
   partitions: number;
@@ -155,6 +157,8 @@ export class IndexerEngine {
   private tip: Cursor = { number: -1, hash: null };
   head = 0;
   recordsPublished = 0;
+  /** True once run() returned because the end block is checkpointed (and still canonical). */
+  ended = false;
   readonly registry = new VaultRegistry();
   private tracker = new MarketTracker();
   /** The kept block window, mirror of indexer_blocks (write-ahead rows included). */
@@ -261,9 +265,15 @@ export class IndexerEngine {
     await this.publisher;
   }
 
-  async close(): Promise<void> {
-    await this.publisher?.then((p) => p.close()).catch(() => {});
-    await this.pool?.end().catch(() => {});
+  private closed?: Promise<void>;
+
+  /** Closes the publisher thread and the pool (once: later calls wait for the first). */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      await this.publisher?.then((p) => p.close()).catch(() => {});
+      await this.pool?.end().catch(() => {});
+    })();
+    return this.closed;
   }
 
   stop(): void {
@@ -276,12 +286,22 @@ export class IndexerEngine {
     this.blocks.clear();
     for (const b of snap.blocks) this.blocks.set(b.blockNumber, b);
     for (const v of [...this.registry.all()]) this.registry.remove(v.vault);
+    const end = this.o.endBlock;
     if (snap.checkpoint) {
       this.cursor = { number: snap.checkpoint.blockNumber, hash: snap.checkpoint.blockHash };
+      if (end !== undefined && this.cursor.number > end)
+        throw new IndexerHaltError(
+          `the checkpoint (block ${this.cursor.number}) is above the end block ${end}: the topic already holds ` +
+            'records past it; raise the end block, or start again with a fresh checkpoint schema and topic',
+        );
     } else {
       const start =
         this.o.startBlock ??
         Number((await this.rpc(() => readFactoryInfo(this.client, this.o.factory))).deploymentBlock);
+      if (end !== undefined && start > end)
+        throw new IndexerHaltError(
+          `the start block ${start} is above the end block ${end}: nothing to index`,
+        );
       const prev = start > 0 ? (await this.headers([start - 1])).get(start - 1) : undefined;
       this.cursor = { number: start - 1, hash: prev?.hash ?? null };
     }
@@ -431,7 +451,15 @@ export class IndexerEngine {
     }
   }
 
-  /** Runs until stopped (resolves) or halted (rejects with an IndexerHaltError). */
+  /** The end block is checkpointed (a reorg found later would move the cursor back below it). */
+  private get atEnd(): boolean {
+    return this.o.endBlock !== undefined && this.cursor.number >= this.o.endBlock;
+  }
+
+  /**
+   * Runs until stopped (resolves), until the end block is checkpointed (resolves, `ended`), or
+   * halted (rejects with an IndexerHaltError).
+   */
   async run(): Promise<void> {
     await this.checkReorg();
     let failures = 0;
@@ -439,6 +467,12 @@ export class IndexerEngine {
       try {
         const progressed = await this.step();
         failures = 0;
+        // A step that found nothing new has just checked that the checkpointed tip is still
+        // canonical (a reorg there moves the cursor back below the end block: index again).
+        if (!progressed && this.atEnd) {
+          this.ended = true;
+          return;
+        }
         if (!progressed) await sleep(this.o.pollIntervalMs, this.abort.signal);
       } catch (err) {
         if (err instanceof IndexerHaltError) throw err;
@@ -468,7 +502,9 @@ export class IndexerEngine {
     this.head = await this.rpc(() => getHeadNumber(this.client));
     this.metrics.headBlock.set(this.head);
     this.metrics.rpcCalls.set(this.stats.calls);
-    const target = this.head - this.o.confirmations;
+    // Never past the confirmed head, nor past the end block.
+    const confirmed = this.head - this.o.confirmations;
+    const target = this.o.endBlock === undefined ? confirmed : Math.min(confirmed, this.o.endBlock);
     if (target <= this.cursor.number) {
       // Nothing new: the tip may still have been replaced (anvil_reorg keeps the height).
       if (this.cursor.hash && this.blocks.has(this.cursor.number)) {

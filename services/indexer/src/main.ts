@@ -1,7 +1,10 @@
 import { createLogger, onShutdown } from '@vault-yield/common';
 import { createIndexer, indexerConfigFromEnv, loadIndexerEnv } from './index.js';
 
-/** The indexer process: env → createIndexer; SIGINT/SIGTERM finish the batch in flight and exit. */
+/**
+ * The indexer process: env → createIndexer; SIGINT/SIGTERM finish the batch in flight and exit.
+ * With END_BLOCK, it exits 0 once that block is checkpointed.
+ */
 const env = loadIndexerEnv();
 const logger = createLogger({ name: 'indexer', level: env.LOG_LEVEL });
 const indexer = createIndexer(indexerConfigFromEnv(env, logger));
@@ -13,4 +16,9 @@ try {
   // Halted (bad log, reorg deeper than the window, …): already logged with its reason.
   await indexer.stop().catch(() => {});
   process.exit(2);
+}
+// Resolved: stopped by a signal (onShutdown exits), or the end block is checkpointed.
+if (indexer.status().ended) {
+  await indexer.stop();
+  process.exit(0);
 }

@@ -56,18 +56,33 @@ describe('cursors', () => {
   it('events cursor round-trips any keyset position (property)', () => {
     fc.assert(
       fc.property(
+        fc.option(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), { nil: undefined }),
         fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
         fc.integer({ min: -1, max: 2 ** 31 - 1 }),
         fc.integer({ min: -1, max: 2 ** 31 - 1 }),
         fc.stringMatching(/^0x[0-9a-f]{64}$/),
-        (blockNumber, txIndex, logIndex, blockHash) => {
-          const key = { blockNumber, txIndex, logIndex, blockHash };
+        (ts, blockNumber, txIndex, logIndex, blockHash) => {
+          const key = { blockNumber, txIndex, logIndex, blockHash, ...(ts === undefined ? {} : { ts }) };
           const c = encodeEventsCursor(key);
           expect(c).toMatch(/^[A-Za-z0-9_-]+$/);
           expect(parseCursor(c)).toEqual({ success: true, data: key });
         },
       ),
     );
+  });
+
+  it('reads a time-first cursor (e2) and still accepts the older e1 form, which has no time', () => {
+    const hash = `0x${'ab'.repeat(32)}`;
+    const e2 = Buffer.from(`e2:1700000000000:12:3:4:${hash}`).toString('base64url');
+    expect(parseCursor(e2)).toEqual({
+      success: true,
+      data: { ts: 1_700_000_000_000, blockNumber: 12, txIndex: 3, logIndex: 4, blockHash: hash },
+    });
+    const e1 = Buffer.from(`e1:12:3:4:${hash}`).toString('base64url');
+    expect(parseCursor(e1)).toEqual({
+      success: true,
+      data: { blockNumber: 12, txIndex: 3, logIndex: 4, blockHash: hash },
+    });
   });
 
   it('rejects a vaults cursor, garbage and out-of-range numbers', () => {
@@ -79,6 +94,10 @@ describe('cursors', () => {
       Buffer.from(`e1:01:0:0:0x${'0'.repeat(64)}`).toString('base64url'),
       Buffer.from(`e1:1:-2:0:0x${'0'.repeat(64)}`).toString('base64url'),
       Buffer.from(`e1:1:0:0:0x${'A'.repeat(64)}`).toString('base64url'),
+      Buffer.from(`e2:9007199254740993:1:0:0:0x${'0'.repeat(64)}`).toString('base64url'),
+      Buffer.from(`e2:-1:1:0:0:0x${'0'.repeat(64)}`).toString('base64url'),
+      Buffer.from(`e2:1:0:0:0x${'0'.repeat(64)}`).toString('base64url'),
+      Buffer.from(`e3:1:1:0:0:0x${'0'.repeat(64)}`).toString('base64url'),
     ])
       expect(parseCursor(bad).success, bad).toBe(false);
   });

@@ -111,20 +111,37 @@ function unb64(raw: string): string | null {
   return Buffer.from(raw, 'base64url').toString('latin1');
 }
 
+/** An events cursor: the last row's keyset position, time first (e2). */
 export function encodeEventsCursor(k: LedgerKey): string {
-  return Buffer.from(`e1:${k.blockNumber}:${k.txIndex}:${k.logIndex}:${k.blockHash}`, 'latin1').toString(
-    'base64url',
-  );
+  const text =
+    k.ts === undefined
+      ? `e1:${k.blockNumber}:${k.txIndex}:${k.logIndex}:${k.blockHash}`
+      : `e2:${k.ts}:${k.blockNumber}:${k.txIndex}:${k.logIndex}:${k.blockHash}`;
+  return Buffer.from(text, 'latin1').toString('base64url');
 }
-const EVENTS_CURSOR = /^e1:(0|[1-9]\d{0,15}):(-1|0|[1-9]\d{0,9}):(-1|0|[1-9]\d{0,9}):(0x[0-9a-f]{64})$/;
+const U53 = '(0|[1-9]\\d{0,15})';
+const I32 = '(-1|0|[1-9]\\d{0,9})';
+/**
+ * e2 (time first) is what the reader issues; e1 (no time) was issued before the ledger was
+ * ordered by time and is still accepted, so a page held across an upgrade goes on where it was.
+ */
+const EVENTS_CURSOR = new RegExp(`^(?:e1|e2:${U53}):${U53}:${I32}:${I32}:(0x[0-9a-f]{64})$`);
 const eventsCursorParam = z.string().transform((raw, ctx): LedgerKey => {
   const m = EVENTS_CURSOR.exec(unb64(raw) ?? '');
-  const [blockNumber, txIndex, logIndex] = [Number(m?.[1]), Number(m?.[2]), Number(m?.[3])];
-  if (!m || !Number.isSafeInteger(blockNumber) || txIndex > 2 ** 31 - 1 || logIndex > 2 ** 31 - 1) {
+  const ts = m?.[1] === undefined ? undefined : Number(m[1]);
+  const [blockNumber, txIndex, logIndex] = [Number(m?.[2]), Number(m?.[3]), Number(m?.[4])];
+  if (
+    !m ||
+    !Number.isSafeInteger(blockNumber) ||
+    (ts !== undefined && !Number.isSafeInteger(ts)) ||
+    txIndex > 2 ** 31 - 1 ||
+    logIndex > 2 ** 31 - 1
+  ) {
     ctx.addIssue({ code: 'custom', message: 'invalid cursor: pass back the X-Next-Cursor value unchanged' });
     return z.NEVER;
   }
-  return { blockNumber, txIndex, logIndex, blockHash: m[4]! };
+  const key = { blockNumber, txIndex, logIndex, blockHash: m[5]! };
+  return ts === undefined ? key : { ts, ...key };
 });
 
 export function encodeVaultsCursor(after: string): string {

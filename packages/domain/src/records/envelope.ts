@@ -78,8 +78,13 @@ const MARKED_FIELD = `"context":${JSON.stringify(CONTEXT_MARK)}`;
  * context object. Contexts are treated as immutable once a record holds them.
  */
 export function encodeRecord(r: VaultRecord): Buffer {
+  return Buffer.from(recordJson(r));
+}
+
+/** encodeRecord's text, for callers that write many records into one buffer. */
+export function recordJson(r: VaultRecord): string {
   const ctx = r.context;
-  if (typeof ctx !== 'object' || ctx === null) return Buffer.from(JSON.stringify(r));
+  if (typeof ctx !== 'object' || ctx === null) return JSON.stringify(r);
   let json = contextJson.get(ctx);
   if (json === undefined) {
     json = JSON.stringify(ctx);
@@ -88,9 +93,9 @@ export function encodeRecord(r: VaultRecord): Buffer {
   // The spread keeps the context key where it was, so the key order is the record's own.
   const text = JSON.stringify({ ...r, context: CONTEXT_MARK });
   const at = text.indexOf(MARKED_FIELD);
-  if (at < 0) return Buffer.from(JSON.stringify(r));
+  if (at < 0) return JSON.stringify(r);
   const value = at + '"context":'.length;
-  return Buffer.from(text.slice(0, value) + json + text.slice(value + JSON.stringify(CONTEXT_MARK).length));
+  return text.slice(0, value) + json + text.slice(value + JSON.stringify(CONTEXT_MARK).length);
 }
 
 export type DecodeResult = { ok: true; record: VaultRecord } | { ok: false; reason: string };

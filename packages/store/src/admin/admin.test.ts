@@ -5,8 +5,8 @@ import { migrate } from '../migrations/index.js';
 import { createPgPool, type Pool } from '../pool/index.js';
 import { compareSchemas, schemaChecksums } from './checksum.js';
 import { finalizeBuildSchema, prepareBuildSchema } from './lifecycle.js';
-import { getBuild, listBuilds, recordBuild } from './meta.js';
-import { retireSchemas } from './retire.js';
+import { getBuild, listBuilds, markBuild, recordBuild } from './meta.js';
+import { dropSchemaUnlessBusy, retireSchemas } from './retire.js';
 import { liveSchema, switchLive } from './switch.js';
 
 const VIEWS = 'api';
@@ -27,6 +27,9 @@ describe('store admin: schema lifecycle, live switch, checksums, retire', () => 
       Date.now() + Math.floor(Math.random() * 1000),
     ]);
   };
+
+  const schemaExists = async (schema: string) =>
+    ((await pool.query(`select 1 from pg_namespace where nspname = $1`, [schema])).rowCount ?? 0) > 0;
 
   beforeAll(async () => {
     db = await createTestDatabase('admin');
@@ -214,5 +217,74 @@ describe('store admin: schema lifecycle, live switch, checksums, retire', () => 
     const exists = await pool.query(`select 1 from pg_namespace where nspname = 'b1'`);
     expect(exists.rowCount).toBe(0);
     expect((await getBuild(pool, VIEWS, 'b1'))?.state).toBe('dropped');
+  });
+  it('retire leaves a schema written within the quiet period (whatever the grace) or used by an open transaction', async () => {
+    await migrate(pool, 'q1');
+    await recordBuild(pool, VIEWS, {
+      schema: 'q1',
+      purpose: 'rebuild',
+      groupId: 'gq',
+      topic: 't',
+      market: null,
+    });
+    await markBuild(pool, VIEWS, 'q1', { state: 'retired', retired: true });
+    // What the projector's batch transaction writes.
+    await pool.query(
+      `insert into q1.consumer_offsets (group_id, topic, partition, next_offset, updated_at) values ('gq', 't', 0, 5, now())`,
+    );
+    const q1 = async (o: Partial<Parameters<typeof retireSchemas>[1]> = {}) =>
+      (await retireSchemas(pool, { viewsSchema: VIEWS, graceMs: 0, ...o })).find((d) => d.schema === 'q1');
+    const inUse = /^in use: last written \d+(\.\d)?m?s ago \(\d{4}-.*Z\), within the quiet period of 1m: /;
+    expect(await q1({ dryRun: true })).toMatchObject({
+      action: 'kept',
+      reason: expect.stringMatching(inUse),
+    });
+    expect(await q1()).toMatchObject({ action: 'kept', reason: expect.stringMatching(inUse) });
+    // The drop itself looks again once no batch can commit any more.
+    expect(await dropSchemaUnlessBusy(pool, { schema: 'q1', quietMs: 60_000 })).toMatchObject({
+      dropped: false,
+      busy: false,
+    });
+    expect(await schemaExists('q1')).toBe(true);
+
+    await pool.query(`update q1.consumer_offsets set updated_at = now() - interval '2 minutes'`);
+    expect((await q1({ quietMs: 5 * 60_000 }))?.reason).toMatch(
+      /^in use: last written 2m(\d+s)? ago .* quiet period of 5m: /,
+    );
+    expect(await q1({ dryRun: true })).toMatchObject({
+      action: 'would-drop',
+      reason: expect.stringMatching(/retired since .*, last written 2m(\d+s)? ago$/),
+    });
+
+    // A projector mid-batch: its transaction holds the offsets row (and a lock on the table).
+    const other = createPgPool({ url: db.writerUrl, applicationName: 'admin-locker', max: 1 });
+    const locker = await other.connect();
+    try {
+      await locker.query('begin');
+      await locker.query(`update q1.consumer_offsets set next_offset = 6`);
+      const busy =
+        /^busy, left in place: open transactions use it \(pid \d+ admin-locker RowExclusiveLock\)$/;
+      expect(await q1({ dryRun: true })).toMatchObject({
+        action: 'kept',
+        reason: expect.stringMatching(busy),
+      });
+      expect(await q1()).toMatchObject({ action: 'kept', reason: expect.stringMatching(busy) });
+      // The drop waits for its locks no longer than the lock timeout.
+      expect(
+        await dropSchemaUnlessBusy(pool, { schema: 'q1', viewsSchema: VIEWS, lockTimeoutMs: 200 }),
+      ).toEqual({
+        dropped: false,
+        busy: true,
+      });
+      expect(await schemaExists('q1')).toBe(true);
+      expect((await getBuild(pool, VIEWS, 'q1'))?.state).toBe('retired');
+    } finally {
+      await locker.query('rollback');
+      locker.release();
+      await other.end();
+    }
+    expect(await q1()).toMatchObject({ action: 'dropped' });
+    expect(await schemaExists('q1')).toBe(false);
+    expect((await getBuild(pool, VIEWS, 'q1'))?.state).toBe('dropped');
   });
 });

@@ -40,7 +40,18 @@ export {
   type NewBuild,
   recordBuild,
 } from './meta.js';
-export { type RetireDecision, type RetireOptions, retireSchemas } from './retire.js';
+export {
+  DEFAULT_DROP_LOCK_TIMEOUT_MS,
+  DEFAULT_QUIET_MS,
+  type DropOutcome,
+  dropSchemaUnlessBusy,
+  type RetireDecision,
+  type RetireOptions,
+  retireSchemas,
+  type SchemaActivity,
+  type SchemaLocker,
+  schemaActivity,
+} from './retire.js';
 export {
   appliedCount,
   type DeadLetterCount,

@@ -2,6 +2,12 @@ import type { Pool } from '../pool/index.js';
 
 /** Position of a ledger row in the newest-first order; the events cursor encodes it. */
 export interface LedgerKey {
+  /**
+   * Block time (unix ms) of the row. Absent only in cursors issued before the ledger was ordered
+   * by time first (migration 0007): those still page correctly (the order is the same), through
+   * a filter instead of an index range.
+   */
+  ts?: number;
   blockNumber: number;
   txIndex: number;
   logIndex: number;
@@ -38,9 +44,15 @@ const ROW = `json_build_object(
     'blockNumber', block_number, 'blockHash', block_hash, 'txIndex', tx_index, 'logIndex', log_index,
     'ts', ts, 'data', payload)::text as json`;
 const ORDER = 'order by block_number desc, tx_index desc, log_index desc, block_hash desc';
+/**
+ * A vault's page order: the same order as ORDER (block time never decreases as blocks advance),
+ * led by ts so ledger_vault_ts serves it, the since/until window and the cursor as one range.
+ */
+const PAGE_ORDER = `order by ts desc, ${ORDER.slice('order by '.length)}`;
 
 interface PageRow {
   json: string;
+  ts: string;
   block_number: number;
   tx_index: number;
   log_index: number;
@@ -64,12 +76,22 @@ export async function ledgerPage(pool: Pool, f: LedgerFilter): Promise<LedgerPag
     const a = f.after;
     values.push(a.blockNumber, a.txIndex, a.logIndex, a.blockHash);
     const n = values.length;
-    where.push(`(block_number, tx_index, log_index, block_hash) < ($${n - 3}, $${n - 2}, $${n - 1}, $${n})`);
+    if (a.ts === undefined) {
+      where.push(
+        `(block_number, tx_index, log_index, block_hash) < ($${n - 3}, $${n - 2}, $${n - 1}, $${n})`,
+      );
+    } else {
+      values.push(a.ts);
+      where.push(
+        `(ts, block_number, tx_index, log_index, block_hash) < ($${n + 1}, $${n - 3}, $${n - 2}, $${n - 1}, $${n})`,
+      );
+    }
   }
   values.push(f.limit + 1);
-  const text = `select ${ROW}, block_number, tx_index, log_index, block_hash from ledger
-    where ${where.join(' and ')} ${ORDER} limit $${values.length}`;
-  const name = `reader.ledger.${f.since !== undefined ? 's' : ''}${f.until !== undefined ? 'u' : ''}${f.after ? 'c' : ''}`;
+  const text = `select ${ROW}, ts, block_number, tx_index, log_index, block_hash from ledger
+    where ${where.join(' and ')} ${PAGE_ORDER} limit $${values.length}`;
+  const cursor = f.after ? (f.after.ts === undefined ? 'c0' : 'c') : '';
+  const name = `reader.ledger.${f.since !== undefined ? 's' : ''}${f.until !== undefined ? 'u' : ''}${cursor}`;
   const { rows } = await pool.query<PageRow>({ name, text, values });
   const more = rows.length > f.limit;
   const page = more ? rows.slice(0, f.limit) : rows;
@@ -79,6 +101,7 @@ export async function ledgerPage(pool: Pool, f: LedgerFilter): Promise<LedgerPag
     next:
       more && last
         ? {
+            ts: Number(last.ts),
             blockNumber: last.block_number,
             txIndex: last.tx_index,
             logIndex: last.log_index,

@@ -60,4 +60,87 @@ describe('read queries (read-only role)', () => {
     expect(ok.applied).toBe(ok.expected);
     expect(await readiness(reader, 'never_migrated')).toMatchObject({ applied: 0, current: false });
   });
+
+  describe('ledger pages (time-first order, one index)', () => {
+    const v = `0x${'d'.repeat(40)}`;
+    const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+    beforeAll(async () => {
+      // 600 rows over 200 blocks, 3 per block (a mark at tx -1 and two logs), block time
+      // non-decreasing (two blocks share each second).
+      await writer.query(
+        `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record)
+         select 1, '0x' || lpad(to_hex(b), 64, '0'), '0x' || lpad(to_hex(b * 10 + k), 64, '0'),
+                case when k = 0 then -1 else k end, $1, b, case when k = 0 then -1 else 0 end,
+                1000 * (b / 2), case when k = 0 then 'mark' else 'deposit' end, '{}', '{}'
+         from generate_series(1, 200) b, generate_series(0, 2) k`,
+        [v],
+      );
+      await writer.query('analyze ledger');
+    });
+
+    const walk = async (f: { since?: number; until?: number; legacy?: boolean }) => {
+      const seen: string[] = [];
+      let after: Parameters<typeof ledgerPage>[1]['after'];
+      for (;;) {
+        const page = await ledgerPage(reader, {
+          vault: v,
+          types: ['mark', 'deposit'],
+          limit: 7,
+          after,
+          ...f,
+        });
+        for (const r of page.rows) {
+          const row = JSON.parse(r) as { blockNumber: number; txIndex: number; logIndex: number };
+          seen.push(`${row.blockNumber}:${row.txIndex}:${row.logIndex}`);
+        }
+        if (!page.next) return seen;
+        expect(page.next.ts).toBeTypeOf('number');
+        if (f.legacy) {
+          const { ts: _ts, ...e1 } = page.next;
+          after = e1;
+        } else after = page.next;
+      }
+    };
+
+    it('pages newest first by block, tx and log; an e1 cursor (no time) walks the same rows', async () => {
+      const expected: string[] = [];
+      for (let b = 200; b >= 1; b--) expected.push(`${b}:0:2`, `${b}:0:1`, `${b}:-1:-1`);
+      expect(await walk({})).toEqual(expected);
+      expect(await walk({ legacy: true })).toEqual(expected);
+      // since inclusive, until exclusive, on block time: blocks 20..39 have ts 10,000..19,000.
+      expect(await walk({ since: 10_000, until: 20_000 })).toEqual(
+        expected.filter((k) => {
+          const b = Number(k.split(':')[0]);
+          return b >= 20 && b < 40;
+        }),
+      );
+    });
+
+    it('is served by ledger_vault_ts alone: window and cursor as an index range, no full sort', async () => {
+      const client = await writer.connect();
+      try {
+        await client.query('set enable_seqscan = off');
+        const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+          `explain select * from ledger
+           where vault = $1 and type = any($2::text[]) and ts >= $3 and ts < $4
+             and (ts, block_number, tx_index, log_index, block_hash) < ($5, $6, $7, $8, $9)
+           order by ts desc, block_number desc, tx_index desc, log_index desc, block_hash desc limit 8`,
+          [v, ['deposit'], 0, 99_000, 50_000, 100, 0, 1, hash(100)],
+        );
+        const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+        expect(plan).toMatch(/Index Scan using ledger_vault_ts/);
+        expect(plan).toMatch(/Index Cond: .*ROW\(ts, block_number, tx_index, log_index\) <=/s);
+        // At most an incremental sort on block_hash within equal (ts, block, tx, log): never a
+        // sort of the vault's whole window.
+        expect(plan).not.toMatch(/(^|->)\s*Sort\s+\(cost/m);
+        expect(plan).not.toMatch(/Sort Method: external/);
+      } finally {
+        client.release();
+      }
+      const { rows: indexes } = await writer.query<{ indexname: string }>(
+        `select indexname from pg_indexes where schemaname = current_schema() and tablename = 'ledger' order by 1`,
+      );
+      expect(indexes.map((r) => r.indexname)).toEqual(['ledger_pkey', 'ledger_vault_ts']);
+    });
+  });
 });

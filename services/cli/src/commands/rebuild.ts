@@ -14,13 +14,14 @@ import { runBuild } from '../ops/build.js';
 import { cliLogger, opsEnvSchema, optionValue, parseDuration, stamp } from '../ops/env.js';
 
 const DEFAULT_GRACE = '1h';
+const DEFAULT_QUIET = '60s';
 
 export const rebuildCommand: Command = {
   help: `usage: vault-yield rebuild [--schema NAME] [--group NAME] [--topic NAME] [--dry-run]
-                         [--follow] [--retire-old] [--grace DURATION] [--no-market] [--unlogged]
-                         [--all-indexes]
+                         [--follow] [--retire-old] [--grace DURATION] [--quiet-for DURATION]
+                         [--no-market] [--unlogged] [--all-indexes]
        vault-yield rebuild switch --schema NAME
-       vault-yield rebuild retire [--grace DURATION] [--dry-run]
+       vault-yield rebuild retire [--grace DURATION] [--quiet-for DURATION] [--dry-run]
        vault-yield rebuild list [--json]
 
 Folds the event log from offset 0 into a fresh projection schema with a new consumer group,
@@ -42,8 +43,15 @@ options:
   --topic NAME       topic to fold (default: $KAFKA_TOPIC)
   --dry-run          build (and finalize) but do not switch
   --follow           after the switch, keep folding new records until SIGINT/SIGTERM
-  --retire-old       after the switch, drop retired schemas older than the grace period
+  --retire-old       after the switch, drop retired schemas older than the grace period (as
+                     \`retire\` does: the schema just switched away from stays while its projector
+                     still writes to it)
   --grace DURATION   grace period for retiring (default ${DEFAULT_GRACE}; e.g. 30m, 24h, 7d)
+  --quiet-for DURATION
+                     whatever the grace, never drop a schema a projector wrote to (its stored
+                     offsets moved) less than this long ago, e.g. the old projector not stopped
+                     yet after the switch (default ${DEFAULT_QUIET}; 0 turns this check off, a
+                     schema an open transaction is using is still left in place)
   --no-market        do not fold the screen / catalogue topics
   --unlogged         build unlogged tables, SET LOGGED once caught up: less WAL while folding, but
                      the rewrite at the end costs more than it saves (1M records here: 119 s
@@ -53,7 +61,11 @@ options:
 
 subcommands:
   switch --schema NAME   point the views at NAME now (bootstrap, or roll back to a retired schema)
-  retire                 drop schemas no longer live, past the grace period
+  retire                 drop schemas no longer live, past the grace period. Left in place, and
+                         said so (with how long ago it was last written): a schema written within
+                         --quiet-for, or one an open transaction is using (busy: the drop gives up
+                         after 5 s of lock waiting instead of queueing the projector). --dry-run
+                         reports the same decisions and drops nothing
   list                   the builds recorded in the views schema
 
 environment:
@@ -80,6 +92,7 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
       follow: { type: 'boolean', default: false },
       'retire-old': { type: 'boolean', default: false },
       grace: { type: 'string', default: DEFAULT_GRACE },
+      'quiet-for': { type: 'string', default: DEFAULT_QUIET },
       'no-market': { type: 'boolean', default: false },
       logged: { type: 'boolean', default: false },
       unlogged: { type: 'boolean', default: false },
@@ -96,12 +109,13 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
   const log = cliLogger('rebuild', env.LOG_LEVEL);
   const views = env.VIEWS_SCHEMA;
   const graceMs = parseDuration(values.grace);
+  const quietMs = parseDuration(values['quiet-for']);
   const schemaArg =
     values.schema === undefined ? undefined : optionValue('schema', envField.identifier(), values.schema);
 
   const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-rebuild', max: 2 });
   const retire = async (dryRun: boolean) => {
-    const decisions = await retireSchemas(pool, { viewsSchema: views, graceMs, dryRun });
+    const decisions = await retireSchemas(pool, { viewsSchema: views, graceMs, quietMs, dryRun });
     printRetire(decisions);
   };
   try {

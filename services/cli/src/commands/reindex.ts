@@ -58,6 +58,7 @@ const REBUILD_OPTIONS = [
   'follow',
   'retire-old',
   'grace',
+  'quiet-for',
   'no-market',
   'logged',
   'unlogged',
@@ -72,8 +73,10 @@ export const reindexCommand: Command = {
                          [--no-rebuild] [rebuild options: --schema, --group, --dry-run, --follow, …]
 
 Runs the indexer from the factory's deployment block (or --start-block / START_BLOCK) up to the
-chain head as it is when the command starts, publishing into the new topic NEW, with a fresh
-checkpoint namespace (a schema of its own, so the live indexer's checkpoint is untouched) and the
+chain head as it is when the command starts, less CONFIRMATIONS, publishing into the new topic
+NEW. That block (printed) is the indexer's end block: it publishes and checkpoints it, then stops;
+blocks mined meanwhile are left to the indexer moved to NEW afterwards, which resumes from that
+checkpoint. The indexer runs with a fresh checkpoint namespace (a schema of its own, so the live indexer's checkpoint is untouched) and the
 live indexer's settings (MARK_*, CONFIRMATIONS, …: the same variables, the same defaults), so the
 new log holds the records the live one does. Then runs \`vault-yield rebuild --topic NEW\` (with the
 rebuild options given), which folds NEW into a fresh projection schema and switches the reader to
@@ -84,8 +87,9 @@ build.
 Refused before anything is written (exit 2): NEW equal to KAFKA_TOPIC (the live log); a namespace
 that is the live indexer's schema, the views schema or a projection schema; NEW already holding
 records while the namespace has no checkpoint (not written by this reindex), or a namespace with a
-checkpoint while NEW does not exist (it wrote another topic); a start block above the chain head,
-or above a vault the factory created; a --schema that is live, retired or dropped.
+checkpoint while NEW does not exist (it wrote another topic); a start block above the chain head
+(or above the head less CONFIRMATIONS), or above a vault the factory created; a --schema that is
+live, retired or dropped.
 
 Afterwards, move the live indexer to the new topic and namespace and the projector to the new
 schema (the command prints the variables).
@@ -118,6 +122,7 @@ environment:
         follow: { type: 'boolean' },
         'retire-old': { type: 'boolean' },
         grace: { type: 'string' },
+        'quiet-for': { type: 'string' },
         'no-market': { type: 'boolean' },
         logged: { type: 'boolean' },
         unlogged: { type: 'boolean' },
@@ -154,6 +159,7 @@ environment:
       );
     // Rebuild options are checked now, not after the log is rebuilt.
     if (values.grace !== undefined) parseDuration(values.grace);
+    if (values['quiet-for'] !== undefined) parseDuration(values['quiet-for']);
     const env = createConfig(reindexEnvSchema);
     const log = cliLogger('reindex', env.LOG_LEVEL);
     if (topic === env.KAFKA_TOPIC) {
@@ -165,9 +171,10 @@ environment:
     const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-reindex', max: 1 });
     const startBlock = startArg ?? env.START_BLOCK;
     let head: number;
+    let checkpoint: number | null;
     try {
       await checkSchemas(pool, env, namespace, schemaArg);
-      const checkpoint = (await indexerCheckpoints(pool, namespace))[0]?.blockNumber ?? null;
+      checkpoint = (await indexerCheckpoints(pool, namespace))[0]?.blockNumber ?? null;
       await checkTopicMatches(env, topic, namespace, checkpoint, requestedPartitions);
       const { createChainClient, describeRpcError, getHeadNumber, readFactoryInfo } = await import(
         '@vault-yield/chain'
@@ -189,12 +196,26 @@ environment:
         process.stderr.write(
           `--start-block ignored: resuming ${namespace} from its checkpoint ${checkpoint}\n`,
         );
+      const first = startBlock ?? deploymentBlock;
+      if (checkpoint === null && first > head - env.CONFIRMATIONS)
+        throw usageError(
+          `${startBlock === undefined ? 'the factory\u2019s deployment block' : 'start block'} ${first} is above block ` +
+            `${head - env.CONFIRMATIONS}, the chain head ${head} less CONFIRMATIONS ${env.CONFIRMATIONS}: nothing confirmed to index yet`,
+        );
       // A fresh checkpoint namespace: the migrations create indexer_checkpoint & co there.
       await migrate(pool, namespace);
     } finally {
       await pool.end();
     }
-    const target = Math.max(0, head - env.CONFIRMATIONS);
+    // The log ends at the head seen now, less the confirmations the indexer keeps behind it: the
+    // indexer stops there (blocks mined meanwhile are left to the live indexer).
+    let target = Math.max(0, head - env.CONFIRMATIONS);
+    if (checkpoint !== null && checkpoint > target) {
+      process.stderr.write(
+        `${namespace} is already checkpointed at block ${checkpoint}, above block ${target} (chain head ${head} less CONFIRMATIONS ${env.CONFIRMATIONS}): nothing to index\n`,
+      );
+      target = checkpoint;
+    }
 
     const { createIndexer } = await import('@vault-yield/indexer');
     const indexer = createIndexer({
@@ -203,6 +224,7 @@ environment:
       factory: env.FACTORY_ADDRESS,
       startBlock,
       confirmations: env.CONFIRMATIONS,
+      endBlock: target,
       kafka: { brokers: env.KAFKA_BROKERS, topic, partitions },
       databaseUrl: env.DATABASE_URL,
       schema: namespace,
@@ -213,6 +235,9 @@ environment:
       logger: log,
     });
     const progress = createProgress(`reindex ${topic}`, process.stderr, { unit: 'blocks' });
+    process.stderr.write(
+      `reindexing ${topic} up to block ${target} (chain head ${head} at the start, CONFIRMATIONS ${env.CONFIRMATIONS})\n`,
+    );
     await indexer.start();
     const from = indexer.status().checkpoint.blockNumber;
     const ticker = setInterval(() => {
@@ -220,7 +245,8 @@ environment:
       progress.update(Math.max(0, s.checkpoint.blockNumber - from), Math.max(0, target - from));
     }, 1000);
     try {
-      await indexer.waitFor(target);
+      // Resolves once the end block is checkpointed: the indexer does not follow the head.
+      await indexer.done;
     } catch (err) {
       console.error(
         `vault-yield reindex: the indexer halted at block ${indexer.status().checkpoint.blockNumber}: ${(err as Error).message}`,
@@ -235,7 +261,7 @@ environment:
       `log rebuilt to block ${s.checkpoint.blockNumber}: ${s.recordsPublished} records published into ${topic} (${s.vaults} vaults)`,
     );
     console.log(
-      `reindexed ${topic} to block ${s.checkpoint.blockNumber}: ${s.recordsPublished} records published by this run, ${s.vaults} vaults (namespace ${namespace})`,
+      `reindexed ${topic} to block ${s.checkpoint.blockNumber} (the chain head ${head} seen at the start, less CONFIRMATIONS ${env.CONFIRMATIONS}): ${s.recordsPublished} records published by this run, ${s.vaults} vaults (namespace ${namespace})`,
     );
     console.log(
       `next: run the indexer with KAFKA_TOPIC=${topic} PROJECTION_SCHEMA=${namespace} (its checkpoint namespace)`,

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '@vault-yield/common';
-import { encodeRecord, type VaultRecord } from '@vault-yield/domain';
+import { recordJson, type VaultRecord } from '@vault-yield/domain';
 import { type EncodedBatch, type FromPublisher, fromThreadError, type ToPublisher } from './protocol.js';
 
 /** Publishes record batches from a thread of its own; same contract as packages/log's Publisher. */
@@ -107,21 +107,22 @@ export async function createThreadedPublisher(config: ThreadedPublisherConfig): 
 }
 
 /**
- * The batch as bytes: each record encoded by packages/domain's encodeRecord (what the in-process
- * publisher sends), packed into one buffer that moves to the publisher thread without a copy.
+ * The batch as bytes: each record as packages/domain's encodeRecord writes it (what the
+ * in-process publisher sends), written straight into one buffer that moves to the publisher
+ * thread without a copy (unpooled: a transferred pool slab would detach every Buffer on it).
  */
-function encodeBatch(records: readonly VaultRecord[]): EncodedBatch {
-  const values = records.map((r) => encodeRecord(r));
-  const offsets = new Uint32Array(values.length + 1);
+export function encodeBatch(records: readonly VaultRecord[]): EncodedBatch {
+  const texts = records.map((r) => recordJson(r));
+  const offsets = new Uint32Array(texts.length + 1);
   let total = 0;
-  for (let i = 0; i < values.length; i++) {
+  for (let i = 0; i < texts.length; i++) {
     offsets[i] = total;
-    total += values[i]!.length;
+    total += Buffer.byteLength(texts[i]!, 'utf8');
   }
-  offsets[values.length] = total;
-  const bytes = new Uint8Array(total);
-  for (let i = 0; i < values.length; i++) bytes.set(values[i]!, offsets[i]!);
-  return { keys: records.map((r) => r.vault), offsets, bytes: bytes.buffer };
+  offsets[texts.length] = total;
+  const bytes = Buffer.allocUnsafeSlow(total);
+  for (let i = 0; i < texts.length; i++) bytes.write(texts[i]!, offsets[i]!, 'utf8');
+  return { keys: records.map((r) => r.vault), offsets, bytes: bytes.buffer as ArrayBuffer };
 }
 
 /** A pino line from the publisher thread, logged again by the indexer's logger. */

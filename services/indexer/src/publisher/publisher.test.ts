@@ -4,7 +4,7 @@ import { createLogAdmin, createPublisher, type LogMessage } from '@vault-yield/l
 import { describe, expect, it } from 'vitest';
 import { kafkaBrokers, uniqueTopic } from '../../../../test/harness/index.js';
 import { readMessages } from '../../../../test/indexer/support.js';
-import { createThreadedPublisher } from './index.js';
+import { createThreadedPublisher, encodeBatch } from './index.js';
 
 const brokers = () => kafkaBrokers();
 const silent = createLogger({ name: 'publisher-test', level: 'silent' });
@@ -40,6 +40,25 @@ async function newTopic(): Promise<string> {
   await admin.close();
   return topic;
 }
+
+describe('encodeBatch', () => {
+  it("packs encodeRecord's bytes back to back, multi-byte UTF-8 included, in a buffer of its own", () => {
+    const wide = { ...context, tokens: [{ ...context.tokens[0]!, symbol: 'WΞTH€😀' }] };
+    const records = [record(1, 1), { ...record(2, 2), context: wide }, record(3, 3)];
+    const pooled = Buffer.from('a pooled buffer that must survive the transfer');
+    const batch = encodeBatch(records);
+    const expected = records.map((r) => encodeRecord(r));
+    expect(Buffer.from(batch.bytes)).toEqual(Buffer.concat(expected));
+    expect([...batch.offsets]).toEqual([
+      0,
+      ...expected.map((_, i) => Buffer.concat(expected.slice(0, i + 1)).length),
+    ]);
+    expect(batch.keys).toEqual(records.map((r) => r.vault));
+    // A small batch must not sit on Node's shared allocation pool: transferring it detaches it.
+    structuredClone(batch.bytes, { transfer: [batch.bytes] });
+    expect(pooled.toString()).toBe('a pooled buffer that must survive the transfer');
+  });
+});
 
 describe('publisher thread', () => {
   it('publishes what the in-process publisher publishes: same bytes, keys, partitions and order', async () => {

@@ -1,0 +1,124 @@
+/**
+ * Store ceiling: what Postgres alone spends to keep the rows the projection writes for every
+ * record — its ledger row and its equity point, with this schema's indexes — with no Kafka and no
+ * fold on the timed path. It bounds bench:projector and bench:rebuild from above on the machine it
+ * runs on: no projector, however fast, folds more records per second than Postgres stores.
+ *
+ * BENCH_RECORDS (default 300,000) generated records of BENCH_VAULTS (default 1,000) vaults are
+ * folded by the projector's own fold (services/projector/src/fold.ts) into the exact rows it
+ * writes (untimed). Then BENCH_SESSIONS (default: this machine's cores) concurrent sessions, each
+ * with its own share of the vaults (as partitions are shared), write them through the projector's
+ * own statements (ProjectionTx: COPY into ledger and equity_points) in transactions of BENCH_BATCH
+ * (default 4,000) records, like the projector's batches. Prints records/s and the CPU the Postgres
+ * backends spent per record; last line `store-ceiling: <records/s> records/s`.
+ */
+import { availableParallelism, loadavg } from 'node:os';
+import { encodeRecord, type VaultState } from '@vault-yield/domain';
+import { createPgPool, createProjectionStore, type EquityRow, type LedgerRow } from '@vault-yield/store';
+import { dropDatabase } from '../infra/postgres/index.js';
+import { equityPoint, foldStep, ledgerRow, type Micros } from '../services/projector/src/fold.js';
+import { resolvePostgres } from '../test/harness/resolve.js';
+import { createHistoryGenerator } from '../test/projector/generator.js';
+import { createBenchDatabase } from './log-fixture.js';
+import { cpuSeconds } from './proc.js';
+
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 300_000);
+const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? availableParallelism());
+const BATCH = Number(process.env.BENCH_BATCH ?? 4_000);
+const KEEP = process.env.BENCH_KEEP === 'true';
+const SCHEMA = 'vault_yield';
+
+interface Batch {
+  ledger: LedgerRow[];
+  equity: EquityRow[];
+}
+
+async function main() {
+  const postgres = await resolvePostgres();
+  console.log(`postgres: ${postgres.description}`);
+  const db = await createBenchDatabase(postgres.url, 'store', SCHEMA);
+  try {
+    // The rows the projector writes, per session (its vaults) and per transaction (BATCH records).
+    const gen = createHistoryGenerator({ vaults: VAULTS, seed: 7 });
+    const states = new Map<string, { state: VaultState; micros: Micros; session: number }>();
+    const sessions = Array.from({ length: SESSIONS }, () => ({ batches: [] as Batch[], records: 0 }));
+    const t0 = performance.now();
+    let equityRows = 0;
+    for (let done = 0; done < RECORDS; ) {
+      const records = gen.take(Math.min(20_000, RECORDS - done));
+      for (const r of records) {
+        const before = states.get(r.vault);
+        const session = before?.session ?? states.size % SESSIONS;
+        const step = foldStep(before?.state ?? null, r);
+        if (!step.ok) throw new Error(`generated record refused by the fold: ${step.reason}`);
+        const point = equityPoint(before?.micros ?? null, step.state);
+        states.set(r.vault, { state: step.state, micros: point.micros, session });
+        const s = sessions[session]!;
+        if (s.records % BATCH === 0) s.batches.push({ ledger: [], equity: [] });
+        const batch = s.batches.at(-1)!;
+        batch.ledger.push(ledgerRow(r, encodeRecord(r)));
+        if (point.row) {
+          batch.equity.push(point.row);
+          equityRows++;
+        }
+        s.records++;
+      }
+      done += records.length;
+    }
+    console.log(
+      `folded ${RECORDS} records (${VAULTS} vaults) into ${RECORDS} ledger rows and ${equityRows} equity points ` +
+        `in ${((performance.now() - t0) / 1000).toFixed(1)} s (untimed)`,
+    );
+
+    // Timed: SESSIONS sessions side by side, each its batches in order, one transaction each.
+    const pool = createPgPool({
+      url: db.writerUrl,
+      schema: SCHEMA,
+      applicationName: 'bench-store',
+      max: SESSIONS,
+    });
+    const store = createProjectionStore(pool);
+    await Promise.all(sessions.map(() => pool.query('select pg_sleep(0.05)')));
+    const { rows: backends } = await pool.query<{ pid: number }>(
+      `select pid from pg_stat_activity where datname = current_database() and application_name = 'bench-store'`,
+    );
+    const backendCpu = () => backends.reduce((sum, b) => sum + cpuSeconds(b.pid), 0);
+    const cpu0 = backendCpu();
+    const start = performance.now();
+    await Promise.all(
+      sessions.map(async (s) => {
+        for (const b of s.batches)
+          await store.transaction(async (tx) => {
+            await tx.copyLedger(b.ledger);
+            await tx.insertEquity(b.equity);
+          });
+      }),
+    );
+    const seconds = (performance.now() - start) / 1000;
+    const cpu = backendCpu() - cpu0;
+    const { rows: check } = await pool.query<{ n: number }>('select count(*)::int as n from ledger');
+    await pool.end();
+    if (check[0]!.n !== RECORDS) throw new Error(`stored ${check[0]!.n} ledger rows, expected ${RECORDS}`);
+
+    const perRecord = (cpu * 1e6) / RECORDS;
+    const cores = availableParallelism();
+    console.log(
+      `stored ${RECORDS} records (ledger row + equity point each) in ${seconds.toFixed(1)} s: ` +
+        `${SESSIONS} sessions (${backends.length} backends), ${sessions[0]!.batches.length} transactions each`,
+    );
+    console.log(
+      `Postgres CPU per record: ${perRecord.toFixed(1)} µs (${cores} cores: at most ` +
+        `${((cores * 1e6) / perRecord).toFixed(0)} records/s with nothing else running); machine load ${loadavg()[0]?.toFixed(2)}`,
+    );
+    console.log(`store-ceiling: ${(RECORDS / seconds).toFixed(0)} records/s`);
+  } finally {
+    if (!KEEP) await dropDatabase(postgres.url, db.database).catch(() => {});
+    await postgres.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
