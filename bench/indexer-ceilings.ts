@@ -25,7 +25,7 @@ import { cpuSeconds } from './proc.js';
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
 /** Best getLogs rate through packages/chain over every round and concurrency. */
 let bestViem = 0;
-const EVENTS_PER_VAULT = Number(process.env.BENCH_EVENTS_PER_VAULT ?? 150);
+const EVENTS_PER_VAULT = Number(process.env.BENCH_EVENTS_PER_VAULT ?? 300);
 const RANGE = Number(process.env.CEILING_RANGE ?? 5);
 const ROUNDS = Number(process.env.CEILING_ROUNDS ?? 3);
 const RECORDS = Number(process.env.CEILING_RECORDS ?? 100_000);

@@ -6,7 +6,10 @@
  * `indexer: <records/s> records/s`.
  *
  * Env: KAFKA_BROKERS / DATABASE_URL (else the local runners, as the tests resolve them),
- * BENCH_VAULTS (default 1,000), BENCH_EVENTS_PER_VAULT (default 150: about two thirds of the bulk driver's planned events land on chain), BENCH_CONCURRENCY (4),
+ * BENCH_VAULTS (default 1,000), BENCH_EVENTS_PER_VAULT (default 300: about two thirds of the bulk
+ * driver's planned events land on chain, ≈ 200,000; at 150, ≈ 100,000, the backfill lasts about five
+ * seconds of which about one is start-up — the publisher thread, the producer, vault discovery —
+ * so the figure says more about start-up than about backfilling), BENCH_CONCURRENCY (4),
  * BENCH_KEEP=true keeps the topic and database, BENCH_CHAIN_CACHE=<dir> keeps the generated chain
  * (anvil state dump) there and reuses it on the next run, BENCH_CPU_PROFILE=<file.cpuprofile>
  * writes a V8 CPU profile of the backfill (the indexer runs in this process).
@@ -26,7 +29,7 @@ import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
 import { cpuSeconds } from './proc.js';
 
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
-const EVENTS_PER_VAULT = Number(process.env.BENCH_EVENTS_PER_VAULT ?? 150);
+const EVENTS_PER_VAULT = Number(process.env.BENCH_EVENTS_PER_VAULT ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const KEEP = process.env.BENCH_KEEP === 'true';
 const PROFILE = process.env.BENCH_CPU_PROFILE;

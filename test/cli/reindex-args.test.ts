@@ -1,11 +1,10 @@
 import { createLogAdmin } from '@vault-yield/log';
 import { createPgPool, type Pool } from '@vault-yield/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROLES } from '../../infra/postgres/index.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { createHistoryGenerator } from '../projector/generator.js';
 import { createTopic, deleteTopics, publish } from '../projector/support.js';
-import { runCli } from './run.js';
+import { cliEnv, runCli } from './run.js';
 
 /**
  * `vault-yield reindex` refuses bad arguments and a dangerous setup with a message naming the
@@ -28,18 +27,16 @@ describe('vault-yield reindex: refusals', () => {
     await createTopic(kafkaBrokers(), usedTopic, 2);
     await createTopic(kafkaBrokers(), emptyTopic, 3);
     await publish(kafkaBrokers(), usedTopic, createHistoryGenerator({ vaults: 2, seed: 3 }).take(10));
-    env = {
-      DATABASE_URL: db.writerUrl,
-      KAFKA_BROKERS: kafkaBrokers().join(','),
-      KAFKA_TOPIC: liveTopic,
-      // Nothing listens on port 9: a run that got as far as the chain fails there (exit 1).
-      RPC_URL: 'http://127.0.0.1:9',
-      FACTORY_ADDRESS: `0x${'fa'.repeat(20)}`,
-      VIEWS_SCHEMA: 'vault_yield_api',
-      PROJECTION_SCHEMA: db.schema,
-      INDEXER_SCHEMA: 'vault_yield_idx_live',
-      READER_ROLE: ROLES.reader,
-    };
+    env = cliEnv(
+      db,
+      { topic: liveTopic, views: 'vault_yield_api' },
+      {
+        // Nothing listens on port 9: a run that got as far as the chain fails there (exit 1).
+        RPC_URL: 'http://127.0.0.1:9',
+        FACTORY_ADDRESS: `0x${'fa'.repeat(20)}`,
+        INDEXER_SCHEMA: 'vault_yield_idx_live',
+      },
+    );
     const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], env);
     expect(sw.code, sw.stderr).toBe(0);
   });

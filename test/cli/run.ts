@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { ROLES } from '../../infra/postgres/index.js';
+import { kafkaBrokers, type TestDatabase } from '../harness/index.js';
 
 const bin = fileURLToPath(new URL('../../services/cli/bin/vault-yield.js', import.meta.url));
 
@@ -31,4 +33,25 @@ export function runCli(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * The environment every `vault-yield` command of a test runs with: the test database (its schema
+ * as PROJECTION_SCHEMA), the test broker, the vault topic, the views schema and the reader role;
+ * `extra` adds or overrides variables.
+ */
+export function cliEnv(
+  db: Pick<TestDatabase, 'writerUrl' | 'schema'>,
+  o: { topic: string; views: string },
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    DATABASE_URL: db.writerUrl,
+    KAFKA_BROKERS: kafkaBrokers().join(','),
+    KAFKA_TOPIC: o.topic,
+    VIEWS_SCHEMA: o.views,
+    PROJECTION_SCHEMA: db.schema,
+    READER_ROLE: ROLES.reader,
+    ...extra,
+  };
 }

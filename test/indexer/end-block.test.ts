@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import type { VaultRecord } from '@vault-yield/domain';
 import { createLogAdmin } from '@vault-yield/log';
 import { createPgPool, indexerCheckpoints, migrate, type Pool } from '@vault-yield/store';
@@ -16,9 +14,7 @@ import {
 } from '../../infra/chain/index.js';
 import { createIndexer, type IndexerConfig } from '../../services/indexer/src/index.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { byVault, expectedRecords, normalized, readTopic, silent } from './support.js';
-
-const root = join(import.meta.dirname, '..', '..');
+import { byVault, expectedRecords, normalized, readTopic, runIndexerMain, silent } from './support.js';
 
 /**
  * The indexer with an end block, on a real anvil chain, Kafka and Postgres: blocks (with vault
@@ -154,22 +150,7 @@ describe('indexer end block', () => {
       MARK_INTERVAL_BLOCKS: '3',
       LOG_LEVEL: 'error',
     };
-    const run = (extra: Record<string, string>) =>
-      new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', 'services/indexer/src/main.ts'], {
-          cwd: root,
-          env: { ...process.env, ...env, ...extra },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
-        let stderr = '';
-        child.stderr.on('data', (d) => (stderr += d));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-        child.on('error', reject);
-        child.on('exit', (code) => {
-          clearTimeout(timer);
-          resolve({ code, stderr });
-        });
-      });
+    const run = (extra: Record<string, string>) => runIndexerMain({ ...env, ...extra });
     const bad = await run({ END_BLOCK: '-1' });
     expect(bad.stderr).toMatch(/END_BLOCK/);
     expect(bad.code).not.toBe(0);

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import {
   type ChainRecord,
   createChainClient,
@@ -12,6 +14,33 @@ import { createBatchConsumer, createLogAdmin, type LogMessage } from '@vault-yie
 import { createRpc } from '../../infra/chain/index.js';
 
 export const silent = createLogger({ name: 'indexer-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+const root = join(import.meta.dirname, '..', '..');
+
+/**
+ * Runs the indexer process (services/indexer/src/main.ts) to its exit, as an operator does, with
+ * `env` over this process's environment (SIGKILLed after `timeoutMs`): its exit code and stderr.
+ */
+export function runIndexerMain(
+  env: Record<string, string>,
+  timeoutMs = 90_000,
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'services/indexer/src/main.ts'], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
 
 export interface TopicRecord {
   partition: number;

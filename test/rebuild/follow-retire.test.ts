@@ -13,8 +13,7 @@ import {
   storedOffsetRows,
 } from '@vault-yield/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROLES } from '../../infra/postgres/index.js';
-import { runCli } from '../cli/run.js';
+import { cliEnv, runCli } from '../cli/run.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { createHistoryGenerator } from '../projector/generator.js';
 import { createTopic, deleteTopics, projector, publish } from '../projector/support.js';
@@ -74,17 +73,15 @@ describe('vault-yield rebuild --follow / --retire-old', () => {
     live = projector({ brokers: kafkaBrokers(), url: db.writerUrl, schema: db.schema, topic, group: 'live' });
     await live.start();
     await live.caughtUp({ timeoutMs: 60_000 });
-    env = {
-      DATABASE_URL: db.writerUrl,
-      KAFKA_BROKERS: kafkaBrokers().join(','),
-      KAFKA_TOPIC: topic,
-      VIEWS_SCHEMA: VIEWS,
-      PROJECTION_SCHEMA: db.schema,
-      READER_ROLE: ROLES.reader,
-      // No market topics here (names no other file uses): the builds fold the vault topic only.
-      SCREEN_TOPIC: uniqueTopic('screen-none'),
-      CATALOGUE_TOPIC: uniqueTopic('catalogue-none'),
-    };
+    env = cliEnv(
+      db,
+      { topic, views: VIEWS },
+      {
+        // No market topics here (names no other file uses): the builds fold the vault topic only.
+        SCREEN_TOPIC: uniqueTopic('screen-none'),
+        CATALOGUE_TOPIC: uniqueTopic('catalogue-none'),
+      },
+    );
     const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], env);
     expect(sw.code, sw.stderr).toBe(0);
     ({ reader, url: baseUrl } = await startReader(db, { schema: VIEWS }));

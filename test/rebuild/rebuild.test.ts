@@ -6,9 +6,8 @@ import type { Projector } from '@vault-yield/projector';
 import type { Reader } from '@vault-yield/reader';
 import { createPgPool, liveSchema, type Pool, schemaChecksums, storedOffsetRows } from '@vault-yield/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROLES } from '../../infra/postgres/index.js';
 import { createMarketProjector, type MarketProjector } from '../../services/projector/src/market/index.js';
-import { runCli } from '../cli/run.js';
+import { cliEnv, runCli } from '../cli/run.js';
 import { makeCatalogue, makeScreen } from '../fixtures/screen.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { createHistoryGenerator } from '../projector/generator.js';
@@ -75,16 +74,14 @@ describe('vault-yield rebuild / verify', () => {
     await market.start();
     await live.caughtUp({ timeoutMs: 60_000 });
 
-    env = {
-      DATABASE_URL: db.writerUrl,
-      KAFKA_BROKERS: brokers.join(','),
-      KAFKA_TOPIC: topic,
-      SCREEN_TOPIC: screenTopic,
-      CATALOGUE_TOPIC: catalogueTopic,
-      VIEWS_SCHEMA: VIEWS,
-      PROJECTION_SCHEMA: db.schema,
-      READER_ROLE: ROLES.reader,
-    };
+    env = cliEnv(
+      db,
+      { topic, views: VIEWS },
+      {
+        SCREEN_TOPIC: screenTopic,
+        CATALOGUE_TOPIC: catalogueTopic,
+      },
+    );
     // Bootstrap: the reader reads through the views schema, pointed at the initial schema.
     const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], env);
     expect(sw.stderr).toBe('');

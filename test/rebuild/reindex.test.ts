@@ -12,6 +12,7 @@ import {
   getBuild,
   indexerCheckpoints,
   liveSchema,
+  migrate,
   type Pool,
   schemaChecksums,
   storedOffsetRows,
@@ -28,7 +29,7 @@ import {
   startAnvil,
 } from '../../infra/chain/index.js';
 import { ROLES } from '../../infra/postgres/index.js';
-import { runCli } from '../cli/run.js';
+import { cliEnv, runCli } from '../cli/run.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { byVault, expectedRecords, normalized, readTopic } from '../indexer/support.js';
 import { projector } from '../projector/support.js';
@@ -102,23 +103,21 @@ describe('vault-yield reindex', () => {
     await live.start();
     await live.caughtUp({ timeoutMs: 60_000 });
 
-    env = {
-      DATABASE_URL: db.writerUrl,
-      KAFKA_BROKERS: kafkaBrokers().join(','),
-      KAFKA_TOPIC: liveTopic,
-      RPC_URL: anvil.rpcUrl,
-      FACTORY_ADDRESS: stack.factory,
-      // The live indexer's settings: the new log must be cut the same way.
-      MARK_INTERVAL_BLOCKS: String(MARK_INTERVAL),
-      // Other chunking than the live indexer's block-by-block following.
-      MAX_BLOCK_RANGE: '5',
-      VIEWS_SCHEMA: VIEWS,
-      PROJECTION_SCHEMA: db.schema,
-      READER_ROLE: ROLES.reader,
-      // No market topics in this file (names no other file uses: the build finds none).
-      SCREEN_TOPIC: uniqueTopic('screen-none'),
-      CATALOGUE_TOPIC: uniqueTopic('catalogue-none'),
-    };
+    env = cliEnv(
+      db,
+      { topic: liveTopic, views: VIEWS },
+      {
+        RPC_URL: anvil.rpcUrl,
+        FACTORY_ADDRESS: stack.factory,
+        // The live indexer's settings: the new log must be cut the same way.
+        MARK_INTERVAL_BLOCKS: String(MARK_INTERVAL),
+        // Other chunking than the live indexer's block-by-block following.
+        MAX_BLOCK_RANGE: '5',
+        // No market topics in this file (names no other file uses: the build finds none).
+        SCREEN_TOPIC: uniqueTopic('screen-none'),
+        CATALOGUE_TOPIC: uniqueTopic('catalogue-none'),
+      },
+    );
     const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], env);
     expect(sw.stderr).toBe('');
     expect(sw.code).toBe(0);
@@ -250,7 +249,7 @@ describe('vault-yield reindex', () => {
       indexer: {
         schema: nsOf(newTopic),
         chainHead: head,
-        checkpoints: [{ chainId: anvil.chainId, blockNumber: head, behind: 0 }],
+        checkpoints: [{ chainId: anvil.chainId, blockNumber: head, topic: newTopic, behind: 0 }],
       },
       deadLetters: [],
     });
@@ -274,7 +273,7 @@ describe('vault-yield reindex', () => {
     const text = await runCli(['status'], { ...env, INDEXER_SCHEMA: nsOf(newTopic) });
     expect(text.stdout).toMatch(
       new RegExp(
-        `indexer +chain ${anvil.chainId}: block ${head} \\(0x[0-9a-f]{8}…, [^)]+\\); chain head ${head}, 0 blocks behind`,
+        `indexer +chain ${anvil.chainId}: block ${head} \\(0x[0-9a-f]{8}…, [^)]+\\) of topic ${newTopic}; chain head ${head}, 0 blocks behind`,
       ),
     );
     expect(text.stdout).toMatch(new RegExp(`projector +group reindex-rx on ${newTopic}: lag 0`));
@@ -307,21 +306,46 @@ describe('vault-yield reindex', () => {
     expect(notFactory.stderr).toMatch(/cannot read the factory 0x[0-9a-f]{40} at RPC_URL/);
     expect(notFactory.stderr).not.toMatch(/\n\s+at /);
     expect(notFactory.code).toBe(1);
-    // A namespace that wrote another topic would resume mid-history: refused.
+    // A namespace whose checkpoint is of another topic would resume mid-history: refused.
     const other = await runCli(['reindex', '--topic', topic, '--namespace', nsOf(newTopic)], env);
     expect(other.stderr).toMatch(
       new RegExp(
-        `--namespace ${nsOf(newTopic)} holds a checkpoint at block \\d+, but topic ${topic} does not exist`,
+        `--namespace ${nsOf(newTopic)} holds the checkpoint \\(block \\d+\\) of topic ${newTopic}, not ${topic}: ` +
+          `resuming it would leave ${topic} without the history up to that block`,
       ),
     );
     expect(other.code).toBe(2);
     const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'reindex-test' });
+    // Also when the other topic exists (empty): the checkpoint's own topic decides, not existence.
+    const existing = uniqueTopic('exists-empty');
     try {
       expect(await admin.listTopics()).not.toContain(topic);
+      await admin.ensureTopic({ topic: existing, partitions: 1 });
+      const empty = await runCli(['reindex', '--topic', existing, '--namespace', nsOf(newTopic)], env);
+      expect(empty.stderr).toMatch(
+        new RegExp(
+          `--namespace ${nsOf(newTopic)} holds the checkpoint \\(block \\d+\\) of topic ${newTopic}, not ${existing}`,
+        ),
+      );
+      expect(empty.code).toBe(2);
     } finally {
+      await admin.deleteTopic(existing).catch(() => {});
       await admin.close();
     }
+    // Its own topic, gone (deleted after the checkpoint): resuming would start the log mid-history.
+    const gone = uniqueTopic('gone');
+    await migrate(pool, nsOf(gone), ROLES.reader);
+    await pool.query(
+      `insert into ${nsOf(gone)}.indexer_checkpoint (chain_id, block_number, block_hash, topic) values ($1, 5, $2, $3)`,
+      [anvil.chainId, `0x${'ab'.repeat(32)}`, gone],
+    );
+    const deleted = await runCli(['reindex', '--topic', gone], env);
+    expect(deleted.stderr).toMatch(
+      new RegExp(`--namespace ${nsOf(gone)} holds a checkpoint at block 5, but topic ${gone} does not exist`),
+    );
+    expect(deleted.code).toBe(2);
     expect(await indexerCheckpoints(pool, nsOf(topic))).toEqual([]);
+    expect((await indexerCheckpoints(pool, nsOf(newTopic)))[0]?.topic).toBe(newTopic);
   });
 
   it('a reindex SIGKILLed mid-log and run again ends with the same log and the same projection', async () => {

@@ -10,7 +10,7 @@ import {
 } from '@vault-yield/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLES } from '../../infra/postgres/index.js';
-import { runCli } from '../cli/run.js';
+import { cliEnv, runCli } from '../cli/run.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { createHistoryGenerator } from '../projector/generator.js';
 import { createTopic, deleteTopics, projector, publish } from '../projector/support.js';
@@ -53,14 +53,7 @@ describe('vault-yield rebuild retire: quiet period and busy schemas', () => {
       await migrate(pool, schema, ROLES.reader);
       await recordBuild(pool, VIEWS, { schema, purpose: 'rebuild', groupId: schema, topic, market: null });
     }
-    env = {
-      DATABASE_URL: db.writerUrl,
-      KAFKA_BROKERS: kafkaBrokers().join(','),
-      KAFKA_TOPIC: topic,
-      VIEWS_SCHEMA: VIEWS,
-      PROJECTION_SCHEMA: db.schema,
-      READER_ROLE: ROLES.reader,
-    };
+    env = cliEnv(db, { topic, views: VIEWS });
   }, 120_000);
 
   afterAll(async () => {

@@ -75,7 +75,11 @@ export interface IndexerStatus {
 }
 
 export interface Indexer {
-  /** Connects, loads the checkpoint (repairing a reorg found there), then indexes in the background. */
+  /**
+   * Connects, loads the checkpoint (repairing a reorg found there), then indexes in the background.
+   * Rejects with an IndexerHaltError, before the topic is created or anything published, when the
+   * checkpoint is of another topic than `kafka.topic` (one without a topic is adopted).
+   */
   start(): Promise<void>;
   /** Finishes the batch in flight, closes Kafka and Postgres. */
   stop(): Promise<void>;

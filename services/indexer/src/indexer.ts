@@ -30,6 +30,7 @@ import { createLogAdmin } from '@vault-yield/log';
 import {
   createIndexerStore,
   createPgPool,
+  type IndexerSnapshot,
   type IndexerStore,
   type Pool,
   type StoredBlock,
@@ -220,6 +221,9 @@ export class IndexerEngine {
       max: 4,
     });
     this.store = createIndexerStore(this.pool);
+    // A checkpoint of another topic is refused before anything touches Kafka (not even the topic
+    // is created); load() checks again, as it reloads after failures.
+    this.checkTopic(await this.store.checkpoint(this.chainId));
     // The publisher thread boots (and connects its producer) while the topic is ensured, the state
     // loaded and the first ranges read: the first publish waits for it, not start().
     this.publisher = this.startPublisher();
@@ -287,7 +291,13 @@ export class IndexerEngine {
     for (const b of snap.blocks) this.blocks.set(b.blockNumber, b);
     for (const v of [...this.registry.all()]) this.registry.remove(v.vault);
     const end = this.o.endBlock;
+    this.checkTopic(snap.checkpoint);
     if (snap.checkpoint) {
+      if (snap.checkpoint.topic === null)
+        this.log.info(
+          { chainId: this.chainId, schema: this.o.schema, topic: this.o.topic },
+          'the checkpoint records no topic (written before migration 0008): adopted; the next checkpoint records this one',
+        );
       this.cursor = { number: snap.checkpoint.blockNumber, hash: snap.checkpoint.blockHash };
       if (end !== undefined && this.cursor.number > end)
         throw new IndexerHaltError(
@@ -330,6 +340,23 @@ export class IndexerEngine {
         keptBlocks: this.blocks.size,
       },
       'indexer state loaded',
+    );
+  }
+
+  /**
+   * A checkpoint is the checkpoint of one topic: resuming it while publishing to another would
+   * leave that topic without every record below it. One without a topic (written before
+   * migration 0008) is adopted: the next checkpoint writes this indexer's topic.
+   */
+  private checkTopic(cp: IndexerSnapshot['checkpoint']): void {
+    if (!cp || cp.topic === null || cp.topic === this.o.topic) return;
+    const { topic, schema } = this.o;
+    throw new IndexerHaltError(
+      `the checkpoint of chain ${this.chainId} in schema ${schema} (block ${cp.blockNumber}) is of topic ${cp.topic}, ` +
+        `but the indexer publishes to topic ${topic}: resuming it would leave ${topic} without every record up to ` +
+        `block ${cp.blockNumber}. Point the indexer back at topic ${cp.topic} (KAFKA_TOPIC), or give ${topic} a ` +
+        `schema of its own (PROJECTION_SCHEMA): a new schema indexes from the start block, and ` +
+        `\`vault-yield reindex --topic ${topic}\` writes the topic and its checkpoint namespace up to the head`,
     );
   }
 
@@ -923,6 +950,7 @@ export class IndexerEngine {
     const pruneBelow = checkpoint.number - this.o.reorgWindow + 1;
     await this.store.commit(this.chainId, {
       checkpoint: { blockNumber: checkpoint.number, blockHash: checkpoint.hash },
+      topic: this.o.topic,
       vaults,
       pruneBelow,
     });
@@ -1191,6 +1219,7 @@ export class IndexerEngine {
     } else {
       await this.store.rewind(this.chainId, {
         ancestor: { blockNumber: back.number, blockHash: back.hash },
+        topic: this.o.topic,
         vaultsCreatedAbove: back.number,
         vaults: changedVaults,
       });

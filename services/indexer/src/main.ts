@@ -1,5 +1,5 @@
 import { createLogger, onShutdown } from '@vault-yield/common';
-import { createIndexer, indexerConfigFromEnv, loadIndexerEnv } from './index.js';
+import { createIndexer, IndexerHaltError, indexerConfigFromEnv, loadIndexerEnv } from './index.js';
 
 /**
  * The indexer process: env → createIndexer; SIGINT/SIGTERM finish the batch in flight and exit.
@@ -9,7 +9,16 @@ const env = loadIndexerEnv();
 const logger = createLogger({ name: 'indexer', level: env.LOG_LEVEL });
 const indexer = createIndexer(indexerConfigFromEnv(env, logger));
 onShutdown(logger, () => indexer.stop());
-await indexer.start();
+try {
+  await indexer.start();
+} catch (err) {
+  // A refusal (a checkpoint of another topic, an end block below the checkpoint): its message says
+  // what to do, a stack trace would only bury it. Other start failures propagate as before.
+  if (!(err instanceof IndexerHaltError)) throw err;
+  logger.fatal(err.message);
+  process.stderr.write(`indexer refused to start: ${err.message}\n`);
+  process.exit(2);
+}
 try {
   await indexer.done;
 } catch {

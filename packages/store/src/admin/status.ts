@@ -79,23 +79,30 @@ export interface IndexerCheckpointRow {
   chainId: number;
   blockNumber: number;
   blockHash: string;
+  /** The Kafka topic it is the checkpoint of; null when written before migration 0008. */
+  topic: string | null;
   updatedAt: Date;
 }
 
 export async function indexerCheckpoints(db: Queryable, schema: string): Promise<IndexerCheckpointRow[]> {
   if (!(await hasTable(db, schema, 'indexer_checkpoint'))) return [];
+  // The topic through to_jsonb: a schema not migrated to 0008 (an old namespace, a retired
+  // schema) has no such column, and reads as null instead of failing.
   const { rows } = await db.query<{
     chain_id: number;
     block_number: number;
     block_hash: string;
+    topic: string | null;
     updated_at: Date;
   }>(
-    `select chain_id, block_number, block_hash, updated_at from ${ident(schema)}.indexer_checkpoint order by chain_id`,
+    `select chain_id, block_number, block_hash, to_jsonb(c) ->> 'topic' as topic, updated_at
+     from ${ident(schema)}.indexer_checkpoint c order by chain_id`,
   );
   return rows.map((r) => ({
     chainId: r.chain_id,
     blockNumber: Number(r.block_number),
     blockHash: r.block_hash,
+    topic: r.topic,
     updatedAt: r.updated_at,
   }));
 }

@@ -6,6 +6,12 @@ export interface IndexerCheckpoint {
   blockHash: string;
 }
 
+/** A checkpoint as stored, with the Kafka topic it is the checkpoint of. */
+export interface StoredCheckpoint extends IndexerCheckpoint {
+  /** null: written before migration 0008 (the indexer adopts it; its next checkpoint sets it). */
+  topic: string | null;
+}
+
 /** A block of the kept window, with the vaults that had a record published in it. */
 export interface StoredBlock {
   blockNumber: number;
@@ -39,7 +45,7 @@ export interface BadLogRow {
 }
 
 export interface IndexerSnapshot {
-  checkpoint: IndexerCheckpoint | null;
+  checkpoint: StoredCheckpoint | null;
   /** Kept blocks, highest first (may include write-ahead rows above the checkpoint). */
   blocks: StoredBlock[];
   vaults: StoredIndexerVault[];
@@ -47,6 +53,8 @@ export interface IndexerSnapshot {
 
 export interface IndexerCommit {
   checkpoint: IndexerCheckpoint;
+  /** The topic the batch was published to: saved with the checkpoint. */
+  topic: string;
   /** New or changed vaults (upserted whole). */
   vaults: readonly StoredIndexerVault[];
   /** Kept blocks below this number are dropped (the window slides). */
@@ -56,6 +64,8 @@ export interface IndexerCommit {
 export interface IndexerRewind {
   /** The common ancestor: the new checkpoint; kept blocks above it are deleted. */
   ancestor: IndexerCheckpoint;
+  /** The topic the revert records were published to: saved with the checkpoint. */
+  topic: string;
   /** Vaults created above this block are deleted from the registry. */
   vaultsCreatedAbove: number;
   /** Surviving vaults whose state changed (upserted whole). */
@@ -64,6 +74,8 @@ export interface IndexerRewind {
 
 export interface IndexerStore {
   load(chainId: number): Promise<IndexerSnapshot>;
+  /** The stored checkpoint alone (null when none): what start() checks before it touches Kafka. */
+  checkpoint(chainId: number): Promise<StoredCheckpoint | null>;
   /**
    * Write-ahead, before a batch is published: its kept blocks (with the vaults they touch) and
    * the vaults it creates, so a reorg found after a crash can still revert them.
@@ -73,9 +85,15 @@ export interface IndexerStore {
     blocks: readonly StoredBlock[],
     newVaults?: readonly StoredIndexerVault[],
   ): Promise<void>;
-  /** After Kafka acknowledged a batch: checkpoint, vault registry and states, in one transaction. */
+  /**
+   * After Kafka acknowledged a batch: checkpoint (with its topic), vault registry and states, in
+   * one transaction. Throws, writing nothing, when the stored checkpoint is of another topic.
+   */
   commit(chainId: number, c: IndexerCommit): Promise<void>;
-  /** After the revert records of a reorg were acknowledged: move everything back to the ancestor. */
+  /**
+   * After the revert records of a reorg were acknowledged: move everything back to the ancestor.
+   * Throws, writing nothing, when the stored checkpoint is of another topic.
+   */
   rewind(chainId: number, r: IndexerRewind): Promise<void>;
   /** Drops the kept blocks with these hashes (orphaned write-ahead rows above the checkpoint). */
   dropBlocks(chainId: number, blockHashes: readonly string[]): Promise<void>;
@@ -128,13 +146,53 @@ async function insertBlocks(c: PoolClient, chainId: number, blocks: readonly Sto
   );
 }
 
-async function saveCheckpoint(c: PoolClient, chainId: number, cp: IndexerCheckpoint): Promise<void> {
-  await c.query(
-    `insert into indexer_checkpoint (chain_id, block_number, block_hash, updated_at) values ($1, $2, $3, now())
+/**
+ * Saves the checkpoint with its topic. A row without a topic (written before migration 0008) is
+ * adopted; a row of another topic is never overwritten (the indexer refuses it at start: this
+ * guards a second indexer that raced it), so the transaction fails instead.
+ */
+async function saveCheckpoint(
+  c: PoolClient,
+  chainId: number,
+  cp: IndexerCheckpoint,
+  topic: string,
+): Promise<void> {
+  const { rowCount } = await c.query(
+    `insert into indexer_checkpoint (chain_id, block_number, block_hash, topic, updated_at) values ($1, $2, $3, $4, now())
      on conflict (chain_id) do update set block_number = excluded.block_number,
-       block_hash = excluded.block_hash, updated_at = now()`,
-    [chainId, cp.blockNumber, cp.blockHash],
+       block_hash = excluded.block_hash, topic = excluded.topic, updated_at = now()
+     where indexer_checkpoint.topic is null or indexer_checkpoint.topic = excluded.topic`,
+    [chainId, cp.blockNumber, cp.blockHash, topic],
   );
+  if (rowCount === 0) {
+    const { rows } = await c.query<{ topic: string }>(
+      'select topic from indexer_checkpoint where chain_id = $1',
+      [chainId],
+    );
+    throw new Error(
+      `the checkpoint of chain ${chainId} is of topic ${rows[0]?.topic}, not ${topic}: not overwritten ` +
+        '(another indexer writes this schema with another topic)',
+    );
+  }
+}
+
+async function readCheckpoint(pool: Pool, chainId: number): Promise<StoredCheckpoint | null> {
+  try {
+    const { rows } = await pool.query<{ block_number: number; block_hash: string; topic: string | null }>(
+      'select block_number, block_hash, topic from indexer_checkpoint where chain_id = $1',
+      [chainId],
+    );
+    const r = rows[0];
+    return r ? { blockNumber: Number(r.block_number), blockHash: r.block_hash, topic: r.topic } : null;
+  } catch (err) {
+    // A schema not migrated to 0008: say what to do, not only which column is missing.
+    if ((err as { code?: string }).code === '42703' && /\btopic\b/.test((err as Error).message))
+      throw new Error(
+        'indexer_checkpoint has no topic column: the schema predates migration 0008; migrate it (vault-yield migrate) first',
+        { cause: err },
+      );
+    throw err;
+  }
 }
 
 /** SQL of the indexer: checkpoint, kept block window, vault registry, bad logs. */
@@ -142,10 +200,7 @@ export function createIndexerStore(pool: Pool): IndexerStore {
   return {
     async load(chainId) {
       const [cp, blocks, vaults] = await Promise.all([
-        pool.query<{ block_number: number; block_hash: string }>(
-          'select block_number, block_hash from indexer_checkpoint where chain_id = $1',
-          [chainId],
-        ),
+        readCheckpoint(pool, chainId),
         pool.query<{
           block_number: number;
           block_hash: string;
@@ -171,9 +226,8 @@ export function createIndexerStore(pool: Pool): IndexerStore {
           [chainId],
         ),
       ]);
-      const c = cp.rows[0];
       return {
-        checkpoint: c ? { blockNumber: Number(c.block_number), blockHash: c.block_hash } : null,
+        checkpoint: cp,
         blocks: blocks.rows.map((b) => ({
           blockNumber: Number(b.block_number),
           blockHash: b.block_hash,
@@ -193,6 +247,8 @@ export function createIndexerStore(pool: Pool): IndexerStore {
       };
     },
 
+    checkpoint: (chainId) => readCheckpoint(pool, chainId),
+
     async saveBlocks(chainId, blocks, newVaults = []) {
       if (blocks.length === 0 && newVaults.length === 0) return;
       await withTransaction(pool, async (client) => {
@@ -204,7 +260,7 @@ export function createIndexerStore(pool: Pool): IndexerStore {
     async commit(chainId, c) {
       await withTransaction(pool, async (client) => {
         await upsertVaults(client, chainId, c.vaults);
-        await saveCheckpoint(client, chainId, c.checkpoint);
+        await saveCheckpoint(client, chainId, c.checkpoint, c.topic);
         if (c.pruneBelow !== undefined) {
           await client.query('delete from indexer_blocks where chain_id = $1 and block_number < $2', [
             chainId,
@@ -225,7 +281,7 @@ export function createIndexerStore(pool: Pool): IndexerStore {
           r.vaultsCreatedAbove,
         ]);
         await upsertVaults(client, chainId, r.vaults);
-        await saveCheckpoint(client, chainId, r.ancestor);
+        await saveCheckpoint(client, chainId, r.ancestor, r.topic);
       });
     },
 

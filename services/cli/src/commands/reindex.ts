@@ -4,6 +4,7 @@ import { createConfig, envField } from '@vault-yield/common';
 import { createLogAdmin } from '@vault-yield/log';
 import {
   createPgPool,
+  type IndexerCheckpointRow,
   indexerCheckpoints,
   listBuilds,
   liveSchema,
@@ -86,10 +87,11 @@ build.
 
 Refused before anything is written (exit 2): NEW equal to KAFKA_TOPIC (the live log); a namespace
 that is the live indexer's schema, the views schema or a projection schema; NEW already holding
-records while the namespace has no checkpoint (not written by this reindex), or a namespace with a
-checkpoint while NEW does not exist (it wrote another topic); a start block above the chain head
-(or above the head less CONFIRMATIONS), or above a vault the factory created; a --schema that is
-live, retired or dropped.
+records while the namespace has no checkpoint (not written by this reindex), a namespace whose
+checkpoint is of another topic (the indexer records its topic with each checkpoint) or whose
+topic no longer exists; a start
+block above the chain head (or above the head less CONFIRMATIONS), or above a vault the factory
+created; a --schema that is live, retired or dropped.
 
 Afterwards, move the live indexer to the new topic and namespace and the projector to the new
 schema (the command prints the variables).
@@ -174,8 +176,9 @@ environment:
     let checkpoint: number | null;
     try {
       await checkSchemas(pool, env, namespace, schemaArg);
-      checkpoint = (await indexerCheckpoints(pool, namespace))[0]?.blockNumber ?? null;
-      await checkTopicMatches(env, topic, namespace, checkpoint, requestedPartitions);
+      const stored = (await indexerCheckpoints(pool, namespace))[0] ?? null;
+      checkpoint = stored?.blockNumber ?? null;
+      await checkTopicMatches(env, topic, namespace, stored, requestedPartitions);
       const { createChainClient, describeRpcError, getHeadNumber, readFactoryInfo } = await import(
         '@vault-yield/chain'
       );
@@ -311,16 +314,24 @@ async function checkSchemas(
 /**
  * The namespace and the topic must belong together. A fresh namespace writes the whole history,
  * so the topic must not hold another run's records; a namespace with a checkpoint resumes, so
- * its topic must exist (the indexer creates it before its first checkpoint): a missing one means
- * the namespace wrote another topic, and resuming would leave the new log without its beginning.
+ * the checkpoint must be of this topic (its `topic`, the column the indexer itself refuses a
+ * checkpoint of another topic by): resuming another topic's would leave the new log without its
+ * beginning, as would resuming one whose topic is gone. One written before migration 0008 records
+ * no topic and is adopted, as the indexer does.
  */
 async function checkTopicMatches(
   env: ReindexEnv,
   topic: string,
   namespace: string,
-  checkpoint: number | null,
+  stored: IndexerCheckpointRow | null,
   requestedPartitions: number | undefined,
 ): Promise<void> {
+  if (stored && stored.topic !== null && stored.topic !== topic)
+    throw usageError(
+      `--namespace ${namespace} holds the checkpoint (block ${stored.blockNumber}) of topic ${stored.topic}, not ${topic}: ` +
+        `resuming it would leave ${topic} without the history up to that block; pick a new namespace ` +
+        '(default vault_yield_idx_<topic>)',
+    );
   const admin = await createLogAdmin({ brokers: env.KAFKA_BROKERS, clientId: 'vault-yield-reindex' });
   try {
     const exists = (await admin.listTopics()).includes(topic);
@@ -333,12 +344,12 @@ async function checkTopicMatches(
           `--partitions ${requestedPartitions}: topic ${topic} already has ${has} partitions (omit --partitions to use them)`,
         );
     }
-    if (checkpoint !== null) {
+    if (stored !== null) {
       if (exists) return;
+      // Its own topic, gone (deleted since): resuming would start the new log at the checkpoint.
       throw usageError(
-        `--namespace ${namespace} holds a checkpoint at block ${checkpoint}, but topic ${topic} does not exist: ` +
-          'the namespace wrote another topic (resuming it would skip the history before that block); ' +
-          'pick a new namespace',
+        `--namespace ${namespace} holds a checkpoint at block ${stored.blockNumber}, but topic ${topic} does not exist: ` +
+          'resuming it would skip the history before that block; pick a new namespace',
       );
     }
     if (!exists) return;

@@ -43,6 +43,8 @@ export interface StatusReport {
       chainId: number;
       blockNumber: number;
       blockHash: string;
+      /** The topic it is the checkpoint of; null when written before migration 0008. */
+      topic: string | null;
       updatedAt: string;
       behind: number | null;
     }[];
@@ -63,8 +65,9 @@ export const statusCommand: Command = {
 
 Reports, for operators:
   - the live projection schema (the target of the reader's views schema, else $PROJECTION_SCHEMA)
-  - the indexer: its checkpoint per chain (indexer_checkpoint) and, when RPC_URL is set, the chain
-    head (eth_blockNumber) and how many blocks the indexer is behind
+  - the indexer: its checkpoint per chain (indexer_checkpoint), the topic it is the checkpoint of,
+    and, when RPC_URL is set, the chain head (eth_blockNumber) and how many blocks the indexer is
+    behind
   - the projector lag per group, topic and partition: the topic's high watermark minus the next
     offset stored with the live projection (needs KAFKA_BROKERS)
   - dead letters per topic in the live schema, and the builds recorded by rebuild/verify/reindex
@@ -102,6 +105,7 @@ environment:
         chainId: c.chainId,
         blockNumber: c.blockNumber,
         blockHash: c.blockHash,
+        topic: c.topic,
         updatedAt: c.updatedAt.toISOString(),
         behind: chainHead === null ? null : Math.max(0, chainHead - c.blockNumber),
       }));
@@ -184,7 +188,7 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
     out.push(`indexer       no checkpoint in ${r.indexer.schema}; ${head}`);
   for (const c of r.indexer.checkpoints) {
     out.push(
-      `indexer       chain ${c.chainId}: block ${c.blockNumber} (${c.blockHash.slice(0, 10)}…, ${c.updatedAt}); ${head}${c.behind !== null ? `, ${c.behind} blocks behind` : ''}`,
+      `indexer       chain ${c.chainId}: block ${c.blockNumber} (${c.blockHash.slice(0, 10)}…, ${c.updatedAt}) of topic ${c.topic ?? '(not recorded: written before migration 0008)'}; ${head}${c.behind !== null ? `, ${c.behind} blocks behind` : ''}`,
     );
   }
   if (r.projector.length === 0) out.push(`projector     no offsets stored in ${r.liveSchema}`);

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
+import { indexerCheckpoints } from '../admin/status.js';
+import { migrate } from '../migrations/index.js';
+import { createPgPool, type Pool } from '../pool/index.js';
+import { createIndexerStore, type StoredIndexerVault } from './index.js';
+
+const vault = (v: string, createdBlock: number): StoredIndexerVault => ({
+  vault: v,
+  createdBlock,
+  token0: '0xt0',
+  token1: '0xt1',
+  pool: '0xp',
+  rewardToken: '0xr',
+  state: { n: createdBlock },
+});
+
+/** The checkpoint's topic (migration 0008) on a real Postgres: saved, read, adopted, guarded. */
+describe('indexer store: the topic of the checkpoint', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let admin: Pool;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('store_indexer');
+    admin = createPgPool({ url: db.writerUrl, applicationName: 'store-indexer-test', max: 2 });
+    pool = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'store-indexer', max: 2 });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await admin?.end();
+    await db?.drop();
+  });
+
+  it('saves the topic with every checkpoint (commit and rewind) and loads it back', async () => {
+    const store = createIndexerStore(pool);
+    expect(await store.checkpoint(1)).toBeNull();
+    expect((await store.load(1)).checkpoint).toBeNull();
+    await store.commit(1, { checkpoint: { blockNumber: 10, blockHash: '0xa' }, topic: 'A', vaults: [] });
+    expect(await store.checkpoint(1)).toEqual({ blockNumber: 10, blockHash: '0xa', topic: 'A' });
+    expect((await store.load(1)).checkpoint).toEqual({ blockNumber: 10, blockHash: '0xa', topic: 'A' });
+    await store.rewind(1, {
+      ancestor: { blockNumber: 8, blockHash: '0x8' },
+      topic: 'A',
+      vaultsCreatedAbove: 8,
+      vaults: [],
+    });
+    expect(await store.checkpoint(1)).toEqual({ blockNumber: 8, blockHash: '0x8', topic: 'A' });
+    const [row] = await indexerCheckpoints(admin, db.schema);
+    expect(row).toMatchObject({ chainId: 1, blockNumber: 8, topic: 'A' });
+    // Per chain: another chain's checkpoint has its own topic.
+    await store.commit(2, { checkpoint: { blockNumber: 3, blockHash: '0x3' }, topic: 'B', vaults: [] });
+    expect((await indexerCheckpoints(admin, db.schema)).map((c) => [c.chainId, c.topic])).toEqual([
+      [1, 'A'],
+      [2, 'B'],
+    ]);
+  });
+
+  it('never overwrites a checkpoint of another topic: the whole commit or rewind fails', async () => {
+    const store = createIndexerStore(pool);
+    await expect(
+      store.commit(1, {
+        checkpoint: { blockNumber: 20, blockHash: '0x20' },
+        topic: 'B',
+        vaults: [vault('0xv1', 15)],
+      }),
+    ).rejects.toThrow('the checkpoint of chain 1 is of topic A, not B: not overwritten');
+    await expect(
+      store.rewind(1, {
+        ancestor: { blockNumber: 5, blockHash: '0x5' },
+        topic: 'B',
+        vaultsCreatedAbove: 5,
+        vaults: [vault('0xv2', 4)],
+      }),
+    ).rejects.toThrow('is of topic A, not B');
+    const snap = await store.load(1);
+    expect(snap.checkpoint).toEqual({ blockNumber: 8, blockHash: '0x8', topic: 'A' });
+    expect(snap.vaults).toEqual([]);
+  });
+
+  it('adopts a checkpoint without a topic (written before 0008): the next one writes it', async () => {
+    const store = createIndexerStore(pool);
+    await pool.query('update indexer_checkpoint set topic = null where chain_id = 1');
+    expect(await store.checkpoint(1)).toEqual({ blockNumber: 8, blockHash: '0x8', topic: null });
+    expect((await indexerCheckpoints(admin, db.schema))[0]?.topic).toBeNull();
+    await store.commit(1, { checkpoint: { blockNumber: 9, blockHash: '0x9' }, topic: 'C', vaults: [] });
+    expect(await store.checkpoint(1)).toEqual({ blockNumber: 9, blockHash: '0x9', topic: 'C' });
+  });
+
+  it('on a schema not migrated to 0008: status reads no topic, the indexer is told to migrate', async () => {
+    await migrate(admin, 'pre_0008');
+    await admin.query('alter table pre_0008.indexer_checkpoint drop column topic');
+    await admin.query(
+      `insert into pre_0008.indexer_checkpoint (chain_id, block_number, block_hash) values (1, 7, '0x7')`,
+    );
+    expect(await indexerCheckpoints(admin, 'pre_0008')).toEqual([
+      expect.objectContaining({ chainId: 1, blockNumber: 7, topic: null }),
+    ]);
+    const old = createPgPool({ url: db.writerUrl, schema: 'pre_0008', applicationName: 'pre-0008', max: 1 });
+    try {
+      await expect(createIndexerStore(old).load(1)).rejects.toThrow(
+        'indexer_checkpoint has no topic column: the schema predates migration 0008; migrate it (vault-yield migrate) first',
+      );
+    } finally {
+      await old.end();
+    }
+  });
+});
