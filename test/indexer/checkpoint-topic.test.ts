@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from 'node:net';
 import { createLogAdmin } from '@vault-yield/log';
 import { createPgPool, indexerCheckpoints, type Pool } from '@vault-yield/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,11 +94,14 @@ describe('the topic of the indexer checkpoint', () => {
       `\`vault-yield reindex --topic ${topicB}\``,
     ];
 
-    // In process: start() rejects with a halt error naming chain, schema, both topics and the way out.
-    const indexer = createIndexer(config(topicB));
+    // In process: start() rejects with a halt error naming chain, schema, both topics and the way
+    // out, and leaves nothing running: its metrics port is free again before stop().
+    const metricsPort = await freePort();
+    const indexer = createIndexer({ ...config(topicB), metricsPort });
     const start = indexer.start();
     await expect(start).rejects.toBeInstanceOf(IndexerHaltError);
     for (const part of why) await expect(start).rejects.toThrow(part);
+    await listenOnce(metricsPort);
     await indexer.stop();
 
     // The process: the message on stderr, no stack trace, a non-zero exit.
@@ -166,3 +170,22 @@ describe('the topic of the indexer checkpoint', () => {
     );
   }, 120_000);
 });
+
+/** A port nothing listens on (the OS's pick, released). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', () => res()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((res) => server.close(() => res()));
+  return port;
+}
+
+/** Listens on `port` and closes again: rejects (EADDRINUSE) while something else holds it. */
+async function listenOnce(port: number): Promise<void> {
+  const server = createServer();
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(port, '127.0.0.1', () => res());
+  });
+  await new Promise<void>((res) => server.close(() => res()));
+}

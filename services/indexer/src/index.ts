@@ -154,8 +154,12 @@ export function createIndexer(config: IndexerConfig): Indexer {
         await engine.open();
         await engine.load();
       } catch (err) {
-        // Nothing may keep running (the publisher thread, the pool) after a failed start.
+        // Nothing may keep running (the publisher thread, the pool, the metrics port) after a
+        // failed start.
         await engine.close();
+        const listening = server;
+        server = undefined;
+        await new Promise<void>((res) => (listening ? listening.close(() => res()) : res()));
         throw err;
       }
       logger.info(
