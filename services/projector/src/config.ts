@@ -22,6 +22,12 @@ export const projectorConfigSchema = baseConfigSchema.extend({
   PROJECTOR_MAX_BATCH_BYTES: envField.int(64 * 1024).default(4 * 1024 * 1024),
   PG_POOL_MAX: envField.int(1, 100).default(6),
   /**
+   * How often a running projector marks its offsets as written even with nothing to fold (0 =
+   * never), so `rebuild retire` never drops a schema an idle projector still runs on: keep it well
+   * under retire's quiet period (60 s by default).
+   */
+  PROJECTOR_HEARTBEAT_MS: envField.int(0, 3_600_000).default(20_000),
+  /**
    * Vaults whose fold state is kept in memory between batches (0 = none): their batches skip
    * reading and parsing the snapshot row. Postgres stays the source of truth (see cache.ts).
    */

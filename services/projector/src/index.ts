@@ -57,6 +57,20 @@ export function createProjector(options: ProjectorOptions): Projector {
   const { KAFKA_TOPIC: topic, CONSUMER_GROUP: groupId } = options;
   let consumer: BatchConsumer | null = null;
   let server: Server | null = null;
+  let heartbeat: { timer: NodeJS.Timeout; pending: Promise<void> } | null = null;
+
+  /**
+   * The heartbeat marks one offsets row as written: that of this instance's lowest partition
+   * (instances own disjoint partitions, so theirs never wait on each other; retire reads the
+   * schema's latest write).
+   */
+  const beat = () => {
+    const owned = consumer?.assignment() ?? [];
+    if (!heartbeat || owned.length === 0) return;
+    heartbeat.pending = store
+      .heartbeat(groupId, topic, Math.min(...owned))
+      .catch((err: unknown) => log.warn({ err }, 'heartbeat failed (retried at the next beat)'));
+  };
 
   const handleBatch: Parameters<typeof createBatchConsumer<Decoded>>[0]['handleBatch'] = async (
     batch,
@@ -138,9 +152,16 @@ export function createProjector(options: ProjectorOptions): Projector {
         maxBytes: 4 * (options.PROJECTOR_MAX_BATCH_BYTES ?? 4 * 1024 * 1024),
       });
       await consumer.start();
+      const every = options.PROJECTOR_HEARTBEAT_MS ?? 20_000;
+      if (every > 0) heartbeat = { timer: setInterval(beat, every).unref(), pending: Promise.resolve() };
       log.info({ topic, groupId, schema }, 'projector started');
     },
     async stop() {
+      if (heartbeat) {
+        clearInterval(heartbeat.timer);
+        await heartbeat.pending;
+        heartbeat = null;
+      }
       const c = consumer;
       consumer = null;
       if (c) await c.stop();

@@ -10,6 +10,11 @@ export interface ProjectionStore {
   storedOffsets(groupId: string, topic: string, partitions: readonly number[]): Promise<Map<number, string>>;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: ProjectionTx) => Promise<T>): Promise<T>;
+  /**
+   * Marks the group's offsets row of `partition` as written now without moving it: a running
+   * projector with nothing to fold stays visible to `rebuild retire`'s quiet check.
+   */
+  heartbeat(groupId: string, topic: string, partition: number): Promise<void>;
   /** Whether `err` is a unique violation (a `copyLedger` that met a record already there). */
   isUniqueViolation(err: unknown): boolean;
 }
@@ -24,6 +29,12 @@ export function createProjectionStore(pool: Pool): ProjectionStore {
         [groupId, topic, partitions],
       );
       return new Map(rows.map((r) => [r.partition, String(r.next_offset)]));
+    },
+    async heartbeat(groupId, topic, partition) {
+      await pool.query(
+        'update consumer_offsets set updated_at = now() where group_id = $1 and topic = $2 and partition = $3',
+        [groupId, topic, partition],
+      );
     },
     transaction: (fn) => withTransaction(pool, (client) => fn(projectionTx(client))),
   };

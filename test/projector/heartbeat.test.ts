@@ -1,0 +1,64 @@
+import { createPgPool, DEFAULT_QUIET_MS, schemaActivity } from '@vault-yield/store';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
+import { createHistoryGenerator } from './generator.js';
+import { createTopic, deleteTopics, projector, publish, query } from './support.js';
+
+/**
+ * A projector with nothing left to fold still marks its schema as written (the heartbeat), so
+ * retire's quiet check sees a schema an idle projector runs on; once it stops, the marks stop.
+ */
+describe('projector heartbeat', () => {
+  let db: TestDatabase | undefined;
+  afterAll(async () => {
+    await db?.drop();
+    await deleteTopics();
+  });
+
+  /** Milliseconds since the schema's latest offsets write, on the database's clock. */
+  const lastWriteAgo = async (d: TestDatabase) => {
+    const pool = createPgPool({ url: d.writerUrl, applicationName: 'heartbeat-test', max: 1 });
+    try {
+      return (await schemaActivity(pool, d.schema)).lastWriteAgoMs;
+    } finally {
+      await pool.end();
+    }
+  };
+  const backdate = (d: TestDatabase) =>
+    query(d.writerUrl, d.schema, `update consumer_offsets set updated_at = now() - interval '10 minutes'`);
+
+  it('keeps an idle projector’s schema fresh while it runs, and stops with it', async () => {
+    const brokers = kafkaBrokers();
+    const topic = uniqueTopic('proj-heartbeat');
+    await createTopic(brokers, topic, 2);
+    await publish(brokers, topic, createHistoryGenerator({ vaults: 6, seed: 9 }).take(60));
+    db = await createTestDatabase('proj_heartbeat');
+    const d = db;
+    const p = projector({
+      brokers,
+      url: d.writerUrl,
+      schema: d.schema,
+      topic,
+      group: 'hb',
+      PROJECTOR_HEARTBEAT_MS: 100,
+    });
+    await p.start();
+    await p.caughtUp();
+
+    // Idle (everything folded) and made to look ten minutes quiet: the heartbeat brings it back.
+    await backdate(d);
+    expect(await lastWriteAgo(d)).toBeGreaterThan(9 * 60_000);
+    const deadline = Date.now() + 10_000;
+    while (((await lastWriteAgo(d)) ?? Number.POSITIVE_INFINITY) > 5_000) {
+      if (Date.now() > deadline) throw new Error('no heartbeat within 10 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // What it is for: retire's quiet check (DEFAULT_QUIET_MS) sees the schema as in use.
+    expect(await lastWriteAgo(d)).toBeLessThan(DEFAULT_QUIET_MS);
+
+    await p.stop();
+    await backdate(d);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await lastWriteAgo(d)).toBeGreaterThan(9 * 60_000);
+  });
+});
