@@ -156,10 +156,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
       } catch (err) {
         // Nothing may keep running (the publisher thread, the pool, the metrics port) after a
         // failed start.
-        await engine.close();
-        const listening = server;
-        server = undefined;
-        await new Promise<void>((res) => (listening ? listening.close(() => res()) : res()));
+        await release();
         throw err;
       }
       logger.info(

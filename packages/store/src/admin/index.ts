@@ -58,7 +58,6 @@ export {
   deadLetterCounts,
   type IndexerCheckpointRow,
   indexerCheckpoints,
-  lastProjectionWrite,
   type StoredOffsetRow,
   storedOffsetRows,
 } from './status.js';

@@ -106,12 +106,3 @@ export async function indexerCheckpoints(db: Queryable, schema: string): Promise
     updatedAt: r.updated_at,
   }));
 }
-
-/** Latest write the projectors made to a schema (its offsets' updated_at), null when none. */
-export async function lastProjectionWrite(db: Queryable, schema: string): Promise<Date | null> {
-  if (!(await hasTable(db, schema, 'consumer_offsets'))) return null;
-  const { rows } = await db.query<{ at: Date | null }>(
-    `select max(updated_at) as at from ${ident(schema)}.consumer_offsets`,
-  );
-  return rows[0]?.at ?? null;
-}
