@@ -77,21 +77,20 @@ Runs the indexer from the factory's deployment block (or --start-block / START_B
 chain head as it is when the command starts, less CONFIRMATIONS, publishing into the new topic
 NEW. That block (printed) is the indexer's end block: it publishes and checkpoints it, then stops;
 blocks mined meanwhile are left to the indexer moved to NEW afterwards, which resumes from that
-checkpoint. The indexer runs with a fresh checkpoint namespace (a schema of its own, so the live indexer's checkpoint is untouched) and the
-live indexer's settings (MARK_*, CONFIRMATIONS, …: the same variables, the same defaults), so the
-new log holds the records the live one does. Then runs \`vault-yield rebuild --topic NEW\` (with the
-rebuild options given), which folds NEW into a fresh projection schema and switches the reader to
-it. Interrupted? Run the same command again: the indexer resumes from the namespace's checkpoint
-(republishing at most one batch: duplicates are harmless), and the rebuild resumes its recorded
-build.
+checkpoint. The indexer runs with a fresh checkpoint namespace (a schema of its own, so the live
+indexer's checkpoint is untouched) and the live indexer's settings (MARK_*, CONFIRMATIONS, …: the
+same variables, the same defaults), so the new log holds the records the live one does. Then runs
+\`vault-yield rebuild --topic NEW\` (with the rebuild options given), which folds NEW into a fresh
+projection schema and switches the reader to it. Interrupted? Run the same command again: the
+indexer resumes from the namespace's checkpoint (republishing at most one batch: duplicates are
+harmless), and the rebuild resumes its recorded build.
 
 Refused before anything is written (exit 2): NEW equal to KAFKA_TOPIC (the live log); a namespace
 that is the live indexer's schema, the views schema or a projection schema; NEW already holding
 records while the namespace has no checkpoint (not written by this reindex), a namespace whose
 checkpoint is of another topic (the indexer records its topic with each checkpoint) or whose
-topic no longer exists; a start
-block above the chain head (or above the head less CONFIRMATIONS), or above a vault the factory
-created; a --schema that is live, retired or dropped.
+topic no longer exists; a start block above the chain head (or above the head less
+CONFIRMATIONS), or above a vault the factory created; a --schema that is live, retired or dropped.
 
 Afterwards, move the live indexer to the new topic and namespace and the projector to the new
 schema (the command prints the variables).
