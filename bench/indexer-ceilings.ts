@@ -133,6 +133,9 @@ async function publisherCeiling() {
     symbol,
     decimals,
     priceUsd,
+    feed: hex(0xf0 + i, 40) as `0x${string}`,
+    priceUpdatedAt: 1_790_000_000,
+    heartbeat: 3600,
   });
   const context = {
     tokens: [token(1, 'WETH', 18, '3000'), token(2, 'USDC', 6, '1'), token(3, 'RWD', 18, '0.5')],
@@ -147,6 +150,24 @@ async function publisherCeiling() {
         token1: hex(0xa2, 40) as `0x${string}`,
       },
     ],
+    holdings: {
+      balances: [
+        { token: hex(0xa1, 40) as `0x${string}`, amount: '1000000000000000000' },
+        { token: hex(0xa2, 40) as `0x${string}`, amount: '2500000000' },
+      ],
+      positions: [
+        {
+          id: '1',
+          pool: hex(0xb0, 40) as `0x${string}`,
+          tickLower: -196860,
+          tickUpper: -195650,
+          liquidity: '916121146487060003',
+          owed0: '1234567890123',
+          owed1: '4567',
+        },
+      ],
+      pendingRewards: [],
+    },
   };
   const records: VaultRecord[] = [];
   for (let i = 0; i < RECORDS; i++) {
@@ -171,6 +192,7 @@ async function publisherCeiling() {
       schemaVersion: SCHEMA_VERSION,
       chainId: 31337,
       blockTimestamp: 1_790_000_000 + Math.floor(i / 1365),
+      lastInBlock: true,
       context,
     });
   }

@@ -49,7 +49,7 @@ async function main() {
   await migratePool.end();
 
   const cache = process.env.BENCH_CHAIN_CACHE;
-  const cacheKey = cache ? `${cache}/chain-${VAULTS}x${EVENTS_PER_VAULT}` : undefined;
+  const cacheKey = cache ? `${cache}/chain-v3pools-${VAULTS}x${EVENTS_PER_VAULT}` : undefined;
   const cached = cacheKey !== undefined && isChainCached(cacheKey);
   const anvilArgs = ['--gas-limit', '4000000000', '--preserve-historical-states'];
   // A fresh chain is dumped by anvil when it exits (SIGTERM), which takes a while for this size:
@@ -131,6 +131,15 @@ async function main() {
       `records published: ${s.recordsPublished} (on the topic: ${onTopic}) in ${seconds.toFixed(2)} s`,
     );
     console.log(`vaults: ${s.vaults}; RPC calls: ${s.rpcCalls} in ${s.rpcHttpRequests} HTTP requests`);
+    console.log(
+      `valuation: ${s.valuedBlocks} blocks with records, ${s.valuationCalls} multicall eth_calls ` +
+        `(${(s.valuationCalls / Math.max(1, s.valuedBlocks)).toFixed(2)} per block); ` +
+        `RPC calls per block with records: ${(s.rpcCalls / Math.max(1, s.valuedBlocks)).toFixed(2)}`,
+    );
+    console.log(
+      `average record size: ${(s.bytesPublished / Math.max(1, s.recordsPublished)).toFixed(0)} bytes ` +
+        `(${s.bytesPublished} bytes of JSON values for ${s.recordsPublished} records)`,
+    );
     console.log(`peak RSS (bench process, sampled during the backfill): ${mib(peak)} MiB`);
     const sec = (n: number) => (Number.isNaN(n) ? 'n/a' : `${n.toFixed(2)} s`);
     const load = loadavg()

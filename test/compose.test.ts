@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { indexerEnvSchema } from '@vault-yield/indexer';
 import { projectorConfigSchema } from '@vault-yield/projector';
 import { readerEnvSchema } from '@vault-yield/reader';
 import { describe, expect, it } from 'vitest';
+import { ROLES } from '../infra/postgres/index.js';
 import { migrateConfigSchema } from '../services/cli/src/commands/migrate.js';
 
 /**
@@ -73,4 +74,43 @@ describe('docker-compose.yml', () => {
       for (const key of required) expect(given, `${service} needs ${key}`).toContain(key);
     });
   }
+
+  /** Each service's block of lines (two-space service names under `services:`). */
+  const text = readFileSync(new URL('../docker-compose.yml', import.meta.url), 'utf8');
+  const blocks = new Map<string, string>();
+  {
+    const body = text.slice(text.indexOf('\nservices:\n'), text.indexOf('\nvolumes:\n'));
+    for (const m of body.matchAll(/^ {2}([\w-]+):\n((?: {4}.*\n|\s*\n)*)/gm)) blocks.set(m[1]!, m[2]!);
+  }
+  const urlUser = (service: string) =>
+    /DATABASE_URL: postgres:\/\/([^:@]+)/.exec(blocks.get(service) ?? '')?.[1];
+
+  it("publishes only the reader's port", () => {
+    expect([...blocks.keys()]).toEqual(expect.arrayContaining(['postgres', 'kafka', 'chain', 'reader']));
+    const published = [...blocks].filter(([, b]) => /^ {4}ports:/m.test(b)).map(([name]) => name);
+    expect(published).toEqual(['reader']);
+  });
+
+  it('runs the reader as the read-only role and the writers as the writer role, never the superuser', () => {
+    expect(urlUser('reader')).toBe(ROLES.reader);
+    for (const service of ['migrate', 'indexer', 'projector'])
+      expect(urlUser(service), service).toBe(ROLES.writer);
+    expect(text).not.toMatch(/postgres:\/\/postgres[:@]/);
+    expect(blocks.get('migrate')).toContain(`READER_ROLE: ${ROLES.reader}`);
+  });
+
+  it('creates the roles in an init step mounted into the postgres image', () => {
+    expect(blocks.get('postgres')).toContain('./infra/postgres/docker-init:/docker-entrypoint-initdb.d');
+    const script = new URL('../infra/postgres/docker-init/10-roles.sh', import.meta.url);
+    accessSync(script, constants.X_OK);
+    const sql = readFileSync(script, 'utf8');
+    for (const role of Object.values(ROLES)) {
+      expect(sql).toContain(`create role ${role} login`);
+      expect(sql).toContain(`alter role ${role} password`);
+    }
+    expect(sql).toContain(`alter role ${ROLES.reader} set default_transaction_read_only = on`);
+    expect(sql).toContain(`owner to ${ROLES.writer}`);
+    for (const pw of ['VAULT_YIELD_WRITER_PASSWORD', 'VAULT_YIELD_READER_PASSWORD'])
+      expect(blocks.get('postgres')).toContain(`${pw}:`);
+  });
 });

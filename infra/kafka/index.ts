@@ -49,7 +49,7 @@ export function jarVersion(): string | null {
   return jar ? jar.slice('kafka_2.13-'.length, -'.jar'.length) : null;
 }
 
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -108,7 +108,12 @@ function properties(port: number, logDir: string): string {
   ].join('\n');
 }
 
-function java(args: string[], logFile: string, heapMiB: number): ReturnType<typeof spawn> {
+export function java(
+  args: string[],
+  logFile: string,
+  heapMiB: number,
+  jvmFlags: string[] = [],
+): ReturnType<typeof spawn> {
   const out = openSync(logFile, 'a');
   return spawn(
     'java',
@@ -116,6 +121,7 @@ function java(args: string[], logFile: string, heapMiB: number): ReturnType<type
       `-Xmx${heapMiB}m`,
       `-Xms${Math.min(heapMiB, 256)}m`,
       '-XX:+UseG1GC',
+      ...jvmFlags,
       '-Djava.awt.headless=true',
       `-Dlog4j.configuration=file:${join(here, 'log4j.properties')}`,
       `-Dkafka.logs.dir=${dirname(logFile)}`,
@@ -127,7 +133,7 @@ function java(args: string[], logFile: string, heapMiB: number): ReturnType<type
   );
 }
 
-async function runToEnd(args: string[], logFile: string): Promise<void> {
+export async function runToEnd(args: string[], logFile: string): Promise<void> {
   const child = java(args, logFile, 256);
   const code = await new Promise<number | null>((res) => child.on('exit', res));
   if (code !== 0) throw new Error(`kafka ${args[0]} exited with ${code}; see ${logFile}`);

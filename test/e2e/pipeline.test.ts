@@ -117,7 +117,7 @@ describe('end to end: chain → indexer → kafka → projector → reader', () 
   });
 
   it('the exited vault is idle and holds nothing; its loss is exactly what it paid in and did not get back', async () => {
-    const carol = demo.vaults.find((v) => v.strategy === 'eth-usdc-gauge')!;
+    const carol = demo.vaults.find((v) => v.strategy === 'usdc-arb-gauge')!;
     const s = await snapshot(carol.address);
     expect(s.status).toBe('idle');
     expect(s.valueUsd).toBe(0);

@@ -102,12 +102,23 @@ describe('indexer backfill of the demo scenario', () => {
     // A mark never shares a block with the vault's own records (those carry the context already).
     const activity = new Set(all.filter((r) => r.type !== 'mark').map((r) => `${r.vault}@${r.blockNumber}`));
     for (const m of marks) expect(activity.has(`${m.vault}@${m.blockNumber}`)).toBe(false);
-    // Every price move block marks the vaults with no activity there (cadence 3 blocks; moves are far apart).
+    // Every price move block marks the vaults on a moved pool with no activity there (cadence 3 blocks; moves are far apart).
     const vaultsAt = (b: bigint) =>
       all.filter((r) => r.blockNumber === Number(b) && r.type === 'mark').map((r) => r.vault);
     for (const move of demo.priceMoves) {
+      // A move swaps only the pools holding the moved token: the vaults on them are the ones marked.
+      const moved = new Set(
+        stack.pools
+          .filter((p) => p.token0.symbol === move.token || p.token1.symbol === move.token)
+          .map((p) => p.address),
+      );
+      const onMoved = new Set(demo.vaults.filter((v) => moved.has(v.pool)).map((v) => v.address));
       const created = new Set(
-        all.filter((r) => r.type === 'vault.created' && r.blockNumber < move.blockNumber).map((r) => r.vault),
+        all
+          .filter(
+            (r) => r.type === 'vault.created' && r.blockNumber < move.blockNumber && onMoved.has(r.vault),
+          )
+          .map((r) => r.vault),
       );
       const marked = new Set(vaultsAt(move.blockNumber));
       for (const v of created) {

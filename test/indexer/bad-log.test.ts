@@ -44,10 +44,16 @@ describe('a vault log that does not decode', () => {
     const tx = await dev.rpc.call<string>('eth_sendTransaction', [
       { from: stack.accounts.agent, to: bad.address, data: '0x', gas: '0x30d40' },
     ]);
-    const receipt = await dev.rpc.call<{ blockNumber: string; logs: unknown[] }>(
-      'eth_getTransactionReceipt',
-      [tx],
-    );
+    // anvil mines an automined transaction just after answering eth_sendTransaction: poll.
+    let receipt: { blockNumber: string; logs: unknown[] } | null = null;
+    for (let i = 0; i < 200 && !receipt; i++) {
+      receipt = await dev.rpc.call<{ blockNumber: string; logs: unknown[] } | null>(
+        'eth_getTransactionReceipt',
+        [tx],
+      );
+      if (!receipt) await new Promise((r) => setTimeout(r, 25));
+    }
+    if (!receipt) throw new Error(`no receipt for ${tx}`);
     expect(receipt.logs).toHaveLength(1);
     badBlock = Number(BigInt(receipt.blockNumber));
     await dev.rpc.call('anvil_setCode', [bad.address, original]);

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import {
   type ChainRecord,
+  createBlockValuator,
   createChainClient,
   createValuationReader,
   decodeLog,
@@ -123,6 +124,10 @@ export async function expectedRecords(
   ]);
   const client = createChainClient({ rpcUrl, cacheTime: 0 });
   const reader = createValuationReader(client, { factory: factory as `0x${string}` });
+  const valuator = createBlockValuator(client, {
+    factory: factory as `0x${string}`,
+    heartbeatOf: () => 3600,
+  });
   const vaults = new Set<string>();
   const chainRecords: (ChainRecord & { ts: number })[] = [];
   for (const l of logs) {
@@ -146,24 +151,34 @@ export async function expectedRecords(
     chainRecords.push({ ...r.record, ts: Number(BigInt(l.blockTimestamp ?? '0')) });
   }
   const out: VaultRecord[] = [];
-  for (const { ts, ...cr } of chainRecords) {
+  for (const [i, { ts, ...cr }] of chainRecords.entries()) {
+    const last = !chainRecords
+      .slice(i + 1)
+      .some((o) => o.vault === cr.vault && o.blockNumber === cr.blockNumber);
     out.push({
       ...cr,
       schemaVersion: SCHEMA_VERSION,
       chainId,
       blockTimestamp: ts,
-      context: await reader.read(cr.vault, cr.blockNumber),
+      lastInBlock: last,
+      context: (await valuator.read(cr.blockNumber, [await reader.vaultInfo(cr.vault)])).get(cr.vault)!,
     } as VaultRecord);
   }
   return out;
 }
 
-/** The context ValuationReader reads for a vault at a block (for marks). */
+/** The context the indexer reads for a vault at a block (for marks). */
 export function contextReader(rpcUrl: string, factory: string) {
-  const reader = createValuationReader(createChainClient({ rpcUrl, cacheTime: 0 }), {
+  const client = createChainClient({ rpcUrl, cacheTime: 0 });
+  const reader = createValuationReader(client, { factory: factory as `0x${string}` });
+  const valuator = createBlockValuator(client, {
     factory: factory as `0x${string}`,
+    heartbeatOf: () => 3600,
   });
-  return (vault: string, block: number) => reader.read(vault as `0x${string}`, block);
+  return async (vault: string, block: number) => {
+    const v = vault.toLowerCase() as `0x${string}`;
+    return (await valuator.read(block, [await reader.vaultInfo(v)])).get(v)!;
+  };
 }
 
 /** Records grouped by vault, in the order they appear on the topic. */

@@ -82,15 +82,47 @@ describe('market projector (screen + catalogue topics)', () => {
     }
   });
 
-  it('a restarted projector resumes from its stored offsets and changes nothing', async () => {
-    const before = await pool.query('select * from screen_meta');
-    const p = projector();
+  it('a restarted projector resumes from its stored offsets: nothing re-read, nothing skipped', async () => {
+    // Published while no projector runs: a restart must pick it up (not start at the log's end).
+    await publish(screenTopic, [makeScreen('d', 4000, 0)]);
+    // The poison message (offset 2) is dead-lettered once; forget it, so a restart that re-read
+    // the topic from the start would write it again.
+    await pool.query('delete from dead_letters');
+    // A fresh Kafka group: no offsets committed to Kafka, so only those stored in Postgres (with
+    // the rows) can place the restarted consumer. Its log shows what it read.
+    const lines: { offset?: string; outcome?: string; msg?: string }[] = [];
+    const captured = createLogger({
+      name: 'test',
+      level: 'info',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+    });
+    const p = createMarketProjector({
+      brokers: kafkaBrokers(),
+      pool,
+      logger: captured,
+      screenTopic,
+      catalogueTopic,
+      groupId: 'market-test',
+      kafkaGroupSuffix: 'restart',
+      statsIntervalMs: 0,
+      minDailyReturns: 30,
+    });
     await p.start();
-    await new Promise((r) => setTimeout(r, 1500));
-    await p.stop();
-    const after = await pool.query('select * from screen_meta');
-    expect(after.rows).toEqual(before.rows);
-    expect((await pool.query('select count(*)::int as n from dead_letters')).rows[0].n).toBe(1);
+    try {
+      await until(async () => (await version()) === 'd');
+      // Everything before 'd' sits before it in the one partition: a re-read would have passed it.
+      expect((await pool.query('select count(*)::int as n from dead_letters')).rows[0].n).toBe(0);
+      const offsets = await pool.query(
+        `select next_offset::int as n from consumer_offsets where group_id = 'market-test-screen'`,
+      );
+      expect(offsets.rows).toEqual([{ n: 6 }]);
+      // It was placed at the stored offset (not at 0, leaving the per-message check to skip the rest).
+      const screens = lines.filter((l) => l.msg === 'market message projected' && l.offset !== undefined);
+      expect(screens.map((l) => [l.offset, l.outcome])).toContainEqual(['5', 'applied']);
+      expect(screens.filter((l) => l.outcome === 'skipped')).toEqual([]);
+    } finally {
+      await p.stop();
+    }
   });
 
   describe('liveApr and sigma', () => {
@@ -98,15 +130,19 @@ describe('market projector (screen + catalogue topics)', () => {
     const t0 = Date.UTC(2026, 0, 1, 12);
 
     /** A vault history: daily growth g_d, a deposit on day 10 and a withdrawal on day 20. */
-    function history(days: number) {
-      const points: { ts: number; v: number; i: number; o: number }[] = [{ ts: t0, v: 1000, i: 1000, o: 0 }];
+    function history(days: number, amp = 1) {
+      const points: { ts: number; v: number; i: number; o: number; x: number }[] = [
+        { ts: t0, v: 1000, i: 1000, o: 0, x: 1 },
+      ];
+      let x = 1;
       let v = 1000;
       let cin = 1000;
       let cout = 0;
       const growth: number[] = [];
       for (let d = 1; d <= days; d++) {
-        const g = 0.001 * ((d % 7) - 3); // −0.3 % … +0.3 %
+        const g = amp * 0.001 * ((d % 7) - 3); // −0.3 % … +0.3 %
         growth.push(g);
+        x *= 1 + g; // the fold's return index: flows removed
         v = v * (1 + g);
         if (d === 10) {
           // Deposit after the day's market move, in the same sub-period: flows are removed.
@@ -117,22 +153,24 @@ describe('market projector (screen + catalogue topics)', () => {
           v -= 300;
           cout += 300;
         }
-        points.push({ ts: t0 + d * DAY, v, i: cin, o: cout });
+        points.push({ ts: t0 + d * DAY, v, i: cin, o: cout, x });
       }
       return { points, growth };
     }
 
-    async function seed(vault: string, strategy: string, days: number) {
-      const { points, growth } = history(days);
+    /** `strategy` is the vault's current one; its points ran under `ranUnder` (default the same). */
+    async function seed(vault: string, strategy: string, days: number, ranUnder = strategy, amp = 1) {
+      const { points, growth } = history(days, amp);
       await pool.query(
         `insert into vault_snapshot (vault, chain_id, owner, strategy, status, snapshot, state, last_record_id, records_applied, created_at, updated_at)
          values ($1, 31337, $1, $2, 'earning', '{}', '{}', 'x', $3, $4, $4)`,
         [vault, strategy, points.length, t0],
       );
       await pool.query(
-        `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
-         select $1, x.ts, x.seq, x.seq, x.v, x.i, x.o from jsonb_to_recordset($2::jsonb) as x(ts bigint, seq bigint, v numeric, i numeric, o numeric)`,
-        [vault, JSON.stringify(points.map((p, seq) => ({ ...p, seq })))],
+        `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index)
+         select $1, x.ts, x.seq, x.seq, x.v, x.i, x.o, $3, x.x
+         from jsonb_to_recordset($2::jsonb) as x(ts bigint, seq bigint, v numeric, i numeric, o numeric, x numeric)`,
+        [vault, JSON.stringify(points.map((p, seq) => ({ ...p, seq }))), ranUnder],
       );
       return growth;
     }
@@ -143,10 +181,17 @@ describe('market projector (screen + catalogue topics)', () => {
       );
       await seed(`0x${'29'.repeat(20)}`, 's29', 29);
       const growth = await seed(`0x${'30'.repeat(20)}`, 's30', 30);
-      const stats = await refreshStrategyStats(pool, 30);
-      const s29 = stats.find((s) => s.id === 's29')!;
-      const s30 = stats.find((s) => s.id === 's30')!;
+      // A vault that runs s30 now but earned its whole (different) history under another
+      // strategy: its sub-periods count for that one, never for s30 (they used to move along).
+      await seed(`0x${'31'.repeat(20)}`, 's30', 12, 's-old', 5);
+      // Elapsed days up to asOf, quiet ones included: 29 days after the first point, then 30.
+      const early = await refreshStrategyStats(pool, 30, undefined, t0 + 29 * DAY);
+      const s29 = early.find((s) => s.id === 's29')!;
       expect(s29).toEqual({ id: 's29', liveApr: null, sigma: null, historyDays: 29 });
+      const { rows: nulls } = await pool.query(`select live_apr, sigma from strategies where id = 's29'`);
+      expect(nulls[0]).toEqual({ live_apr: null, sigma: null });
+      const stats = await refreshStrategyStats(pool, 30, undefined, t0 + 30 * DAY);
+      const s30 = stats.find((s) => s.id === 's30')!;
 
       // Independent: flows removed, each day's return is exactly its growth factor.
       const chained = growth.reduce((g, r) => g * (1 + r), 1) - 1;
@@ -156,11 +201,8 @@ describe('market projector (screen + catalogue topics)', () => {
       expect(s30.liveApr).toBeCloseTo((chained * 365) / 30, 9);
       expect(s30.sigma).toBeCloseTo(sd * Math.sqrt(365), 9);
 
-      const { rows } = await pool.query(
-        `select id, live_apr, sigma from strategies where id in ('s29', 's30') order by id`,
-      );
-      expect(rows[0]).toEqual({ id: 's29', live_apr: null, sigma: null });
-      expect(rows[1].live_apr).toBeCloseTo(s30.liveApr!, 12);
+      const { rows } = await pool.query(`select id, live_apr, sigma from strategies where id = 's30'`);
+      expect(rows[0].live_apr).toBeCloseTo(s30.liveApr!, 12);
     });
   });
 });

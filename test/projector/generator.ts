@@ -139,12 +139,45 @@ export function createHistoryGenerator(options: GeneratorOptions): HistoryGenera
     };
   });
 
-  function context(m: VaultModel): ValuationContext {
+  /** The vault's holdings after its record (one record per vault per block). */
+  function holdings(m: VaultModel): ValuationContext['holdings'] {
+    const balances = [
+      { token: m.token0, amount: m.idle0 },
+      { token: m.token1, amount: m.idle1 },
+      { token: m.reward, amount: m.idleReward },
+    ]
+      .filter((b) => b.amount > 0n)
+      .map((b) => ({ token: b.token, amount: b.amount.toString() }));
+    return {
+      balances,
+      positions: m.positions.map((p) => ({
+        id: p.id,
+        pool: m.pool,
+        tickLower: p.tickLower,
+        tickUpper: p.tickUpper,
+        liquidity: p.liquidity.toString(),
+        owed0: '0',
+        owed1: '0',
+      })),
+      pendingRewards: m.pending > 0n ? [{ token: m.reward, amount: m.pending.toString() }] : [],
+    };
+  }
+
+  function context(m: VaultModel, ts: number): ValuationContext {
+    const token = (address: Hex, symbol: string, decimals: number, priceUsd: string, i: number) => ({
+      address,
+      symbol,
+      decimals,
+      priceUsd,
+      feed: addr('feed', i, address),
+      priceUpdatedAt: ts,
+      heartbeat: 3600,
+    });
     return {
       tokens: [
-        { address: m.token0, symbol: 'WETH', decimals: 18, priceUsd: m.price0.toFixed(8) },
-        { address: m.token1, symbol: 'USDC', decimals: 6, priceUsd: '1' },
-        { address: m.reward, symbol: 'RWD', decimals: 18, priceUsd: m.priceReward.toFixed(8) },
+        token(m.token0, 'WETH', 18, m.price0.toFixed(8), 0),
+        token(m.token1, 'USDC', 6, '1', 1),
+        token(m.reward, 'RWD', 18, m.priceReward.toFixed(8), 2),
       ],
       pools: [
         {
@@ -157,6 +190,7 @@ export function createHistoryGenerator(options: GeneratorOptions): HistoryGenera
           token1: m.token1,
         },
       ],
+      holdings: holdings(m),
     };
   }
 
@@ -188,7 +222,8 @@ export function createHistoryGenerator(options: GeneratorOptions): HistoryGenera
       txIndex: synthetic ? -1 : (at?.txIndex ?? inBlock),
       logIndex: synthetic ? -1 : (at?.logIndex ?? inBlock),
       vault: m.vault,
-      context: context(m),
+      lastInBlock: true,
+      context: context(m, 1_700_000_000 + b * 2),
       type,
       payload,
     } as VaultRecord;

@@ -131,7 +131,7 @@ describe('projector: duplicates and instances', () => {
 });
 
 describe('projector: poison records', () => {
-  it('dead-letters bad JSON, a schema failure and a fold refusal, and projects the rest', async () => {
+  it('dead-letters bad JSON, a schema failure and a log-rule break, loudly, and projects the rest', async () => {
     const topic = uniqueTopic('proj-poison');
     await createTopic(brokers(), topic, 1);
     const gen = createHistoryGenerator({ vaults: 2, seed: 5 });
@@ -139,11 +139,10 @@ describe('projector: poison records', () => {
     const m = gen.vaults()[0] as VaultModel;
     const badJson = Buffer.from('{"schemaVersion":1,');
     const badSchema = Buffer.from(JSON.stringify({ ...before[1], vault: 'not-an-address' }));
-    const refused = gen.record(m, 'withdrawal', {
-      to: m.owner,
-      token: m.token0,
-      amount: `1${'0'.repeat(40)}`,
-    });
+    // The fold is total over what the chain accepted; it refuses only log-rule breaks, such as a
+    // record of a vault whose vault.created it never saw (envelope).
+    const stranger = `0x${'ab'.repeat(20)}` as const;
+    const refused = { ...before[1]!, vault: stranger } as VaultRecord;
     const after = gen.take(40);
     await publish(brokers(), topic, before, [
       { key: m.vault, value: badJson },
@@ -169,8 +168,34 @@ describe('projector: poison records', () => {
     expect(letters[0]?.value.equals(badJson)).toBe(true);
     expect(letters[1]?.reason).toMatch(/^schema: vault/);
     expect(letters[1]?.value.equals(badSchema)).toBe(true);
-    expect(letters[2]?.reason).toMatch(/^fold: insufficient-idle/);
-    expect(Object.fromEntries(counted.map((c) => [c.labels.kind, c.value]))).toEqual({ decode: 2, fold: 1 });
+    expect(letters[2]?.reason).toMatch(/before vault\.created/);
+    expect(Object.fromEntries(counted.map((c) => [c.labels.kind, c.value]))).toEqual({
+      decode: 2,
+      envelope: 1,
+    });
+    const kinds = await query<{ vault: string | null; kind: string }>(
+      db.writerUrl,
+      db.schema,
+      'select vault, kind from dead_letters order by "offset"',
+    );
+    expect(kinds).toEqual([
+      { vault: m.vault, kind: 'decode' },
+      { vault: m.vault, kind: 'decode' },
+      { vault: stranger, kind: 'envelope' },
+    ]);
+    // The vault whose records could not be read says so in its snapshot; the stranger has none.
+    const snaps = await query<{ vault: string; behind: unknown }>(
+      db.writerUrl,
+      db.schema,
+      `select vault, snapshot::jsonb -> 'behind' as behind from vault_snapshot order by vault`,
+    );
+    expect(snaps.find((x) => x.vault === m.vault)?.behind).toEqual({
+      deadLetters: 2,
+      kinds: ['decode'],
+      first: { partition: 0, offset: '40' },
+    });
+    expect(snaps.filter((x) => x.vault !== m.vault).every((x) => x.behind === null)).toBe(true);
+    expect(snaps.some((x) => x.vault === stranger)).toBe(false);
 
     // Everything else is projected, including the vault's records after the poison.
     const [ledger] = await query<{ n: number }>(
@@ -244,7 +269,7 @@ describe('projector: revert', () => {
     const [mid] = await query<{ n: number }>(
       db.writerUrl,
       db.schema,
-      'select count(*)::int as n from ledger where vault = $1 and block_hash = any($2)',
+      `select count(*)::int as n from ledger where vault = $1 and block_hash = any($2) and type <> 'balance.reconciled'`,
       [m.vault, orphanHashes],
     );
     expect(mid?.n).toBe(3);

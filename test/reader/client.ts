@@ -1,3 +1,4 @@
+import { createClient, type ReaderClient } from '@vault-yield/client';
 import { createLogger } from '@vault-yield/common';
 import { createReader, type Reader, type ReaderConfig, readerConfig } from '@vault-yield/reader';
 import type { TestDatabase } from '../harness/index.js';
@@ -15,6 +16,8 @@ export interface TestReader {
   reader: Reader;
   url: string;
   validator: OpenApiValidator;
+  /** The typed client (@vault-yield/client) on this reader. */
+  client: ReaderClient;
   /** Every response goes through the OpenAPI validator: a mismatch throws. */
   get(path: string, headers?: Record<string, string>): Promise<Res>;
   request(method: string, path: string, headers?: Record<string, string>): Promise<Res>;
@@ -31,7 +34,7 @@ export async function startReader(
       schema: db.schema,
       port: 0,
       host: '127.0.0.1',
-      rateLimit: { ratePerSecond: 0, burst: 1, trustProxy: false },
+      rateLimit: { ratePerSecond: 0, burst: 1, trustedProxies: { kind: 'none' } },
       logger: createLogger({ name: 'reader-test', level: 'silent' }),
       ...overrides,
     }),
@@ -61,6 +64,7 @@ export async function startReader(
     reader,
     url,
     validator,
+    client: createClient(url),
     get: (path, headers) => request('GET', path, headers),
     request,
     stop: () => reader.stop(),

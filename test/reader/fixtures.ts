@@ -1,8 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import {
+  ledgerPayloadSchemas,
   type PositionView,
   payloadSchemas,
+  RECONCILED,
+  RECONCILED_LOG_INDEX,
+  RECONCILED_TX_INDEX,
   type RecordType,
+  SCHEMA_VERSION,
   type SnapshotView,
   snapshotView,
   vaultRecord,
@@ -56,6 +61,7 @@ function position(id: string, inRange: boolean): PositionView {
     range: { lower, upper, current: inRange ? 2012.123456 : 2450.5 },
     inRange,
     pendingRewardsUsd: 1.25,
+    uncollectedFeesUsd: 0.5,
   };
 }
 
@@ -104,6 +110,9 @@ export function makeSnapshot(spec: SnapshotSpec = {}): SnapshotView {
           }
         : null,
     updatedAt,
+    pendingRewardsUsd: positions.length * 1.25,
+    uncollectedFeesUsd: positions.length * 0.5,
+    stalePrices: [],
   };
   return snapshotView.parse(snap);
 }
@@ -164,7 +173,8 @@ export async function insertSnapshots(
 
 export interface LedgerSpec {
   vault: string;
-  type: RecordType;
+  /** A record type, or `balance.reconciled` (a row the projector books; no record of the log). */
+  type: RecordType | typeof RECONCILED;
   blockNumber: number;
   txIndex?: number;
   logIndex?: number;
@@ -180,7 +190,14 @@ const TOKEN0 = '0x1111111111111111111111111111111111111111';
 const TOKEN1 = '0x2222222222222222222222222222222222222222';
 
 /** A payload of `type` that parses with its record schema. */
-export function samplePayload(type: RecordType): unknown {
+export function samplePayload(type: RecordType | typeof RECONCILED): unknown {
+  if (type === RECONCILED)
+    return ledgerPayloadSchemas[RECONCILED].parse({
+      token: TOKEN1,
+      amount: '5000000',
+      valueUsd: '5',
+      bookedAs: 'capitalIn',
+    });
   const samples: Record<RecordType, unknown> = {
     'vault.created': {
       owner: '0x3333333333333333333333333333333333333333',
@@ -231,9 +248,26 @@ export function samplePayload(type: RecordType): unknown {
 export async function insertLedger(db: Writer, specs: readonly LedgerSpec[]): Promise<void> {
   if (specs.length === 0) return;
   const rows = specs.map((s) => {
+    if (s.type === RECONCILED) {
+      // As the projector writes it: after every transaction of the block, logIndex −2.
+      const payload = s.payload ?? samplePayload(s.type);
+      return {
+        chain_id: s.chainId ?? 31337,
+        block_hash: s.blockHash ?? blockHashOf(s.blockNumber),
+        tx_hash: s.txHash ?? randomHash(),
+        log_index: s.logIndex ?? RECONCILED_LOG_INDEX,
+        vault: s.vault,
+        block_number: s.blockNumber,
+        tx_index: s.txIndex ?? RECONCILED_TX_INDEX,
+        ts: s.ts ?? s.blockNumber * 1000,
+        type: s.type,
+        payload,
+        record: { type: s.type, payload },
+      };
+    }
     const synthetic = s.type === 'mark' || s.type === 'revert';
     const record = vaultRecord.parse({
-      schemaVersion: 1,
+      schemaVersion: SCHEMA_VERSION,
       chainId: s.chainId ?? 31337,
       blockNumber: s.blockNumber,
       blockHash: s.blockHash ?? blockHashOf(s.blockNumber),
@@ -242,9 +276,21 @@ export async function insertLedger(db: Writer, specs: readonly LedgerSpec[]): Pr
       txIndex: synthetic ? -1 : (s.txIndex ?? 0),
       logIndex: synthetic ? -1 : (s.logIndex ?? 0),
       vault: s.vault,
+      lastInBlock: true,
       context: {
-        tokens: [{ address: TOKEN1, symbol: 'USDC', decimals: 6, priceUsd: '1' }],
+        tokens: [
+          {
+            address: TOKEN1,
+            symbol: 'USDC',
+            decimals: 6,
+            priceUsd: '1',
+            feed: TOKEN1,
+            priceUpdatedAt: Math.floor((s.ts ?? s.blockNumber * 1000) / 1000),
+            heartbeat: 3600,
+          },
+        ],
         pools: [],
+        holdings: { balances: [], positions: [], pendingRewards: [] },
       },
       type: s.type,
       payload: s.payload ?? samplePayload(s.type),

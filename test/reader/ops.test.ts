@@ -158,7 +158,8 @@ describe('operations, errors, limits, document', () => {
 
   it('rate limit: per-client token bucket → 429 rate_limited with Retry-After and RateLimit headers', async () => {
     const limited = await startReader(db, {
-      rateLimit: { ratePerSecond: 0.001, burst: 3, trustProxy: true },
+      // The test's own connections (127.0.0.1) stand for the proxy in front of the reader.
+      rateLimit: { ratePerSecond: 0.001, burst: 3, trustedProxies: { kind: 'cidrs', cidrs: ['127.0.0.1'] } },
     });
     try {
       const path = `/v1/vault/${S.vault}/snapshot`;
@@ -177,10 +178,18 @@ describe('operations, errors, limits, document', () => {
       expect(errorCode(last!)).toBe('rate_limited');
       expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(last!.headers.get('ratelimit-remaining')).toBe('0');
-      // Another client has its own bucket; operational routes are not limited.
+      // Another client has its own bucket; /health (from memory, for probes) is never limited.
       expect((await limited.get(path, { 'X-Forwarded-For': '198.51.100.1, 10.0.0.1' })).status).toBe(200);
       expect((await limited.get('/health', a)).status).toBe(200);
-      expect((await limited.get('/v1/nothing', a)).status).toBe(429); // every /v1 request counts
+      expect((await limited.get('/v1/nothing', a)).status).toBe(429); // every request counts
+      // Operational routes that cost something share the client's bucket.
+      for (const ops of ['/ready', '/metrics', '/docs', '/openapi.json'])
+        expect((await limited.get(ops, a)).status, ops).toBe(429);
+      // Rotating the client-written part of X-Forwarded-For buys no fresh bucket.
+      for (let i = 0; i < 5; i++)
+        expect((await limited.get(path, { 'X-Forwarded-For': `192.0.2.${i}, 203.0.113.7` })).status).toBe(
+          429,
+        );
     } finally {
       await limited.stop();
     }
@@ -188,9 +197,10 @@ describe('operations, errors, limits, document', () => {
 
   it('rate limit ignores X-Forwarded-For unless the proxy is trusted', async () => {
     const limited = await startReader(db, {
-      rateLimit: { ratePerSecond: 0.001, burst: 2, trustProxy: false },
+      rateLimit: { ratePerSecond: 0.001, burst: 3, trustedProxies: { kind: 'none' } },
     });
     try {
+      // startReader's own GET /openapi.json took the first token of 127.0.0.1's bucket.
       const codes: number[] = [];
       for (let i = 0; i < 3; i++)
         codes.push((await limited.get('/v1/strategies', { 'X-Forwarded-For': `192.0.2.${i}` })).status);
@@ -287,13 +297,30 @@ describe('operations, errors, limits, document', () => {
     );
   });
 
-  it('/docs renders the document as static HTML (no scripts, no CDN)', async () => {
+  it('/docs is the interactive reference (Scalar) reading /openapi.json, its bundle served here (no CDN)', async () => {
     const res = await r.get('/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    for (const p of ['/v1/vault/{address}/events', '/v1/universe/pairs', 'LedgerRow', 'X-Next-Cursor'])
-      expect(res.text).toContain(p);
-    expect(res.text).not.toMatch(/<script|https?:\/\/(?!reader)/);
+    expect(res.text).toContain('<script src="/docs/scalar.js"></script>');
+    expect(res.text).toContain('"url":"/openapi.json"');
+    expect(res.text).toContain('"withDefaultFonts":false'); // fonts come from a CDN otherwise
+    expect(res.text).toContain('"showDeveloperTools":"never"'); // its menus lead to scalar.com
+    expect(res.text).not.toMatch(/https?:\/\//); // nothing fetched from elsewhere
+    // The bundle: the installed @scalar/api-reference's standalone build, cacheable, with a 304.
+    const bundle = await fetch(`${r.url}/docs/scalar.js`);
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const etag = bundle.headers.get('etag')!;
+    expect((await bundle.text()).length).toBeGreaterThan(1_000_000);
+    const again = await fetch(`${r.url}/docs/scalar.js`, { headers: { 'If-None-Match': etag } });
+    expect(again.status).toBe(304);
+    // Compressed once, not per request: gzip when accepted, the same bytes as identity otherwise.
+    expect(bundle.headers.get('content-encoding')).toBe('gzip');
+    expect(bundle.headers.get('vary')).toBe('Accept-Encoding');
+    const plain = await fetch(`${r.url}/docs/scalar.js`, { headers: { 'Accept-Encoding': 'identity' } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expect(plain.headers.get('etag')).not.toBe(etag);
+    expect(Number(plain.headers.get('content-length'))).toBeGreaterThan(1_000_000);
   });
 
   it('the OpenAPI document is large enough to be compressed', async () => {
@@ -315,13 +342,19 @@ describe('operations, errors, limits, document', () => {
       );
       // Every request is being handled (the gauge) and the reads wait on the lock.
       const gauge = reader.reader.registry.getSingleMetric('http_requests_in_flight')!;
-      for (;;) {
+      // Bounded: a reader that never takes the requests in (or never reaches the table) fails here
+      // with what was seen, instead of hanging until the test's time-out.
+      for (let tries = 0; ; tries++) {
         const { rows } = await w.query(
           `select count(*)::int as n from pg_locks where not granted and relation = 'vault_snapshot'::regclass`,
         );
         const handling = (await gauge.get()).values[0]?.value ?? 0;
         if (rows[0].n > 0 && handling === 10) break;
-        await new Promise((res) => setImmediate(res));
+        if (tries >= 2_000)
+          throw new Error(
+            `requests never all in flight: ${handling} handled, ${rows[0].n} waiting on the lock`,
+          );
+        await new Promise((res) => setTimeout(res, 10));
       }
       stopped = reader.stop();
       await expect(fetch(`${reader.url}/health`)).rejects.toThrow(); // no longer accepting

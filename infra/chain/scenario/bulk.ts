@@ -3,7 +3,7 @@ import { type Address, encodeFunctionData, type Hex, toEventSelector } from 'vie
 import { devChain, type Rpc } from '../rpc.js';
 import type { ReferenceStack } from './deploy.js';
 import { readSlot0 } from './market.js';
-import { floorTick, getAmountsForLiquidity, getLiquidityForAmounts, getSqrtRatioAtTick } from './math.js';
+import { floorTick, getLiquidityForAmounts, getSqrtRatioAtTick } from './math.js';
 import { strategyId } from './vault-ops.js';
 
 export interface BulkOptions {
@@ -48,7 +48,8 @@ const MAX = (1n << 256n) - 1n;
  * eth_sendTransaction with explicit nonces (anvil signs for its unlocked accounts), then mined
  * with evm_mine until the pool drains; each block holds events of many vaults. No price moves:
  * every amount is computed once at the pool price. The block gas limit is raised to fit.
- * Per vault: VaultCreated, 2 deposits, PositionOpened, then cycles of FeesCollected,
+ * Vaults hold real positions in the stack's first Uniswap v3 pool (same range each, so the
+ * pool's ticks are initialized once). Per vault: VaultCreated, 2 deposits, PositionOpened, then cycles of FeesCollected,
  * RewardsAccrued, PositionResized (+10%), RewardsClaimed, PositionResized (back), PositionRebalanced.
  */
 export async function playBulk(stack: ReferenceStack, opts: BulkOptions): Promise<BulkResult> {
@@ -57,9 +58,9 @@ export async function playBulk(stack: ReferenceStack, opts: BulkOptions): Promis
   const dev = devChain(stack.rpcUrl);
   const rpc = dev.rpc;
   const { agent, deployer, owners } = stack.accounts;
-  const { token0, token1 } = stack;
   const perBlock = opts.txsPerBlock ?? 2000;
   const pool = stack.pools[0]!;
+  const { token0, token1 } = pool;
   const started = performance.now();
 
   await dev.setBlockGasLimit(4_000_000_000n);
@@ -124,16 +125,24 @@ export async function playBulk(stack: ReferenceStack, opts: BulkOptions): Promis
       })),
     );
     const vaults = vaultWords.map((w) => `0x${w.slice(26)}` as Address);
+    // Blocks order the owners' createVault txs by sender, not by submission: ask each vault.
+    const ownerWords = await rpc.batch<Hex>(
+      vaults.map((v) => ({
+        method: 'eth_call',
+        params: [{ to: v, data: encodeFunctionData({ abi: vaultAbi, functionName: 'owner' }) }, 'latest'],
+      })),
+    );
+    const vaultOwner = ownerWords.map((w) => `0x${w.slice(26)}` as Address);
 
     // Phase 2: approvals and deposits (owners), then the agent's cycles, interleaved by vault.
     const phase2: Tx[] = [];
     vaults.forEach((v, i) => {
-      phase2.push(call(ownerOf(i), token0.address, testTokenAbi, 'approve', [v, MAX]));
-      phase2.push(call(ownerOf(i), token1.address, testTokenAbi, 'approve', [v, MAX]));
+      phase2.push(call(vaultOwner[i]!, token0.address, testTokenAbi, 'approve', [v, MAX]));
+      phase2.push(call(vaultOwner[i]!, token1.address, testTokenAbi, 'approve', [v, MAX]));
     });
     vaults.forEach((v, i) => {
-      phase2.push(call(ownerOf(i), v, vaultAbi, 'deposit', [token0.address, dep0]));
-      phase2.push(call(ownerOf(i), v, vaultAbi, 'deposit', [token1.address, dep1]));
+      phase2.push(call(vaultOwner[i]!, v, vaultAbi, 'deposit', [token0.address, dep0]));
+      phase2.push(call(vaultOwner[i]!, v, vaultAbi, 'deposit', [token1.address, dep1]));
     });
     await sendAndMine(rpc, dev, phase2, nonces, perBlock, progress);
 
@@ -143,31 +152,19 @@ export async function playBulk(stack: ReferenceStack, opts: BulkOptions): Promis
     const sa = getSqrtRatioAtTick(tickLower);
     const sb = getSqrtRatioAtTick(tickUpper);
     const liq = getLiquidityForAmounts(sp, sa, sb, dep0 / 2n, dep1 / 2n);
-    const held = getAmountsForLiquidity(sp, sa, sb, liq);
-    const bigger = getAmountsForLiquidity(sp, sa, sb, (liq * 11n) / 10n);
-    const d0 = bigger.amount0 - held.amount0;
-    const d1 = bigger.amount1 - held.amount1;
     const reward = 10n ** 18n;
+    // The pool computes every amount: the vault pays mints from idle (half of the deposits go
+    // in, the +10% resize and the rebalance back into the same range fit in the other half).
     const cycle: ((v: Address) => Tx)[] = [
-      (v) => call(agent, v, vaultAbi, 'collectFees', [1n, 10n ** 12n, 1000n]),
+      (v) => call(agent, v, vaultAbi, 'collectFees', [1n]),
       (v) => call(agent, v, vaultAbi, 'accrueRewards', [reward]),
-      (v) => call(agent, v, vaultAbi, 'resizePosition', [1n, (liq * 11n) / 10n, d0, d1]),
+      (v) => call(agent, v, vaultAbi, 'resizePosition', [1n, (liq * 11n) / 10n]),
       (v) => call(agent, v, vaultAbi, 'claimRewards', [reward]),
-      (v) => call(agent, v, vaultAbi, 'resizePosition', [1n, liq, -d0, -d1]),
-      (v) =>
-        call(agent, v, vaultAbi, 'rebalancePosition', [
-          1n,
-          tickLower,
-          tickUpper,
-          liq,
-          held.amount0,
-          held.amount1,
-          held.amount0,
-          held.amount1,
-        ]),
+      (v) => call(agent, v, vaultAbi, 'resizePosition', [1n, liq]),
+      (v) => call(agent, v, vaultAbi, 'rebalancePosition', [1n, tickLower, tickUpper, liq]),
     ];
     const phase3: Tx[] = vaults.map((v) =>
-      call(agent, v, vaultAbi, 'openPosition', [tickLower, tickUpper, liq, held.amount0, held.amount1]),
+      call(agent, v, vaultAbi, 'openPosition', [tickLower, tickUpper, liq]),
     );
     for (let k = 0; k < opts.eventsPerVault - 4; k++) {
       for (const v of vaults) phase3.push(cycle[k % cycle.length]!(v));
@@ -208,8 +205,8 @@ function call(
   args: readonly unknown[],
 ): Tx {
   const data = encodeFunctionData({ abi, functionName, args } as Parameters<typeof encodeFunctionData>[0]);
-  // createVault deploys a Vault (~2.4M gas); every other call stays well under 400k.
-  return { from, to, data, gas: functionName === 'createVault' ? 4_000_000n : 400_000n };
+  // createVault deploys a Vault (~3M gas); pool mints/burns that initialize ticks stay under 1M.
+  return { from, to, data, gas: functionName === 'createVault' ? 6_000_000n : 1_000_000n };
 }
 
 async function sendAndMine(

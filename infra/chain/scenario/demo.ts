@@ -2,7 +2,7 @@ import { vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
 import { type Address, type Hex, toEventSelector } from 'viem';
 import { devChain } from '../rpc.js';
 import type { ReferenceStack } from './deploy.js';
-import { movePrice } from './market.js';
+import { churn, movePrice } from './market.js';
 import {
   close,
   collectFees,
@@ -33,8 +33,9 @@ export interface DemoResult {
   /** First and last block of the scenario (inclusive). */
   fromBlock: bigint;
   toBlock: bigint;
-  /** WETH price moves: the block where feed and pools moved together, and the new USD price. */
-  priceMoves: { blockNumber: bigint; token: 'WETH'; usd: number }[];
+  /** Price moves: the block where the feed and the pools holding the token moved together
+   *  (real swaps), and the new USD price. */
+  priceMoves: { blockNumber: bigint; token: 'WETH' | 'ARB'; usd: number }[];
   /** Vault-record events emitted (by Solidity event name), counted from the chain's logs. */
   eventCounts: Record<string, number>;
 }
@@ -43,23 +44,28 @@ const ONE_RWD = 10n ** 18n;
 
 /**
  * A realistic history on the reference stack (see infra/chain/README.md for the script):
- * three vaults (alice / uniswap-v3 0.05% narrow, bob / uniswap-v3 0.3% wide, carol /
- * slipstream gauge), deposits in both tokens, in-range positions, fees, rewards, WETH 3000 → 3240
- * (narrow ranges fall out) → 2950, a rebalance, resizes, a performance fee, a strategy change, a
+ * three vaults on real Uniswap v3 pools (alice / WETH-USDC 0.05% narrow, bob / WETH-USDC 0.3%
+ * wide, carol / USDC-ARB 0.3% with gauge rewards), deposits in both tokens, in-range positions,
+ * trading fees from real swap volume, rewards, WETH 3000 → 3240 and ARB 0.8 → 0.864 (narrow
+ * ranges fall out) → 2950 / 0.78, a rebalance, resizes, a performance fee, a strategy change, a
  * suspension with reason + withdrawal while suspended + resume, and carol's full exit.
  */
 export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions = {}): Promise<DemoResult> {
   const c = stack.clients;
   const dev = devChain(stack.rpcUrl);
   const { agent, guardian, feeCollector, treasury, owners } = stack.accounts;
-  const { weth, usdc } = stack.tokens;
+  const { weth, usdc, arb } = stack.tokens;
   const step = () => dev.increaseTime(opts.stepSeconds ?? 6 * 3600);
   const wad = (t: { decimals: number }, whole: number) =>
     BigInt(Math.round(whole * 1e6)) * 10n ** BigInt(t.decimals - 6);
-  const [pool500, pool3000, poolGauge] = stack.pools;
+  const [pool500, pool3000, poolArb] = stack.pools;
   const [alice, bob, carol] = [owners[0]!, owners[1 % owners.length]!, owners[2 % owners.length]!];
   const fromBlock = (await dev.blockNumber()) + 1n;
   const priceMoves: DemoResult['priceMoves'] = [];
+  const move = async (token: typeof weth, usd: number) => {
+    const blockNumber = await movePrice(stack, token, usd);
+    priceMoves.push({ blockNumber, token: token.symbol as 'WETH' | 'ARB', usd });
+  };
 
   const deposit = (v: TrackedVault, token: { address: Address; decimals: number }, whole: number) =>
     write(c, v.owner, v.address, vaultAbi, 'deposit', [token.address, wad(token, whole)]);
@@ -79,8 +85,10 @@ export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions 
   // 1. Three vaults, owners funded (mint + approve are token events, not vault records).
   const a = await createVault(stack, alice, pool500!, 'eth-usdc-narrow');
   const b = await createVault(stack, bob, pool3000!, 'eth-usdc-wide');
-  const g = await createVault(stack, carol, poolGauge!, 'eth-usdc-gauge');
-  for (const v of [a, b, g]) await fundOwner(stack, v, 100n, 500_000n);
+  const g = await createVault(stack, carol, poolArb!, 'usdc-arb-gauge');
+  await fundOwner(stack, a, 100n, 500_000n);
+  await fundOwner(stack, b, 100n, 500_000n);
+  await fundOwner(stack, g, 500_000n, 500_000n);
 
   // 2. Deposits in both tokens.
   await step();
@@ -89,7 +97,7 @@ export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions 
   await deposit(b, weth, 5);
   await deposit(b, usdc, 15_000);
   await deposit(g, usdc, 24_000);
-  await deposit(g, weth, 8);
+  await deposit(g, arb, 30_000);
 
   // 3. Positions in range: ±100 ticks (~1%), ±1200 (~12%), ±500 (~5%), 80% of idle.
   await step();
@@ -97,16 +105,20 @@ export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions 
   const pb = await openAround(stack, b, 1200, 80n);
   const pg = await openAround(stack, g, 500, 80n);
 
-  // 4. Trading fees and gauge rewards.
+  // 4. Trading volume (swaps out and back across the ranges), fees collected, gauge rewards.
   await step();
-  await collectFees(stack, a, pa, 20n);
-  await collectFees(stack, b, pb, 5n);
+  await churn(stack, pool500!, 150);
+  await churn(stack, pool3000!, -600);
+  await churn(stack, poolArb!, 300);
+  await collectFees(stack, a, pa);
+  await collectFees(stack, b, pb);
   await asAgent.accrue(g, 120n * ONE_RWD);
   await asAgent.accrue(a, 30n * ONE_RWD);
 
-  // 5. WETH +8%: the narrow and gauge ranges fall out; the wide one stays in.
+  // 5. WETH +8% and ARB +8%: the narrow and the ARB ranges fall out; the wide one stays in.
   await step();
-  priceMoves.push({ blockNumber: await movePrice(stack, weth, 3240), token: 'WETH', usd: 3240 });
+  await move(weth, 3240);
+  await move(arb, 0.864);
 
   // 6. Agent reacts: rebalance the narrow vault; bob adds capital and the wide position grows.
   await step();
@@ -122,9 +134,10 @@ export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions 
     treasury,
   ]);
 
-  // 7. WETH back to 2950: the gauge range is in again, the rebalanced narrow one is out.
+  // 7. WETH back to 2950 and ARB to 0.78: the ARB range is in again, the rebalanced narrow one out.
   await step();
-  priceMoves.push({ blockNumber: await movePrice(stack, weth, 2950), token: 'WETH', usd: 2950 });
+  await move(weth, 2950);
+  await move(arb, 0.78);
   await write(c, bob, b.address, vaultAbi, 'selectStrategy', [strategyId('eth-usdc-mid')]);
   await resize(stack, b, pb, lb);
 
@@ -137,17 +150,20 @@ export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions 
   await step();
   await write(c, guardian, b.address, vaultAbi, 'resume', []);
 
-  // 9. Carol exits: fees, close, remaining rewards, completeExit (sweeps idle → Withdrawn ×3).
+  // 9. Carol exits: volume, close, then the fees still owed to the closed position collected,
+  // remaining rewards, completeExit (sweeps idle → Withdrawn ×3).
   await step();
+  await churn(stack, poolArb!, -200);
   await write(c, carol, g.address, vaultAbi, 'requestExit', []);
-  await collectFees(stack, g, pg, 10n);
   await close(stack, g, pg);
+  await collectFees(stack, g, pg);
   await asAgent.claim(g, g.pendingRewards);
   await write(c, agent, g.address, vaultAbi, 'completeExit', []);
 
   // 10. Alice: back in range around 2950, claims rewards, takes 0.25 WETH and 5000 USDC out, pays a fee in WETH.
   await step();
   await rebalanceAround(stack, a, pa, 100, 80n);
+  await churn(stack, pool500!, -80);
   await asAgent.claim(a, a.pendingRewards);
   await withdraw(a, weth, 0.25);
   await withdraw(a, usdc, 5_000);
@@ -197,7 +213,7 @@ export async function countVaultEvents(
   const counts: Record<string, number> = {};
   for (const log of logs) {
     const name = names.get(log.topics[0] as Hex);
-    if (!name || name === 'FeedSet' || name === 'RolesSet') continue;
+    if (!name || ['FeedSet', 'RolesSet', 'VenueSet', 'GaugeSet'].includes(name)) continue;
     counts[name] = (counts[name] ?? 0) + 1;
   }
   return counts;

@@ -1,15 +1,26 @@
 import {
   mockAggregatorAbi,
   mockAggregatorBytecode,
-  mockPoolAbi,
-  mockPoolBytecode,
+  rewardsGaugeAbi,
+  rewardsGaugeBytecode,
+  swapperAbi,
+  swapperBytecode,
   testTokenAbi,
   testTokenBytecode,
+  uniswapV3FactoryAbi,
+  uniswapV3FactoryBytecode,
+  uniswapV3PoolAbi,
   vaultFactoryAbi,
   vaultFactoryBytecode,
 } from '@vault-yield/contracts';
-import type { Address } from 'viem';
-import { poolPriceFromUsd } from './math.js';
+import type { Abi, Address } from 'viem';
+import {
+  getLiquidityForAmounts,
+  getSqrtRatioAtTick,
+  MAX_TICK,
+  MIN_TICK,
+  sqrtPriceX96FromAnswers,
+} from './math.js';
 import { createDriverClients, type DriverClients, deploy, write } from './wallet.js';
 
 export interface StackToken {
@@ -17,19 +28,23 @@ export interface StackToken {
   symbol: string;
   decimals: number;
   feed: Address;
-  /** Initial USD price (the feed's first answer). */
+  /** Current USD price (the feed's latest answer, as set by the driver). */
   usd: number;
 }
 
 export interface StackPool {
+  /** A real UniswapV3Pool, created by the published UniswapV3Factory. */
   address: Address;
-  venue: string;
+  venue: 'uniswap-v3';
   fee: number;
   tickSpacing: number;
+  /** Pool token order (by address, as Uniswap v3 sorts it). */
+  token0: StackToken;
+  token1: StackToken;
 }
 
 export interface StackAccounts {
-  /** Deployer: token minter, feed updater, pool controller, factory admin. anvil account 0. */
+  /** Deployer: token minter, feed updater, factories' admin/owner. anvil account 0. */
   deployer: Address;
   /** The vaults' agent. anvil account 1. */
   agent: Address;
@@ -47,35 +62,53 @@ export interface ReferenceStack {
   rpcUrl: string;
   chainId: number;
   accounts: StackAccounts;
-  tokens: { weth: StackToken; usdc: StackToken; rwd: StackToken };
-  /** Pool token order, as Uniswap v3 sorts it: token0 is the lower address of WETH and USDC. */
-  token0: StackToken;
-  token1: StackToken;
-  /** WETH/USDC pools: uniswap-v3 fee 500 (spacing 10), uniswap-v3 fee 3000 (spacing 60),
-   *  aerodrome-slipstream fee 400 (spacing 50). */
+  /** WETH (18 dec), USDC (6), ARB (18), RWD (18, the reward token); addresses chosen so that
+   *  WETH < USDC < ARB. */
+  tokens: { weth: StackToken; usdc: StackToken; arb: StackToken; rwd: StackToken };
+  /** [0] WETH/USDC 0.05% (spacing 10), [1] WETH/USDC 0.3% (60): WETH is token0;
+   *  [2] USDC/ARB 0.3% (60): USDC is token0. */
   pools: StackPool[];
+  /** VaultFactory (the service's registry of vaults, feeds, venues). */
   factory: Address;
+  /** The published UniswapV3Factory. */
+  uniswapFactory: Address;
+  /** RewardsGauge paying claimed rewards (funded with RWD). */
+  gauge: Address;
+  /** Swapper: trades against the pools and owns their background liquidity. */
+  swapper: Address;
   /** Block the factory was deployed in (VaultFactory.deploymentBlock): the indexer's start. */
   deploymentBlock: bigint;
   /** viem clients the driver uses (anvil signs for its unlocked accounts). */
   clients: DriverClients;
 }
 
-const POOLS = [
-  { venue: 'uniswap-v3', fee: 500, tickSpacing: 10 },
-  { venue: 'uniswap-v3', fee: 3000, tickSpacing: 60 },
-  { venue: 'aerodrome-slipstream', fee: 400, tickSpacing: 50 },
-] as const;
-
 /** USD price → 8-decimal Chainlink answer. */
 export function toAnswer(usd: number): bigint {
   return BigInt(Math.round(usd * 1e8));
 }
 
+/** The pool's sqrtPriceX96 at the tokens' current feed prices. */
+export function targetSqrtPrice(pool: StackPool): bigint {
+  return sqrtPriceX96FromAnswers(
+    toAnswer(pool.token0.usd),
+    toAnswer(pool.token1.usd),
+    pool.token0.decimals,
+    pool.token1.decimals,
+  );
+}
+
+/** Background liquidity per pool, in USD per side (full range, owned by the swapper). */
+const BACKGROUND_USD_PER_SIDE = 1_000_000;
+/** Swapper inventory: whole tokens of each kind (pays swaps and background liquidity). */
+const SWAPPER_WHOLE = 1_000_000_000n;
+
 /**
- * Deploys the reference stack on a fresh dev chain: tokens (WETH 18, USDC 6, RWD 18), USD feeds
- * (3000, 1, 0.5), three WETH/USDC pools at the feed price with a large inventory (to pay fees,
- * rewards and price-moved withdrawals), and the factory with every feed registered.
+ * Deploys the reference stack on a fresh dev chain: tokens (WETH 18, USDC 6, ARB 18, RWD 18) with
+ * USD feeds (3000, 1, 0.8, 0.5), the published UniswapV3Factory and three pools created by it and
+ * initialized at the feed price, full-range background liquidity from the swapper, the
+ * VaultFactory with every feed and venue registered, and a funded RewardsGauge.
+ * Deterministic on a fresh anvil: token addresses come from the deployer's nonce; a token whose
+ * address falls on the wrong side is deployed again (same sequence every run).
  */
 export async function deployReferenceStack(rpcUrl: string): Promise<ReferenceStack> {
   const c = await createDriverClients(rpcUrl);
@@ -83,51 +116,90 @@ export async function deployReferenceStack(rpcUrl: string): Promise<ReferenceSta
   if (!deployer || !agent || !guardian || !feeCollector || !treasury || owners.length === 0) {
     throw new Error(`need ≥ 6 unlocked accounts, node has ${c.accounts.length}`);
   }
+  const dep = (abi: Abi, bytecode: `0x${string}`, args: readonly unknown[]) =>
+    deploy(c, deployer, abi, bytecode, args);
 
-  const token = async (name: string, symbol: string, decimals: number, usd: number): Promise<StackToken> => {
-    const address = await deploy(c, deployer, testTokenAbi, testTokenBytecode, [
-      name,
-      symbol,
-      decimals,
-      deployer,
-    ]);
-    const feed = await deploy(c, deployer, mockAggregatorAbi, mockAggregatorBytecode, [
-      `${symbol} / USD`,
-      toAnswer(usd),
-    ]);
+  /** Deploys a token until `ok(address)` holds, then its feed. */
+  const token = async (
+    name: string,
+    symbol: string,
+    decimals: number,
+    usd: number,
+    ok: (a: Address) => boolean = () => true,
+  ): Promise<StackToken> => {
+    let address: Address;
+    for (let tries = 0; ; tries++) {
+      if (tries > 32) throw new Error(`could not place ${symbol} in the token order`);
+      address = await dep(testTokenAbi, testTokenBytecode, [name, symbol, decimals, deployer]);
+      if (ok(address)) break;
+    }
+    const feed = await dep(mockAggregatorAbi, mockAggregatorBytecode, [`${symbol} / USD`, toAnswer(usd)]);
     return { address, symbol, decimals, feed, usd };
   };
-  const weth = await token('Wrapped Ether', 'WETH', 18, 3000);
   const usdc = await token('USD Coin', 'USDC', 6, 1);
+  const weth = await token('Wrapped Ether', 'WETH', 18, 3000, (a) => a < usdc.address);
+  const arb = await token('Arbitrum', 'ARB', 18, 0.8, (a) => a > usdc.address);
   const rwd = await token('Reward Token', 'RWD', 18, 0.5);
-  const [token0, token1] = weth.address < usdc.address ? [weth, usdc] : [usdc, weth];
 
-  const factory = await deploy(c, deployer, vaultFactoryAbi, vaultFactoryBytecode, [guardian, feeCollector]);
-  for (const t of [weth, usdc, rwd]) {
+  const factory = await dep(vaultFactoryAbi, vaultFactoryBytecode, [guardian, feeCollector]);
+  for (const t of [weth, usdc, arb, rwd]) {
     await write(c, deployer, factory, vaultFactoryAbi, 'setFeed', [t.address, t.feed]);
   }
+  const gauge = await dep(rewardsGaugeAbi, rewardsGaugeBytecode, [factory]);
+  await write(c, deployer, factory, vaultFactoryAbi, 'setGauge', [gauge]);
+  await write(c, deployer, rwd.address, testTokenAbi, 'mint', [gauge, SWAPPER_WHOLE * 10n ** 18n]);
 
-  const price = poolPriceFromUsd(token0.usd, token1.usd, token0.decimals, token1.decimals);
-  const pools: StackPool[] = [];
-  for (const p of POOLS) {
-    const address = await deploy(c, deployer, mockPoolAbi, mockPoolBytecode, [
-      token0.address,
-      token1.address,
-      p.fee,
-      p.tickSpacing,
-      p.venue,
-      price.sqrtPriceX96,
-      price.tick,
+  const swapper = await dep(swapperAbi, swapperBytecode, []);
+  for (const t of [weth, usdc, arb]) {
+    await write(c, deployer, t.address, testTokenAbi, 'mint', [
+      swapper,
+      SWAPPER_WHOLE * 10n ** BigInt(t.decimals),
     ]);
-    pools.push({ address, ...p });
-    // Inventory: the mock pays fees, rewards and price-moved withdrawals from it.
-    for (const [t, whole] of [
-      [weth, 1_000_000n],
-      [usdc, 10_000_000_000n],
-      [rwd, 1_000_000_000n],
-    ] as const) {
-      await write(c, deployer, t.address, testTokenAbi, 'mint', [address, whole * 10n ** BigInt(t.decimals)]);
-    }
+  }
+
+  const uniswapFactory = await dep(uniswapV3FactoryAbi as Abi, uniswapV3FactoryBytecode, []);
+  const specs = [
+    { token0: weth, token1: usdc, fee: 500 },
+    { token0: weth, token1: usdc, fee: 3000 },
+    { token0: usdc, token1: arb, fee: 3000 },
+  ];
+  const pools: StackPool[] = [];
+  for (const s of specs) {
+    await write(c, deployer, uniswapFactory, uniswapV3FactoryAbi, 'createPool', [
+      s.token0.address,
+      s.token1.address,
+      s.fee,
+    ]);
+    const address = (
+      await c.publicClient.readContract({
+        address: uniswapFactory,
+        abi: uniswapV3FactoryAbi,
+        functionName: 'getPool',
+        args: [s.token0.address, s.token1.address, s.fee],
+      })
+    ).toLowerCase() as Address;
+    const tickSpacing = await c.publicClient.readContract({
+      address,
+      abi: uniswapV3PoolAbi,
+      functionName: 'tickSpacing',
+    });
+    const pool: StackPool = { address, venue: 'uniswap-v3', tickSpacing, ...s };
+    const sqrtP = targetSqrtPrice(pool);
+    await write(c, deployer, address, uniswapV3PoolAbi, 'initialize', [sqrtP]);
+    await write(c, deployer, factory, vaultFactoryAbi, 'setVenue', [address, pool.venue]);
+    const lower = Math.ceil(MIN_TICK / tickSpacing) * tickSpacing;
+    const upper = Math.floor(MAX_TICK / tickSpacing) * tickSpacing;
+    const whole = (t: StackToken) =>
+      BigInt(Math.round(BACKGROUND_USD_PER_SIDE / t.usd)) * 10n ** BigInt(t.decimals);
+    const liquidity = getLiquidityForAmounts(
+      sqrtP,
+      getSqrtRatioAtTick(lower),
+      getSqrtRatioAtTick(upper),
+      whole(s.token0),
+      whole(s.token1),
+    );
+    await write(c, deployer, swapper, swapperAbi, 'mintLiquidity', [address, lower, upper, liquidity]);
+    pools.push(pool);
   }
 
   const deploymentBlock = await c.publicClient.readContract({
@@ -139,11 +211,12 @@ export async function deployReferenceStack(rpcUrl: string): Promise<ReferenceSta
     rpcUrl,
     chainId: c.chain.id,
     accounts: { deployer, agent, guardian, feeCollector, treasury, owners },
-    tokens: { weth, usdc, rwd },
-    token0,
-    token1,
+    tokens: { weth, usdc, arb, rwd },
     pools,
     factory,
+    uniswapFactory,
+    gauge,
+    swapper,
     deploymentBlock,
     clients: c,
   };

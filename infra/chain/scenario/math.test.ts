@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { floorTick, getSqrtRatioAtTick, poolPriceFromUsd } from './math.js';
+import { floorTick, getSqrtRatioAtTick, isqrt, poolPriceFromUsd, sqrtPriceX96FromAnswers } from './math.js';
 
 // The v3 math itself is tested in packages/domain; these cover the driver's price helpers.
 describe('scenario price helpers', () => {
@@ -22,5 +23,20 @@ describe('scenario price helpers', () => {
     expect(floorTick(125, 60)).toBe(120);
     expect(floorTick(-125, 60)).toBe(-180);
     expect(floorTick(-120, 60)).toBe(-120);
+  });
+
+  it('isqrt is the floor square root, also for 256-bit numbers', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: (1n << 256n) - 1n }), (n) => {
+        const r = isqrt(n);
+        return r * r <= n && (r + 1n) * (r + 1n) > n;
+      }),
+    );
+  });
+
+  it('sqrtPriceX96 from feed answers: WETH/USDC at 3000 and USDC/ARB at 0.8', () => {
+    const toHuman = (sp: bigint, d0: number, d1: number) => (Number(sp) / 2 ** 96) ** 2 * 10 ** (d0 - d1);
+    expect(toHuman(sqrtPriceX96FromAnswers(3000_00000000n, 1_00000000n, 18, 6), 18, 6)).toBeCloseTo(3000, 6);
+    expect(toHuman(sqrtPriceX96FromAnswers(1_00000000n, 80000000n, 6, 18), 6, 18)).toBeCloseTo(1.25, 9);
   });
 });

@@ -37,3 +37,29 @@ export function poolPriceFromUsd(
 export function floorTick(tick: number, spacing: number): number {
   return Math.floor(tick / spacing) * spacing;
 }
+
+/** Integer square root (floor) of a non-negative bigint. */
+export function isqrt(n: bigint): bigint {
+  if (n < 0n) throw new Error('isqrt of a negative number');
+  if (n < 2n) return n;
+  // Newton from above: start at a power of two ≥ √n, stop when the iterate stops shrinking.
+  let x = 1n << BigInt(Math.ceil(n.toString(2).length / 2));
+  for (;;) {
+    const y = (x + n / x) >> 1n;
+    if (y >= x) return x;
+    x = y;
+  }
+}
+
+/**
+ * The pool's sqrtPriceX96 for two feed answers (same feed decimals): raw price = answer0 ·
+ * 10^dec1 / (answer1 · 10^dec0) token1 units per token0 unit, sqrtPriceX96 = ⌊√(raw · 2^192)⌋.
+ */
+export function sqrtPriceX96FromAnswers(
+  answer0: bigint,
+  answer1: bigint,
+  dec0: number,
+  dec1: number,
+): bigint {
+  return isqrt((answer0 * 10n ** BigInt(dec1) * (1n << 192n)) / (answer1 * 10n ** BigInt(dec0)));
+}

@@ -38,8 +38,8 @@ export async function createVault(
     owner,
     stack.accounts.agent,
     strategyId(strategy),
-    stack.token0.address,
-    stack.token1.address,
+    pool.token0.address,
+    pool.token1.address,
     pool.address,
     stack.tokens.rwd.address,
   ]);
@@ -64,10 +64,10 @@ export async function createVault(
   throw new Error('createVault emitted no VaultCreated');
 }
 
-/** Mints tokens to an owner and approves the vault for both pool tokens. */
+/** Mints the pool's two tokens to an owner and approves the vault for both. */
 export async function fundOwner(stack: ReferenceStack, v: TrackedVault, whole0: bigint, whole1: bigint) {
   const c = stack.clients;
-  const { token0, token1 } = stack;
+  const { token0, token1 } = v.pool;
   const { deployer } = stack.accounts;
   await write(c, deployer, token0.address, testTokenAbi, 'mint', [
     v.owner,
@@ -93,7 +93,7 @@ export async function idle(
       functionName: 'balanceOf',
       args: [v.address],
     });
-  const [idle0, idle1] = await Promise.all([read(stack.token0.address), read(stack.token1.address)]);
+  const [idle0, idle1] = await Promise.all([read(v.pool.token0.address), read(v.pool.token1.address)]);
   return { idle0, idle1 };
 }
 
@@ -103,16 +103,13 @@ function rangeAround(tick: number, halfWidth: number, spacing: number) {
   return { tickLower, tickUpper, sa: getSqrtRatioAtTick(tickLower), sb: getSqrtRatioAtTick(tickUpper) };
 }
 
-function positionAmounts(sp: bigint, p: Pick<TrackedPosition, 'tickLower' | 'tickUpper'>, liquidity: bigint) {
-  return getAmountsForLiquidity(
-    sp,
-    getSqrtRatioAtTick(p.tickLower),
-    getSqrtRatioAtTick(p.tickUpper),
-    liquidity,
-  );
+/** Liquidity worth `sharePct`% of the given balances in a range at the pool price. */
+function liquidityFor(sp: bigint, r: { sa: bigint; sb: bigint }, a0: bigint, a1: bigint, sharePct: bigint) {
+  return getLiquidityForAmounts(sp, r.sa, r.sb, (a0 * sharePct) / 100n, (a1 * sharePct) / 100n);
 }
 
-/** Opens a position of ±halfWidth ticks around the pool tick with `sharePct`% of the idle balances. */
+/** Opens a position of ±halfWidth ticks around the pool tick with `sharePct`% of the idle
+ * balances (the pool computes and takes the amounts). */
 export async function openAround(
   stack: ReferenceStack,
   v: TrackedVault,
@@ -122,42 +119,26 @@ export async function openAround(
   const { sqrtPriceX96: sp, tick } = await readSlot0(stack, v.pool.address);
   const { idle0, idle1 } = await idle(stack, v);
   const r = rangeAround(tick, halfWidth, v.pool.tickSpacing);
-  const liquidity = getLiquidityForAmounts(
-    sp,
-    r.sa,
-    r.sb,
-    (idle0 * sharePct) / 100n,
-    (idle1 * sharePct) / 100n,
-  );
-  const { amount0, amount1 } = getAmountsForLiquidity(sp, r.sa, r.sb, liquidity);
+  const liquidity = liquidityFor(sp, r, idle0, idle1, sharePct);
   await write(stack.clients, stack.accounts.agent, v.address, vaultAbi, 'openPosition', [
     r.tickLower,
     r.tickUpper,
     liquidity,
-    amount0,
-    amount1,
   ]);
   const id = v.nextPositionId++;
   v.positions.set(id, { id, tickLower: r.tickLower, tickUpper: r.tickUpper, liquidity });
   return id;
 }
 
-/** Sets a position's liquidity; deltas are the LiquidityAmounts difference at the pool price. */
+/** Sets a position's liquidity (up: minted from idle; down: principal back to idle). */
 export async function resize(stack: ReferenceStack, v: TrackedVault, id: bigint, liquidity: bigint) {
   const p = v.positions.get(id)!;
-  const { sqrtPriceX96: sp } = await readSlot0(stack, v.pool.address);
-  const before = positionAmounts(sp, p, p.liquidity);
-  const after = positionAmounts(sp, p, liquidity);
-  await write(stack.clients, stack.accounts.agent, v.address, vaultAbi, 'resizePosition', [
-    id,
-    liquidity,
-    after.amount0 - before.amount0,
-    after.amount1 - before.amount1,
-  ]);
+  await write(stack.clients, stack.accounts.agent, v.address, vaultAbi, 'resizePosition', [id, liquidity]);
   p.liquidity = liquidity;
 }
 
-/** Withdraws the position at the pool price and redeploys idle funds around the current tick. */
+/** Moves the position to ±halfWidth around the current tick with `sharePct`% of what it and the
+ * idle balances hold (estimated at the pool price; the pool settles the exact amounts). */
 export async function rebalanceAround(
   stack: ReferenceStack,
   v: TrackedVault,
@@ -167,49 +148,42 @@ export async function rebalanceAround(
 ) {
   const p = v.positions.get(id)!;
   const { sqrtPriceX96: sp, tick } = await readSlot0(stack, v.pool.address);
-  const out = positionAmounts(sp, p, p.liquidity);
+  const out = getAmountsForLiquidity(
+    sp,
+    getSqrtRatioAtTick(p.tickLower),
+    getSqrtRatioAtTick(p.tickUpper),
+    p.liquidity,
+  );
   const { idle0, idle1 } = await idle(stack, v);
   const r = rangeAround(tick, halfWidth, v.pool.tickSpacing);
-  const liquidity = getLiquidityForAmounts(
-    sp,
-    r.sa,
-    r.sb,
-    ((idle0 + out.amount0) * sharePct) / 100n,
-    ((idle1 + out.amount1) * sharePct) / 100n,
-  );
-  const into = getAmountsForLiquidity(sp, r.sa, r.sb, liquidity);
+  const liquidity = liquidityFor(sp, r, idle0 + out.amount0, idle1 + out.amount1, sharePct);
   await write(stack.clients, stack.accounts.agent, v.address, vaultAbi, 'rebalancePosition', [
     id,
     r.tickLower,
     r.tickUpper,
     liquidity,
-    out.amount0,
-    out.amount1,
-    into.amount0,
-    into.amount1,
   ]);
   Object.assign(p, { tickLower: r.tickLower, tickUpper: r.tickUpper, liquidity });
 }
 
+/** Burns the whole position (principal to idle; its fees stay owed until collectFees). */
 export async function close(stack: ReferenceStack, v: TrackedVault, id: bigint) {
   const p = v.positions.get(id)!;
-  const { sqrtPriceX96: sp } = await readSlot0(stack, v.pool.address);
-  const out = positionAmounts(sp, p, p.liquidity);
-  await write(stack.clients, stack.accounts.agent, v.address, vaultAbi, 'closePosition', [
-    id,
-    out.amount0,
-    out.amount1,
-  ]);
+  await write(stack.clients, stack.accounts.agent, v.address, vaultAbi, 'closePosition', [id]);
   p.liquidity = 0n;
 }
 
-/** Collects trading fees worth `bps` basis points of the position's current amounts. */
-export async function collectFees(stack: ReferenceStack, v: TrackedVault, id: bigint, bps: bigint) {
-  const p = v.positions.get(id)!;
-  const { sqrtPriceX96: sp } = await readSlot0(stack, v.pool.address);
-  const held = positionAmounts(sp, p, p.liquidity === 0n ? 10n ** 15n : p.liquidity);
-  const fee0 = (held.amount0 * bps) / 10_000n + 1n;
-  const fee1 = (held.amount1 * bps) / 10_000n + 1n;
-  await write(stack.clients, stack.accounts.agent, v.address, vaultAbi, 'collectFees', [id, fee0, fee1]);
-  return { fee0, fee1 };
+/** Collects every fee the pool owes the position; returns what the vault received. */
+export async function collectFees(stack: ReferenceStack, v: TrackedVault, id: bigint) {
+  const r = await write(stack.clients, stack.accounts.agent, v.address, vaultAbi, 'collectFees', [id]);
+  for (const log of r.logs) {
+    if (log.address.toLowerCase() !== v.address) continue;
+    try {
+      const e = decodeEventLog({ abi: vaultAbi, data: log.data, topics: log.topics });
+      if (e.eventName === 'FeesCollected') return { fee0: e.args.amount0, fee1: e.args.amount1 };
+    } catch {
+      // not a vault event
+    }
+  }
+  throw new Error('collectFees emitted no FeesCollected');
 }

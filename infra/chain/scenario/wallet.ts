@@ -47,9 +47,12 @@ export async function receiptOf(c: DriverClients, hash: Hash): Promise<Transacti
   const r = await c.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 10 });
   if (r.status !== 'success') {
     const trace = await c.publicClient
-      .request({ method: 'debug_traceTransaction' as 'eth_call', params: [hash, {}] as never })
+      .request({
+        method: 'debug_traceTransaction' as 'eth_call',
+        params: [hash, { tracer: 'callTracer' }] as never,
+      })
       .catch(() => null);
-    throw new Error(`transaction ${hash} reverted ${JSON.stringify(trace)?.slice(0, 400)}`);
+    throw new Error(`transaction ${hash} reverted ${JSON.stringify(trace)?.slice(0, 1500)}`);
   }
   return r;
 }
@@ -67,7 +70,11 @@ export async function deploy(
   return r.contractAddress.toLowerCase() as Address;
 }
 
-/** Sends one contract call from an unlocked account (gas estimated: reverts throw decoded). */
+/**
+ * Sends one contract call from an unlocked account. Gas is estimated (reverts throw decoded)
+ * plus a margin: anvil's estimate for Uniswap v3 burns/collects (storage refunds, the 63/64
+ * rule in nested calls) can come out below what the transaction then uses.
+ */
 export async function write<
   const abi extends Abi,
   fn extends ContractFunctionName<abi, 'nonpayable' | 'payable'>,
@@ -79,13 +86,13 @@ export async function write<
   functionName: fn,
   args: ContractFunctionArgs<abi, 'nonpayable' | 'payable', fn>,
 ): Promise<TransactionReceipt> {
+  const request = { address, abi, functionName, args, account: from, chain: c.chain };
+  const estimate = await c.publicClient.estimateContractGas(
+    request as unknown as Parameters<PublicClient['estimateContractGas']>[0],
+  );
   const hash = await c.walletClient.writeContract({
-    address,
-    abi,
-    functionName,
-    args,
-    account: from,
-    chain: c.chain,
+    ...request,
+    gas: (estimate * 3n) / 2n + 50_000n,
   } as unknown as Parameters<WalletClient['writeContract']>[0]);
   return receiptOf(c, hash);
 }

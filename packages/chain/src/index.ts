@@ -16,10 +16,10 @@ export {
   decodeVaultLog,
   type LogPosition,
   type LogRef,
-  type MarketEvent,
   type RawLog,
   recordTypeOfEvent,
   refOf,
+  type ValuationEvent,
 } from './decode/index.js';
 export {
   answerUpdatedEventAbi,
@@ -27,11 +27,19 @@ export {
   factoryEventsAbi,
   feedSetEventAbi,
   swapEventAbi,
+  transferEventAbi,
   vaultCreatedEventAbi,
   vaultEventsAbi,
 } from './events/index.js';
 export { type FactoryInfo, readFactoryInfo } from './factory.js';
 export * from './rpc/index.js';
+export {
+  BlockValuationError,
+  type BlockValuator,
+  type BlockValuatorConfig,
+  createBlockValuator,
+  type ValuedVault,
+} from './valuation/block.js';
 export {
   createValuationReader,
   formatScaled,

@@ -1,9 +1,13 @@
 /**
  * Compiles solidity/*.sol with solc-js from npm (the compiler ships in the package: no network)
  * and writes src/artifacts/<Name>.ts (ABI `as const` + bytecode) and src/artifacts/index.ts.
+ * Uniswap v3 core is NOT compiled here: its ABIs and the factory's creation bytecode are copied
+ * as published in @uniswap/v3-core@1.0.1 (artifacts/contracts/*.sol/*.json), so the chain runs
+ * the exact audited bytecode (the factory deploys pools with the pool code embedded in it).
  * Run: npm run compile:contracts -w @vault-yield/contracts
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import solc from 'solc';
@@ -15,7 +19,25 @@ export const artifactsDir = join(here, '..', 'src', 'artifacts');
 /** Pinned target: anvil 1.7.1 defaults to a later hardfork, which runs cancun bytecode. */
 export const EVM_VERSION = 'cancun';
 /** Contracts that get an artifact (interfaces declared inside the sources are skipped). */
-export const CONTRACTS = ['TestToken', 'MockAggregator', 'MockPool', 'Vault', 'VaultFactory'] as const;
+export const CONTRACTS = [
+  'TestToken',
+  'MockAggregator',
+  'RewardsGauge',
+  'Swapper',
+  'Vault',
+  'VaultFactory',
+] as const;
+/** Published v3-core artifacts: name → whether its creation bytecode is exported too. */
+export const PUBLISHED = { UniswapV3Factory: true, UniswapV3Pool: false } as const;
+
+/** The published artifact JSON (hardhat format) of a v3-core contract. */
+export function publishedArtifact(name: keyof typeof PUBLISHED): { abi: unknown[]; bytecode: string } {
+  const require = createRequire(import.meta.url);
+  return require(`@uniswap/v3-core/artifacts/contracts/${name}.sol/${name}.json`) as {
+    abi: unknown[];
+    bytecode: string;
+  };
+}
 
 interface SolcError {
   severity: 'error' | 'warning' | 'info';
@@ -63,11 +85,25 @@ export function compileContracts(): Record<string, string> {
       `export const ${lowerFirst(name)}Abi = ${abi} as const;\n\n` +
       `export const ${lowerFirst(name)}Bytecode = '0x${unit.evm.bytecode.object}' as const;\n`;
   }
+  const published = `// Copied by packages/contracts/scripts/compile.ts from @uniswap/v3-core@1.0.1 as published. Do not edit.\n`;
+  for (const [name, withBytecode] of Object.entries(PUBLISHED)) {
+    const art = publishedArtifact(name as keyof typeof PUBLISHED);
+    files[`${name}.ts`] =
+      published +
+      `export const ${lowerFirst(name)}Abi = ${JSON.stringify(art.abi, null, 2)} as const;\n` +
+      (withBytecode ? `\nexport const ${lowerFirst(name)}Bytecode = '${art.bytecode}' as const;\n` : '');
+  }
   files['index.ts'] =
     header +
     CONTRACTS.map((n) => `export { ${lowerFirst(n)}Abi, ${lowerFirst(n)}Bytecode } from './${n}.js';\n`).join(
       '',
-    );
+    ) +
+    Object.entries(PUBLISHED)
+      .map(
+        ([n, withBytecode]) =>
+          `export { ${lowerFirst(n)}Abi${withBytecode ? `, ${lowerFirst(n)}Bytecode` : ''} } from './${n}.js';\n`,
+      )
+      .join('');
   return files;
 }
 

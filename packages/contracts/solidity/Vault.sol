@@ -8,12 +8,24 @@ interface IERC20V {
     function transferFrom(address from, address to, uint256 amount) external returns (bool);
 }
 
-interface IPoolV {
+/// The subset of UniswapV3Pool (v3-core 1.0.1) the vault calls.
+interface IUniswapV3PoolV {
     function tickSpacing() external view returns (int24);
-    function addLiquidity(uint128 liq, uint256 amount0, uint256 amount1) external;
-    function removeLiquidity(uint128 liq, uint256 amount0, uint256 amount1) external;
-    function collect(uint256 amount0, uint256 amount1) external;
-    function payReward(address token, uint256 amount) external;
+    function mint(address recipient, int24 tickLower, int24 tickUpper, uint128 amount, bytes calldata data)
+        external
+        returns (uint256 amount0, uint256 amount1);
+    function burn(int24 tickLower, int24 tickUpper, uint128 amount) external returns (uint256 amount0, uint256 amount1);
+    function collect(
+        address recipient,
+        int24 tickLower,
+        int24 tickUpper,
+        uint128 amount0Requested,
+        uint128 amount1Requested
+    ) external returns (uint128 amount0, uint128 amount1);
+}
+
+interface IRewardsGauge {
+    function pay(address token, uint256 amount) external;
 }
 
 interface IFactoryRoles {
@@ -21,18 +33,23 @@ interface IFactoryRoles {
     function feeCollector() external view returns (address);
 }
 
-/// @notice An agent-managed liquidity vault on one pool. Roles: the owner (deposits, withdrawals,
-/// strategy, exit requests), the agent (positions, fees, rewards, exit completion), the
-/// factory's guardian (suspend/resume) and the factory's fee collector (performance fee).
-/// While suspended, withdrawals and unwinding (close, collect, claim, exit) stay available.
-/// Token amounts for liquidity are computed by the agent off-chain (LiquidityAmounts at the
-/// pool's current price); the vault checks balances, ranges and roles.
+/// @notice An agent-managed liquidity vault holding its positions directly in one Uniswap v3 pool
+/// (the vault is the pool position's owner). Roles: the owner (deposits, withdrawals, strategy,
+/// exit requests), the agent (positions, fees, rewards, exit completion), the factory's guardian
+/// (suspend/resume) and the factory's fee collector (performance fee). While suspended,
+/// withdrawals and unwinding (close, collect, claim, exit) stay available.
+/// The pool computes every amount: mints are paid from the vault's idle balance in
+/// uniswapV3MintCallback, burns return principal to idle (fees stay owed in the pool until
+/// collectFees or a rebalance collects them). Two live positions never share a range, since the
+/// pool keys positions by (owner, tickLower, tickUpper).
 contract Vault {
     struct Position {
         int24 tickLower;
         int24 tickUpper;
         uint128 liquidity;
         bool exists;
+        /// Open, or closed with fees not yet collected.
+        bool live;
     }
 
     address public immutable factory;
@@ -42,6 +59,7 @@ contract Vault {
     address public immutable token1;
     address public immutable pool;
     address public immutable rewardToken;
+    address public immutable gauge;
 
     bytes32 public strategy;
     bool public suspended;
@@ -89,6 +107,7 @@ contract Vault {
     error NotAgent();
     error NotGuardian();
     error NotFeeCollector();
+    error NotPool();
     error IsSuspended();
     error NotSuspended();
     error ExitPending();
@@ -97,6 +116,7 @@ contract Vault {
     error UnknownToken();
     error UnknownPosition();
     error PositionClosedAlready();
+    error RangeInUse();
     error InsufficientIdle();
     error InsufficientPending();
     error BadRange();
@@ -111,7 +131,8 @@ contract Vault {
         address token0_,
         address token1_,
         address pool_,
-        address rewardToken_
+        address rewardToken_,
+        address gauge_
     ) {
         factory = msg.sender;
         owner = owner_;
@@ -121,8 +142,7 @@ contract Vault {
         token1 = token1_;
         pool = pool_;
         rewardToken = rewardToken_;
-        IERC20V(token0_).approve(pool_, type(uint256).max);
-        IERC20V(token1_).approve(pool_, type(uint256).max);
+        gauge = gauge_;
     }
 
     modifier onlyOwner() {
@@ -150,7 +170,8 @@ contract Vault {
         emit Deposited(msg.sender, token, amount);
     }
 
-    /// Allowed while suspended: exits stay available.
+    /// Allowed while suspended: exits stay available. Checks the real balance, so tokens sent
+    /// to the vault by a plain transfer are withdrawable too.
     function withdraw(address token, uint256 amount) external onlyOwner {
         _withdraw(token, amount);
     }
@@ -170,7 +191,8 @@ contract Vault {
 
     // ---- agent ----
 
-    function openPosition(int24 tickLower, int24 tickUpper, uint128 liquidity, uint256 amount0, uint256 amount1)
+    /// Mints `liquidity` in [tickLower, tickUpper); the pool takes what that costs at its price.
+    function openPosition(int24 tickLower, int24 tickUpper, uint128 liquidity)
         external
         onlyAgent
         active
@@ -179,73 +201,78 @@ contract Vault {
         if (exitRequested) revert ExitPending();
         _checkRange(tickLower, tickUpper);
         if (liquidity == 0) revert BadAmount();
-        _requireIdle(amount0, amount1);
         positionId = nextPositionId++;
-        positions[positionId] = Position(tickLower, tickUpper, liquidity, true);
+        _checkRangeFree(positionId, tickLower, tickUpper);
+        positions[positionId] = Position(tickLower, tickUpper, liquidity, true, true);
         openPositions += 1;
-        IPoolV(pool).addLiquidity(liquidity, amount0, amount1);
+        (uint256 amount0, uint256 amount1) = _mint(tickLower, tickUpper, liquidity);
         emit PositionOpened(positionId, pool, tickLower, tickUpper, liquidity, amount0, amount1);
     }
 
-    /// Both deltas share the sign of the liquidity change (or are zero).
-    function resizePosition(uint256 positionId, uint128 liquidity, int256 amount0Delta, int256 amount1Delta)
+    /// Up: mints the difference (deltas ≥ 0, paid from idle). Down: burns the difference and
+    /// collects exactly the burned principal (deltas ≤ 0); fees stay owed in the pool.
+    function resizePosition(uint256 positionId, uint128 liquidity) external onlyAgent active {
+        Position storage p = _open(positionId);
+        if (liquidity == 0 || liquidity == p.liquidity) revert BadAmount();
+        int256 d0;
+        int256 d1;
+        if (liquidity > p.liquidity) {
+            (uint256 a0, uint256 a1) = _mint(p.tickLower, p.tickUpper, liquidity - p.liquidity);
+            (d0, d1) = (int256(a0), int256(a1));
+        } else {
+            (uint256 a0, uint256 a1) = _burnPrincipal(p.tickLower, p.tickUpper, p.liquidity - liquidity);
+            (d0, d1) = (-int256(a0), -int256(a1));
+        }
+        p.liquidity = liquidity;
+        emit PositionResized(positionId, liquidity, d0, d1);
+    }
+
+    /// Burns the whole old range and collects everything owed on it (principal + fees: the fee
+    /// part is emitted as FeesCollected first), then mints the new range from idle.
+    function rebalancePosition(uint256 positionId, int24 tickLower, int24 tickUpper, uint128 liquidity)
         external
         onlyAgent
         active
     {
         Position storage p = _open(positionId);
-        if (liquidity == 0 || liquidity == p.liquidity) revert BadAmount();
-        if (liquidity > p.liquidity) {
-            if (amount0Delta < 0 || amount1Delta < 0) revert BadAmount();
-            _requireIdle(uint256(amount0Delta), uint256(amount1Delta));
-            IPoolV(pool).addLiquidity(liquidity - p.liquidity, uint256(amount0Delta), uint256(amount1Delta));
-        } else {
-            if (amount0Delta > 0 || amount1Delta > 0) revert BadAmount();
-            IPoolV(pool).removeLiquidity(p.liquidity - liquidity, uint256(-amount0Delta), uint256(-amount1Delta));
-        }
-        p.liquidity = liquidity;
-        emit PositionResized(positionId, liquidity, amount0Delta, amount1Delta);
-    }
-
-    /// Withdraws the whole old range (Out, to idle) and deposits the new range (In, from idle).
-    function rebalancePosition(
-        uint256 positionId,
-        int24 tickLower,
-        int24 tickUpper,
-        uint128 liquidity,
-        uint256 amount0Out,
-        uint256 amount1Out,
-        uint256 amount0In,
-        uint256 amount1In
-    ) external onlyAgent active {
-        Position storage p = _open(positionId);
         _checkRange(tickLower, tickUpper);
         if (liquidity == 0) revert BadAmount();
-        IPoolV(pool).removeLiquidity(p.liquidity, amount0Out, amount1Out);
-        _requireIdle(amount0In, amount1In);
-        IPoolV(pool).addLiquidity(liquidity, amount0In, amount1In);
+        _checkRangeFree(positionId, tickLower, tickUpper);
+        (uint256 out0, uint256 out1) = IUniswapV3PoolV(pool).burn(p.tickLower, p.tickUpper, p.liquidity);
+        (uint128 got0, uint128 got1) = IUniswapV3PoolV(pool).collect(
+            address(this), p.tickLower, p.tickUpper, type(uint128).max, type(uint128).max
+        );
+        if (got0 > out0 || got1 > out1) emit FeesCollected(positionId, got0 - out0, got1 - out1);
         p.tickLower = tickLower;
         p.tickUpper = tickUpper;
         p.liquidity = liquidity;
-        emit PositionRebalanced(
-            positionId, tickLower, tickUpper, liquidity, amount0Out, amount1Out, amount0In, amount1In
-        );
+        (uint256 in0, uint256 in1) = _mint(tickLower, tickUpper, liquidity);
+        emit PositionRebalanced(positionId, tickLower, tickUpper, liquidity, out0, out1, in0, in1);
     }
 
-    /// Allowed while suspended.
-    function closePosition(uint256 positionId, uint256 amount0, uint256 amount1) external onlyAgent {
+    /// Burns all liquidity and collects exactly the principal; fees stay owed in the pool and
+    /// the position stays live until collectFees. Allowed while suspended.
+    function closePosition(uint256 positionId) external onlyAgent {
         Position storage p = _open(positionId);
-        IPoolV(pool).removeLiquidity(p.liquidity, amount0, amount1);
+        (uint256 a0, uint256 a1) = _burnPrincipal(p.tickLower, p.tickUpper, p.liquidity);
         p.liquidity = 0;
         openPositions -= 1;
-        emit PositionClosed(positionId, amount0, amount1);
+        emit PositionClosed(positionId, a0, a1);
     }
 
-    /// Allowed while suspended, and on closed positions (fees owed at close).
-    function collectFees(uint256 positionId, uint256 amount0, uint256 amount1) external onlyAgent {
-        if (!positions[positionId].exists) revert UnknownPosition();
-        IPoolV(pool).collect(amount0, amount1);
-        emit FeesCollected(positionId, amount0, amount1);
+    /// Collects every fee the pool owes the position (a zero-liquidity burn first brings an open
+    /// position's fees up to date). On a closed position this retires it from livePositions.
+    /// Allowed while suspended.
+    function collectFees(uint256 positionId) external onlyAgent {
+        Position storage p = positions[positionId];
+        if (!p.exists) revert UnknownPosition();
+        if (!p.live) revert PositionClosedAlready();
+        if (p.liquidity > 0) IUniswapV3PoolV(pool).burn(p.tickLower, p.tickUpper, 0);
+        else p.live = false;
+        (uint128 got0, uint128 got1) = IUniswapV3PoolV(pool).collect(
+            address(this), p.tickLower, p.tickUpper, type(uint128).max, type(uint128).max
+        );
+        emit FeesCollected(positionId, got0, got1);
     }
 
     function accrueRewards(uint256 amount) external onlyAgent active {
@@ -254,12 +281,12 @@ contract Vault {
         emit RewardsAccrued(rewardToken, amount);
     }
 
-    /// Allowed while suspended.
+    /// Paid by the factory's rewards gauge. Allowed while suspended.
     function claimRewards(uint256 amount) external onlyAgent {
         if (amount == 0) revert BadAmount();
         if (amount > pendingRewards) revert InsufficientPending();
         pendingRewards -= amount;
-        IPoolV(pool).payReward(rewardToken, amount);
+        IRewardsGauge(gauge).pay(rewardToken, amount);
         emit RewardsClaimed(rewardToken, amount);
     }
 
@@ -273,6 +300,17 @@ contract Vault {
         if (rewardToken != token0 && rewardToken != token1) _sweep(rewardToken);
         exitRequested = false;
         emit ExitCompleted();
+    }
+
+    // ---- pool ----
+
+    /// Pays what the pool asks for a mint from the vault's idle balance.
+    function uniswapV3MintCallback(uint256 amount0Owed, uint256 amount1Owed, bytes calldata) external {
+        if (msg.sender != pool) revert NotPool();
+        if (IERC20V(token0).balanceOf(address(this)) < amount0Owed) revert InsufficientIdle();
+        if (IERC20V(token1).balanceOf(address(this)) < amount1Owed) revert InsufficientIdle();
+        if (amount0Owed > 0) IERC20V(token0).transfer(pool, amount0Owed);
+        if (amount1Owed > 0) IERC20V(token1).transfer(pool, amount1Owed);
     }
 
     // ---- service roles ----
@@ -307,7 +345,44 @@ contract Vault {
         return IERC20V(token).balanceOf(address(this));
     }
 
+    /// Every position that is open or closed with fees not yet collected, by id.
+    function livePositions()
+        external
+        view
+        returns (uint256[] memory ids, int24[] memory tickLowers, int24[] memory tickUppers)
+    {
+        uint256 n;
+        for (uint256 id = 1; id < nextPositionId; id++) {
+            if (positions[id].live) n++;
+        }
+        ids = new uint256[](n);
+        tickLowers = new int24[](n);
+        tickUppers = new int24[](n);
+        uint256 k;
+        for (uint256 id = 1; id < nextPositionId; id++) {
+            Position storage p = positions[id];
+            if (!p.live) continue;
+            ids[k] = id;
+            tickLowers[k] = p.tickLower;
+            tickUppers[k] = p.tickUpper;
+            k++;
+        }
+    }
+
     // ---- internals ----
+
+    function _mint(int24 tickLower, int24 tickUpper, uint128 liquidity) private returns (uint256, uint256) {
+        return IUniswapV3PoolV(pool).mint(address(this), tickLower, tickUpper, liquidity, "");
+    }
+
+    /// Burns liquidity and collects exactly the principal it returned (fees stay owed).
+    function _burnPrincipal(int24 tickLower, int24 tickUpper, uint128 liquidity)
+        private
+        returns (uint256 a0, uint256 a1)
+    {
+        (a0, a1) = IUniswapV3PoolV(pool).burn(tickLower, tickUpper, liquidity);
+        IUniswapV3PoolV(pool).collect(address(this), tickLower, tickUpper, uint128(a0), uint128(a1));
+    }
 
     function _withdraw(address token, uint256 amount) private {
         if (!_isVaultToken(token)) revert UnknownToken();
@@ -332,13 +407,16 @@ contract Vault {
         if (p.liquidity == 0) revert PositionClosedAlready();
     }
 
-    function _requireIdle(uint256 amount0, uint256 amount1) private view {
-        if (IERC20V(token0).balanceOf(address(this)) < amount0) revert InsufficientIdle();
-        if (IERC20V(token1).balanceOf(address(this)) < amount1) revert InsufficientIdle();
+    /// No other live position may hold the same range (the pool would merge them).
+    function _checkRangeFree(uint256 self, int24 tickLower, int24 tickUpper) private view {
+        for (uint256 id = 1; id < nextPositionId; id++) {
+            Position storage q = positions[id];
+            if (id != self && q.live && q.tickLower == tickLower && q.tickUpper == tickUpper) revert RangeInUse();
+        }
     }
 
     function _checkRange(int24 tickLower, int24 tickUpper) private view {
-        int24 spacing = IPoolV(pool).tickSpacing();
+        int24 spacing = IUniswapV3PoolV(pool).tickSpacing();
         if (tickLower >= tickUpper || tickLower < -887272 || tickUpper > 887272) revert BadRange();
         if (tickLower % spacing != 0 || tickUpper % spacing != 0) revert BadRange();
     }

@@ -9,15 +9,20 @@ interface IPoolTokens {
 }
 
 /// @notice Creates vaults, holds the service-wide roles (guardian, fee collector) the vaults
-/// consult, and the USD price feed registry (token → Chainlink-style feed).
+/// consult, the USD price feed registry (token → AggregatorV3Interface feed), the venue registry
+/// (pool → venue name, e.g. "uniswap-v3"; a vault needs a registered pool) and the rewards gauge
+/// that pays the vaults' claimed rewards.
 contract VaultFactory {
     address public immutable admin;
     /// Block the factory was deployed in: the indexer's start block.
     uint256 public immutable deploymentBlock;
     address public guardian;
     address public feeCollector;
+    /// RewardsGauge paying claimed rewards; given to every vault created after it is set.
+    address public gauge;
 
     mapping(address => address) public feedOf;
+    mapping(address => string) public venueOf;
     mapping(address => bool) public isVault;
     address[] public vaults;
 
@@ -26,11 +31,15 @@ contract VaultFactory {
     );
     event FeedSet(address indexed token, address feed);
     event RolesSet(address guardian, address feeCollector);
+    event VenueSet(address indexed pool, string venue);
+    event GaugeSet(address gauge);
 
     error NotAdmin();
     error PoolTokenMismatch();
     error ZeroAddress();
     error EmptyStrategy();
+    error UnknownVenue();
+    error NoGauge();
 
     constructor(address guardian_, address feeCollector_) {
         admin = msg.sender;
@@ -57,6 +66,18 @@ contract VaultFactory {
         emit FeedSet(token, feed);
     }
 
+    function setVenue(address pool, string calldata venue) external onlyAdmin {
+        if (pool == address(0)) revert ZeroAddress();
+        venueOf[pool] = venue;
+        emit VenueSet(pool, venue);
+    }
+
+    function setGauge(address gauge_) external onlyAdmin {
+        if (gauge_ == address(0)) revert ZeroAddress();
+        gauge = gauge_;
+        emit GaugeSet(gauge_);
+    }
+
     function vaultCount() external view returns (uint256) {
         return vaults.length;
     }
@@ -72,8 +93,10 @@ contract VaultFactory {
     ) external returns (address vault) {
         if (owner == address(0) || agent == address(0) || rewardToken == address(0)) revert ZeroAddress();
         if (strategy == bytes32(0)) revert EmptyStrategy();
+        if (bytes(venueOf[pool]).length == 0) revert UnknownVenue();
+        if (gauge == address(0)) revert NoGauge();
         if (IPoolTokens(pool).token0() != token0 || IPoolTokens(pool).token1() != token1) revert PoolTokenMismatch();
-        vault = address(new Vault(owner, agent, strategy, token0, token1, pool, rewardToken));
+        vault = address(new Vault(owner, agent, strategy, token0, token1, pool, rewardToken, gauge));
         isVault[vault] = true;
         vaults.push(vault);
         emit VaultCreated(vault, owner, strategy, token0, token1, pool);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { artifactsDir, CONTRACTS, compileContracts } from '../scripts/compile.js';
+import { artifactsDir, CONTRACTS, compileContracts, publishedArtifact } from '../scripts/compile.js';
 import * as contracts from './index.js';
 
 describe('contract artifacts', () => {
@@ -21,6 +21,13 @@ describe('contract artifacts', () => {
       expect(Array.isArray(exported[`${base}Abi`])).toBe(true);
       expect(exported[`${base}Bytecode`]).toMatch(/^0x[0-9a-f]{100,}$/);
     }
+  });
+
+  it('Uniswap v3 core is exported exactly as published in @uniswap/v3-core (not re-compiled)', () => {
+    expect(contracts.uniswapV3FactoryBytecode).toBe(publishedArtifact('UniswapV3Factory').bytecode);
+    expect(contracts.uniswapV3FactoryAbi).toEqual(publishedArtifact('UniswapV3Factory').abi);
+    expect(contracts.uniswapV3PoolAbi).toEqual(publishedArtifact('UniswapV3Pool').abi);
+    expect(CONTRACTS).not.toContain('MockPool');
   });
 
   it('vault events carry exactly the agreed fields (packages/domain payloads.ts)', () => {

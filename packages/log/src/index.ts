@@ -1,4 +1,11 @@
-export { createLogAdmin, type LogAdmin, type PartitionOffsets, type TopicSpec } from './admin/index.js';
+export {
+  createLogAdmin,
+  type LogAdmin,
+  LogSettingsError,
+  type PartitionOffsets,
+  retentionProblems,
+  type TopicSpec,
+} from './admin/index.js';
 export {
   type BatchConsumer,
   type BatchConsumerConfig,
@@ -9,5 +16,10 @@ export {
   type LogMessage,
   type OffsetCommit,
 } from './consumer/index.js';
-export type { LogClientConfig } from './kafka.js';
+export {
+  defaultLogSecurity,
+  type LogClientConfig,
+  type LogSecurity,
+  setDefaultLogSecurity,
+} from './kafka.js';
 export { createPublisher, type Publisher, type PublisherConfig, type RawMessage } from './publisher/index.js';

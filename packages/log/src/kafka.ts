@@ -1,13 +1,35 @@
-import type { Logger } from '@vault-yield/common';
-import { Kafka, type LogEntry, logLevel } from 'kafkajs';
+import type { KafkaSecurity, Logger } from '@vault-yield/common';
+import { Kafka, type LogEntry, logLevel, type SASLOptions } from 'kafkajs';
+
+/** SASL and TLS of the connections to the brokers (see `kafkaSecurity` in @vault-yield/common). */
+export type LogSecurity = KafkaSecurity;
 
 /** What every log client needs: where the brokers are, who we are, where kafkajs logs go. */
-export interface LogClientConfig {
+export interface LogClientConfig extends LogSecurity {
   brokers: readonly string[];
   clientId: string;
   /** kafkajs lines are forwarded here (warn and above unless `kafkaLogLevel` says otherwise). */
   logger?: Logger;
   kafkaLogLevel?: 'error' | 'warn' | 'info' | 'debug';
+  /** Retries of a failed request (8 unless set; 0 fails at once, e.g. to probe credentials). */
+  retries?: number;
+}
+
+let processSecurity: LogSecurity = {};
+
+/**
+ * Sets the SASL/TLS settings of every log client this process creates without settings of its
+ * own (a process talks to one Kafka cluster). Each service's entry point sets it from its
+ * validated config (`kafkaSecurity(env)`), so code that only knows the broker list connects
+ * securely too.
+ */
+export function setDefaultLogSecurity(security: LogSecurity): void {
+  processSecurity = { ...security };
+}
+
+/** The settings `setDefaultLogSecurity` set (e.g. to hand them to a worker thread). */
+export function defaultLogSecurity(): LogSecurity {
+  return { ...processSecurity };
 }
 
 const levels = { error: logLevel.ERROR, warn: logLevel.WARN, info: logLevel.INFO, debug: logLevel.DEBUG };
@@ -15,6 +37,7 @@ const levels = { error: logLevel.ERROR, warn: logLevel.WARN, info: logLevel.INFO
 /** Builds the kafkajs client, its log lines routed into pino. Internal to this package. */
 export function kafkaClient(config: LogClientConfig): Kafka {
   const { logger } = config;
+  const { sasl, ssl } = config.sasl || config.ssl ? config : processSecurity;
   return new Kafka({
     clientId: config.clientId,
     brokers: [...config.brokers],
@@ -33,6 +56,18 @@ export function kafkaClient(config: LogClientConfig): Kafka {
         else if (level === logLevel.INFO) logger.info(fields, message);
         else logger.debug(fields, message);
       },
-    retry: { initialRetryTime: 200, retries: 8 },
+    // Every field set: under NODE_ENV=test kafkajs swaps its defaults for a 1 s cap on the whole
+    // backoff, so a test would give up on a leader election that production rides through.
+    retry: {
+      initialRetryTime: 200,
+      maxRetryTime: 30_000,
+      factor: 0.2,
+      multiplier: 2,
+      retries: config.retries ?? 8,
+    },
+    // kafkajs' 1 s is short for a TLS or SASL handshake to a busy broker.
+    connectionTimeout: 10_000,
+    ...(ssl ? { ssl: ssl === true ? true : { ca: ssl.ca } } : {}),
+    ...(sasl ? { sasl: { ...sasl } as SASLOptions } : {}),
   });
 }

@@ -9,6 +9,8 @@ import {
   createLogAdmin,
   createPublisher,
   type LogBatch,
+  LogSettingsError,
+  retentionProblems,
 } from './index.js';
 
 const brokers = () => kafkaBrokers();
@@ -84,6 +86,89 @@ describe('log admin', () => {
         (resources[0]?.configEntries ?? []).map((e) => [e.configName, e.configValue]),
       );
       expect(entries).toEqual({ 'retention.ms': '-1', 'cleanup.policy': 'delete' });
+    } finally {
+      await admin.deleteTopic(topic).catch(() => {});
+      await admin.close();
+    }
+  });
+});
+
+describe('log admin: settings of an existing topic', () => {
+  const cases: [string, { name: string; value: string }[], RegExp][] = [
+    [
+      'finite retention',
+      [{ name: 'retention.ms', value: '604800000' }],
+      /retention\.ms=604800000 .*retention\.ms=-1/,
+    ],
+    ['a size bound', [{ name: 'retention.bytes', value: '1073741824' }], /retention\.bytes=1073741824/],
+    [
+      'compaction',
+      [{ name: 'cleanup.policy', value: 'compact' }],
+      /cleanup\.policy=compact .*cleanup\.policy=delete/,
+    ],
+    [
+      'compaction and deletion',
+      [{ name: 'cleanup.policy', value: 'compact,delete' }],
+      /cleanup\.policy=compact,delete/,
+    ],
+  ];
+  for (const [what, configEntries, message] of cases)
+    it(`refuses a topic made elsewhere with ${what}, saying what to change`, async () => {
+      const topic = uniqueTopic('log-settings');
+      const raw = new Kafka({ brokers: brokers(), logLevel: logLevel.NOTHING }).admin();
+      await raw.connect();
+      const admin = await createLogAdmin({ brokers: brokers(), clientId: 'log-test' });
+      try {
+        await raw.createTopics({
+          waitForLeaders: true,
+          topics: [{ topic, numPartitions: 1, configEntries }],
+        });
+        const refused = admin.ensureTopic({ topic, partitions: 1 });
+        await expect(refused).rejects.toThrow(LogSettingsError);
+        await expect(admin.ensureTopic({ topic, partitions: 1 })).rejects.toThrow(message);
+        await expect(admin.ensureTopic({ topic, partitions: 1 })).rejects.toThrow(/must be kept forever/);
+        // Fixed as the message says: accepted.
+        await raw.alterConfigs({
+          validateOnly: false,
+          resources: [
+            {
+              type: 2,
+              name: topic,
+              configEntries: [
+                { name: 'retention.ms', value: '-1' },
+                { name: 'retention.bytes', value: '-1' },
+                { name: 'cleanup.policy', value: 'delete' },
+              ],
+            },
+          ],
+        });
+        expect(await admin.ensureTopic({ topic, partitions: 1 })).toBe(false);
+      } finally {
+        await admin.deleteTopic(topic).catch(() => {});
+        await admin.close();
+        await raw.disconnect();
+      }
+    });
+
+  it('the settings check is pure: retentionProblems', () => {
+    expect(
+      retentionProblems('t', { 'retention.ms': '-1', 'retention.bytes': '-1', 'cleanup.policy': 'delete' }),
+    ).toEqual([]);
+    expect(retentionProblems('t', { 'retention.ms': '1000' })).toHaveLength(1);
+    expect(
+      retentionProblems('t', { 'cleanup.policy': 'delete,compact', 'retention.bytes': '5' }),
+    ).toHaveLength(2);
+  });
+
+  it('a topic the service creates gets the replication factor asked for', async () => {
+    // One broker here: a factor above it is refused by Kafka itself, which proves it is passed on.
+    const topic = uniqueTopic('log-rf');
+    const admin = await createLogAdmin({ brokers: brokers(), clientId: 'log-test' });
+    try {
+      await expect(admin.ensureTopic({ topic, partitions: 1, replicationFactor: 3 })).rejects.toThrow(
+        /replication factor/i,
+      );
+      expect(await admin.ensureTopic({ topic, partitions: 1, replicationFactor: 1 })).toBe(true);
     } finally {
       await admin.deleteTopic(topic).catch(() => {});
       await admin.close();

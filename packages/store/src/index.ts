@@ -31,6 +31,7 @@ export {
 export {
   comparePosition,
   createProjectionStore,
+  type DeadLetterKind,
   type DeadLetterRow,
   type EquityRow,
   type LedgerPosition,

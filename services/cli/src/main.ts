@@ -1,4 +1,6 @@
-import { ConfigError } from '@vault-yield/common';
+import { ConfigError, createConfig, kafkaSecurity, kafkaSecurityShape } from '@vault-yield/common';
+import { setDefaultLogSecurity } from '@vault-yield/log';
+import { z } from 'zod';
 import { commands } from './commands/index.js';
 
 function usage(): string {
@@ -30,6 +32,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    // Every Kafka client a command creates connects with KAFKA_SASL_* / KAFKA_SSL* (validated here).
+    setDefaultLogSecurity(kafkaSecurity(createConfig(z.object(kafkaSecurityShape))));
     return await command.run(rest);
   } catch (err) {
     if (err instanceof ConfigError || (err instanceof TypeError && 'code' in err)) {

@@ -1,4 +1,4 @@
-import { baseConfigSchema, createConfig, type Env, envField } from '@vault-yield/common';
+import { baseConfigSchema, createConfig, type Env, envField, kafkaSecurityShape } from '@vault-yield/common';
 import { z } from 'zod';
 
 const address = z
@@ -21,9 +21,15 @@ export const indexerEnvSchema = baseConfigSchema.extend({
   END_BLOCK: envField.int(0).optional(),
   CONFIRMATIONS: envField.int(0, 10_000).default(0),
   KAFKA_BROKERS: envField.brokers(),
+  ...kafkaSecurityShape,
   KAFKA_TOPIC: envField.topic().default('vault-records'),
   /** Partitions when the indexer creates the topic. */
   KAFKA_PARTITIONS: envField.int(1, 1024).default(12),
+  /** Time-out of one RPC request; a timed-out call is retried (smaller ranges for eth_getLogs). */
+  RPC_TIMEOUT_MS: envField.int(100, 600_000).default(30_000),
+  /** Replication factor when the indexer creates the topic: 1 locally; 3 in production. */
+  /** Replication factor of the topic the indexer creates; unset: 3, or 1 on a single broker. */
+  KAFKA_REPLICATION_FACTOR: envField.int(1, 16).optional(),
   DATABASE_URL: envField.postgresUrl(),
   PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
   POLL_INTERVAL_MS: envField.int(10, 600_000).default(1000),
@@ -33,6 +39,30 @@ export const indexerEnvSchema = baseConfigSchema.extend({
   MARK_INTERVAL_BLOCKS: envField.int(0).default(10),
   MARK_MIN_INTERVAL_MS: envField.int(0).default(0),
   METRICS_PORT: envField.port().optional(),
+  /** Default heartbeat of price feeds, seconds: older prices are flagged stale. */
+  FEED_HEARTBEAT_SECONDS: envField.int(1, 31_536_000).default(3600),
+  /** Per-feed heartbeats: `0xFEED=SECONDS,0xFEED=SECONDS`. */
+  FEED_HEARTBEATS: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const out: Record<`0x${string}`, number> = {};
+      for (const part of v
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const m = /^(0x[0-9a-fA-F]{40})=([1-9][0-9]{0,7})$/.exec(part);
+        if (!m) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `expected 0xFEED=SECONDS pairs separated by commas, got "${part}"`,
+          });
+          return z.NEVER;
+        }
+        out[m[1]!.toLowerCase() as `0x${string}`] = Number(m[2]);
+      }
+      return out;
+    }),
 });
 
 export type IndexerEnv = z.output<typeof indexerEnvSchema>;

@@ -17,8 +17,3 @@ export class BadLogError extends IndexerHaltError {
 export class InconsistentRangeError extends Error {
   override name = 'InconsistentRangeError';
 }
-
-/** A valuation context could not be built (no feed for a token, negative answer). */
-export class ContextError extends IndexerHaltError {
-  override name = 'ContextError';
-}

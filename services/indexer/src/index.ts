@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
-import { createLogger, type Logger } from '@vault-yield/common';
+import { createLogger, kafkaSecurity, type Logger } from '@vault-yield/common';
+import { type LogSecurity, setDefaultLogSecurity } from '@vault-yield/log';
 import type { IndexerEnv } from './config.js';
 import { IndexerEngine } from './indexer.js';
 import { createIndexerMetrics, type IndexerMetrics, serveMetrics } from './metrics.js';
@@ -8,13 +9,12 @@ import type { MarkCadence } from './vaults.js';
 export { type IndexerEnv, indexerEnvSchema, loadIndexerEnv } from './config.js';
 export {
   BadLogError,
-  ContextError,
   InconsistentRangeError,
   IndexerHaltError,
   ReorgTooDeepError,
 } from './errors.js';
-export { type MarketSnapshot, MarketTracker, type ValuedSet } from './market.js';
 export { createIndexerMetrics, type IndexerMetrics } from './metrics.js';
+export { type ValuationSnapshot, ValuationTracker, type ValuedSet } from './valuation.js';
 export {
   emptyMarkState,
   flipped,
@@ -40,7 +40,20 @@ export interface IndexerConfig {
    * the head. Must be ≥ the start block and ≥ a stored checkpoint (start() refuses otherwise).
    */
   endBlock?: number;
-  kafka: { brokers: readonly string[]; topic?: string; partitions?: number };
+  /**
+   * `replicationFactor` of the topic the indexer creates (unset: 3, or 1 on a single broker).
+   * `security`: SASL/TLS for every Kafka client of this process (the publisher thread included);
+   * unset leaves what `setDefaultLogSecurity` set (plaintext by default).
+   */
+  kafka: {
+    brokers: readonly string[];
+    topic?: string;
+    partitions?: number;
+    replicationFactor?: number;
+    security?: LogSecurity;
+  };
+  /** Time-out of one RPC request (default 30 s). */
+  rpcTimeoutMs?: number;
   databaseUrl: string;
   /** Postgres schema holding indexer_checkpoint & co (default vault_yield). */
   schema?: string;
@@ -58,6 +71,12 @@ export interface IndexerConfig {
   logger?: Logger;
   /** Above this many watched addresses, vault logs are fetched by topic and filtered here (default 1000). */
   addressFilterLimit?: number;
+  /**
+   * Price feed heartbeats in seconds: a price whose feed's `updatedAt` is older than this at the
+   * record's block is named in the snapshot's `stalePrices`. Per feed address; else `default`
+   * (3600 s, the common Chainlink heartbeat of volatile USD feeds; stablecoin feeds often use 86400).
+   */
+  heartbeats?: { default?: number; byFeed?: Readonly<Record<`0x${string}`, number>> };
 }
 
 export interface IndexerStatus {
@@ -70,6 +89,12 @@ export interface IndexerStatus {
   ended: boolean;
   vaults: number;
   recordsPublished: number;
+  /** Bytes of record values acknowledged by Kafka. */
+  bytesPublished: number;
+  /** eth_calls made to read holdings and prices at record blocks (deployless multicalls). */
+  valuationCalls: number;
+  /** Blocks with records, each valued with one read (round trip). */
+  valuedBlocks: number;
   rpcCalls: number;
   rpcHttpRequests: number;
 }
@@ -102,6 +127,7 @@ export function createIndexer(config: IndexerConfig): Indexer {
   if (config.endBlock !== undefined && !(Number.isSafeInteger(config.endBlock) && config.endBlock >= 0))
     throw new RangeError(`endBlock must be a block number, got ${config.endBlock}`);
   const logger = config.logger ?? createLogger({ name: 'indexer' });
+  if (config.kafka.security) setDefaultLogSecurity(config.kafka.security);
   const metrics = createIndexerMetrics();
   const engine = new IndexerEngine({
     rpcUrl: config.rpcUrl,
@@ -113,6 +139,8 @@ export function createIndexer(config: IndexerConfig): Indexer {
     brokers: config.kafka.brokers,
     topic: config.kafka.topic ?? 'vault-records',
     partitions: config.kafka.partitions ?? 12,
+    replicationFactor: config.kafka.replicationFactor,
+    rpcTimeoutMs: config.rpcTimeoutMs,
     databaseUrl: config.databaseUrl,
     schema: config.schema ?? 'vault_yield',
     pollIntervalMs: config.pollIntervalMs ?? 1000,
@@ -126,6 +154,10 @@ export function createIndexer(config: IndexerConfig): Indexer {
     logger,
     metrics,
     addressFilterLimit: config.addressFilterLimit,
+    defaultHeartbeat: config.heartbeats?.default ?? 3600,
+    heartbeats: Object.fromEntries(
+      Object.entries(config.heartbeats?.byFeed ?? {}).map(([feed, s]) => [feed.toLowerCase(), s]),
+    ),
   });
   let server: Server | undefined;
   let resolveDone!: () => void;
@@ -205,6 +237,9 @@ export function createIndexer(config: IndexerConfig): Indexer {
         ended: engine.ended,
         vaults: engine.registry.size,
         recordsPublished: engine.recordsPublished,
+        bytesPublished: engine.bytesPublished,
+        valuationCalls: engine.valuationCalls,
+        valuedBlocks: engine.valuedBlocks,
         rpcCalls: engine.rpcStats?.calls ?? 0,
         rpcHttpRequests: engine.rpcStats?.httpRequests ?? 0,
       };
@@ -216,12 +251,19 @@ export function createIndexer(config: IndexerConfig): Indexer {
 export function indexerConfigFromEnv(env: IndexerEnv, logger?: Logger): IndexerConfig {
   return {
     rpcUrl: env.RPC_URL,
+    rpcTimeoutMs: env.RPC_TIMEOUT_MS,
     chainId: env.CHAIN_ID,
     factory: env.FACTORY_ADDRESS,
     startBlock: env.START_BLOCK,
     confirmations: env.CONFIRMATIONS,
     endBlock: env.END_BLOCK,
-    kafka: { brokers: env.KAFKA_BROKERS, topic: env.KAFKA_TOPIC, partitions: env.KAFKA_PARTITIONS },
+    kafka: {
+      brokers: env.KAFKA_BROKERS,
+      topic: env.KAFKA_TOPIC,
+      partitions: env.KAFKA_PARTITIONS,
+      replicationFactor: env.KAFKA_REPLICATION_FACTOR,
+      security: kafkaSecurity(env),
+    },
     databaseUrl: env.DATABASE_URL,
     schema: env.PROJECTION_SCHEMA,
     pollIntervalMs: env.POLL_INTERVAL_MS,
@@ -230,6 +272,7 @@ export function indexerConfigFromEnv(env: IndexerEnv, logger?: Logger): IndexerC
     reorgWindow: env.REORG_WINDOW,
     mark: { intervalBlocks: env.MARK_INTERVAL_BLOCKS, minIntervalMs: env.MARK_MIN_INTERVAL_MS },
     metricsPort: env.METRICS_PORT,
+    heartbeats: { default: env.FEED_HEARTBEAT_SECONDS, byFeed: env.FEED_HEARTBEATS },
     logger,
   };
 }

@@ -1,11 +1,11 @@
 import {
   type BlockHeader,
+  type BlockValuator,
   type ChainClient,
-  type ChainRecord,
   classifyRpcError,
+  createBlockValuator,
   createCountingChainClient,
   createValuationReader,
-  type DecodeLogResult,
   decodeLog,
   describeRpcError,
   eventTopics,
@@ -25,7 +25,7 @@ import {
   withRetry,
 } from '@vault-yield/chain';
 import type { Logger } from '@vault-yield/common';
-import { SCHEMA_VERSION, type ValuationContext, type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
+import { type ValuationContext, type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
 import { createLogAdmin } from '@vault-yield/log';
 import {
   createIndexerStore,
@@ -36,19 +36,31 @@ import {
   type StoredBlock,
   type StoredIndexerVault,
 } from '@vault-yield/store';
-import { BadLogError, InconsistentRangeError, IndexerHaltError, ReorgTooDeepError } from './errors.js';
-import { type MarketSnapshot, MarketTracker, type ValuedSet } from './market.js';
+import { BadLogError, InconsistentRangeError, IndexerHaltError } from './errors.js';
 import type { IndexerMetrics } from './metrics.js';
 import { BatchPipeline } from './pipeline.js';
 import { createThreadedPublisher, type RecordPublisher } from './publisher/index.js';
+import { type BlockWalk, processBlock } from './sync/block.js';
+import { checkConsistency, decodeAll, RangePlanner } from './sync/ranges.js';
+import { planReorg, revertRecord } from './sync/reorg.js';
 import {
-  applyRecordToPositions,
+  type Batch,
+  CHILD_TOPICS,
+  type Cursor,
+  FACTORY_TOPICS,
+  type FetchedChunk,
+  type PendingVault,
+  ReorgDetected,
+  type Segment,
+  sleep,
+} from './sync/types.js';
+import { valuateRecords } from './sync/valuate.js';
+import { type ValuationSnapshot, ValuationTracker, type ValuedSet } from './valuation.js';
+import {
   copyMarkState,
   emptyMarkState,
   type MarkCadence,
-  markPublished,
   rangeFlags,
-  shouldMark,
   type VaultEntry,
   type VaultMarkState,
   VaultRegistry,
@@ -68,6 +80,10 @@ export interface IndexerOptions {
   brokers: readonly string[];
   topic: string;
   partitions: number;
+  /** Replication factor of the topic when the indexer creates it; unset: 3, or 1 on a single broker. */
+  replicationFactor?: number;
+  /** How long one RPC request may take before it counts as timed out (and is retried). */
+  rpcTimeoutMs?: number;
   databaseUrl: string;
   schema: string;
   pollIntervalMs: number;
@@ -81,71 +97,15 @@ export interface IndexerOptions {
   addressFilterLimit?: number;
   /** Logs one getLogs chunk aims for (the adaptive range sizes itself to it). */
   targetLogsPerChunk?: number;
+  /** Seconds after which a feed's price is stale: per feed, else the default (3600). */
+  heartbeats?: Readonly<Record<Address, number>>;
+  defaultHeartbeat?: number;
+  /** A streak of failed steps halts the indexer once it is 8 long and this old (ms; default 120 000). */
+  giveUpAfterMs?: number;
 }
 
-interface Cursor {
-  number: number;
-  /** null only before the first block (start block 0). */
-  hash: string | null;
-}
-
-/** Discovered while scanning a segment's factory logs, registered when its VaultCreated is processed. */
-interface PendingVault extends ValuedSet {
-  vault: Address;
-  createdBlock: number;
-}
-
-interface Segment {
-  from: number;
-  to: number;
-  target: number;
-  factoryLogs: IndexerLog[];
-  pendingVaults: Map<Address, PendingVault>;
-  snapshots: Map<number, MarketSnapshot[]>;
-  filters: LogFilter[];
-}
-
-interface FetchedChunk {
-  from: number;
-  to: number;
-  logs: IndexerLog[];
-  decoded: Map<IndexerLog, DecodeLogResult>;
-  headers: Map<number, BlockHeader>;
-  /** The node refused the range (or a part of it) at least once: it came back split. */
-  split: boolean;
-}
-
-/** One chunk's output, published and checkpointed in order. */
-interface Batch {
-  records: VaultRecord[];
-  kept: StoredBlock[];
-  vaults: StoredIndexerVault[];
-  born: StoredIndexerVault[];
-  checkpoint: { number: number; hash: string };
-  /** Stage durations (ms), for the debug log. */
-  timing: { saveMs: number; publishMs: number };
-}
-
-class ReorgDetected extends Error {
-  override name = 'ReorgDetected';
-}
-
-const FACTORY_TOPICS = eventTopics.factory;
-const CHILD_TOPICS = [...eventTopics.vault, eventTopics.swap, eventTopics.answerUpdated];
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const onAbort = () => {
-      clearTimeout(t);
-      resolve();
-    };
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+/** An address as an indexed event topic (left-padded to 32 bytes). */
+const asTopic = (a: Address): Hash => `0x${'0'.repeat(24)}${a.slice(2)}` as Hash;
 
 /**
  * The indexing engine: scans the chain from the checkpoint, publishes the vault records (with
@@ -158,10 +118,14 @@ export class IndexerEngine {
   private tip: Cursor = { number: -1, hash: null };
   head = 0;
   recordsPublished = 0;
+  /** Bytes of record values Kafka acknowledged (what the log stores per record, before compression). */
+  bytesPublished = 0;
+  /** Blocks whose records were valued (one valuation read each). */
+  valuedBlocks = 0;
   /** True once run() returned because the end block is checkpointed (and still canonical). */
   ended = false;
   readonly registry = new VaultRegistry();
-  private tracker = new MarketTracker();
+  private tracker = new ValuationTracker();
   /** The kept block window, mirror of indexer_blocks (write-ahead rows included). */
   private readonly blocks = new Map<number, StoredBlock>();
   /** Vaults written ahead (created above the checkpoint, maybe published): only for reverts. */
@@ -170,18 +134,12 @@ export class IndexerEngine {
   private logsClient!: ChainClient;
   private stats!: RpcStats;
   private reader!: ValuationReader;
+  private valuator!: BlockValuator;
   private pool!: Pool;
   private store!: IndexerStore;
   /** Settles once the publisher thread is up (see open()). */
   private publisher!: Promise<RecordPublisher>;
-  private chunkSize: number;
-  /**
-   * Largest getLogs range (blocks) that came back whole. A chunk larger than this is a growth
-   * probe: it goes out alone, so a density jump costs one refused range, not `concurrency` of them.
-   */
-  private provenSize = 0;
-  /** Logs per block of the last fetched chunk: how many logs a range of a given size should hold. */
-  private density = 0;
+  private readonly ranges: RangePlanner;
   private readonly abort = new AbortController();
   private readonly log: Logger;
   private readonly metrics: IndexerMetrics;
@@ -190,7 +148,25 @@ export class IndexerEngine {
   constructor(private readonly o: IndexerOptions) {
     this.log = o.logger;
     this.metrics = o.metrics;
-    this.chunkSize = Math.min(o.maxBlockRange, 10);
+    this.ranges = new RangePlanner(o.maxBlockRange, o.targetLogsPerChunk);
+  }
+
+  private readonly heartbeatOf = (feed: Address): number =>
+    this.o.heartbeats?.[feed] ?? this.o.defaultHeartbeat ?? 3600;
+
+  /** What the block walk moves (the tracker is replaced on reloads and reorgs). */
+  private get walk(): BlockWalk {
+    return {
+      chainId: this.chainId,
+      registry: this.registry,
+      tracker: this.tracker,
+      cadence: this.o.cadence,
+      heartbeatOf: this.heartbeatOf,
+    };
+  }
+
+  get valuationCalls(): number {
+    return this.valuator?.calls ?? 0;
   }
 
   get rpcStats(): RpcStats {
@@ -208,12 +184,14 @@ export class IndexerEngine {
       rpcUrl: this.o.rpcUrl,
       chainId: this.o.chainId,
       cacheTime: 0,
+      timeoutMs: this.o.rpcTimeoutMs,
     });
     this.client = client;
     this.logsClient = logsClient;
     this.stats = stats;
     this.chainId = this.o.chainId ?? (await this.rpc(() => getChainIdFromNode(client)));
     this.reader = createValuationReader(client, { factory: this.o.factory, cacheSize: 50_000 });
+    this.valuator = createBlockValuator(client, { factory: this.o.factory, heartbeatOf: this.heartbeatOf });
     this.pool = createPgPool({
       url: this.o.databaseUrl,
       schema: this.o.schema,
@@ -234,7 +212,11 @@ export class IndexerEngine {
         logger: this.log,
       });
       try {
-        await admin.ensureTopic({ topic: this.o.topic, partitions: this.o.partitions });
+        await admin.ensureTopic({
+          topic: this.o.topic,
+          partitions: this.o.partitions,
+          replicationFactor: this.o.replicationFactor,
+        });
       } finally {
         await admin.close();
       }
@@ -251,6 +233,10 @@ export class IndexerEngine {
       clientId: 'indexer',
       topic: this.o.topic,
       logger: this.log,
+      onAcked: (_records, bytes) => {
+        this.bytesPublished += bytes;
+        this.metrics.recordBytes.inc(bytes);
+      },
     });
     p.then(
       () => this.log.debug({ ms: Math.round(performance.now() - t0) }, 'publisher thread connected'),
@@ -365,8 +351,8 @@ export class IndexerEngine {
     block: number,
     vaults: readonly ValuedSet[],
     lenient = false,
-  ): Promise<MarketTracker> {
-    const t = new MarketTracker();
+  ): Promise<ValuationTracker> {
+    const t = new ValuationTracker();
     if (block < 0) return t;
     const tokens = new Set<Address>();
     const pools = new Set<Address>();
@@ -388,7 +374,7 @@ export class IndexerEngine {
     token: Address,
     block: number,
     lenient = false,
-  ): Promise<MarketSnapshot | null> {
+  ): Promise<ValuationSnapshot | null> {
     try {
       const [info, feed] = await this.rpc(() =>
         Promise.all([this.reader.tokenInfo(token), readTokenFeed(this.client, this.o.factory, token, block)]),
@@ -400,7 +386,11 @@ export class IndexerEngine {
     }
   }
 
-  private async poolSnapshot(pool: Address, block: number, lenient = false): Promise<MarketSnapshot | null> {
+  private async poolSnapshot(
+    pool: Address,
+    block: number,
+    lenient = false,
+  ): Promise<ValuationSnapshot | null> {
     try {
       return { kind: 'pool', block, pool: await this.rpc(() => this.reader.poolContext(pool, block)) };
     } catch (err) {
@@ -452,8 +442,7 @@ export class IndexerEngine {
       onSplit: ({ from: f, to: t, reason }) => {
         this.metrics.rangeSplits.inc();
         this.metrics.rpcErrors.inc({ kind: 'range' });
-        this.chunkSize = Math.max(1, Math.min(this.chunkSize, Math.floor((t - f + 1) / 2)));
-        this.provenSize = Math.min(this.provenSize, t - f);
+        this.ranges.refused(f, t);
         onRefused?.();
         this.log.info({ from: f, to: t, reason }, 'log range refused; splitting');
       },
@@ -490,6 +479,8 @@ export class IndexerEngine {
   async run(): Promise<void> {
     await this.checkReorg();
     let failures = 0;
+    /** When the current streak of failed steps began. */
+    let failingSince = 0;
     while (!this.stopping) {
       try {
         const progressed = await this.step();
@@ -504,14 +495,16 @@ export class IndexerEngine {
       } catch (err) {
         if (err instanceof IndexerHaltError) throw err;
         if (this.stopping) break;
-        failures++;
+        if (failures++ === 0) failingSince = Date.now();
         const kind = err instanceof InconsistentRangeError ? 'inconsistent' : classifyRpcError(err);
         if (err instanceof InconsistentRangeError) this.metrics.inconsistentRanges.inc();
         else this.metrics.rpcErrors.inc({ kind });
         this.log.error({ err, failures, kind }, 'indexing step failed; reloading state from the checkpoint');
-        if (failures >= 8)
+        // Gives up only on a lasting failure: a Kafka leader election or a node restart under
+        // load can fail a dozen steps in a row and still pass within a minute or two.
+        if (failures >= 8 && Date.now() - failingSince >= (this.o.giveUpAfterMs ?? 120_000))
           throw new IndexerHaltError(
-            `indexer gave up after ${failures} failed attempts: ${(err as Error).message}`,
+            `indexer gave up after ${failures} failed attempts over ${Math.round((Date.now() - failingSince) / 1000)} s: ${(err as Error).message}`,
           );
         await sleep(Math.min(10_000, 200 * 2 ** failures), this.abort.signal);
         await this.ensurePublisher().catch((e: unknown) =>
@@ -563,19 +556,10 @@ export class IndexerEngine {
     );
     const inFlight: { from: number; to: number; p: Promise<FetchedChunk> }[] = [];
     let next = from;
-    // Ranges are consumed in order, and a node serves concurrent requests side by side: where
-    // blocks are dense, more than about two chunks' worth of logs in flight only delays the one
-    // needed next. Sparse ranges (cheap answers, latency-bound) use the full concurrency.
-    const maxLogsInFlight = 2 * this.targetLogs;
     const dispatch = () => {
-      while (inFlight.length < this.o.concurrency && next <= to) {
-        // A range larger than any that came back whole goes out alone (see provenSize).
-        if (inFlight.length > 0 && this.chunkSize > this.provenSize) break;
-        const expected = (blocks: number) => blocks * this.density;
-        const ahead = inFlight.reduce((n, c) => n + expected(c.to - c.from + 1), 0);
-        if (inFlight.length > 0 && ahead + expected(this.chunkSize) > maxLogsInFlight) break;
+      while (next <= to && this.ranges.mayDispatch(inFlight, this.o.concurrency)) {
         const f = next;
-        const t = Math.min(to, f + this.chunkSize - 1);
+        const t = Math.min(to, f + this.ranges.chunkSize - 1);
         next = t + 1;
         const p = this.fetchChunk(seg, f, t);
         p.catch(() => {}); // observed when its turn comes
@@ -597,7 +581,7 @@ export class IndexerEngine {
         const w0 = performance.now();
         const chunk = await head.p;
         const waited = performance.now() - w0;
-        this.adapt(chunk);
+        this.ranges.adapt(chunk);
         dispatch();
         const p0 = performance.now();
         const batch = await this.prepareChunk(seg, chunk);
@@ -610,7 +594,7 @@ export class IndexerEngine {
             logs: chunk.logs.length,
             waitMs: Math.round(waited),
             prepareMs: Math.round(prepMs),
-            next: this.chunkSize,
+            next: this.ranges.chunkSize,
           },
           'chunk prepared',
         );
@@ -619,24 +603,6 @@ export class IndexerEngine {
     } finally {
       await Promise.allSettled([pipeline.settled(), ...inFlight.map((c) => c.p)]);
     }
-  }
-
-  /**
-   * Logs one getLogs range aims for. About 5 MB of JSON at ~650 bytes a log: a third of the logs
-   * client's 16 MiB cap, room for a denser next range before it is refused.
-   */
-  private get targetLogs(): number {
-    return this.o.targetLogsPerChunk ?? 8000;
-  }
-
-  private adapt(chunk: FetchedChunk): void {
-    const target = this.targetLogs;
-    const blocks = chunk.to - chunk.from + 1;
-    if (!chunk.split) this.provenSize = Math.max(this.provenSize, blocks);
-    const density = chunk.logs.length / blocks;
-    this.density = density;
-    const wanted = density > 0 ? Math.floor(target / density) : this.o.maxBlockRange;
-    this.chunkSize = Math.max(1, Math.min(this.o.maxBlockRange, wanted, this.chunkSize * 2));
   }
 
   /** Factory logs of the segment: the vaults it creates, their tokens and pools, feed changes. */
@@ -658,7 +624,7 @@ export class IndexerEngine {
           pool: p.pool,
           rewardToken: p.token0, // replaced below by the vault's own rewardToken()
         });
-      } else if (r.kind === 'market' && r.event.kind === 'feedSet') {
+      } else if (r.kind === 'valuation' && r.event.kind === 'feedSet') {
         feedSets.push({ token: r.event.token, feed: r.event.feed, block: r.event.blockNumber });
       }
     }
@@ -687,14 +653,14 @@ export class IndexerEngine {
         newPools.set(v.pool, Math.min(newPools.get(v.pool) ?? v.createdBlock, v.createdBlock));
       }
     }
-    const reads: Promise<MarketSnapshot | null>[] = [];
+    const reads: Promise<ValuationSnapshot | null>[] = [];
     for (const [t, b] of newTokens) reads.push(this.tokenSnapshot(t, b));
     for (const [p, b] of newPools) reads.push(this.poolSnapshot(p, b));
     for (const fs of feedSets) {
       if (this.tracker.hasToken(fs.token) || newTokens.has(fs.token))
         reads.push(this.tokenSnapshot(fs.token, fs.block));
     }
-    const snapshots = new Map<number, MarketSnapshot[]>();
+    const snapshots = new Map<number, ValuationSnapshot[]>();
     const feeds = new Set<Address>(this.tracker.feedAddresses());
     const pools = new Set<Address>([...this.tracker.poolAddresses(), ...newPools.keys()]);
     for (const s of await Promise.all(reads)) {
@@ -706,18 +672,27 @@ export class IndexerEngine {
     }
     const vaults = [...this.registry.byAddress.keys(), ...pendingVaults.keys()];
     const limit = this.o.addressFilterLimit ?? 1000;
-    const market = [...pools, ...feeds];
+    const valuation = [...pools, ...feeds];
     let filters: LogFilter[];
-    if (vaults.length + market.length <= limit) {
+    if (vaults.length + valuation.length <= limit) {
       filters =
-        vaults.length + market.length === 0
+        vaults.length + valuation.length === 0
           ? []
-          : [{ address: [...vaults, ...market], topic0: CHILD_TOPICS }];
+          : [{ address: [...vaults, ...valuation], topic0: CHILD_TOPICS }];
     } else {
-      // Too many addresses for one filter: vault events by topic (filtered here), market by address.
+      // Too many addresses for one filter: vault events by topic (filtered here), pools and feeds by address.
       filters = [{ topic0: eventTopics.vault }];
-      if (market.length > 0)
-        filters.push({ address: market, topic0: [eventTopics.swap, eventTopics.answerUpdated] });
+      if (valuation.length > 0)
+        filters.push({ address: valuation, topic0: [eventTopics.swap, eventTopics.answerUpdated] });
+    }
+    // Transfers of the vaults' tokens to a vault: tokens sent straight to it show in no vault event.
+    const tokens = [...new Set([...this.tracker.tokenAddresses(), ...newTokens.keys()])];
+    // Recipients go in the filter (a token's own transfers are mostly not ours), `limit` per query.
+    if (tokens.length > 0) {
+      for (let i = 0; i < vaults.length; i += limit) {
+        const to = vaults.slice(i, i + limit).map(asTopic);
+        filters.push({ address: tokens, topic0: [eventTopics.transfer], topic2: to });
+      }
     }
     return { from, to, target, factoryLogs, pendingVaults, snapshots, filters };
   }
@@ -748,8 +723,14 @@ export class IndexerEngine {
       for (const l of logs) if (l.blockTimestamp === null) want.add(Number(l.blockNumber));
       const headers = await this.headers([...want].sort((a, b) => a - b));
 
-      const problem = this.checkConsistency(logs, headers, from, to);
-      const decoded = problem ? null : this.decodeAll(seg, logs);
+      const problem = checkConsistency(logs, headers, from, to);
+      const decoded = problem
+        ? null
+        : decodeAll(
+            logs,
+            this.o.factory,
+            (a) => this.registry.get(a) !== undefined || seg.pendingVaults.has(a),
+          );
       if (!problem && decoded && decoded.failures.length === 0)
         return { from, to, logs, decoded: decoded.map, headers, split };
       if (attempt < 2) {
@@ -764,65 +745,6 @@ export class IndexerEngine {
       const bad = decoded!.failures[0]!;
       return this.badLog(bad.log, bad.reason, from, to);
     }
-  }
-
-  /** Logs of one block must share the block's hash (and the header's, when fetched). */
-  private checkConsistency(
-    logs: IndexerLog[],
-    headers: Map<number, BlockHeader>,
-    from: number,
-    to: number,
-  ): string | null {
-    if (!headers.get(to)) return `block ${to} not returned by the node`;
-    const seen = new Map<number, string>();
-    for (const l of logs) {
-      const n = Number(l.blockNumber);
-      if (l.blockHash === null || l.removed)
-        return `log ${l.transactionHash}:${l.logIndex} is pending or removed`;
-      if (n < from || n > to) return `log of block ${n} outside the requested range ${from}..${to}`;
-      const h = headers.get(n)?.hash ?? seen.get(n);
-      if (h !== undefined && h !== l.blockHash)
-        return `log of block ${n} has blockHash ${l.blockHash}, block has ${h}`;
-      seen.set(n, l.blockHash);
-    }
-    // The fetched headers must chain (a reorg in the middle of the fetch breaks this).
-    const nums = [...headers.keys()].sort((a, b) => a - b);
-    for (let i = 1; i < nums.length; i++) {
-      const a = headers.get(nums[i - 1]!)!;
-      const b = headers.get(nums[i]!)!;
-      if (b.number === a.number + 1 && b.parentHash !== a.hash)
-        return `block ${b.number} does not chain to ${a.number}`;
-    }
-    return null;
-  }
-
-  /** Decodes every watched log of a chunk before any state moves (a bad one stops the chunk). */
-  private decodeAll(seg: Segment, logs: IndexerLog[]) {
-    const map = new Map<IndexerLog, DecodeLogResult>();
-    const failures: { log: IndexerLog; reason: string }[] = [];
-    for (const l of logs) {
-      const addr = l.address;
-      const isVault = this.registry.get(addr) !== undefined || seg.pendingVaults.has(addr);
-      const topic0 = l.topics[0];
-      const isMarket = topic0 === eventTopics.swap || topic0 === eventTopics.answerUpdated;
-      if (addr !== this.o.factory && !isVault && !isMarket) continue; // not ours (topic-only filter)
-      const r = decodeLog(l);
-      if (!r.ok) {
-        // A market-topic log from an address we do not track is not ours either.
-        if (!isVault && addr !== this.o.factory) continue;
-        failures.push({ log: l, reason: r.reason });
-        continue;
-      }
-      if (isVault && (r.kind !== 'record' || r.record.vault !== addr)) {
-        failures.push({
-          log: l,
-          reason: `vault log decoded as ${r.kind === 'market' ? r.event.kind : r.record.type}`,
-        });
-        continue;
-      }
-      map.set(l, r);
-    }
-    return { map, failures };
   }
 
   private async badLog(log: IndexerLog, reason: string, from: number, to: number): Promise<never> {
@@ -879,6 +801,9 @@ export class IndexerEngine {
     }
     for (const b of seg.snapshots.keys())
       if (b >= chunk.from && b <= chunk.to && !byBlock.has(b)) byBlock.set(b, []);
+    // The chunk's last block is always walked (its header is at hand): triggers that depend on
+    // time alone — a feed passing its heartbeat — fire even when no log arrives.
+    if (!byBlock.has(chunk.to)) byBlock.set(chunk.to, []);
     const touchedBy = new Map<number, Set<Address>>();
     for (const b of [...byBlock.keys()].sort((x, y) => x - y)) {
       const logs = byBlock.get(b)!;
@@ -893,9 +818,29 @@ export class IndexerEngine {
       }
       const blockHash = (hash ?? chunk.headers.get(b)!.hash) as Hash;
       const blockTs = ts ?? chunk.headers.get(b)!.timestamp;
-      const touched = this.processBlock(seg, b, blockHash, blockTs, logs, chunk.decoded, records, changed);
-      if (touched.size > 0) touchedBy.set(b, touched);
+      const out = processBlock(this.walk, {
+        block: b,
+        blockHash,
+        ts: blockTs,
+        logs,
+        decoded: chunk.decoded,
+        pendingVaults: seg.pendingVaults,
+        snapshots: seg.snapshots.get(b) ?? [],
+      });
+      for (const r of out.records) records.push(r);
+      for (const v of out.changed) changed.add(v);
+      if (out.touched.size > 0) touchedBy.set(b, out.touched);
     }
+    this.valuedBlocks += await valuateRecords(records, {
+      read: (block, vaults) => this.rpc(() => this.valuator.read(block, vaults)),
+      vault: (vault) => {
+        const v = this.registry.get(vault) ?? this.aheadVaults.get(vault);
+        if (!v) throw new IndexerHaltError(`record for vault ${vault} unknown to the registry`);
+        return v;
+      },
+      concurrency: this.o.concurrency,
+    });
+    this.metrics.valuationCalls.set(this.valuator.calls);
     for (let b = Math.max(chunk.from, windowStart); b <= chunk.to; b++) {
       const h = chunk.headers.get(b)!;
       kept.push({
@@ -987,105 +932,6 @@ export class IndexerEngine {
     };
   }
 
-  /** One block: market state, vault records with end-of-block contexts, then marks. */
-  private processBlock(
-    seg: Segment,
-    b: number,
-    blockHash: Hash,
-    ts: number,
-    logs: IndexerLog[],
-    decoded: Map<IndexerLog, DecodeLogResult>,
-    out: VaultRecord[],
-    changed: Set<Address>,
-  ): Set<Address> {
-    const chainRecords: ChainRecord[] = [];
-    const changedPools = new Set<Address>();
-    const changedTokens = new Set<Address>();
-    for (const l of logs) {
-      const r = decoded.get(l);
-      if (!r?.ok) continue;
-      if (r.kind === 'record') {
-        if (r.record.type === 'vault.created') {
-          const p = seg.pendingVaults.get(r.record.vault);
-          if (!p || this.registry.get(p.vault)) continue;
-          this.registry.add({ ...p, state: emptyMarkState() });
-        }
-        chainRecords.push(r.record);
-      } else if (r.event.kind === 'swap') {
-        if (this.tracker.applySwap(r.event.pool, b, r.event.sqrtPriceX96, r.event.tick))
-          changedPools.add(r.event.pool);
-      } else if (r.event.kind === 'answer') {
-        for (const t of this.tracker.applyAnswer(r.event.feed, b, BigInt(r.event.answer)))
-          changedTokens.add(t);
-      }
-    }
-    for (const s of seg.snapshots.get(b) ?? []) {
-      if (s.kind === 'token' && this.tracker.hasToken(s.info.address)) changedTokens.add(s.info.address);
-      if (s.kind === 'pool' && this.tracker.hasPool(s.pool.address)) changedPools.add(s.pool.address);
-      this.tracker.applySnapshot(s);
-    }
-
-    const touched = new Set<Address>();
-    for (const cr of chainRecords) {
-      const v = this.registry.get(cr.vault)!;
-      const record = {
-        ...cr,
-        schemaVersion: SCHEMA_VERSION,
-        chainId: this.chainId,
-        blockTimestamp: ts,
-        context: this.tracker.context(v),
-      } as VaultRecord;
-      applyRecordToPositions(v.state, record);
-      out.push(record);
-      touched.add(v.vault);
-    }
-    for (const vault of touched) {
-      const v = this.registry.get(vault)!;
-      markPublished(v.state, b, ts, this.tracker.poolTick(v.pool));
-      this.registry.setDirty(v, false);
-      changed.add(vault);
-    }
-    const affect = (vault: Address) => {
-      const v = this.registry.get(vault);
-      if (!v || touched.has(vault) || v.state.dirty) return;
-      this.registry.setDirty(v, true);
-      changed.add(vault);
-    };
-    for (const p of changedPools) for (const v of this.registry.onPool(p)) affect(v);
-    for (const t of changedTokens) for (const v of this.registry.onToken(t)) affect(v);
-
-    // Marks, in vault order so a replay emits the same bytes.
-    const marks: Address[] = [];
-    for (const vault of this.registry.dirty) {
-      const v = this.registry.get(vault)!;
-      if (v.createdBlock > b) continue;
-      if (shouldMark(v.state, b, ts, this.tracker.poolTick(v.pool), this.o.cadence)) marks.push(vault);
-    }
-    marks.sort();
-    for (const vault of marks) {
-      const v = this.registry.get(vault)!;
-      out.push({
-        schemaVersion: SCHEMA_VERSION,
-        chainId: this.chainId,
-        blockNumber: b,
-        blockHash,
-        blockTimestamp: ts,
-        txHash: ZERO_HASH,
-        txIndex: -1,
-        logIndex: -1,
-        vault,
-        context: this.tracker.context(v),
-        type: 'mark',
-        payload: {},
-      });
-      markPublished(v.state, b, ts, this.tracker.poolTick(v.pool));
-      this.registry.setDirty(v, false);
-      changed.add(vault);
-      touched.add(vault);
-    }
-    return touched;
-  }
-
   // ---------------------------------------------------------------- reorgs
 
   /**
@@ -1095,39 +941,10 @@ export class IndexerEngine {
    */
   async checkReorg(): Promise<void> {
     if (this.blocks.size === 0) return;
-    const stored = [...this.blocks.values()].sort((a, b) => b.blockNumber - a.blockNumber);
-    const canon = await this.headers(stored.map((s) => s.blockNumber));
-    const orphaned: StoredBlock[] = [];
-    let ancestor: StoredBlock | undefined;
-    for (const s of stored) {
-      if (canon.get(s.blockNumber)?.hash === s.blockHash) {
-        ancestor = s;
-        break;
-      }
-      orphaned.push(s);
-    }
-    if (orphaned.length === 0) return;
-    const lowest = stored[stored.length - 1]!;
-    if (
-      !ancestor ||
-      (orphaned.length > 0 && orphaned[orphaned.length - 1]!.blockNumber !== ancestor.blockNumber + 1)
-    ) {
-      throw new ReorgTooDeepError(
-        `reorg deeper than the kept window: no kept block from ${lowest.blockNumber} to ${stored[0]!.blockNumber} ` +
-          `is still canonical (REORG_WINDOW=${this.o.reorgWindow}). Published records of orphaned blocks cannot be ` +
-          'reverted safely; rebuild the topic from a fresh checkpoint.',
-      );
-    }
-    orphaned.reverse(); // ascending
-    const depth = orphaned[orphaned.length - 1]!.blockNumber - ancestor.blockNumber;
-    const touched = new Map<Address, string[]>();
-    for (const o of orphaned) {
-      for (const v of o.vaults) {
-        const list = touched.get(v as Address) ?? [];
-        list.push(o.blockHash);
-        touched.set(v as Address, list);
-      }
-    }
+    const canon = await this.headers([...this.blocks.keys()]);
+    const plan = planReorg(this.blocks.values(), canon, this.o.reorgWindow);
+    if (!plan) return;
+    const { ancestor, orphaned, depth, touched } = plan;
     this.log.warn(
       {
         ancestor: ancestor.blockNumber,
@@ -1146,43 +963,22 @@ export class IndexerEngine {
       (v) => rewindState || touched.has(v.vault),
     );
     const atA = await this.trackerAt(A, involved, true);
-    const atHead = new Map<Address, ValuationContext>();
     const contextFor = async (v: ValuedSet & { vault: Address }): Promise<ValuationContext> => {
       try {
-        return atA.context(v);
+        return (await this.rpc(() => this.valuator.read(A, [v]))).get(v.vault)!;
       } catch {
-        const hit = atHead.get(v.vault);
-        if (hit) return hit;
-        const t = await this.trackerAt(this.head, [v]);
-        const ctx = t.context(v);
-        atHead.set(v.vault, ctx);
-        return ctx;
+        // Born after the ancestor: its contracts may not exist there; value it at the head.
+        return (await this.rpc(() => this.valuator.read(this.head, [v]))).get(v.vault)!;
       }
     };
     const reverts: VaultRecord[] = [];
     for (const vault of [...touched.keys()].sort()) {
-      const hashes = touched.get(vault)!;
       const v = this.registry.get(vault) ?? this.aheadVaults.get(vault);
       if (!v) {
         this.log.warn({ vault }, 'reorg: touched vault unknown to the registry; skipping its revert');
         continue;
       }
-      reverts.push({
-        schemaVersion: SCHEMA_VERSION,
-        chainId: this.chainId,
-        blockNumber: A,
-        blockHash: ancestor.blockHash as Hash,
-        blockTimestamp: ancestor.blockTimestamp,
-        // Unique per orphaning and never a real tx hash: keeps the identity distinct from a mark
-        // at the same block (marks use ZERO_HASH).
-        txHash: hashes[0] as Hash,
-        txIndex: -1,
-        logIndex: -1,
-        vault,
-        context: await contextFor(v),
-        type: 'revert',
-        payload: { fromBlock: A + 1, orphanedBlockHashes: hashes as Hash[] },
-      });
+      reverts.push(revertRecord(this.chainId, ancestor, vault, touched.get(vault)!, await contextFor(v)));
     }
 
     const changedVaults: StoredIndexerVault[] = [];

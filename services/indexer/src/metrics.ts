@@ -52,6 +52,16 @@ export function createIndexerMetrics() {
     headBlock: new Gauge({ name: 'indexer_head_block', help: 'Chain head seen', registers: [registry] }),
     vaults: new Gauge({ name: 'indexer_vaults', help: 'Vaults known', registers: [registry] }),
     rpcCalls: new Gauge({ name: 'indexer_rpc_calls', help: 'JSON-RPC calls made', registers: [registry] }),
+    recordBytes: new Counter({
+      name: 'indexer_record_bytes_published_total',
+      help: 'Bytes of record values acknowledged by Kafka (JSON, before compression)',
+      registers: [registry],
+    }),
+    valuationCalls: new Gauge({
+      name: 'indexer_valuation_multicalls',
+      help: 'eth_calls (deployless multicalls) made to read vault holdings and prices at their blocks',
+      registers: [registry],
+    }),
   };
   return m;
 }

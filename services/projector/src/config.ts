@@ -1,8 +1,9 @@
-import { baseConfigSchema, createConfig, type Env, envField } from '@vault-yield/common';
+import { baseConfigSchema, createConfig, type Env, envField, kafkaSecurityShape } from '@vault-yield/common';
 import { z } from 'zod';
 
 export const projectorConfigSchema = baseConfigSchema.extend({
   KAFKA_BROKERS: envField.brokers(),
+  ...kafkaSecurityShape,
   DATABASE_URL: envField.postgresUrl(),
   PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
   KAFKA_TOPIC: envField.topic().default('vault-records'),

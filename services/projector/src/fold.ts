@@ -4,7 +4,11 @@ import {
   decodeRecord,
   deserializeState,
   evolve,
+  formatFixed,
   isFoldError,
+  RECONCILED,
+  RECONCILED_LOG_INDEX,
+  RECONCILED_TX_INDEX,
   recordId,
   serializeState,
   toMicros,
@@ -63,17 +67,50 @@ export function ledgerRow(r: VaultRecord, raw?: Buffer | null): LedgerRow {
   };
 }
 
+/**
+ * The `balance.reconciled` rows of a folded record: one per token whose holdings differed from
+ * what the events explain (see evolve.ts `reconcile`). Same block and tx hash as the record,
+ * placed after every transaction of the block (a re-fold skips them and derives them again).
+ */
+export function reconciledRows(r: VaultRecord, s: VaultState): LedgerRow[] {
+  return s.reconciled.map((x, i) => {
+    const payload = JSON.stringify({
+      token: x.token,
+      amount: x.amount.toString(),
+      valueUsd: formatFixed(x.valueUsd),
+      bookedAs: x.amount > 0n ? 'capitalIn' : 'capitalOut',
+    });
+    return {
+      vault: r.vault,
+      chainId: r.chainId,
+      blockHash: r.blockHash,
+      txHash: r.txHash,
+      logIndex: RECONCILED_LOG_INDEX - i,
+      blockNumber: r.blockNumber,
+      txIndex: RECONCILED_TX_INDEX,
+      ts: r.blockTimestamp * 1000,
+      type: RECONCILED,
+      // Not a record of the log: re-folds skip this type and derive it again.
+      record: `{"type":"${RECONCILED}","payload":${payload}}`,
+      payload,
+    };
+  });
+}
+
 /** A state's value and flows rounded to the JSON edge's precision (6 dp), in micro-USD. */
 export interface Micros {
   value: bigint;
   capitalIn: bigint;
   capitalOut: bigint;
+  /** The strategy in force (a switch always makes a point: returns count for the strategy then). */
+  strategy: string;
 }
 
 export const microsOf = (s: VaultState): Micros => ({
   value: toMicros(s.valueUsd),
   capitalIn: toMicros(s.capitalInUsd),
   capitalOut: toMicros(s.capitalOutUsd),
+  strategy: s.strategy,
 });
 
 const MICRO = 1_000_000n;
@@ -87,7 +124,8 @@ export function formatMicros(m: bigint): string {
 
 /**
  * Equity points: one per applied record that changed value or flows at the JSON edge's precision
- * (6 dp), plus the vault's first record. Decided by comparing with the state before the record
+ * (6 dp) or the strategy, plus the vault's first record. Each carries the strategy then in force
+ * and the fold's exact return index (realised returns never use the rounded figures). Decided by comparing with the state before the record
  * (`before`: its micros, null for a new vault), so the series is the same whatever the batch
  * boundaries (and after a re-fold). Returns the point (or null) and `after`'s micros.
  */
@@ -100,7 +138,8 @@ export function equityPoint(
     before &&
     before.value === micros.value &&
     before.capitalIn === micros.capitalIn &&
-    before.capitalOut === micros.capitalOut
+    before.capitalOut === micros.capitalOut &&
+    before.strategy === micros.strategy
   ) {
     return { row: null, micros };
   }
@@ -113,6 +152,8 @@ export function equityPoint(
       valueUsd: formatMicros(micros.value),
       capitalInUsd: formatMicros(micros.capitalIn),
       capitalOutUsd: formatMicros(micros.capitalOut),
+      strategy: after.strategy,
+      returnIndex: formatFixed(after.returnIndex, 18),
     },
     micros,
   };

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { Logger } from '@vault-yield/common';
+import { kafkaSecurity, type Logger } from '@vault-yield/common';
 import { type BatchConsumer, createBatchConsumer, createLogAdmin } from '@vault-yield/log';
 import { createPgPool, createProjectionStore, migrate, type Pool } from '@vault-yield/store';
 import { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
@@ -11,6 +11,7 @@ import { createProjectorMetrics, type ProjectorMetrics, serveMetrics } from './m
 export { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
 export { loadProjectorConfig, type ProjectorConfig, projectorConfigSchema } from './config.js';
 export type { ProjectorMetrics } from './metrics.js';
+export { type RetryOutcome, retryDeadLetters } from './retry.js';
 
 export type ProjectorOptions = Pick<
   ProjectorConfig,
@@ -55,6 +56,8 @@ export function createProjector(options: ProjectorOptions): Projector {
   const metrics = createProjectorMetrics();
   const cache = createStateCache(options.PROJECTOR_STATE_CACHE_VAULTS ?? 100_000);
   const { KAFKA_TOPIC: topic, CONSUMER_GROUP: groupId } = options;
+  // SASL/TLS from the KAFKA_SASL_* / KAFKA_SSL* settings (none: what the process default says).
+  const security = kafkaSecurity(options);
   let consumer: BatchConsumer | null = null;
   let server: Server | null = null;
   let heartbeat: { timer: NodeJS.Timeout; pending: Promise<void> } | null = null;
@@ -99,17 +102,22 @@ export function createProjector(options: ProjectorOptions): Projector {
       throw err;
     }
     if (result.kind === 'gap') return { seekTo: result.seekTo };
-    cache.commit(partition, result.nextOffset, result.vaults);
+    cache.commit(partition, `${result.nextOffset}@${result.epoch}`, result.vaults);
     const { stats } = result;
     const seconds = end();
     metrics.batches.inc();
     metrics.applied.inc(stats.applied);
     metrics.duplicates.inc(stats.duplicates);
     metrics.reverts.inc(stats.reverts);
-    if (stats.deadLetters.decode) metrics.deadLetters.inc({ kind: 'decode' }, stats.deadLetters.decode);
-    if (stats.deadLetters.fold) metrics.deadLetters.inc({ kind: 'fold' }, stats.deadLetters.fold);
-    if (stats.deadLetters.decode + stats.deadLetters.fold > 0) {
-      log.warn({ partition: batch.partition, ...stats.deadLetters }, 'records dead-lettered');
+    for (const [feed, n] of stats.stale) metrics.stalePrices.inc({ feed }, n);
+    for (const [kind, n] of Object.entries(stats.deadLetters))
+      if (n > 0) metrics.deadLetters.inc({ kind }, n);
+    if (result.letters.length > 0) {
+      // Loud: each leaves its vault behind (snapshot `behind`, /ready, `vault-yield status`).
+      log.error(
+        { partition, ...stats.deadLetters, letters: result.letters },
+        'records dead-lettered: `vault-yield dead-letters list`, then `retry` after a fix',
+      );
     }
     metrics.lag.set(
       { partition: String(batch.partition) },
@@ -138,6 +146,7 @@ export function createProjector(options: ProjectorOptions): Projector {
         server = await serveMetrics(metrics.registry, options.METRICS_PORT);
       consumer = createBatchConsumer<Decoded>({
         brokers: options.KAFKA_BROKERS,
+        ...security,
         clientId: options.KAFKA_CLIENT_ID ?? 'vault-yield-projector',
         logger: log,
         groupId: options.KAFKA_GROUP_ID ?? groupId,
@@ -171,7 +180,11 @@ export function createProjector(options: ProjectorOptions): Projector {
       log.info('projector stopped');
     },
     async caughtUp({ timeoutMs = 120_000, pollMs = 200 } = {}) {
-      const admin = await createLogAdmin({ brokers: options.KAFKA_BROKERS, clientId: 'projector-caught-up' });
+      const admin = await createLogAdmin({
+        brokers: options.KAFKA_BROKERS,
+        ...security,
+        clientId: 'projector-caught-up',
+      });
       try {
         const high = await admin.offsets(topic);
         const deadline = Date.now() + timeoutMs;

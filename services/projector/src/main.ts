@@ -1,10 +1,13 @@
-import { createLogger, onShutdown } from '@vault-yield/common';
+import { createLogger, kafkaSecurity, onShutdown } from '@vault-yield/common';
+import { setDefaultLogSecurity } from '@vault-yield/log';
 import { createPgPool } from '@vault-yield/store';
 import { loadProjectorConfig } from './config.js';
 import { createProjector } from './index.js';
 import { createMarketProjector } from './market/index.js';
 
 const config = loadProjectorConfig();
+// Every Kafka client of the process (the market projector's too) connects with these.
+setDefaultLogSecurity(kafkaSecurity(config));
 const logger = createLogger({ name: 'projector', level: config.LOG_LEVEL });
 const projector = createProjector({ ...config, logger });
 const marketPool = config.MARKET_PROJECTION

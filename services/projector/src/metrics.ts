@@ -18,8 +18,14 @@ export function createProjectorMetrics() {
     }),
     deadLetters: new Counter({
       name: 'projector_dead_letters_total',
-      help: 'Records written to dead_letters, by kind (decode = not JSON or schema failure, fold = refused)',
+      help: 'Records written to dead_letters, by kind (decode = not JSON or schema failure, envelope = breaks the log rules, fold = the fold threw)',
       labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    stalePrices: new Counter({
+      name: 'projector_stale_price_records_total',
+      help: "Records valued with a price older than its feed's heartbeat at the record's block, by feed",
+      labelNames: ['feed'] as const,
       registers: [registry],
     }),
     reverts: new Counter({

@@ -1,5 +1,13 @@
-import { baseConfigSchema, createConfig, type Env, envField, type Logger } from '@vault-yield/common';
+import {
+  baseConfigSchema,
+  ConfigError,
+  createConfig,
+  type Env,
+  envField,
+  type Logger,
+} from '@vault-yield/common';
 import { z } from 'zod';
+import { type TrustedProxies, trustedProxiesField } from './middleware/client-address.js';
 
 export interface ReaderConfig {
   /** Read-only role URL. */
@@ -9,7 +17,7 @@ export interface ReaderConfig {
   port: number;
   host: string;
   /** Per-client token bucket; ratePerSecond 0 disables it. */
-  rateLimit: { ratePerSecond: number; burst: number; trustProxy: boolean };
+  rateLimit: { ratePerSecond: number; burst: number; trustedProxies: TrustedProxies };
   /** Allowed CORS origins; '*' = any (public read API). */
   corsOrigins: '*' | string[];
   /** Cache-Control max-age of vault resources (snapshot, equity, events, tx, vaults), seconds. */
@@ -20,6 +28,17 @@ export interface ReaderConfig {
   statementTimeoutMs: number;
   /** How long a connection attempt to Postgres may take before the request gets a 503. */
   connectTimeoutMs: number;
+  /**
+   * The HTTP server's own limits: time to receive a request's headers (slow-loris), time to
+   * receive the whole request, idle time of a kept-alive connection, and open connections at
+   * most (the rest are refused at accept).
+   */
+  http: {
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnections: number;
+  };
   /** Longest wait for in-flight requests on stop before connections are cut. */
   shutdownGraceMs: number;
   /** Registers GET /bench/hello (plain hello world, for the bench's baseline). */
@@ -36,7 +55,11 @@ export const readerEnvSchema = baseConfigSchema.extend({
   HOST: z.string().min(1).default('127.0.0.1'),
   RATE_LIMIT_RPS: z.coerce.number().min(0).max(1_000_000).default(20),
   RATE_LIMIT_BURST: envField.int(1, 1_000_000).default(40),
-  TRUST_PROXY: envField.bool().default(false),
+  TRUSTED_PROXIES: trustedProxiesField(),
+  /** Replaced by TRUSTED_PROXIES (it trusted the leftmost, client-written entry): refused if set. */
+  TRUST_PROXY: z
+    .never({ error: 'replaced by TRUSTED_PROXIES (a hop count or a CIDR list); remove TRUST_PROXY' })
+    .optional(),
   CORS_ORIGINS: z
     .string()
     .default('*')
@@ -54,24 +77,42 @@ export const readerEnvSchema = baseConfigSchema.extend({
   STATEMENT_TIMEOUT_MS: envField.int(100, 600_000).default(5000),
   PG_CONNECT_TIMEOUT_MS: envField.int(100, 600_000).default(3000),
   SHUTDOWN_GRACE_MS: envField.int(0, 600_000).default(10_000),
+  HTTP_HEADERS_TIMEOUT_MS: envField.int(100, 600_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: envField.int(100, 600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: envField.int(0, 600_000).default(5_000),
+  HTTP_MAX_CONNECTIONS: envField.int(1, 1_000_000).default(1_000),
   BENCH_ROUTES: envField.bool().default(false),
 });
 
 /** Reads the reader's settings from the environment (clear error naming each bad variable). */
 export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
   const e = createConfig(readerEnvSchema, env);
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS)
+    throw new ConfigError(
+      `invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (got ${e.HTTP_HEADERS_TIMEOUT_MS} > ${e.HTTP_REQUEST_TIMEOUT_MS})`,
+    );
   return {
     databaseUrl: e.DATABASE_URL,
     schema: e.PROJECTION_SCHEMA,
     port: e.PORT,
     host: e.HOST,
-    rateLimit: { ratePerSecond: e.RATE_LIMIT_RPS, burst: e.RATE_LIMIT_BURST, trustProxy: e.TRUST_PROXY },
+    rateLimit: {
+      ratePerSecond: e.RATE_LIMIT_RPS,
+      burst: e.RATE_LIMIT_BURST,
+      trustedProxies: e.TRUSTED_PROXIES,
+    },
     corsOrigins: e.CORS_ORIGINS,
     cacheMaxAgeS: e.CACHE_MAX_AGE_S,
     catalogueMaxAgeS: e.CATALOGUE_MAX_AGE_S,
     poolMax: e.PG_POOL_MAX,
     statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
     connectTimeoutMs: e.PG_CONNECT_TIMEOUT_MS,
+    http: {
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+    },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     benchRoutes: e.BENCH_ROUTES,
     logLevel: e.LOG_LEVEL,

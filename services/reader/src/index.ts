@@ -1,29 +1,44 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { createLogger, type Logger } from '@vault-yield/common';
 import { createPgPool, type Pool } from '@vault-yield/store';
-import { Hono } from 'hono';
 import { compress } from 'hono/compress';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { Registry } from 'prom-client';
 import type { ReaderConfig } from './config.js';
+import { dashboardRoutes } from './dashboard/index.js';
 import { ApiError, errorResponse, isUnavailable } from './errors.js';
 import { corsHeaders } from './middleware/cors.js';
 import { createMetrics } from './middleware/metrics.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { buildOpenApi } from './openapi/document.js';
 import { catalogueRoutes } from './routes/catalogue.js';
-import { opsRoutes } from './routes/ops.js';
+import type { RouteDeps } from './routes/deps.js';
+import { type OpsDeps, opsRoutes } from './routes/ops.js';
 import { vaultRoutes } from './routes/vault.js';
 
 export { type ReaderConfig, readerConfig, readerConfigFromEnv, readerEnvSchema } from './config.js';
 export { buildOpenApi } from './openapi/document.js';
+export { routes } from './openapi/routes.js';
 export { LIMITS, parseTime } from './params.js';
 export * as schemas from './schemas.js';
 
+/** Every route of the reader, declared once (openapi/routes.ts), with its handler. */
+function declareApi(deps: RouteDeps, ops: Omit<OpsDeps, keyof RouteDeps>) {
+  return new OpenAPIHono()
+    .route('/', vaultRoutes(deps))
+    .route('/', catalogueRoutes(deps))
+    .route('/', opsRoutes({ ...deps, ...ops }))
+    .route('/', dashboardRoutes());
+}
+
+/** The reader's routes as a type: what `hc` (and @vault-yield/client) reads its types from. */
+export type ReaderApi = ReturnType<typeof declareApi>;
+
 export interface Reader {
-  app: Hono;
+  app: OpenAPIHono;
   pool: Pool;
   registry: Registry;
   log: Logger;
@@ -56,13 +71,14 @@ export function createReader(config: ReaderConfig): Reader {
     connectionTimeoutMs: config.connectTimeoutMs,
   });
   const metrics = createMetrics();
-  const doc = buildOpenApi();
   let draining = false;
 
-  const app = new Hono();
+  const app = new OpenAPIHono();
   app.use('*', metrics.middleware);
   app.use('*', corsHeaders({ origins: config.corsOrigins, exposeHeaders: EXPOSED, maxAgeS: 600 }));
-  app.use('/v1/*', rateLimit(config.rateLimit));
+  // Every route is limited per client (/ready queries Postgres; /metrics and /docs cost CPU),
+  // except /health, answered from memory for liveness probes.
+  app.use('*', rateLimit({ ...config.rateLimit, exempt: ['/health'] }));
   app.use('*', compress());
   app.use(
     '*',
@@ -85,10 +101,13 @@ export function createReader(config: ReaderConfig): Reader {
     if (draining) c.header('Connection', 'close');
   });
 
-  const deps = { pool, config, log };
-  vaultRoutes(app, deps);
-  catalogueRoutes(app, deps);
-  opsRoutes(app, { ...deps, registry: metrics.registry, doc, draining: () => draining });
+  app.route(
+    '/',
+    declareApi(
+      { pool, config, log },
+      { registry: metrics.registry, doc: () => buildOpenApi(app), draining: () => draining },
+    ),
+  );
   if (config.benchRoutes) app.get('/bench/hello', (c) => c.text('hello world'));
 
   app.notFound((c) => {
@@ -119,15 +138,28 @@ export function createReader(config: ReaderConfig): Reader {
     log,
     start: () =>
       new Promise((resolve, reject) => {
+        const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections } = config.http;
         const s = serve(
-          { fetch: app.fetch, port: config.port, hostname: config.host },
+          {
+            fetch: app.fetch,
+            port: config.port,
+            hostname: config.host,
+            serverOptions: {
+              headersTimeout: headersTimeoutMs,
+              requestTimeout: requestTimeoutMs,
+              keepAliveTimeout: keepAliveTimeoutMs,
+              // How often the time-outs above are enforced (Node's default is every 30 s).
+              connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
+            },
+          },
           (info: AddressInfo) => {
             const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
             log.info({ host: info.address, port: info.port }, 'reader listening');
             resolve({ host: info.address, port: info.port, url: `http://${host}:${info.port}` });
           },
         ) as Server;
-        s.keepAliveTimeout = 5000;
+        s.keepAliveTimeout = keepAliveTimeoutMs;
+        s.maxConnections = maxConnections;
         s.once('error', reject);
         server = s;
       }),

@@ -1,12 +1,12 @@
+import { z } from '@hono/zod-openapi';
 import { activityTypes } from '@vault-yield/domain';
 import type { LedgerKey } from '@vault-yield/store';
-import type { Context } from 'hono';
-import { z } from 'zod';
-import { badRequest } from './errors.js';
 
 /**
- * Path and query parameter schemas. Every value arrives as a string; each schema checks the raw
- * text first (bounded, anchored patterns) and only then converts, so no input reaches SQL unchecked.
+ * Path and query parameter schemas: declared once, they validate requests (routes/declare.ts) and
+ * describe the parameters in /openapi.json. Every value arrives as a string; each schema checks the
+ * raw text first (bounded, anchored patterns) and only then converts, so no input reaches SQL
+ * unchecked.
  */
 
 export const LIMITS = {
@@ -88,9 +88,9 @@ const intParam = (min: number, max: number) =>
 
 const activitySet = new Set<string>(activityTypes);
 /** `type=a,b` and/or `type=a&type=b`: the union, each from the activity vocabulary. */
-const typeParam = z.array(z.string()).transform((values, ctx) => {
+const typeParam = z.union([z.string(), z.array(z.string())]).transform((values, ctx) => {
   const out = new Set<string>();
-  for (const item of values.flatMap((v) => v.split(','))) {
+  for (const item of (Array.isArray(values) ? values : [values]).flatMap((v) => v.split(','))) {
     if (!activitySet.has(item)) {
       ctx.addIssue({
         code: 'custom',
@@ -156,105 +156,83 @@ const vaultsCursorParam = z.string().transform((raw, ctx) => {
   return m[1]!;
 });
 
-/** Query schema per endpoint: `repeat` names the only parameters that may appear more than once. */
-export interface QuerySpec<S extends z.ZodRawShape> {
-  shape: S;
-  repeat?: readonly (keyof S & string)[];
-  refine?: (q: z.output<z.ZodObject<S>>) => string | null;
-}
+const before = (lower: number | undefined, upper: number | undefined) =>
+  lower === undefined || upper === undefined || lower < upper;
 
-export const eventsQuery: QuerySpec<{
-  type: z.ZodOptional<typeof typeParam>;
-  since: z.ZodOptional<typeof timeParam>;
-  until: z.ZodOptional<typeof timeParam>;
-  limit: z.ZodDefault<ReturnType<typeof intParam>>;
-  cursor: z.ZodOptional<typeof eventsCursorParam>;
-}> = {
-  shape: {
-    type: typeParam.optional(),
-    since: timeParam.optional(),
-    until: timeParam.optional(),
-    limit: intParam(1, LIMITS.events.max).default(LIMITS.events.default),
-    cursor: eventsCursorParam.optional(),
-  },
-  repeat: ['type'],
-  refine: (q) =>
-    q.since !== undefined && q.until !== undefined && q.since >= q.until
-      ? 'query.since: must be earlier than until'
-      : null,
-};
+// OpenAPI text of the parameters: the schemas above validate, these words describe them.
+const time = (bound: string) =>
+  timeParam.optional().openapi({
+    description: `${bound}: Unix milliseconds or ISO-8601 date / date-time with offset`,
+    anyOf: [
+      { type: 'string', pattern: '^[0-9]{1,16}$' },
+      { type: 'string', format: 'date' },
+      { type: 'string', format: 'date-time' },
+    ],
+    example: '2025-01-01T00:00:00Z',
+  });
+const int = (text: string, max: number, dflt: number) =>
+  intParam(1, max)
+    .default(dflt)
+    .openapi({
+      description: `${text} (default ${dflt}, at most ${max}; out of range is a 400, not clamped)`,
+      type: 'integer',
+      minimum: 1,
+      maximum: max,
+      default: dflt,
+    });
+const cursorText = {
+  description: 'opaque cursor from the previous page’s X-Next-Cursor header',
+  type: 'string',
+  pattern: '^[A-Za-z0-9_-]{1,400}$',
+} as const;
 
-export const equityQuery: QuerySpec<{
-  from: z.ZodOptional<typeof timeParam>;
-  to: z.ZodOptional<typeof timeParam>;
-  points: z.ZodDefault<ReturnType<typeof intParam>>;
-}> = {
-  shape: {
-    from: timeParam.optional(),
-    to: timeParam.optional(),
-    points: intParam(1, LIMITS.equity.maxPoints).default(LIMITS.equity.defaultPoints),
-  },
-  refine: (q) =>
-    q.from !== undefined && q.to !== undefined && q.from >= q.to
-      ? 'query.from: must be earlier than to'
-      : null,
-};
+export const vaultPath = z.object({
+  address: addressParam.openapi({
+    param: { name: 'address', in: 'path' },
+    description: 'vault address: 0x + 40 hex digits, any case',
+    example: '0x0000000000000000000000000000000000000001',
+  }),
+});
 
-export const vaultsQuery: QuerySpec<{
-  owner: z.ZodOptional<typeof addressParam>;
-  limit: z.ZodDefault<ReturnType<typeof intParam>>;
-  cursor: z.ZodOptional<typeof vaultsCursorParam>;
-}> = {
-  shape: {
-    owner: addressParam.optional(),
-    limit: intParam(1, LIMITS.vaults.max).default(LIMITS.vaults.default),
-    cursor: vaultsCursorParam.optional(),
-  },
-};
+export const txPath = z.object({
+  hash: txHashParam.openapi({
+    param: { name: 'hash', in: 'path' },
+    description: 'transaction hash: 0x + 64 hex digits, any case',
+  }),
+});
 
-export const noQuery: QuerySpec<Record<string, never>> = { shape: {} };
+export const eventsQuery = z
+  .object({
+    type: typeParam.optional().openapi({
+      description: 'event types: comma-separated and/or repeated; any of them matches',
+      param: { style: 'form', explode: true },
+      type: 'array',
+      items: { type: 'string', enum: [...activityTypes] },
+    }),
+    since: time('lower bound on ts, inclusive'),
+    until: time('upper bound on ts, exclusive'),
+    limit: int('rows per page', LIMITS.events.max, LIMITS.events.default),
+    cursor: eventsCursorParam.optional().openapi(cursorText),
+  })
+  .refine((q) => before(q.since, q.until), { path: ['since'], message: 'must be earlier than until' });
 
-function describeIssue(where: string, issue: z.core.$ZodIssue): string {
-  const path = issue.path.filter((p) => typeof p === 'string');
-  return `${[where, ...path].join('.')}: ${issue.message}`;
-}
+export const equityQuery = z
+  .object({
+    from: time('window start, inclusive'),
+    to: time('window end, exclusive'),
+    points: int('most points returned', LIMITS.equity.maxPoints, LIMITS.equity.defaultPoints),
+  })
+  .refine((q) => before(q.from, q.to), { path: ['from'], message: 'must be earlier than to' });
 
-/**
- * Validates the query string against `spec`: an unknown parameter, a repeated single-valued one,
- * an empty value or one longer than LIMITS.valueLength is a 400, as is any schema failure.
- */
-export function parseQuery<S extends z.ZodRawShape>(
-  c: Context,
-  spec: QuerySpec<S>,
-): z.output<z.ZodObject<S>> {
-  const url = c.req.url;
-  const q = url.indexOf('?');
-  const raw: Record<string, string | string[]> = {};
-  if (q >= 0) {
-    const repeat = new Set<string>(spec.repeat ?? []);
-    for (const [key, value] of new URLSearchParams(url.slice(q + 1))) {
-      const name = key.length > 64 ? `${key.slice(0, 64)}…` : key;
-      if (!Object.hasOwn(spec.shape, key))
-        throw badRequest(`query.${JSON.stringify(name)}: unknown query parameter`);
-      if (value === '') throw badRequest(`query.${key}: must not be empty`);
-      if (value.length > LIMITS.valueLength)
-        throw badRequest(`query.${key}: longer than ${LIMITS.valueLength} characters`);
-      const prev = raw[key];
-      if (repeat.has(key)) raw[key] = [...((prev as string[] | undefined) ?? []), value];
-      else if (prev !== undefined) throw badRequest(`query.${key}: given more than once`);
-      else raw[key] = value;
-    }
-  }
-  const parsed = z.object(spec.shape).safeParse(raw);
-  if (!parsed.success) throw badRequest(describeIssue('query', parsed.error.issues[0]!));
-  const problem = spec.refine?.(parsed.data);
-  if (problem) throw badRequest(problem);
-  return parsed.data;
-}
+export const vaultsQuery = z.object({
+  owner: addressParam.optional().openapi({
+    description: 'owner address, any case',
+    type: 'string',
+    pattern: '^0x[0-9a-fA-F]{40}$',
+  }),
+  limit: int('vaults per page', LIMITS.vaults.max, LIMITS.vaults.default),
+  cursor: vaultsCursorParam.optional().openapi(cursorText),
+});
 
-/** Validates one path parameter. */
-export function parsePath<T>(c: Context, name: string, schema: z.ZodType<T>): T {
-  const parsed = schema.safeParse(c.req.param(name) ?? '');
-  if (!parsed.success) throw badRequest(`path.${name}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  return parsed.data;
-}
+/** Query parameters that may appear more than once (all others: once at most). */
+export const REPEATABLE: ReadonlySet<string> = new Set(['type']);

@@ -1,9 +1,12 @@
-import { activityTypes, equityPointView, payloadSchemas, snapshotView } from '@vault-yield/domain';
-import { z } from 'zod';
+import { zodToOpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from '@hono/zod-openapi';
+import { activityTypes, equityPointView, ledgerPayloadSchemas, snapshotView } from '@vault-yield/domain';
 
 /**
  * Response shapes the reader serves beyond the domain views (which it reuses as they are). The
- * OpenAPI document is generated from these; the tests validate every response against it.
+ * route declarations (openapi/routes.ts) use these, so the OpenAPI document and the client's types
+ * come from here; the tests validate every response against the document. The snapshot's shape is
+ * the domain's `snapshotView` alone: a field added there appears in the document and the client.
  */
 const address = z
   .string()
@@ -17,79 +20,107 @@ const unixMs = z.number().int().nonnegative().describe('Unix time in millisecond
 
 export const activityType = z.enum(activityTypes as [string, ...string[]]).describe('Ledger event type');
 
+const ledgerColumns = {
+  id: z.string().describe('stable row id: chainId:blockHash:txHash:logIndex:vault'),
+  vault: address,
+  chainId: z.number().int().positive(),
+  txHash: hash,
+  blockNumber: z.number().int().nonnegative(),
+  blockHash: hash,
+  txIndex: z
+    .number()
+    .int()
+    .min(-1)
+    .describe(
+      'transaction index in the block; 2147483647 for balance.reconciled rows (after every transaction)',
+    ),
+  logIndex: z
+    .number()
+    .int()
+    .min(-64)
+    .describe('log index in the block; -2, -3, … for balance.reconciled rows (one per token)'),
+  ts: unixMs.describe('block time, Unix milliseconds'),
+};
 /** One ledger row per activity type, with `data` the record's payload as stored. */
 const ledgerVariants = activityTypes.map((type) =>
   z.object({
-    id: z.string().describe('stable row id: chainId:blockHash:txHash:logIndex:vault'),
-    vault: address,
-    chainId: z.number().int().positive(),
+    ...ledgerColumns,
     type: z.literal(type),
-    txHash: hash,
-    blockNumber: z.number().int().nonnegative(),
-    blockHash: hash,
-    txIndex: z.number().int().min(-1).describe('transaction index in the block'),
-    logIndex: z.number().int().min(-1).describe('log index in the block'),
-    ts: unixMs.describe('block time, Unix milliseconds'),
-    data: payloadSchemas[type].describe(`payload of ${type}, as stored (amounts are raw token units)`),
+    data: ledgerPayloadSchemas[type].describe(`payload of ${type}, as stored (amounts are raw token units)`),
   }),
 );
+/** The row's type for clients: the columns, the type, and the payload (shape by type). */
+const ledgerRowType = z.object({
+  ...ledgerColumns,
+  type: z.enum(activityTypes),
+  data: z.record(z.string(), z.unknown()),
+});
 export const ledgerRow = z
   .discriminatedUnion('type', ledgerVariants as unknown as [z.ZodObject, ...z.ZodObject[]])
-  .describe('One row of the activity ledger (seed §2.5)');
+  .describe('One row of the activity ledger (seed §2.5)')
+  .openapi('LedgerRow') as unknown as typeof ledgerRowType;
 
-export const strategyEntry = z.object({
-  id: z.string().describe('strategy id; vault snapshots name it in `strategy`'),
-  name: z.string().describe('display name'),
-  description: z.string().describe('display copy'),
-  riskNote: z.string().describe('display copy: the risks the strategy takes'),
-  pairs: z
-    .array(z.object({ a: z.string(), b: z.string(), venues: z.array(z.string()) }))
-    .describe('pools the strategy would aim at now (live screen output; not a static promise)'),
-  liveApr: z
-    .number()
-    .nullable()
-    .describe(
-      'realised annualised time-weighted return of the strategy vaults, flows removed, as a fraction (0.12 = 12 %/yr); null until enough history; never a projection',
-    ),
-  sigma: z
-    .number()
-    .nullable()
-    .describe('annualised standard deviation of daily returns, as a fraction; null with liveApr'),
-});
+export const strategyEntry = z
+  .object({
+    id: z.string().describe('strategy id; vault snapshots name it in `strategy`'),
+    name: z.string().describe('display name'),
+    description: z.string().describe('display copy'),
+    riskNote: z.string().describe('display copy: the risks the strategy takes'),
+    pairs: z
+      .array(z.object({ a: z.string(), b: z.string(), venues: z.array(z.string()) }))
+      .describe('pools the strategy would aim at now (live screen output; not a static promise)'),
+    liveApr: z
+      .number()
+      .nullable()
+      .describe(
+        'realised annualised time-weighted return of the strategy vaults, flows removed, as a fraction (0.12 = 12 %/yr); null until enough history; never a projection',
+      ),
+    sigma: z
+      .number()
+      .nullable()
+      .describe('annualised standard deviation of daily returns, as a fraction; null with liveApr'),
+  })
+  .openapi('Strategy');
 
-export const universeAsset = z.object({
-  chainId: z.number().int().positive(),
-  address: address.describe('token address on chainId'),
-  symbol: z.string(),
-  name: z.string(),
-  category: z.enum(['major', 'stable', 'stock token', 'meme']),
-  decimals: z.number().int().min(0).max(36),
-  venues: z.array(z.string()).describe('venues with an eligible pool holding the asset'),
-  liquidityUsd: z.number().nonnegative().describe('USD value of the asset held in those pools'),
-});
+export const universeAsset = z
+  .object({
+    chainId: z.number().int().positive(),
+    address: address.describe('token address on chainId'),
+    symbol: z.string(),
+    name: z.string(),
+    category: z.enum(['major', 'stable', 'stock token', 'meme']),
+    decimals: z.number().int().min(0).max(36),
+    venues: z.array(z.string()).describe('venues with an eligible pool holding the asset'),
+    liquidityUsd: z.number().nonnegative().describe('USD value of the asset held in those pools'),
+  })
+  .openapi('UniverseAsset');
 
-export const universePair = z.object({
-  chainId: z.number().int().positive(),
-  a: z.string().describe('symbol of tokenA'),
-  b: z.string().describe('symbol of tokenB'),
-  tokenA: address.describe('the lower of the two token addresses'),
-  tokenB: address,
-  venues: z.array(z.string()),
-  tvlUsd: z.number().nonnegative().describe('USD value locked in the pair’s pools across venues'),
-  emissions: z.boolean().describe('whether any of the pools pays reward emissions'),
-});
+export const universePair = z
+  .object({
+    chainId: z.number().int().positive(),
+    a: z.string().describe('symbol of tokenA'),
+    b: z.string().describe('symbol of tokenB'),
+    tokenA: address.describe('the lower of the two token addresses'),
+    tokenB: address,
+    venues: z.array(z.string()),
+    tvlUsd: z.number().nonnegative().describe('USD value locked in the pair’s pools across venues'),
+    emissions: z.boolean().describe('whether any of the pools pays reward emissions'),
+  })
+  .openapi('UniversePair');
 
-export const vaultSummary = z.object({
-  vault: address,
-  owner: address,
-  chainId: z.number().int().positive(),
-  strategy: z.string(),
-  status: snapshotView.shape.status,
-  valueUsd: z.number(),
-  netUsd: z.number(),
-  createdAt: unixMs,
-  updatedAt: unixMs,
-});
+export const vaultSummary = z
+  .object({
+    vault: address,
+    owner: address,
+    chainId: z.number().int().positive(),
+    strategy: z.string(),
+    status: snapshotView.shape.status,
+    valueUsd: z.number(),
+    netUsd: z.number(),
+    createdAt: unixMs,
+    updatedAt: unixMs,
+  })
+  .openapi('VaultSummary');
 
 export const errorCodes = [
   'invalid_request',
@@ -101,18 +132,43 @@ export const errorCodes = [
 ] as const;
 export type ErrorCode = (typeof errorCodes)[number];
 
-export const errorBody = z.object({
-  error: z.object({
-    code: z.enum(errorCodes),
-    message: z.string().describe('human-readable; for invalid_request it names the parameter path'),
-  }),
-});
+export const errorBody = z
+  .object({
+    error: z.object({
+      code: z.enum(errorCodes),
+      message: z.string().describe('human-readable; for invalid_request it names the parameter path'),
+    }),
+  })
+  .openapi('Error');
 
-export const health = z.object({ status: z.literal('ok') });
-export const ready = z.object({
-  status: z.literal('ready'),
-  schema: z.string(),
-  migration: z.number().int().describe('highest migration applied'),
-});
+export const health = z.object({ status: z.literal('ok') }).openapi('Health');
+export const ready = z
+  .object({
+    status: z.literal('ready'),
+    schema: z.string(),
+    migration: z.number().int().describe('highest migration applied'),
+    deadLetters: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe(
+        'records the projector could not apply (readiness stays 200: healthy vaults keep being served)',
+      ),
+    vaultsBehind: z.number().int().nonnegative().describe('vaults whose snapshot says `behind`'),
+  })
+  .openapi('Ready');
 
-export { equityPointView as equityPoint, snapshotView as snapshot };
+/**
+ * A copy of a schema made elsewhere (the domain's views), named as an OpenAPI component. Its
+ * `.openapi()` may not exist: it is added to the zod instance @hono/zod-openapi loads, which a
+ * test runner can load apart from the domain's.
+ */
+function named<T extends z.ZodType>(schema: T, refId: string): T {
+  const copy = schema.clone();
+  zodToOpenAPIRegistry.add(copy, { _internal: { refId } });
+  return copy;
+}
+
+/** The snapshot's one shape: the domain's view (additive fields go there). */
+export const snapshot = named(snapshotView, 'Snapshot');
+export const equityPoint = named(equityPointView, 'EquityPoint');

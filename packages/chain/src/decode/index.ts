@@ -13,6 +13,7 @@ import {
   eventTopics,
   factoryEventsAbi,
   swapEventAbi,
+  transferEventAbi,
   vaultCreatedEventAbi,
   vaultEventsAbi,
 } from '../events/index.js';
@@ -26,8 +27,8 @@ import type {
   DecodeVaultLogResult,
   LogPosition,
   LogRef,
-  MarketEvent,
   RawLog,
+  ValuationEvent,
 } from './types.js';
 
 export { asciiToBytes32, bytes32ToAscii } from './bytes32.js';
@@ -58,6 +59,7 @@ const allEventsAbi: readonly AbiEvent[] = [
   ...vaultEventsAbi,
   swapEventAbi,
   answerUpdatedEventAbi,
+  transferEventAbi,
 ];
 const recordTopics = new Set<Hex>([eventTopics.vaultCreated, ...eventTopics.vault]);
 
@@ -116,6 +118,7 @@ const knownTopics = new Set<Hex>([
   ...eventTopics.vault,
   eventTopics.swap,
   eventTopics.answerUpdated,
+  eventTopics.transfer,
 ]);
 
 /** Where a log stands, for error reports and bad-log records. */
@@ -180,7 +183,7 @@ export function decodeLogReference(log: RawLog): DecodeLogResult {
 export function decodeVaultLog(log: RawLog): DecodeVaultLogResult {
   const r = decodeLog(log);
   if (!r.ok) return r;
-  if (r.kind === 'market') return fail(log, `not a vault record event: ${r.event.kind}`);
+  if (r.kind === 'valuation') return fail(log, `not a vault record event: ${r.event.kind}`);
   return { ok: true, record: r.record };
 }
 
@@ -216,7 +219,7 @@ function decodeUnsafe(log: RawLog, fast: boolean): DecodeLogResult {
   const { eventName, args } = decoded;
 
   if (!recordTopics.has(topic0))
-    return { ok: true, kind: 'market', event: marketEvent(log, pos, eventName, args) };
+    return { ok: true, kind: 'valuation', event: marketEvent(log, pos, eventName, args) };
 
   const entry = eventsByTopic.get(topic0)!;
   const raw: Record<string, unknown> = {};
@@ -241,7 +244,7 @@ function marketEvent(
   pos: LogPosition,
   eventName: string,
   args: Record<string, unknown>,
-): MarketEvent {
+): ValuationEvent {
   const address = lower(getAddress(log.address));
   switch (eventName) {
     case 'Swap':
@@ -261,6 +264,15 @@ function marketEvent(
         answer: String(args.current),
         roundId: String(args.roundId),
         updatedAt: Number(args.updatedAt),
+      };
+    case 'Transfer':
+      return {
+        ...pos,
+        kind: 'transfer',
+        token: address,
+        from: lower(args.from as string),
+        to: lower(args.to as string),
+        value: String(args.value),
       };
     case 'FeedSet':
       return {

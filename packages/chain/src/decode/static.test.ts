@@ -128,7 +128,7 @@ describe('static ABI fast path', () => {
       .sample(fc.oneof(wellShaped, mutated), { numRuns: 2000, seed: 7 })
       .map((l) => decodeLog(l));
     expect(outcomes.filter((r) => r.ok && r.kind === 'record').length).toBeGreaterThan(100);
-    expect(outcomes.filter((r) => r.ok && r.kind === 'market').length).toBeGreaterThan(10);
+    expect(outcomes.filter((r) => r.ok && r.kind === 'valuation').length).toBeGreaterThan(10);
     expect(outcomes.filter((r) => !r.ok).length).toBeGreaterThan(100);
   });
 });

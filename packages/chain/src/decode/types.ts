@@ -48,7 +48,7 @@ export interface LogPosition {
 }
 
 /** Non-vault events the indexer uses for discovery, valuation and mark-to-market. */
-export type MarketEvent =
+export type ValuationEvent =
   | (LogPosition & {
       kind: 'swap';
       pool: Address;
@@ -57,6 +57,7 @@ export type MarketEvent =
       liquidity: string;
     })
   | (LogPosition & { kind: 'answer'; feed: Address; answer: string; roundId: string; updatedAt: number })
+  | (LogPosition & { kind: 'transfer'; token: Address; from: Address; to: Address; value: string })
   | (LogPosition & { kind: 'feedSet'; factory: Address; token: Address; feed: Address })
   | (LogPosition & { kind: 'rolesSet'; factory: Address; guardian: Address; feeCollector: Address });
 
@@ -64,7 +65,7 @@ export type DecodeFailure = { ok: false; reason: string; log: LogRef };
 
 export type DecodeLogResult =
   | { ok: true; kind: 'record'; record: ChainRecord }
-  | { ok: true; kind: 'market'; event: MarketEvent }
+  | { ok: true; kind: 'valuation'; event: ValuationEvent }
   | DecodeFailure;
 
 export type DecodeVaultLogResult = { ok: true; record: ChainRecord } | DecodeFailure;

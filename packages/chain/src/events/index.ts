@@ -1,5 +1,5 @@
-import { mockAggregatorAbi, mockPoolAbi, vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
-import { type AbiEvent, type Hex, toEventSelector } from 'viem';
+import { mockAggregatorAbi, uniswapV3PoolAbi, vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
+import { type AbiEvent, type Hex, parseAbiItem, toEventSelector } from 'viem';
 
 type EventOf<abi extends readonly unknown[]> = Extract<abi[number], { type: 'event' }>;
 
@@ -17,13 +17,22 @@ function eventNamed<const abi extends readonly { type: string; name?: string }[]
 }
 
 /** Events of VaultFactory: VaultCreated (a vault record) and FeedSet, RolesSet (registry). */
-export const factoryEventsAbi = eventsOf(vaultFactoryAbi);
+export const factoryEventsAbi = eventsOf(vaultFactoryAbi).filter(
+  (e) => e.name === 'VaultCreated' || e.name === 'FeedSet' || e.name === 'RolesSet',
+) as Extract<EventOf<typeof vaultFactoryAbi>, { name: 'VaultCreated' | 'FeedSet' | 'RolesSet' }>[];
 /** The 15 vault events, each mapping to one record type. */
 export const vaultEventsAbi = eventsOf(vaultAbi);
 /** Uniswap v3 Swap(sender, recipient, amount0, amount1, sqrtPriceX96, liquidity, tick). */
-export const swapEventAbi = eventNamed(mockPoolAbi, 'Swap');
+export const swapEventAbi = eventNamed(uniswapV3PoolAbi, 'Swap');
 /** Chainlink AnswerUpdated(int256 indexed current, uint256 indexed roundId, uint256 updatedAt). */
 export const answerUpdatedEventAbi = eventNamed(mockAggregatorAbi, 'AnswerUpdated');
+/**
+ * ERC-20 Transfer: watched for transfers *to* vaults, so tokens sent straight to a vault (no vault
+ * event) make it due for a record at that block, where the fold reconciles its holdings.
+ */
+export const transferEventAbi = parseAbiItem(
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+);
 export const vaultCreatedEventAbi = eventNamed(vaultFactoryAbi, 'VaultCreated');
 export const feedSetEventAbi = eventNamed(vaultFactoryAbi, 'FeedSet');
 
@@ -43,4 +52,5 @@ export const eventTopics = {
   vault: topicsOf(vaultEventsAbi),
   swap: toEventSelector(swapEventAbi),
   answerUpdated: toEventSelector(answerUpdatedEventAbi),
+  transfer: toEventSelector(transferEventAbi),
 } as const;

@@ -1,5 +1,6 @@
 import { createPublicClient, http } from 'viem';
 import { type ChainClient, type ChainClientConfig, chainOf } from '../client/index.js';
+import { retryAfterMs } from './retry.js';
 
 /** JSON-RPC calls and HTTP requests made by one client (a batch is one request, many calls). */
 export interface RpcStats {
@@ -45,6 +46,22 @@ export function createCountingChainClient(
     }
   };
   const batch = config.batch ?? { batchSize: 200, wait: 0 };
+  /**
+   * A provider's Retry-After holds for the whole client, not only for the call it answered: every
+   * request waits until then (concurrent callers share caches, and one of them would otherwise
+   * send the same call again at once).
+   */
+  let notBefore = 0;
+  const fetchFn: typeof fetch = async (input, init) => {
+    const wait = notBefore - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const res = await fetch(input, init);
+    if (res.status === 429) {
+      const ms = retryAfterMs({ headers: res.headers });
+      if (ms !== undefined) notBefore = Math.max(notBefore, Date.now() + ms);
+    }
+    return res;
+  };
   const make = (batched: boolean) =>
     createPublicClient({
       chain,
@@ -58,6 +75,7 @@ export function createCountingChainClient(
         timeout: config.timeoutMs ?? 30_000,
         // Retries are ours (withRetry), classified; the transport's own would hide range errors.
         retryCount: config.retryCount ?? 0,
+        fetchFn,
         onFetchRequest: (_request, init) => {
           stats.httpRequests++;
           count(init.body);

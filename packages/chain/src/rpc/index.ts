@@ -17,4 +17,4 @@ export {
   type TokenFeedState,
   type VaultPositionState,
 } from './reads.js';
-export { type RetryOptions, withRetry } from './retry.js';
+export { type RetryOptions, retryAfterMs, withRetry } from './retry.js';

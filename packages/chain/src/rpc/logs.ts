@@ -12,6 +12,8 @@ export interface LogFilter {
   address?: readonly Address[];
   /** topic0 alternatives (OR). */
   topic0: readonly Hex[];
+  /** topic2 alternatives (OR); omitted = any. */
+  topic2?: readonly Hex[];
 }
 
 interface RpcLog {
@@ -57,6 +59,7 @@ export async function getLogsOnce(
     toBlock: hex(to),
     topics: [filter.topic0.length === 1 ? filter.topic0[0] : [...filter.topic0]],
   };
+  if (filter.topic2) (params.topics as unknown[]).push(null, [...filter.topic2]);
   if (filter.address) params.address = filter.address.length === 1 ? filter.address[0] : [...filter.address];
   const raw = (await client.request({
     method: 'eth_getLogs',

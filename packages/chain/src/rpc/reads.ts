@@ -10,6 +10,8 @@ export interface TokenFeedState {
   feedDecimals: number;
   /** latestRoundData().answer at the block (raw, scaled by feedDecimals). */
   answer: bigint;
+  /** latestRoundData().updatedAt at the block (Unix seconds; 0 without a feed). */
+  updatedAt: number;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function readTokenFeed(
     })
   ).toLowerCase() as Address;
   if (feed === zeroAddress)
-    return { token: token.toLowerCase() as Address, feed, feedDecimals: 0, answer: 0n };
+    return { token: token.toLowerCase() as Address, feed, feedDecimals: 0, answer: 0n, updatedAt: 0 };
   const [feedDecimals, round] = await Promise.all([
     client.readContract({
       address: feed,
@@ -53,6 +55,7 @@ export async function readTokenFeed(
     feed,
     feedDecimals: Number(feedDecimals),
     answer: round[1],
+    updatedAt: Number(round[3]),
   };
 }
 

@@ -1,11 +1,11 @@
 import {
   mockAggregatorAbi,
-  mockPoolAbi,
   testTokenAbi,
+  uniswapV3PoolAbi,
   vaultAbi,
   vaultFactoryAbi,
 } from '@vault-yield/contracts';
-import type { PoolContext, TokenContext, ValuationContext } from '@vault-yield/domain';
+import type { PoolContext } from '@vault-yield/domain';
 import { type Address, zeroAddress } from 'viem';
 import type { ChainClient } from '../client/index.js';
 import { BoundedCache, cachedPromise } from './cache.js';
@@ -46,13 +46,7 @@ export interface ValuationReader {
   tokenInfo(token: Address): Promise<TokenInfo>;
   /** USD per whole token at the block: feedOf(token) at that block, then its latestRoundData. */
   priceUsd(token: Address, blockNumber: bigint | number): Promise<string>;
-  tokenContext(token: Address, blockNumber: bigint | number): Promise<TokenContext>;
   poolContext(pool: Address, blockNumber: bigint | number): Promise<PoolContext>;
-  /**
-   * The vault's valuation context as of the end of `blockNumber` (state after the block's txs):
-   * tokens [token0, token1, rewardToken (if distinct)] and pools [the vault's pool].
-   */
-  read(vault: Address, blockNumber: bigint | number): Promise<ValuationContext>;
 }
 
 function lower(a: string): Address {
@@ -132,20 +126,20 @@ export function createValuationReader(client: ChainClient, config: ValuationRead
     });
   };
 
-  const tokenContext = async (token: Address, blockNumber: bigint | number): Promise<TokenContext> => {
-    const [info, price] = await Promise.all([tokenInfo(token), priceUsd(token, blockNumber)]);
-    return { ...info, priceUsd: price };
-  };
-
   const poolContext = (pool: Address, blockNumber: bigint | number): Promise<PoolContext> => {
     const block = BigInt(blockNumber);
     return atBlock(`pool:${lower(pool)}@${block}`, async () => {
       const ids = once(`pool:${lower(pool)}`, async () => {
-        const read = (functionName: 'fee' | 'venue' | 'token0' | 'token1') =>
-          client.readContract({ address: pool, abi: mockPoolAbi, functionName });
+        const read = (functionName: 'fee' | 'token0' | 'token1') =>
+          client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName });
         const [fee, venue, token0, token1] = await Promise.all([
           read('fee'),
-          read('venue'),
+          client.readContract({
+            address: factory,
+            abi: vaultFactoryAbi,
+            functionName: 'venueOf',
+            args: [pool],
+          }),
           read('token0'),
           read('token1'),
         ]);
@@ -158,7 +152,12 @@ export function createValuationReader(client: ChainClient, config: ValuationRead
       });
       const [id, slot0] = await Promise.all([
         ids,
-        client.readContract({ address: pool, abi: mockPoolAbi, functionName: 'slot0', blockNumber: block }),
+        client.readContract({
+          address: pool,
+          abi: uniswapV3PoolAbi,
+          functionName: 'slot0',
+          blockNumber: block,
+        }),
       ]);
       return {
         address: lower(pool),
@@ -172,16 +171,5 @@ export function createValuationReader(client: ChainClient, config: ValuationRead
     });
   };
 
-  const read = async (vault: Address, blockNumber: bigint | number): Promise<ValuationContext> => {
-    const info = await vaultInfo(vault);
-    const tokens = [info.token0, info.token1];
-    if (!tokens.includes(info.rewardToken)) tokens.push(info.rewardToken);
-    const [tokenContexts, pool] = await Promise.all([
-      Promise.all(tokens.map((t) => tokenContext(t, blockNumber))),
-      poolContext(info.pool, blockNumber),
-    ]);
-    return { tokens: tokenContexts, pools: [pool] };
-  };
-
-  return { vaultInfo, tokenInfo, priceUsd, tokenContext, poolContext, read };
+  return { vaultInfo, tokenInfo, priceUsd, poolContext };
 }

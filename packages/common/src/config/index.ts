@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type KafkaSecurityEnv, kafkaSecurityIssues, postgresTlsIssue } from '../security/index.js';
 
 /** Raised when the environment fails its schema; the message names every bad variable. */
 export class ConfigError extends Error {
@@ -17,12 +18,22 @@ export function createConfig<S extends z.ZodObject>(schema: S, env: Env = proces
     const value = env[key];
     if (value !== undefined && value.trim() !== '') cleaned[key] = value.trim();
   }
-  const parsed = schema.safeParse(cleaned);
+  // Kafka's security variables are checked against each other when the schema has them.
+  const checked =
+    'KAFKA_SASL_MECHANISM' in schema.shape
+      ? schema.superRefine((data, ctx) => {
+          for (const issue of kafkaSecurityIssues(data as KafkaSecurityEnv)) {
+            ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message });
+          }
+        })
+      : schema;
+  const parsed = checked.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => {
       const key = String(issue.path[0] ?? '(env)');
       const got = cleaned[key];
-      return `  ${key}: ${issue.message}${got === undefined ? ' (unset)' : ` (got ${JSON.stringify(got)})`}`;
+      const shown = /PASSWORD/.test(key) ? '"***"' : JSON.stringify(got);
+      return `  ${key}: ${issue.message}${got === undefined ? ' (unset)' : ` (got ${shown})`}`;
     });
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
@@ -42,7 +53,15 @@ export const envField = {
           .filter(Boolean),
       )
       .pipe(z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port')).min(1)),
-  postgresUrl: () => z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL'),
+  /** A postgres:// URL; TLS through its `sslmode` and `sslrootcert` (CA file) parameters. */
+  postgresUrl: () =>
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
+      .superRefine((url, ctx) => {
+        const issue = postgresTlsIssue(url);
+        if (issue) ctx.addIssue({ code: 'custom', message: issue });
+      }),
   httpUrl: () => z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
   int: (min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max),
   port: () => z.coerce.number().int().min(0).max(65535),

@@ -1,8 +1,8 @@
 import { divRound, parseFixed, pow10 } from '../math/fixed.js';
-import { MAX_SQRT_RATIO, MIN_SQRT_RATIO } from '../math/tick-math.js';
-import type { ValuationContext } from '../records/context.js';
+import { getSqrtRatioAtTick, MAX_SQRT_RATIO, MIN_SQRT_RATIO } from '../math/tick-math.js';
+import type { TokenAmount, ValuationContext } from '../records/context.js';
 import { FoldError } from './errors.js';
-import type { Address, PoolMark, TokenMark, VaultState } from './state.js';
+import type { Address, PoolMark, Position, TokenMark, VaultState } from './state.js';
 
 export type Draft = { -readonly [K in keyof VaultState]: VaultState[K] };
 
@@ -22,14 +22,30 @@ export function applyContext(d: Draft, ctx: ValuationContext): void {
         `token ${t.address} had ${prev.decimals} decimals, now ${t.decimals}`,
       );
     }
-    if (prev && prev.priceUsd === t.priceUsd && prev.symbol === t.symbol) continue;
-    const price = parseFixed(t.priceUsd);
+    if (
+      prev &&
+      prev.priceUsd === t.priceUsd &&
+      prev.symbol === t.symbol &&
+      prev.priceUpdatedAt === t.priceUpdatedAt &&
+      prev.feed === t.feed &&
+      prev.heartbeat === t.heartbeat
+    )
+      continue;
+    const price = prev && prev.priceUsd === t.priceUsd ? prev.price : parseFixed(t.priceUsd);
     if (prev && price !== prev.price) {
       const h = d.benchmark[t.address];
       if (h) d.marketDeltaUsd += divRound(h * (price - prev.price), pow10(t.decimals + 18));
     }
     tokens ??= { ...d.tokens };
-    tokens[t.address] = { symbol: t.symbol, decimals: t.decimals, priceUsd: t.priceUsd, price };
+    tokens[t.address] = {
+      symbol: t.symbol,
+      decimals: t.decimals,
+      priceUsd: t.priceUsd,
+      price,
+      feed: t.feed,
+      priceUpdatedAt: t.priceUpdatedAt,
+      heartbeat: t.heartbeat,
+    };
   }
   if (tokens) d.tokens = tokens;
 
@@ -64,18 +80,83 @@ export function requireContextToken(ctx: ValuationContext, token: Address): void
   throw new FoldError('unknown-token', `token ${token} is not in the record's context`);
 }
 
-/** map[key] += delta, dropping zero entries; throws `reason` if the result would be negative. */
-export function adjust(
+/** Raw amounts by token, zero entries dropped; every token must be priced by the context. */
+function amountMap(ctx: ValuationContext, list: readonly TokenAmount[]): Record<Address, bigint> {
+  const out: Record<Address, bigint> = {};
+  for (const a of list) {
+    requireContextToken(ctx, a.token);
+    const raw = BigInt(a.amount) + (out[a.token] ?? 0n);
+    if (raw === 0n) delete out[a.token];
+    else out[a.token] = raw;
+  }
+  return out;
+}
+
+/**
+ * The chain's truth at the record's block replaces what the vault holds: balances, pending
+ * rewards and live positions (liquidity and owed tokens) all come from the context's holdings.
+ * Position ticks and sqrt ratios are kept from the previous state when unchanged.
+ */
+export function applyHoldings(d: Draft, ctx: ValuationContext): void {
+  const h = ctx.holdings;
+  d.idle = sameOr(d.idle, amountMap(ctx, h.balances));
+  d.pendingRewards = sameOr(d.pendingRewards, amountMap(ctx, h.pendingRewards));
+  const positions: Record<string, Position> = {};
+  let changed = h.positions.length !== Object.keys(d.positions).length;
+  for (const p of h.positions) {
+    const pool = ctx.pools.find((x) => x.address === p.pool);
+    if (!pool) throw new FoldError('unknown-pool', `position ${p.id}: pool ${p.pool} is not in the context`);
+    requireContextToken(ctx, pool.token0);
+    requireContextToken(ctx, pool.token1);
+    const prev = d.positions[p.id];
+    const same = prev && prev.tickLower === p.tickLower && prev.tickUpper === p.tickUpper;
+    if (
+      same &&
+      prev.pool === p.pool &&
+      prev.liquidity === BigInt(p.liquidity) &&
+      prev.owed0 === BigInt(p.owed0) &&
+      prev.owed1 === BigInt(p.owed1)
+    ) {
+      positions[p.id] = prev;
+      continue;
+    }
+    changed = true;
+    positions[p.id] = {
+      id: p.id,
+      pool: p.pool,
+      token0: pool.token0,
+      token1: pool.token1,
+      tickLower: p.tickLower,
+      tickUpper: p.tickUpper,
+      sqrtLower: same ? prev.sqrtLower : getSqrtRatioAtTick(p.tickLower),
+      sqrtUpper: same ? prev.sqrtUpper : getSqrtRatioAtTick(p.tickUpper),
+      liquidity: BigInt(p.liquidity),
+      owed0: BigInt(p.owed0),
+      owed1: BigInt(p.owed1),
+    };
+  }
+  if (changed) d.positions = positions;
+}
+
+/** The previous map when equal entry for entry (unchanged maps stay shared between states). */
+function sameOr(
+  prev: Readonly<Record<Address, bigint>>,
+  next: Record<Address, bigint>,
+): Readonly<Record<Address, bigint>> {
+  const keys = Object.keys(next);
+  if (keys.length !== Object.keys(prev).length) return next;
+  for (const k of keys) if (prev[k as Address] !== next[k as Address]) return next;
+  return prev;
+}
+
+/** map[key] += delta, dropping zero entries (a book may go negative inside a block). */
+export function shift(
   map: Readonly<Record<Address, bigint>>,
   key: Address,
   delta: bigint,
-  reason: 'insufficient-idle' | 'insufficient-pending',
 ): Readonly<Record<Address, bigint>> {
   if (delta === 0n) return map;
   const next = (map[key] ?? 0n) + delta;
-  if (next < 0n) {
-    throw new FoldError(reason, `${key}: holds ${map[key] ?? 0n}, needs ${-delta}`);
-  }
   const copy = { ...map };
   if (next === 0n) delete copy[key];
   else copy[key] = next;

@@ -1,6 +1,9 @@
 /**
- * Why the fold refused a record. The projector dead-letters the record and keeps the state it had;
- * every reason is an impossibility for a correct contract + indexer, never a business outcome.
+ * Why the fold refused a record. The fold is total over what the chain accepted: every record
+ * decoded from a successful transaction is applied, and what its events do not explain is
+ * reconciled against the holdings in its context (evolve.ts). A FoldError therefore only marks a
+ * record that breaks the log's own rules — a defect of the indexer or of the log, never of the
+ * chain — and the projector dead-letters it, visibly and retryably.
  *
  * | reason                | refused when                                                              |
  * |-----------------------|---------------------------------------------------------------------------|
@@ -9,16 +12,10 @@
  * | wrong-vault           | record.vault (or chainId) differs from the state's vault                   |
  * | out-of-order          | record.blockNumber is lower than the last folded record's                  |
  * | revert-not-folded     | a `revert` record: the projector handles it by re-folding                  |
- * | unknown-token         | a payload token (or a pool's token0/token1) is missing from the record's context |
+ * | unknown-token         | a payload or holdings token (or a pool's token) is missing from the context |
  * | decimals-changed      | the context reports different decimals for a known token                   |
- * | unknown-pool          | position.opened names a pool missing from the record's context             |
+ * | unknown-pool          | a held position names a pool missing from the record's context             |
  * | invalid-pool-price    | a context pool's sqrtPriceX96 is outside [MIN_SQRT_RATIO, MAX_SQRT_RATIO]  |
- * | insufficient-idle     | a withdrawal, fee, open, resize or rebalance needs more idle than held      |
- * | insufficient-pending  | rewards.claimed claims more than pending                                   |
- * | position-exists       | position.opened reuses an open position id                                  |
- * | position-missing      | resize / rebalance / close / fees.collected for an id that is not open      |
- * | invalid-transition    | suspended while suspended, resumed while not suspended, exit.requested while |
- * |                       | exiting, exit.completed without exit.requested                               |
  */
 export type FoldErrorReason =
   | 'not-created'
@@ -29,12 +26,7 @@ export type FoldErrorReason =
   | 'unknown-token'
   | 'decimals-changed'
   | 'unknown-pool'
-  | 'invalid-pool-price'
-  | 'insufficient-idle'
-  | 'insufficient-pending'
-  | 'position-exists'
-  | 'position-missing'
-  | 'invalid-transition';
+  | 'invalid-pool-price';
 
 export class FoldError extends Error {
   override readonly name = 'FoldError';

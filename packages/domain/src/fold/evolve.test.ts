@@ -206,11 +206,13 @@ describe('evolve: positions', () => {
 });
 
 describe('evolve: purity and sharing', () => {
-  it('never modifies the input state, also when refusing', () => {
+  it('never modifies the input state, also when refusing or reconciling', () => {
     const { h, s } = funded();
     const before = JSON.stringify(s, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
     evolve(s, h.mark({ weth: '1' }));
-    expectRefused(() => evolve(s, h.withdrawal(WETH, eth(5))), 'insufficient-idle');
+    expectRefused(() => evolve(s, { ...h.mark(), blockNumber: 1 }), 'out-of-order');
+    h.transfer(USDC, usdc(5));
+    expect(evolve(s, h.withdrawal(WETH, eth(1))).reconciled).toHaveLength(1);
     expect(JSON.stringify(s, (_, v) => (typeof v === 'bigint' ? v.toString() : v))).toBe(before);
   });
 
@@ -229,7 +231,6 @@ describe('evolve: purity and sharing', () => {
 
 describe('evolve: refusals (FoldError)', () => {
   const { h, s } = funded();
-  const withPos = evolve(s, openAll(h, s, '1', TICK_2000 - 600, TICK_2000 + 600));
 
   it('vault.created twice', () => expectRefused(() => evolve(s, new History().created()), 'already-created'));
 
@@ -262,100 +263,114 @@ describe('evolve: refusals (FoldError)', () => {
     const pools = r.context.pools.map((p) => ({ ...p, sqrtPriceX96: '0' }));
     expectRefused(() => evolve(s, { ...r, context: { ...r.context, pools } }), 'invalid-pool-price');
   });
+});
 
-  it('withdrawal or fee larger than idle', () => {
-    expectRefused(() => evolve(s, h.withdrawal(WETH, eth(1) + 1n)), 'insufficient-idle');
-    expectRefused(() => evolve(s, h.withdrawal(ARB, 1n)), 'insufficient-idle');
-    expectRefused(
-      () =>
-        evolve(s, h.record('fee.charged', { token: USDC, amount: usdc(2001).toString(), recipient: OTHER })),
-      'insufficient-idle',
-    );
+describe('evolve: total over what the chain accepted (reconciled with the holdings)', () => {
+  it('a plain transfer straight to the vault is capital in at its next record; net does not move', () => {
+    const { h, s } = funded();
+    h.transfer(USDC, usdc(5));
+    const t = evolve(s, h.mark());
+    expect(t.idle[USDC]).toBe(usdc(2005));
+    expect(t.valueUsd).toBe(usd('4005'));
+    expect(t.capitalInUsd).toBe(usd('4005'));
+    expect(t.reconciled).toEqual([{ token: USDC, amount: usdc(5), valueUsd: usd('5') }]);
+    expect(netUsd(t)).toBe(0n);
+    expect(t.book).toEqual(t.idle);
+    // the owner then withdraws the whole balance: applied, capital out is what the chain moved
+    const u = evolve(t, h.withdrawal(USDC, usdc(2005)));
+    expect(USDC in u.idle).toBe(false);
+    expect(u.capitalOutUsd).toBe(usd('2005'));
+    expect(u.reconciled).toEqual([]);
+    expect(netUsd(u)).toBe(0n);
   });
 
-  it('opening more than idle, an existing id, an unknown pool', () => {
-    const open = openAll(h, s, '2', TICK_2000 - 60, TICK_2000 + 60);
-    expectRefused(
-      () => evolve(s, { ...open, payload: { ...open.payload, amount0: (eth(1) + 1n).toString() } }),
-      'insufficient-idle',
-    );
-    expectRefused(
-      () => evolve(withPos, { ...open, payload: { ...open.payload, positionId: '1' } }),
-      'position-exists',
-    );
-    expectRefused(() => evolve(s, { ...open, payload: { ...open.payload, pool: OTHER } }), 'unknown-pool');
+  it('a withdrawal of more than the events explain is applied, the difference booked in the same record', () => {
+    const { h, s } = funded();
+    h.transfer(USDC, usdc(5));
+    const t = evolve(s, h.withdrawal(USDC, usdc(2005)));
+    expect(t.capitalOutUsd).toBe(usd('2005'));
+    expect(t.capitalInUsd).toBe(usd('4005'));
+    expect(t.reconciled).toEqual([{ token: USDC, amount: usdc(5), valueUsd: usd('5') }]);
+    expect(t.valueUsd).toBe(usd('2000'));
+    expect(netUsd(t)).toBe(0n);
+    expect(strategyDeltaUsd(t) + t.marketDeltaUsd).toBe(netUsd(t));
   });
 
-  it('resize / rebalance / close / collect of a missing position, or beyond idle', () => {
-    expectRefused(
-      () =>
-        evolve(
-          s,
-          h.record('position.resized', {
-            positionId: '9',
-            liquidity: '1',
-            amount0Delta: '0',
-            amount1Delta: '0',
-          }),
-        ),
-      'position-missing',
-    );
-    expectRefused(
-      () =>
-        evolve(
-          withPos,
-          h.record('position.resized', {
-            positionId: '1',
-            liquidity: '1',
-            amount0Delta: eth(2).toString(),
-            amount1Delta: '0',
-          }),
-        ),
-      'insufficient-idle',
-    );
-    expectRefused(
-      () =>
-        evolve(
-          s,
-          h.record('position.rebalanced', {
-            positionId: '9',
-            tickLower: 0,
-            tickUpper: 10,
-            liquidity: '1',
-            amount0Out: '0',
-            amount1Out: '0',
-            amount0In: '0',
-            amount1In: '0',
-          }),
-        ),
-      'position-missing',
-    );
-    expectRefused(
-      () => evolve(s, h.record('position.closed', { positionId: '9', amount0: '0', amount1: '0' })),
-      'position-missing',
-    );
-    expectRefused(
-      () => evolve(s, h.record('fees.collected', { positionId: '9', amount0: '0', amount1: '0' })),
-      'position-missing',
-    );
+  it('tokens gone without an event are capital out', () => {
+    const { h, s } = funded();
+    h.transfer(WETH, -eth(0.5));
+    const t = evolve(s, h.mark());
+    expect(t.reconciled).toEqual([{ token: WETH, amount: -eth(0.5), valueUsd: usd('1000') }]);
+    expect(t.capitalOutUsd).toBe(usd('1000'));
+    expect(netUsd(t)).toBe(0n);
   });
 
-  it('claiming more than pending', () =>
-    expectRefused(
-      () => evolve(s, h.record('rewards.claimed', { rewardToken: ARB, amount: '1' })),
-      'insufficient-pending',
-    ));
+  it('a record that is not the last of its block does not reconcile (the holdings are end-of-block)', () => {
+    const { h, s } = funded();
+    h.transfer(USDC, usdc(5));
+    const r = h.mark();
+    const t = evolve(s, { ...r, lastInBlock: false });
+    expect(t.reconciled).toEqual([]);
+    expect(t.capitalInUsd).toBe(usd('4000'));
+    expect(t.valueUsd).toBe(usd('4005'));
+    expect(evolve(t, { ...r, logIndex: 1 }).reconciled).toHaveLength(1);
+  });
 
-  it('impossible lifecycle records', () => {
-    expectRefused(() => evolve(s, h.record('resumed', {})), 'invalid-transition');
-    expectRefused(() => evolve(s, h.record('exit.completed', {})), 'invalid-transition');
-    const susp = evolve(s, h.record('suspended', { reason: 'oracle' }));
-    expectRefused(() => evolve(susp, h.record('suspended', { reason: 'again' })), 'invalid-transition');
-    const exiting = evolve(s, h.record('exit.requested', {}));
-    expectRefused(() => evolve(exiting, h.record('exit.requested', {})), 'invalid-transition');
+  it('uncollected fees are valued as they accrue; after a close they stay owed, then go to idle', () => {
+    const { h, s } = funded();
+    const open = openAll(h, s, '1', TICK_2000 - 600, TICK_2000 + 600);
+    const a = evolve(s, open);
+    h.accrueFees('1', eth(0.01), usdc(20));
+    const b = evolve(a, h.mark());
+    expect(b.valueUsd - a.valueUsd).toBe(usd('40'));
+    expect(strategyDeltaUsd(b) - strategyDeltaUsd(a)).toBe(usd('40'));
+    const close = h.record('position.closed', {
+      positionId: '1',
+      amount0: open.payload.amount0,
+      amount1: open.payload.amount1,
+    });
+    const c = evolve(b, close);
+    expect(c.positions['1']?.liquidity).toBe(0n);
+    expect(c.positions['1']?.owed1).toBe(usdc(20));
+    expect(c.valueUsd).toBe(b.valueUsd);
+    const d = evolve(
+      c,
+      h.record('fees.collected', {
+        positionId: '1',
+        amount0: eth(0.01).toString(),
+        amount1: usdc(20).toString(),
+      }),
+    );
+    expect(d.positions['1']).toBeUndefined();
+    expect(d.reconciled).toEqual([]);
+    expect(d.valueUsd).toBe(b.valueUsd);
+    expect(netUsd(d)).toBe(usd('40'));
+  });
+
+  it('lifecycle records are applied as the chain emitted them', () => {
+    const { h, s } = funded();
+    expect(evolve(s, h.record('resumed', {})).suspension).toBeNull();
+    const a = evolve(s, h.record('suspended', { reason: 'oracle' }));
+    const b = evolve(a, h.record('suspended', { reason: 'again' }));
+    expect(b.suspension).toEqual({ reason: 'again', since: a.suspension!.since });
+    expect(evolve(s, h.record('exit.completed', {})).exitRequested).toBe(false);
+    const c = evolve(s, h.record('exit.requested', {}));
+    expect(evolve(c, h.record('exit.requested', {})).exitRequested).toBe(true);
+  });
+
+  it('rewards are what the chain says is pending; a claim moves them to idle', () => {
+    const { h, s } = funded();
+    const a = evolve(s, h.record('rewards.accrued', { rewardToken: ARB, amount: eth(10).toString() }));
+    expect(a.pendingRewards[ARB]).toBe(eth(10));
+    const b = evolve(a, h.record('rewards.claimed', { rewardToken: ARB, amount: eth(4).toString() }));
+    expect(b.pendingRewards[ARB]).toBe(eth(6));
+    expect(b.idle[ARB]).toBe(eth(4));
+    expect(b.reconciled).toEqual([]);
+    expect(b.valueUsd).toBe(a.valueUsd);
   });
 
   it('strategy.selected switches the strategy', () => {
+    const { h, s } = funded();
     expect(evolve(s, h.record('strategy.selected', { strategy: 'tight-eth' })).strategy).toBe('tight-eth');
   });
 });

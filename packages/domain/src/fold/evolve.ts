@@ -1,9 +1,10 @@
-import { divRound, maxFixed, tokenValue } from '../math/fixed.js';
-import { getSqrtRatioAtTick } from '../math/tick-math.js';
-import type { VaultRecord, VaultRecordOf } from '../records/envelope.js';
-import { adjust, applyContext, type Draft, requireContextToken } from './context.js';
+import { divRound, SCALE, tokenValue } from '../math/fixed.js';
+import type { VaultRecord } from '../records/envelope.js';
+import { applyContext, applyHoldings, type Draft, requireContextToken, shift } from './context.js';
 import { FoldError } from './errors.js';
-import type { Address, Position, VaultState } from './state.js';
+import { settleHighWater } from './fees.js';
+import { nextReturnIndex } from './returns.js';
+import type { Address, Reconciliation, VaultState } from './state.js';
 import { computeValueUsd } from './valuation.js';
 
 const ONE = 10n ** 18n;
@@ -37,6 +38,8 @@ export function createVaultState(record: VaultRecord): VaultState {
     idle: {},
     pendingRewards: {},
     positions: {},
+    book: {},
+    reconciled: [],
     benchmark: {},
     capitalInUsd: 0n,
     capitalOutUsd: 0n,
@@ -44,10 +47,15 @@ export function createVaultState(record: VaultRecord): VaultState {
     highWaterUsd: 0n,
     marketDeltaUsd: 0n,
     valueUsd: 0n,
+    returnIndex: SCALE,
   };
   applyContext(d, record.context);
   requireContextToken(record.context, p.token0);
   requireContextToken(record.context, p.token1);
+  applyHoldings(d, record.context);
+  d.valueUsd = computeValueUsd(d);
+  // Tokens sent to the address before the vault existed are booked like any unexplained inflow.
+  if (record.lastInBlock) reconcile(d);
   return d;
 }
 
@@ -57,10 +65,16 @@ export function foldRecord(state: VaultState | undefined, record: VaultRecord): 
 }
 
 /**
- * The fold step: pure, returns a new state sharing unchanged maps with the old one.
- * Order inside a record: (1) context — prices and pool slot0 update, marking the benchmark basket
- * to market; (2) payload; (3) revaluation. Refuses impossible records with a FoldError (errors.ts);
- * the input state is never modified, so the caller keeps it on refusal.
+ * The fold step: pure, total over what the chain accepted, returns a new state sharing unchanged
+ * maps with the old one. Order inside a record:
+ * (1) context — prices and pool slot0, marking the benchmark basket to market;
+ * (2) holdings — balances, pending rewards and positions become what the chain holds at the block,
+ *     and valueUsd is computed from them;
+ * (3) payload — flows (capital in/out, fees charged, benchmark, high-water mark), the book's token
+ *     movements and the vault's flags, as the events say, without judging them;
+ * (4) on the vault's last record of the block: reconcile the book with the holdings.
+ * Refuses only records that break the log's own rules (errors.ts); the input state is never
+ * modified.
  */
 export function evolve(state: VaultState, record: VaultRecord): VaultState {
   if (record.type === 'vault.created') {
@@ -82,95 +96,79 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
   d.updatedAt = record.blockTimestamp * 1000;
   d.blockNumber = record.blockNumber;
   d.records = state.records + 1;
+  d.reconciled = [];
   applyContext(d, record.context);
-  applyPayload(d, record);
+  applyHoldings(d, record.context);
   d.valueUsd = computeValueUsd(d);
-  // after a charge the mark is the post-fee value, never lowered (fees.ts)
-  if (record.type === 'fee.charged') d.highWaterUsd = maxFixed(d.highWaterUsd, d.valueUsd);
+  applyPayload(d, record);
+  if (record.lastInBlock) reconcile(d);
+  d.returnIndex = nextReturnIndex(state, d);
   return d;
 }
 
 function applyPayload(d: Draft, r: Exclude<VaultRecord, { type: 'vault.created' | 'revert' }>): void {
   switch (r.type) {
-    case 'deposit':
-      deposit(d, r);
-      return;
-    case 'withdrawal':
-      withdrawal(d, r);
-      return;
-    case 'position.opened':
-      opened(d, r);
-      return;
-    case 'position.resized': {
-      const pos = position(d, r.payload.positionId);
-      moveIdle(d, pos, -BigInt(r.payload.amount0Delta), -BigInt(r.payload.amount1Delta));
-      setPosition(d, { ...pos, liquidity: BigInt(r.payload.liquidity) });
+    case 'deposit': {
+      const { token, amount } = r.payload;
+      requireContextToken(r.context, token);
+      d.book = shift(d.book, token, BigInt(amount));
+      inflow(d, token, BigInt(amount));
       return;
     }
+    case 'withdrawal': {
+      const { token, amount } = r.payload;
+      requireContextToken(r.context, token);
+      d.book = shift(d.book, token, -BigInt(amount));
+      outflow(d, token, BigInt(amount));
+      return;
+    }
+    case 'position.opened':
+      moveBook(d, -BigInt(r.payload.amount0), -BigInt(r.payload.amount1));
+      return;
+    case 'position.resized':
+      moveBook(d, -BigInt(r.payload.amount0Delta), -BigInt(r.payload.amount1Delta));
+      return;
     case 'position.rebalanced': {
       const p = r.payload;
-      const pos = position(d, p.positionId);
-      moveIdle(
-        d,
-        pos,
-        BigInt(p.amount0Out) - BigInt(p.amount0In),
-        BigInt(p.amount1Out) - BigInt(p.amount1In),
-      );
-      setPosition(d, withTicks(pos, p.tickLower, p.tickUpper, BigInt(p.liquidity)));
+      moveBook(d, BigInt(p.amount0Out) - BigInt(p.amount0In), BigInt(p.amount1Out) - BigInt(p.amount1In));
       return;
     }
-    case 'position.closed': {
-      const pos = position(d, r.payload.positionId);
-      moveIdle(d, pos, BigInt(r.payload.amount0), BigInt(r.payload.amount1));
-      const positions = { ...d.positions };
-      delete positions[pos.id];
-      d.positions = positions;
+    case 'position.closed':
+    case 'fees.collected':
+      // Fees collected on a closed position go to idle like any other collect.
+      moveBook(d, BigInt(r.payload.amount0), BigInt(r.payload.amount1));
       return;
-    }
-    case 'fees.collected': {
-      const pos = position(d, r.payload.positionId);
-      moveIdle(d, pos, BigInt(r.payload.amount0), BigInt(r.payload.amount1));
-      return;
-    }
     case 'rewards.accrued':
+      // Pending rewards are read from the chain (holdings); accruing moves no tokens.
       requireContextToken(r.context, r.payload.rewardToken);
-      d.pendingRewards = adjust(
-        d.pendingRewards,
-        r.payload.rewardToken,
-        BigInt(r.payload.amount),
-        'insufficient-pending',
-      );
       return;
     case 'rewards.claimed': {
       const { rewardToken, amount } = r.payload;
       requireContextToken(r.context, rewardToken);
-      d.pendingRewards = adjust(d.pendingRewards, rewardToken, -BigInt(amount), 'insufficient-pending');
-      d.idle = adjust(d.idle, rewardToken, BigInt(amount), 'insufficient-idle');
+      d.book = shift(d.book, rewardToken, BigInt(amount));
       return;
     }
     case 'fee.charged': {
       const { token, amount } = r.payload;
       requireContextToken(r.context, token);
-      const raw = BigInt(amount);
-      d.idle = adjust(d.idle, token, -raw, 'insufficient-idle');
-      d.taxedUsd += usd(d, token, raw);
+      d.book = shift(d.book, token, -BigInt(amount));
+      const charge = usd(d, token, BigInt(amount));
+      d.taxedUsd += charge;
+      // the mark rises by the gain the charge settled, net of the charge (fees.ts)
+      d.highWaterUsd = settleHighWater(d.highWaterUsd, d.valueUsd + charge, charge);
       return;
     }
+    // The contract enforces its own transitions; the fold records what the chain did.
     case 'suspended':
-      if (d.suspension) throw new FoldError('invalid-transition', 'suspended while already suspended');
-      d.suspension = { reason: r.payload.reason, since: d.updatedAt };
+      d.suspension = { reason: r.payload.reason, since: d.suspension?.since ?? d.updatedAt };
       return;
     case 'resumed':
-      if (!d.suspension) throw new FoldError('invalid-transition', 'resumed while not suspended');
       d.suspension = null;
       return;
     case 'exit.requested':
-      if (d.exitRequested) throw new FoldError('invalid-transition', 'exit.requested while exiting');
       d.exitRequested = true;
       return;
     case 'exit.completed':
-      if (!d.exitRequested)
-        throw new FoldError('invalid-transition', 'exit.completed without exit.requested');
       d.exitRequested = false;
       return;
     case 'strategy.selected':
@@ -182,31 +180,33 @@ function applyPayload(d: Draft, r: Exclude<VaultRecord, { type: 'vault.created' 
 }
 
 function usd(d: Draft, token: Address, raw: bigint) {
-  const t = d.tokens[token]!;
+  const t = d.tokens[token];
+  if (!t) throw new FoldError('unknown-token', `token ${token} has no price`);
   return tokenValue(raw, t.decimals, t.price);
 }
 
-/** Deposit: idle, capital in, benchmark basket and high-water mark all grow by the deposit. */
-function deposit(d: Draft, r: VaultRecordOf<'deposit'>): void {
-  const { token, amount } = r.payload;
-  requireContextToken(r.context, token);
-  const raw = BigInt(amount);
-  d.idle = adjust(d.idle, token, raw, 'insufficient-idle');
+/** Position events move the vault's own pool tokens (one pool per vault). */
+function moveBook(d: Draft, delta0: bigint, delta1: bigint): void {
+  d.book = shift(shift(d.book, d.token0, delta0), d.token1, delta1);
+}
+
+/** Capital in: value at this block's price; the basket and the high-water mark grow with it. */
+function inflow(d: Draft, token: Address, raw: bigint): Fixed {
   const value = usd(d, token, raw);
   d.capitalInUsd += value;
   d.highWaterUsd += value;
   if (raw > 0n) d.benchmark = { ...d.benchmark, [token]: (d.benchmark[token] ?? 0n) + raw * ONE };
+  return value;
 }
 
-/** Withdrawal of value W from value V: capital out += W; basket and mark scale by (1 − W/V). */
-function withdrawal(d: Draft, r: VaultRecordOf<'withdrawal'>): void {
-  const { token, amount } = r.payload;
-  requireContextToken(r.context, token);
-  const raw = BigInt(amount);
-  const before = computeValueUsd(d);
-  d.idle = adjust(d.idle, token, -raw, 'insufficient-idle');
+/**
+ * Capital out of value W: the basket and the mark scale by (1 − W/V), V the value just before
+ * the flow. Holdings are end-of-block, so V = valueUsd (after) + W.
+ */
+function outflow(d: Draft, token: Address, raw: bigint): Fixed {
   const w = usd(d, token, raw);
   d.capitalOutUsd += w;
+  const before = d.valueUsd + w;
   if (before > 0n && w > 0n) {
     const keep = before - w;
     const benchmark: Record<Address, bigint> = {};
@@ -217,60 +217,30 @@ function withdrawal(d: Draft, r: VaultRecordOf<'withdrawal'>): void {
     d.benchmark = benchmark;
     d.highWaterUsd = divRound(d.highWaterUsd * keep, before);
   }
+  return w;
 }
 
-function opened(d: Draft, r: VaultRecordOf<'position.opened'>): void {
-  const p = r.payload;
-  if (d.positions[p.positionId])
-    throw new FoldError('position-exists', `position ${p.positionId} is already open`);
-  const pool = r.context.pools.find((x) => x.address === p.pool);
-  if (!pool) throw new FoldError('unknown-pool', `pool ${p.pool} is not in the record's context`);
-  requireContextToken(r.context, pool.token0);
-  requireContextToken(r.context, pool.token1);
-  const base = {
-    id: p.positionId,
-    pool: p.pool,
-    token0: pool.token0,
-    token1: pool.token1,
-    openedAt: d.updatedAt,
-  };
-  const pos = withTicks(base, p.tickLower, p.tickUpper, BigInt(p.liquidity));
-  moveIdle(d, pos, -BigInt(p.amount0), -BigInt(p.amount1));
-  setPosition(d, pos);
+/**
+ * What the events do not explain — tokens sent straight to the vault, or gone without an event —
+ * is the difference between the balances read (idle) and the book. It is booked as capital:
+ * an inflow is capital in (like a deposit: it is not performance), a shortfall capital out (like
+ * a withdrawal), so netUsd never moves by it and both identities hold. The book then equals the
+ * holdings. `reconciled` lists what was booked (the projector writes a `balance.reconciled` row).
+ */
+function reconcile(d: Draft): void {
+  const tokens = new Set<Address>([
+    ...(Object.keys(d.book) as Address[]),
+    ...(Object.keys(d.idle) as Address[]),
+  ]);
+  const booked: Reconciliation[] = [];
+  for (const token of [...tokens].sort()) {
+    const diff = (d.idle[token] ?? 0n) - (d.book[token] ?? 0n);
+    if (diff === 0n) continue;
+    const valueUsd = diff > 0n ? inflow(d, token, diff) : outflow(d, token, -diff);
+    booked.push({ token, amount: diff, valueUsd });
+  }
+  d.book = d.idle;
+  if (booked.length > 0) d.reconciled = booked;
 }
 
-function position(d: Draft, id: string): Position {
-  const pos = d.positions[id];
-  if (!pos) throw new FoldError('position-missing', `position ${id} is not open`);
-  return pos;
-}
-
-function withTicks(
-  p: Omit<Position, 'tickLower' | 'tickUpper' | 'sqrtLower' | 'sqrtUpper' | 'liquidity'>,
-  tickLower: number,
-  tickUpper: number,
-  liquidity: bigint,
-): Position {
-  return {
-    ...p,
-    tickLower,
-    tickUpper,
-    sqrtLower: getSqrtRatioAtTick(tickLower),
-    sqrtUpper: getSqrtRatioAtTick(tickUpper),
-    liquidity,
-  };
-}
-
-function setPosition(d: Draft, pos: Position): void {
-  d.positions = { ...d.positions, [pos.id]: pos };
-}
-
-/** idle[token0] += delta0, idle[token1] += delta1 (negative = into the position). */
-function moveIdle(d: Draft, pos: Position, delta0: bigint, delta1: bigint): void {
-  d.idle = adjust(
-    adjust(d.idle, pos.token0, delta0, 'insufficient-idle'),
-    pos.token1,
-    delta1,
-    'insufficient-idle',
-  );
-}
+type Fixed = bigint;

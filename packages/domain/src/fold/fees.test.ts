@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseFixed } from '../math/fixed.js';
 import { createVaultState, evolve } from './evolve.js';
-import { performanceFeeDueRaw, performanceFeeDueUsd } from './fees.js';
+import { PERFORMANCE_FEE_BPS, performanceFeeDueRaw, performanceFeeDueUsd, settleHighWater } from './fees.js';
 import { eth, History, OTHER, USDC, usdc, WETH } from './fixtures.js';
 import type { VaultState } from './state.js';
 
@@ -60,6 +60,30 @@ describe('performance fee with a high-water mark', () => {
     expect(performanceFeeDueUsd(s, RATE)).toBe(usd('150')); // the gain scaled pro rata
     s = evolve(s, h.deposit(USDC, usdc(500)));
     expect(performanceFeeDueUsd(s, RATE)).toBe(usd('150'));
+  });
+
+  it('a partial charge raises the mark only by the gain it settled, net of the charge', () => {
+    const h = new History();
+    let s = createVaultState(h.created());
+    s = evolve(s, h.deposit(WETH, eth(1))); // 2000
+    s = evolve(s, h.deposit(USDC, usdc(2000))); // 4000, HW 4000
+    s = evolve(s, h.mark({ weth: '3000' })); // 5000: gain 1000, due 200 at 20 %
+    expect(performanceFeeDueUsd(s, PERFORMANCE_FEE_BPS)).toBe(usd('200'));
+    s = evolve(s, h.record('fee.charged', { token: USDC, amount: usdc(50).toString(), recipient: OTHER }));
+    // 50 settles a gain of 250 (50 / 20 %): the mark rises by 250 − 50 = 200, not to 4950
+    expect(s.highWaterUsd).toBe(usd('4200'));
+    expect(performanceFeeDueUsd(s, PERFORMANCE_FEE_BPS)).toBe(usd('150'));
+    s = evolve(s, h.record('fee.charged', { token: USDC, amount: usdc(150).toString(), recipient: OTHER }));
+    expect(s.highWaterUsd).toBe(usd('4800')); // the whole gain settled: the post-fee value
+    expect(s.valueUsd).toBe(usd('4800'));
+    expect(s.taxedUsd).toBe(usd('200'));
+    expect(performanceFeeDueUsd(s, PERFORMANCE_FEE_BPS)).toBe(0n);
+  });
+
+  it('settleHighWater: rate 0 settles the whole gain; a charge with no gain keeps the mark', () => {
+    expect(settleHighWater(usd('100'), usd('150'), usd('10'), 0)).toBe(usd('140'));
+    expect(settleHighWater(usd('100'), usd('90'), usd('10'))).toBe(usd('100'));
+    expect(settleHighWater(usd('100'), usd('150'), usd('30'))).toBe(usd('120')); // over-charge: G − C
   });
 
   it('an over-charge never lowers the mark', () => {

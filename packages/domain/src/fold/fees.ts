@@ -11,14 +11,42 @@ import type { Address, VaultState } from './state.js';
  *   only on flows and charges, never with prices:
  *     deposit of value D:             HW ← HW + D
  *     withdrawal of W, value V before: HW ← HW · (1 − W/V)   (pro rata; unchanged if V = 0)
- *     fee.charged, value V' after:    HW ← max(HW, V')       (the post-fee level; never lowered, so
- *                                     an over-charge cannot make the owner pay twice for a gain)
+ *     fee.charged of C, value V before (= V' + C), gain G = max(0, V − HW):
+ *                                     HW ← max(HW, HW + min(C / rate, G) − C)
+ *     The charge settles the gain S = C / rate (the gain that owes exactly C at the schedule's
+ *     rate), at most G. The mark rises by what that settled gain left in the vault after paying
+ *     for it, S − C: a charge of the whole fee due (C = rate·G) puts the mark at the post-fee
+ *     value V − C; a partial charge leaves the unsettled gain G − S above the mark, still owing
+ *     rate·(G − S); an over-charge never lowers the mark (so the owner never pays twice for a gain).
+ *     rate = PERFORMANCE_FEE_BPS, the service's fee schedule (the chain's event carries no rate).
  *   Between charges the mark does not follow the value up: a gain stays taxable until a charge
  *   crystallises it, and a loss must be recovered before any new fee is due.
+ *   The mark is per vault (one owner), not per share: flows move it by amount, so a deposit never
+ *   creates a fee and a withdrawal takes its pro-rata share of the unsettled gain with it (that
+ *   part is never taxed); a later depositor's money is not "behind" an earlier peak.
  * - The service's rule: fee due = rate · max(0, valueUsd − highWaterUsd) (`performanceFeeDueUsd`).
  *   After a charge of exactly that amount the value is V − rate·(V − HW) ≥ HW, which becomes the new
  *   mark, so the same gain is never taxed twice.
  */
+/** The service's performance-fee rate (basis points): the schedule the fold settles charges at. */
+export const PERFORMANCE_FEE_BPS = 2000;
+
+/**
+ * The high-water mark after a charge of `charge` (USD) when the value before it was `valueBefore`
+ * (see above). A rate of 0 settles the whole gain.
+ */
+export function settleHighWater(
+  highWater: Fixed,
+  valueBefore: Fixed,
+  charge: Fixed,
+  rateBps = PERFORMANCE_FEE_BPS,
+): Fixed {
+  const gain = valueBefore > highWater ? valueBefore - highWater : 0n;
+  const byCharge = rateBps > 0 ? divRound(charge * 10_000n, BigInt(rateBps)) : gain;
+  const settled = byCharge < gain ? byCharge : gain;
+  const next = highWater + settled - charge;
+  return next > highWater ? next : highWater;
+}
 export function performanceFeeDueUsd(
   s: Pick<VaultState, 'valueUsd' | 'highWaterUsd'>,
   rateBps: number,

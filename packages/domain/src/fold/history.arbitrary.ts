@@ -10,7 +10,7 @@ import { getAmountsForLiquidity, getLiquidityForAmounts } from '../math/liquidit
 import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import type { VaultRecord } from '../records/envelope.js';
 import { createVaultState, evolve } from './evolve.js';
-import { performanceFeeDueRaw } from './fees.js';
+import { PERFORMANCE_FEE_BPS, performanceFeeDueRaw } from './fees.js';
 import { ARB, History, type Market, OTHER, POOL, TICK_2000, USDC, WETH } from './fixtures.js';
 import type { Address, VaultState } from './state.js';
 
@@ -76,11 +76,37 @@ const Step = fc.oneof(
   { weight: 1, arbitrary: fc.record({ k: fc.constant('close' as const), pick: fc.nat(), move: moveOrNot }) },
   {
     weight: 1,
+    // a share of what the position is owed (also after it was closed: the contract allows it)
+    arbitrary: fc.record({ k: fc.constant('collect' as const), pick: fc.nat(), permille, move: moveOrNot }),
+  },
+  {
+    weight: 2,
+    // a plain ERC-20 transfer straight to the vault (no vault event): from one wei of dust up
     arbitrary: fc.record({
-      k: fc.constant('collect' as const),
+      k: fc.constant('transfer' as const),
+      token: fc.constantFrom(WETH, USDC, ARB),
+      amount: fc.oneof(fc.bigInt({ min: 1n, max: 1000n }), fc.bigInt({ min: 1n, max: 10n ** 21n })),
+      move: moveOrNot,
+    }),
+  },
+  {
+    weight: 2,
+    // trading fees accruing to a position (seen only through the holdings)
+    arbitrary: fc.record({
+      k: fc.constant('accrueFees' as const),
       pick: fc.nat(),
-      a0: fc.bigInt({ min: 0n, max: 10n ** 16n }),
-      a1: fc.bigInt({ min: 0n, max: 10n ** 7n }),
+      a0: fc.bigInt({ min: 0n, max: 10n ** 17n }),
+      a1: fc.bigInt({ min: 0n, max: 10n ** 8n }),
+      move: moveOrNot,
+    }),
+  },
+  {
+    weight: 1,
+    // an exit that leaves dust: withdraw all of a token but a few wei
+    arbitrary: fc.record({
+      k: fc.constant('dustExit' as const),
+      token: fc.constantFrom(WETH, USDC, ARB),
+      left: fc.bigInt({ min: 0n, max: 3n }),
       move: moveOrNot,
     }),
   },
@@ -95,7 +121,8 @@ const Step = fc.oneof(
   { weight: 1, arbitrary: fc.record({ k: fc.constant('claim' as const), permille, move: moveOrNot }) },
   {
     weight: 2,
-    arbitrary: fc.record({ k: fc.constant('fee' as const), rateBps: fc.integer({ min: 0, max: 5000 }) }),
+    // a share of the fee due at the schedule's rate: partial (< 1000), whole, or an over-charge
+    arbitrary: fc.record({ k: fc.constant('fee' as const), permille: fc.integer({ min: 1, max: 1200 }) }),
   },
   { weight: 4, arbitrary: fc.record({ k: fc.constant('mark' as const), move: Move }) },
   {
@@ -248,12 +275,30 @@ function toRecord(h: History, s: VaultState, step: Step): VaultRecord {
     }
     case 'collect': {
       const p = pick(step.pick);
-      if (!p) return h.mark(m);
+      const held = p ? h.held.positions[p.id] : undefined;
+      if (!p || !held) return h.mark(m);
       return h.record(
         'fees.collected',
-        { positionId: p.id, amount0: step.a0.toString(), amount1: step.a1.toString() },
+        {
+          positionId: p.id,
+          amount0: of(held.owed0, step.permille).toString(),
+          amount1: of(held.owed1, step.permille).toString(),
+        },
         m,
       );
+    }
+    case 'transfer':
+      // at most 10^3 WETH / 10^6 USDC / 10^3 ARB: float views stay exact to the micro-dollar
+      h.transfer(step.token, step.token === USDC ? (step.amount % 10n ** 12n) + 1n : step.amount);
+      return h.mark(m);
+    case 'accrueFees': {
+      const p = pick(step.pick);
+      if (p && h.held.positions[p.id]) h.accrueFees(p.id, step.a0, step.a1);
+      return h.mark(m);
+    }
+    case 'dustExit': {
+      const idle = idleOf(s, step.token);
+      return h.withdrawal(step.token, idle > step.left ? idle - step.left : 0n, m);
     }
     case 'accrue':
       return h.record('rewards.accrued', { rewardToken: ARB, amount: step.amount.toString() }, m);
@@ -264,9 +309,9 @@ function toRecord(h: History, s: VaultState, step: Step): VaultRecord {
         m,
       );
     case 'fee': {
-      // the service's rule at unchanged prices: exactly the fee due, in whichever token can pay it
+      // at unchanged prices: a share of the fee due, in whichever token can pay it
       for (const token of [USDC, WETH]) {
-        const raw = performanceFeeDueRaw(s, token, step.rateBps);
+        const raw = of(performanceFeeDueRaw(s, token, PERFORMANCE_FEE_BPS), step.permille);
         if (raw > 0n && raw <= idleOf(s, token)) {
           return h.record('fee.charged', { token, amount: raw.toString(), recipient: OTHER });
         }

@@ -1,8 +1,9 @@
 export { FoldError, type FoldErrorReason, isFoldError } from './errors.js';
 export { createVaultState, evolve, foldRecord } from './evolve.js';
-export { performanceFeeDueRaw, performanceFeeDueUsd } from './fees.js';
+export { PERFORMANCE_FEE_BPS, performanceFeeDueRaw, performanceFeeDueUsd, settleHighWater } from './fees.js';
+export { MIN_RETURN_BASE_USD, nextReturnIndex } from './returns.js';
 export { deserializeState, type SerializedState, serializedState, serializeState } from './serialize.js';
 export type { Address, PoolMark, Position, Suspension, TokenMark, VaultState } from './state.js';
 export { netUsd, strategyDeltaUsd } from './state.js';
-export { hasCapital, positionInRange, statusOf } from './status.js';
+export { DUST_USD, hasCapital, positionInRange, statusOf } from './status.js';
 export { computeValueUsd, pendingRewardsUsd, positionAmounts, positionValueUsd } from './valuation.js';

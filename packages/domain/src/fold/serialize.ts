@@ -7,12 +7,14 @@ import type { Address, Position, VaultState } from './state.js';
 /**
  * JSON form of VaultState (the projector's jsonb column): bigints as decimal strings, derived
  * caches (position sqrt ratios, token prices as Fixed) dropped and rebuilt on the way in.
- * `v` versions the shape; bump it (and migrate) when VaultState changes.
+ * `v` versions the shape; bump it (and migrate) when VaultState changes. v2: holdings read from
+ * the chain (owed tokens per position, the book, reconciliations); a v1 state is rebuilt by
+ * re-folding the log (`vault-yield rebuild`).
  */
 const addrMap = <T extends z.ZodType>(v: T) => z.record(address, v);
 
 export const serializedState = z.object({
-  v: z.literal(1),
+  v: z.literal(2),
   chainId: z.number().int().positive(),
   vault: address,
   owner: address,
@@ -27,7 +29,14 @@ export const serializedState = z.object({
   exitRequested: z.boolean(),
   suspension: z.object({ reason: z.string(), since: z.number().int().nonnegative() }).nullable(),
   tokens: addrMap(
-    z.object({ symbol: z.string(), decimals: z.number().int().min(0).max(36), priceUsd: decimalString }),
+    z.object({
+      symbol: z.string(),
+      decimals: z.number().int().min(0).max(36),
+      priceUsd: decimalString,
+      feed: address,
+      priceUpdatedAt: z.number().int().nonnegative(),
+      heartbeat: z.number().int().positive(),
+    }),
   ),
   pools: addrMap(
     z.object({
@@ -51,9 +60,12 @@ export const serializedState = z.object({
       tickLower: tick,
       tickUpper: tick,
       liquidity: uintString,
-      openedAt: z.number().int().nonnegative(),
+      owed0: uintString,
+      owed1: uintString,
     }),
   ),
+  book: addrMap(intString),
+  reconciled: z.array(z.object({ token: address, amount: intString, valueUsd: intString })),
   benchmark: addrMap(uintString),
   capitalInUsd: intString,
   capitalOutUsd: intString,
@@ -61,6 +73,7 @@ export const serializedState = z.object({
   highWaterUsd: intString,
   marketDeltaUsd: intString,
   valueUsd: intString,
+  returnIndex: intString,
 });
 export type SerializedState = z.output<typeof serializedState>;
 
@@ -72,7 +85,7 @@ const mapValues = <A, B>(m: Readonly<Record<string, A>>, f: (a: A) => B): Record
 
 export function serializeState(s: VaultState): SerializedState {
   return {
-    v: 1,
+    v: 2,
     chainId: s.chainId,
     vault: s.vault,
     owner: s.owner,
@@ -86,7 +99,14 @@ export function serializeState(s: VaultState): SerializedState {
     records: s.records,
     exitRequested: s.exitRequested,
     suspension: s.suspension ? { reason: s.suspension.reason, since: s.suspension.since } : null,
-    tokens: mapValues(s.tokens, (t) => ({ symbol: t.symbol, decimals: t.decimals, priceUsd: t.priceUsd })),
+    tokens: mapValues(s.tokens, (t) => ({
+      symbol: t.symbol,
+      decimals: t.decimals,
+      priceUsd: t.priceUsd,
+      feed: t.feed,
+      priceUpdatedAt: t.priceUpdatedAt,
+      heartbeat: t.heartbeat,
+    })),
     pools: mapValues(s.pools, (p) => ({ ...p, sqrtPriceX96: p.sqrtPriceX96.toString() })),
     idle: mapValues(s.idle, String),
     pendingRewards: mapValues(s.pendingRewards, String),
@@ -98,7 +118,14 @@ export function serializeState(s: VaultState): SerializedState {
       tickLower: p.tickLower,
       tickUpper: p.tickUpper,
       liquidity: p.liquidity.toString(),
-      openedAt: p.openedAt,
+      owed0: p.owed0.toString(),
+      owed1: p.owed1.toString(),
+    })),
+    book: mapValues(s.book, String),
+    reconciled: s.reconciled.map((r) => ({
+      token: r.token,
+      amount: r.amount.toString(),
+      valueUsd: r.valueUsd.toString(),
     })),
     benchmark: mapValues(s.benchmark, String),
     capitalInUsd: s.capitalInUsd.toString(),
@@ -107,6 +134,7 @@ export function serializeState(s: VaultState): SerializedState {
     highWaterUsd: s.highWaterUsd.toString(),
     marketDeltaUsd: s.marketDeltaUsd.toString(),
     valueUsd: s.valueUsd.toString(),
+    returnIndex: s.returnIndex.toString(),
   };
 }
 
@@ -126,8 +154,16 @@ export function deserializeState(json: unknown): VaultState {
         sqrtLower: getSqrtRatioAtTick(p.tickLower),
         sqrtUpper: getSqrtRatioAtTick(p.tickUpper),
         liquidity: BigInt(p.liquidity),
+        owed0: BigInt(p.owed0),
+        owed1: BigInt(p.owed1),
       }),
     ),
+    book: mapValues(j.book, BigInt),
+    reconciled: j.reconciled.map((r) => ({
+      token: r.token,
+      amount: BigInt(r.amount),
+      valueUsd: BigInt(r.valueUsd),
+    })),
     benchmark: mapValues(j.benchmark, BigInt),
     capitalInUsd: BigInt(j.capitalInUsd),
     capitalOutUsd: BigInt(j.capitalOutUsd),
@@ -135,5 +171,6 @@ export function deserializeState(json: unknown): VaultState {
     highWaterUsd: BigInt(j.highWaterUsd),
     marketDeltaUsd: BigInt(j.marketDeltaUsd),
     valueUsd: BigInt(j.valueUsd),
+    returnIndex: BigInt(j.returnIndex),
   };
 }

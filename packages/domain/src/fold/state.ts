@@ -10,6 +10,10 @@ export interface TokenMark {
   readonly priceUsd: string;
   /** USD per whole token, 10^18 fixed point. */
   readonly price: Fixed;
+  /** The feed the price was read from, its `updatedAt` (Unix seconds) and heartbeat (seconds). */
+  readonly feed: Address;
+  readonly priceUpdatedAt: number;
+  readonly heartbeat: number;
 }
 
 /** Last known slot0 of a pool. */
@@ -34,8 +38,18 @@ export interface Position {
   readonly sqrtLower: bigint;
   readonly sqrtUpper: bigint;
   readonly liquidity: bigint;
-  /** Unix ms of the block that opened it. */
-  readonly openedAt: number;
+  /** Owed by the pool beyond the liquidity (tokensOwed + uncollected fees), raw units, as read. */
+  readonly owed0: bigint;
+  readonly owed1: bigint;
+}
+
+/** What a record booked that its events did not explain (see `reconcile` in evolve.ts). */
+export interface Reconciliation {
+  readonly token: Address;
+  /** Raw units: positive = more than the events explain (an inflow), negative = less. */
+  readonly amount: bigint;
+  /** |amount| valued at the record's price. */
+  readonly valueUsd: Fixed;
 }
 
 export interface Suspension {
@@ -74,12 +88,19 @@ export interface VaultState {
 
   readonly tokens: TokenMap<TokenMark>;
   readonly pools: TokenMap<PoolMark>;
-  /** Raw token balances not in a position (zero entries removed). */
+  /** Token balances of the vault (not in a position), raw, as read at the block (zero entries removed). */
   readonly idle: TokenMap<bigint>;
-  /** Rewards earned, not yet claimed, raw units per reward token (zero entries removed). */
+  /** Rewards earned, not yet claimed, raw units per reward token, as read (zero entries removed). */
   readonly pendingRewards: TokenMap<bigint>;
-  /** Open positions by id. */
+  /** Live positions by id, as read: open (liquidity > 0) or closed with tokens still owed. */
   readonly positions: Readonly<Record<string, Position>>;
+  /**
+   * The balances the events explain: the holdings at the vault's last block end, moved by each
+   * event's token amounts since. Equal to `idle` after every `lastInBlock` record (reconciled).
+   */
+  readonly book: TokenMap<bigint>;
+  /** What the last folded record booked to reconcile book and holdings (empty when nothing). */
+  readonly reconciled: readonly Reconciliation[];
 
   /** Benchmark basket H: raw token quantities · 10^18 (fractional after pro-rata withdrawals). */
   readonly benchmark: TokenMap<bigint>;
@@ -96,6 +117,13 @@ export interface VaultState {
   readonly marketDeltaUsd: Fixed;
   /** Value after the last record: idle + positions + pending rewards, at the last context. */
   readonly valueUsd: Fixed;
+  /**
+   * Time-weighted return index (10^18 = 1 at creation), chained exactly on every record:
+   * × (V_after − F) / V_before, F the record's net flow (capital in − out, reconciliations
+   * included). A record whose V_before is under MIN_RETURN_BASE_USD is not a sub-period (× 1):
+   * a return on dust is noise (see returns.ts).
+   */
+  readonly returnIndex: Fixed;
 }
 
 /** netUsd = valueUsd + capitalOutUsd − capitalInUsd (exact). */

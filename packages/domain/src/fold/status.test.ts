@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { toSnapshotView } from '../mapping/snapshot.js';
 import { getLiquidityForAmount0 } from '../math/liquidity-amounts.js';
 import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import type { VaultStatus } from '../views/index.js';
 import { createVaultState, evolve } from './evolve.js';
 import { ARB, eth, History, OTHER, POOL, TICK_2000, USDC, usdc, WETH } from './fixtures.js';
 import type { VaultState } from './state.js';
-import { statusOf } from './status.js';
+import { DUST_USD, statusOf } from './status.js';
 
 const IN = { lower: TICK_2000 - 600, upper: TICK_2000 + 600 };
 const ABOVE = { lower: TICK_2000 + 1000, upper: TICK_2000 + 2000 }; // all WETH, out of range
@@ -112,10 +113,34 @@ describe('status transitions (every edge of the table in status.ts)', () => {
   it('idle → aiming on deposit, on rewards.accrued, on a zero-liquidity position', () => {
     expect(idle().deposit().status).toBe('aiming');
     const v = idle();
-    expect(statusOf(evolve(v.s, v.h.record('rewards.accrued', { rewardToken: ARB, amount: '1' })))).toBe(
-      'aiming',
+    const reward = (amount: bigint) =>
+      v.h.record('rewards.accrued', { rewardToken: ARB, amount: amount.toString() });
+    expect(statusOf(evolve(v.s, reward(eth(1))))).toBe('aiming'); // 0.5 USD
+    expect(aiming().withdrawAll().open('1', IN, 0n).status).toBe('idle');
+    expect(idle().deposit(eth(0.01)).open('1', IN, 0n).status).toBe('aiming');
+  });
+
+  it('dust is not capital: under DUST_USD (0.01 USD) a vault is idle, pending rewards still shown', () => {
+    // 1 wei of USDC left by a withdrawal, or sent by a stranger: 10^-6 USD
+    const left = aiming().deposit(eth(0)).withdrawAll();
+    const s = evolve(left.s, left.h.deposit(USDC, 1n));
+    expect(s.valueUsd).toBeGreaterThan(0n);
+    expect(statusOf(s)).toBe('idle');
+    const h = left.h;
+    h.transfer(USDC, 9_998n); // 9,999 wei in all: 0.01 USD − 10^-6, still dust
+    const s2 = evolve(s, h.mark());
+    expect(statusOf(s2)).toBe('idle');
+    h.transfer(USDC, 1n); // exactly 0.01 USD: capital
+    expect(statusOf(evolve(s2, h.mark()))).toBe('aiming');
+    // a sub-cent reward with no position: idle, and the snapshot shows it
+    const v = idle();
+    const r = evolve(
+      v.s,
+      v.h.record('rewards.accrued', { rewardToken: ARB, amount: (10n ** 16n).toString() }),
     );
-    expect(idle().open('1', IN, 0n).status).toBe('aiming');
+    expect(statusOf(r)).toBe('idle');
+    expect(toSnapshotView(r).pendingRewardsUsd).toBe(0.005);
+    expect(DUST_USD).toBe(10n ** 16n);
   });
 
   it('idle stays idle on a zero deposit or a mark', () => {

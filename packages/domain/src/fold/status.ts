@@ -10,7 +10,10 @@ import type { Position, VaultState } from './state.js';
  * |-----------|--------------------------------------------------------------------------------|
  * | suspended | `suspension` non-null (a `suspended` record not yet followed by `resumed`)      |
  * | exiting   | an `exit.requested` not yet followed by `exit.completed`                        |
- * | idle      | no capital: no idle balance, no pending rewards, no open position              |
+ * | idle      | no capital: valueUsd (idle balances + positions with what they are owed +       |
+ * |           | pending rewards) below DUST_USD (0.01 USD): wei left by rounding, a few tokens  |
+ * |           | sent by a stranger or a sub-cent reward are not capital. Pending rewards stay   |
+ * |           | readable in the snapshot's `pendingRewardsUsd` whatever the status.            |
  * | aiming    | capital, but no deployed position (none open, or all open ones have liquidity 0 |
  * |           | — "pending" positions)                                                           |
  * | attention | ≥ 1 deployed position out of range (range rule: tickLower ≤ tick < tickUpper)  |
@@ -22,9 +25,11 @@ import type { Position, VaultState } from './state.js';
  * | from                | record                                              | to                                 |
  * |---------------------|-----------------------------------------------------|------------------------------------|
  * | (none)              | vault.created                                       | idle                               |
- * | idle                | deposit (amount > 0), rewards.accrued (amount > 0)  | aiming                             |
- * | idle                | position.opened (liquidity 0, nothing in it)        | aiming                             |
- * | aiming              | withdrawal / fee.charged emptying the vault         | idle                               |
+ * | idle                | deposit, rewards.accrued, direct transfer, mark     | aiming once valueUsd ≥ DUST_USD    |
+ * |                     | raising valueUsd to ≥ DUST_USD                      |                                    |
+ * | idle                | position.opened (liquidity 0), value ≥ DUST_USD     | aiming                             |
+ * | aiming              | withdrawal / fee.charged / mark leaving valueUsd    | idle                               |
+ * |                     | below DUST_USD                                      |                                    |
  * | aiming              | position.opened / resized (liquidity > 0), in range | earning                            |
  * | aiming              | position.opened / resized (liquidity > 0), out      | attention                          |
  * | earning             | mark / any record moving the tick out of a range    | attention                          |
@@ -60,12 +65,12 @@ export function statusOf(s: VaultState): VaultStatus {
   return deployed ? 'earning' : 'aiming';
 }
 
-/** Capital = any idle balance, pending reward or open position. */
-export function hasCapital(s: Pick<VaultState, 'idle' | 'pendingRewards' | 'positions'>): boolean {
-  for (const _ in s.idle) return true;
-  for (const _ in s.pendingRewards) return true;
-  for (const _ in s.positions) return true;
-  return false;
+/** Below this value (0.01 USD, 10^18 fixed point) a vault holds dust, not capital. */
+export const DUST_USD = 10n ** 16n;
+
+/** Capital = a value (idle + positions + pending rewards) of at least DUST_USD. */
+export function hasCapital(s: Pick<VaultState, 'valueUsd'>): boolean {
+  return s.valueUsd >= DUST_USD;
 }
 
 export function positionInRange(s: Pick<VaultState, 'pools'>, p: Position): boolean {

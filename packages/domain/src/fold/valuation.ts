@@ -22,9 +22,15 @@ export function valueOfToken(s: Pick<VaultState, 'tokens'>, token: Address, raw:
   return tokenValue(raw, t.decimals, t.price);
 }
 
+/** A position's liquidity at the pool's sqrtPrice plus what the pool owes it (fees, tokensOwed). */
 export function positionValueUsd(s: Pick<VaultState, 'tokens' | 'pools'>, p: Position): Fixed {
   const a = positionAmounts(s, p);
-  return valueOfToken(s, p.token0, a.amount0) + valueOfToken(s, p.token1, a.amount1);
+  return valueOfToken(s, p.token0, a.amount0 + p.owed0) + valueOfToken(s, p.token1, a.amount1 + p.owed1);
+}
+
+/** The uncollected part of a position's value: owed tokens (tokensOwed + accrued fees). */
+export function positionOwedUsd(s: Pick<VaultState, 'tokens'>, p: Position): Fixed {
+  return valueOfToken(s, p.token0, p.owed0) + valueOfToken(s, p.token1, p.owed1);
 }
 
 export function pendingRewardsUsd(s: Pick<VaultState, 'tokens' | 'pendingRewards'>): Fixed {
@@ -36,9 +42,9 @@ export function pendingRewardsUsd(s: Pick<VaultState, 'tokens' | 'pendingRewards
 }
 
 /**
- * valueUsd = Σ idle·price + Σ positions' LiquidityAmounts·price + Σ pending rewards·price.
- * Each term is rounded half-even to 10^-18 USD. Uncollected trading fees are not in it (they are
- * not observable from the records); they enter at fees.collected.
+ * valueUsd = Σ balances·price + Σ positions' (LiquidityAmounts at the pool's sqrtPrice + owed
+ * tokens, uncollected fees included)·price + Σ pending rewards·price — all as read from the chain
+ * at the record's block. Each term is rounded half-even to 10^-18 USD.
  */
 export function computeValueUsd(s: Valued): Fixed {
   let v = 0n;

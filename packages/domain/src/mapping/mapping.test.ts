@@ -50,7 +50,7 @@ describe('toSnapshotView', () => {
       contributedUsd: 5000,
       withdrawnUsd: 0,
       taxedUsd: 10,
-      highWaterUsd: v.valueUsd,
+      highWaterUsd: 5040, // 5000 + the gain the 10 USD charge settled (10 / 20 %) − 10
     });
     expect(v.suspension).toBeNull();
   });

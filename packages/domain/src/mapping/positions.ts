@@ -1,6 +1,6 @@
 import type { Position, VaultState } from '../fold/state.js';
 import { positionInRange } from '../fold/status.js';
-import { pendingRewardsUsd, positionValueUsd } from '../fold/valuation.js';
+import { pendingRewardsUsd, positionOwedUsd, positionValueUsd } from '../fold/valuation.js';
 import { type Fixed, microsToNumber, toMicros } from '../math/fixed.js';
 import { sqrtPriceX96ToPrice, tickToPrice } from '../math/price.js';
 import type { PositionView } from '../views/index.js';
@@ -12,7 +12,7 @@ const byId = (a: Position, b: Position) => {
 };
 
 /**
- * Open positions, ordered by id (numerically).
+ * Open positions (liquidity > 0), ordered by id (numerically).
  *
  * range: human prices of token0 in token1 (1.0001^tick · 10^(dec0 − dec1)); lower/upper from the
  * ticks, current from the pool's sqrtPriceX96. inRange: tickLower ≤ pool tick < tickUpper.
@@ -24,7 +24,7 @@ const byId = (a: Position, b: Position) => {
  * already inside snapshot.valueUsd, not an addition to it. With no open position it is not shown.
  */
 export function toPositionViews(s: VaultState): PositionView[] {
-  const list = Object.values(s.positions).sort(byId);
+  const list = openPositions(s);
   if (list.length === 0) return [];
   const shares = attribute(
     toMicros(pendingRewardsUsd(s)),
@@ -44,8 +44,16 @@ export function toPositionViews(s: VaultState): PositionView[] {
       },
       inRange: positionInRange(s, p),
       pendingRewardsUsd: microsToNumber(shares[i]!),
+      uncollectedFeesUsd: microsToNumber(toMicros(positionOwedUsd(s, p))),
     };
   });
+}
+
+/** Positions with liquidity, by id: closed positions still owed fees are valued, not listed. */
+export function openPositions(s: Pick<VaultState, 'positions'>): Position[] {
+  return Object.values(s.positions)
+    .filter((p) => p.liquidity > 0n)
+    .sort(byId);
 }
 
 /** Splits `total` micros by `weights` (floor), remainder to the last; evenly if all weights are 0. */

@@ -1,7 +1,8 @@
-import type { VaultState } from '../fold/state.js';
+import type { Address, VaultState } from '../fold/state.js';
 import { statusOf } from '../fold/status.js';
+import { pendingRewardsUsd, positionOwedUsd } from '../fold/valuation.js';
 import { microsToNumber, toMicros } from '../math/fixed.js';
-import type { EquityPointView, FeesView, SnapshotView } from '../views/index.js';
+import type { EquityPointView, FeesView, SnapshotView, StalePriceView } from '../views/index.js';
 import { toPositionViews } from './positions.js';
 
 /**
@@ -34,7 +35,48 @@ export function toSnapshotView(s: VaultState): SnapshotView {
       ? { reason: s.suspension.reason, exitsAvailable: true, since: s.suspension.since }
       : null,
     updatedAt: s.updatedAt,
+    pendingRewardsUsd: microsToNumber(toMicros(pendingRewardsUsd(s))),
+    uncollectedFeesUsd: microsToNumber(toMicros(uncollectedFeesUsd(s))),
+    stalePrices: stalePrices(s),
+    // the fold knows no dead letters: the projector writes them in (ProjectionTx.markBehind)
+    behind: null,
   };
+}
+
+function uncollectedFeesUsd(s: VaultState): bigint {
+  let v = 0n;
+  for (const id in s.positions) v += positionOwedUsd(s, s.positions[id]!);
+  return v;
+}
+
+/**
+ * Prices older than their feed's heartbeat at the snapshot's block time, for every token the
+ * vault's value uses (held, in a position, or pending as a reward), by token address.
+ */
+export function stalePrices(s: VaultState): StalePriceView[] {
+  const used = new Set<string>([...Object.keys(s.idle), ...Object.keys(s.pendingRewards)]);
+  for (const id in s.positions) {
+    const p = s.positions[id]!;
+    used.add(p.token0);
+    used.add(p.token1);
+  }
+  const now = Math.floor(s.updatedAt / 1000);
+  const out: StalePriceView[] = [];
+  for (const token of [...used].sort()) {
+    const t = s.tokens[token as Address];
+    if (!t) continue;
+    const age = Math.max(0, now - t.priceUpdatedAt);
+    if (age <= t.heartbeat) continue;
+    out.push({
+      token,
+      symbol: t.symbol,
+      feed: t.feed,
+      priceUpdatedAt: t.priceUpdatedAt * 1000,
+      ageSeconds: age,
+      heartbeatSeconds: t.heartbeat,
+    });
+  }
+  return out;
 }
 
 /** Fees object (seed §2.3); definitions in fold/fees.ts. */

@@ -1,3 +1,4 @@
+export * from './fee-growth.js';
 export * from './fixed.js';
 export * from './full-math.js';
 export * from './liquidity-amounts.js';

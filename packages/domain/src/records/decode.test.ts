@@ -86,7 +86,22 @@ const token = fc.record({
   symbol: text(1, 32),
   decimals: fc.integer({ min: 0, max: 36 }),
   priceUsd: decimal,
+  feed: address,
+  priceUpdatedAt: nonneg,
+  heartbeat: fc.integer({ min: 1, max: 2 ** 31 }),
 });
+const amount = fc.record({ token: address, amount: uint });
+const holding = fc
+  .record({
+    id: uint,
+    pool: address,
+    tickLower: tick,
+    tickUpper: tick,
+    liquidity: uint,
+    owed0: uint,
+    owed1: uint,
+  })
+  .filter((p) => p.tickLower < p.tickUpper);
 const pool = fc.record({
   address,
   venue: text(1, 64),
@@ -108,9 +123,15 @@ const validRecord = fc.constantFrom(...recordTypes).chain((type) =>
     txIndex: fc.integer({ min: -1, max: 1000 }),
     logIndex: fc.integer({ min: -1, max: 1000 }),
     vault: address,
+    lastInBlock: fc.boolean(),
     context: fc.record({
       tokens: fc.array(token, { minLength: 1, maxLength: 3 }),
       pools: fc.array(pool, { maxLength: 2 }),
+      holdings: fc.record({
+        balances: fc.array(amount, { maxLength: 3 }),
+        positions: fc.array(holding, { maxLength: 2 }),
+        pendingRewards: fc.array(amount, { maxLength: 1 }),
+      }),
     }),
     type: fc.constant(type),
     payload: payloads[type],

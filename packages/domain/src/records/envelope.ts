@@ -3,7 +3,13 @@ import { type ValuationContext, valuationContext } from './context.js';
 import { payloadSchemas, type RecordType } from './payloads.js';
 import { address, hash32 } from './primitives.js';
 
-export const SCHEMA_VERSION = 1 as const;
+/**
+ * 2: the context carries the vault's holdings read from the chain and each price's feed, age and
+ * heartbeat; `lastInBlock` marks where the fold reconciles with them. A log of version 1 is
+ * migrated by `vault-yield reindex` (a new topic read from the chain); the projector dead-letters
+ * records of any other version as undecodable.
+ */
+export const SCHEMA_VERSION = 2 as const;
 
 const envelopeBase = {
   schemaVersion: z.literal(SCHEMA_VERSION),
@@ -22,6 +28,12 @@ const envelopeBase = {
   /** Log index within the block; -1 for synthesised records. */
   logIndex: z.number().int().min(-1),
   vault: address,
+  /**
+   * True on the vault's last record of its block (marks and reverts always): the context is the
+   * state after the block, so only there does the vault's book meet its holdings, and the fold
+   * reconciles the two (books what the events do not explain).
+   */
+  lastInBlock: z.boolean(),
   context: valuationContext,
 };
 
@@ -125,6 +137,10 @@ function obj(v: unknown): Json {
 }
 function int(v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw REJECT;
+  return v;
+}
+function bool(v: unknown): boolean {
+  if (typeof v !== 'boolean') throw REJECT;
   return v;
 }
 function str(v: unknown, min: number, max: number): string {
@@ -246,6 +262,33 @@ function tokenOf(v: unknown): ValuationContext['tokens'][number] {
     symbol: str(t.symbol, 1, 32),
     decimals: int(t.decimals, 0, 36),
     priceUsd: match(t.priceUsd, DECIMAL),
+    feed: addr(t.feed),
+    priceUpdatedAt: int(t.priceUpdatedAt, 0),
+    heartbeat: int(t.heartbeat, 1),
+  };
+}
+function amountOf(v: unknown): ValuationContext['holdings']['balances'][number] {
+  const a = obj(v);
+  return { token: addr(a.token), amount: uint(a.amount) };
+}
+function holdingOf(v: unknown): ValuationContext['holdings']['positions'][number] {
+  const p = obj(v);
+  return ticks({
+    id: uint(p.id),
+    pool: addr(p.pool),
+    tickLower: tickOf(p.tickLower),
+    tickUpper: tickOf(p.tickUpper),
+    liquidity: uint(p.liquidity),
+    owed0: uint(p.owed0),
+    owed1: uint(p.owed1),
+  });
+}
+function holdingsOf(v: unknown): ValuationContext['holdings'] {
+  const h = obj(v);
+  return {
+    balances: list(h.balances, 0, amountOf),
+    positions: list(h.positions, 0, holdingOf),
+    pendingRewards: list(h.pendingRewards, 0, amountOf),
   };
 }
 function poolOf(v: unknown): ValuationContext['pools'][number] {
@@ -283,7 +326,12 @@ export function fastParseRecord(json: unknown): VaultRecord | undefined {
       txIndex: int(r.txIndex, -1),
       logIndex: int(r.logIndex, -1),
       vault: addr(r.vault),
-      context: { tokens: list(ctx.tokens, 1, tokenOf), pools: list(ctx.pools, 0, poolOf) },
+      lastInBlock: bool(r.lastInBlock),
+      context: {
+        tokens: list(ctx.tokens, 1, tokenOf),
+        pools: list(ctx.pools, 0, poolOf),
+        holdings: holdingsOf(ctx.holdings),
+      },
       type: r.type,
       payload: payload(r.payload),
     } as VaultRecord;

@@ -97,7 +97,33 @@ export const payloadSchemas = {
 export type RecordType = keyof typeof payloadSchemas;
 export const recordTypes = Object.keys(payloadSchemas) as RecordType[];
 
-/** Types that are vault activity, served by the events endpoint. `mark` and `revert` are plumbing. */
-export const activityTypes = recordTypes.filter((t) => t !== 'mark' && t !== 'revert');
+/**
+ * A ledger row the projector writes (never a record of the log) when the holdings read at a
+ * block differ from what the vault's events explain: tokens sent straight to the vault (a plain
+ * ERC-20 transfer), or gone without an event. Booked as capital in (amount > 0) or capital out
+ * (amount < 0), valued at the record's prices. Row position: the record's block and tx hash,
+ * txIndex RECONCILED_TX_INDEX (after every transaction of the block), logIndex −2.
+ */
+export const RECONCILED = 'balance.reconciled' as const;
+export const RECONCILED_TX_INDEX = 2_147_483_647;
+export const RECONCILED_LOG_INDEX = -2;
+export const reconciledPayload = z.object({
+  token: address,
+  /** Raw token units, signed: positive = more than the events explain. */
+  amount: intString,
+  /** USD value of |amount| at the block's price, exact decimal string. */
+  valueUsd: z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/),
+  /** Which flow it was booked as. */
+  bookedAs: z.enum(['capitalIn', 'capitalOut']),
+});
+
+/** Types of ledger rows, served by the events endpoint: vault activity (`mark` and `revert` are plumbing) and reconciliations. */
+export type ActivityType = Exclude<RecordType, 'mark' | 'revert'> | typeof RECONCILED;
+export const activityTypes: ActivityType[] = [
+  ...recordTypes.filter((t): t is Exclude<RecordType, 'mark' | 'revert'> => t !== 'mark' && t !== 'revert'),
+  RECONCILED,
+];
+/** The payload (`data`) of each ledger row type. */
+export const ledgerPayloadSchemas = { ...payloadSchemas, [RECONCILED]: reconciledPayload } as const;
 
 export type Payload<T extends RecordType> = z.output<(typeof payloadSchemas)[T]>;

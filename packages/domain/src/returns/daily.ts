@@ -1,13 +1,20 @@
 /**
- * Realised, flow-neutral returns from a vault's equity points (time-weighted return).
+ * Realised, flow-neutral daily returns from a vault's equity points (time-weighted return).
  *
- * Between consecutive points k−1 and k the net flow is F_k = ΔcapitalIn − ΔcapitalOut, and V_k is
- * the value just after it, so the sub-period return is r_k = (V_k − F_k) / V_{k−1} − 1. A
- * sub-period that starts with V_{k−1} ≤ 0 (no capital) has no return and is skipped. Sub-period
- * returns are chained within the UTC day of their end point:
- * R_day = Π(1 + r_k) − 1. A day gets a daily return when at least one sub-period with capital
- * ends in it; days without points yield nothing (the next point's sub-period spans the gap and
- * lands on the day it ends). Performance fees are not flows, so returns are net of fees.
+ * Each point carries the vault's return index I (fold/returns.ts): chained exactly in the fold on
+ * every record as I ← I · (V_after − F) / V_before, so flows are removed and nothing is computed
+ * from rounded USD figures. A record whose V_before is under MIN_RETURN_BASE_USD (1 USD) leaves I
+ * unchanged: a return on dust is noise.
+ *
+ * Sub-period k runs from point k−1 to point k; its growth is I_k / I_{k−1} and it counts for the
+ * strategy in force at point k−1 (a `strategy.selected` record always makes a point, so a switch
+ * never moves earlier sub-periods to the new strategy). It lands on the UTC day of its end point;
+ * sub-periods ending on the same day are chained: R_day = Π(I_k / I_{k−1}) − 1.
+ *
+ * Elapsed days, not days with points: on every UTC day whose start finds the vault holding at
+ * least the minimum value under a strategy, the vault has a daily return for that strategy — 0 on
+ * a quiet day (no point: nothing moved), weighted by its value at the start of the day. A
+ * sub-period spanning several days lands whole on the day it ends (the days before it read 0).
  */
 export interface EquitySample {
   /** Unix ms. */
@@ -15,6 +22,10 @@ export interface EquitySample {
   valueUsd: number;
   capitalInUsd: number;
   capitalOutUsd: number;
+  /** The strategy in force after this point's record. */
+  strategy: string;
+  /** The fold's exact return index at this point (1 at creation). */
+  returnIndex: number;
 }
 
 export interface DailyReturn {
@@ -22,9 +33,12 @@ export interface DailyReturn {
   day: string;
   /** Chained return of the day, e.g. 0.001 = +0.1 %. */
   r: number;
-  /** Value at the start of the day's first sub-period (the weight for aggregation). */
+  /** Value at the start of the day (or of its first sub-period): the weight for aggregation. */
   weightUsd: number;
 }
+
+/** Mirrors MIN_RETURN_BASE_USD of the fold (1 USD). */
+export const MIN_RETURN_BASE = 1;
 
 const DAY_MS = 86_400_000;
 
@@ -32,34 +46,64 @@ export function utcDay(ts: number): string {
   return new Date(Math.floor(ts / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
 }
 
-/** Daily time-weighted returns of one vault; `points` in any order (sorted by ts here). */
-export function dailyReturns(points: readonly EquitySample[]): DailyReturn[] {
-  const sorted = [...points].sort((a, b) => a.ts - b.ts);
-  const out: DailyReturn[] = [];
-  let current = null as DailyReturn | null;
-  let growth = 1;
-  for (let k = 1; k < sorted.length; k++) {
-    const prev = sorted[k - 1]!;
-    const p = sorted[k]!;
-    if (!(prev.valueUsd > 0)) continue;
-    const flow = p.capitalInUsd - prev.capitalInUsd - (p.capitalOutUsd - prev.capitalOutUsd);
-    const r = (p.valueUsd - flow) / prev.valueUsd - 1;
-    const day = utcDay(p.ts);
-    if (current?.day !== day) {
-      if (current) out.push({ ...current, r: growth - 1 });
-      current = { day, r: 0, weightUsd: prev.valueUsd };
-      growth = 1;
+export interface DailyOptions {
+  /** Last instant the series covers (Unix ms); default the last point's time. */
+  asOf?: number;
+  /** Minimum value at the start of a day for the vault to take part (USD); default 1. */
+  minBaseUsd?: number;
+}
+
+/** One vault's daily returns, by the strategy they count for; `points` in fold order. */
+export function dailyReturnsByStrategy(
+  points: readonly EquitySample[],
+  opts: DailyOptions = {},
+): Map<string, DailyReturn[]> {
+  const min = opts.minBaseUsd ?? MIN_RETURN_BASE;
+  // stable sort: points of one instant keep their fold order
+  const pts = [...points].sort((a, b) => a.ts - b.ts);
+  const cells = new Map<string, { strategy: string; dayIndex: number; growth: number; weightUsd: number }>();
+  const cell = (strategy: string, dayIndex: number, weightUsd: number) => {
+    const key = `${dayIndex}\u0000${strategy}`;
+    let c = cells.get(key);
+    if (!c) {
+      c = { strategy, dayIndex, growth: 1, weightUsd };
+      cells.set(key, c);
     }
-    growth *= 1 + r;
+    return c;
+  };
+  for (let k = 1; k < pts.length; k++) {
+    const prev = pts[k - 1]!;
+    const p = pts[k]!;
+    if (!(prev.valueUsd >= min) || !(prev.returnIndex > 0)) continue;
+    cell(prev.strategy, Math.floor(p.ts / DAY_MS), prev.valueUsd).growth *= p.returnIndex / prev.returnIndex;
   }
-  if (current) out.push({ ...current, r: growth - 1 });
+  if (pts.length > 0) {
+    const last = Math.floor((opts.asOf ?? pts[pts.length - 1]!.ts) / DAY_MS);
+    let j = 0; // points before the current day's start: pts[0 .. j)
+    for (let d = Math.floor(pts[0]!.ts / DAY_MS) + 1; d <= last; d++) {
+      while (j < pts.length && pts[j]!.ts < d * DAY_MS) j++;
+      const start = pts[j - 1]!;
+      if (!(start.valueUsd >= min)) continue;
+      cell(start.strategy, d, start.valueUsd).weightUsd = start.valueUsd;
+    }
+  }
+  const out = new Map<string, DailyReturn[]>();
+  for (const c of [...cells.values()].sort((a, b) => a.dayIndex - b.dayIndex)) {
+    let list = out.get(c.strategy);
+    if (!list) {
+      list = [];
+      out.set(c.strategy, list);
+    }
+    list.push({ day: utcDay(c.dayIndex * DAY_MS), r: c.growth - 1, weightUsd: c.weightUsd });
+  }
   return out;
 }
 
 /**
  * A strategy's daily returns from its member vaults' daily returns: for each day, the mean of the
- * members' returns weighted by their value at the start of that day (Σ w·r / Σ w); a member without
- * a return that day does not take part. Days in ascending order.
+ * members' returns weighted by their value at the start of that day (Σ w·r / Σ w); a member
+ * without a return that day (no capital under the strategy) does not take part. Days on which no
+ * member held capital under the strategy are not operating days and yield nothing. Ascending.
  */
 export function aggregateDailyReturns(members: readonly (readonly DailyReturn[])[]): DailyReturn[] {
   const byDay = new Map<string, { wr: number; w: number }>();

@@ -1,2 +1,16 @@
-export { aggregateDailyReturns, type DailyReturn, dailyReturns, type EquitySample, utcDay } from './daily.js';
-export { DEFAULT_MIN_DAILY_RETURNS, type RealisedStats, realisedStats, strategyStats } from './stats.js';
+export {
+  aggregateDailyReturns,
+  type DailyOptions,
+  type DailyReturn,
+  dailyReturnsByStrategy,
+  type EquitySample,
+  MIN_RETURN_BASE,
+  utcDay,
+} from './daily.js';
+export {
+  DEFAULT_MIN_DAILY_RETURNS,
+  type RealisedStats,
+  realisedStats,
+  strategiesStats,
+  strategyStats,
+} from './stats.js';

@@ -1,19 +1,26 @@
-import { aggregateDailyReturns, type DailyReturn, dailyReturns, type EquitySample } from './daily.js';
+import {
+  aggregateDailyReturns,
+  type DailyOptions,
+  type DailyReturn,
+  dailyReturnsByStrategy,
+  type EquitySample,
+} from './daily.js';
 
 export const DEFAULT_MIN_DAILY_RETURNS = 30;
 
 export interface RealisedStats {
-  /** Simple annualisation of the chained return: R · 365 / n, n = number of daily returns. */
+  /** Simple annualisation of the chained return: R · 365 / n, n = elapsed (operating) days. */
   liveApr: number | null;
-  /** Sample standard deviation (n − 1) of the daily returns · √365. */
+  /** Sample standard deviation (n − 1) of the daily returns, quiet days' zeros included, · √365. */
   sigma: number | null;
-  /** Number of daily returns the figures rest on. */
+  /** Number of daily returns (elapsed operating days) the figures rest on. */
   days: number;
 }
 
 /**
- * Realised strategy figures (never projections). R = Π(1 + r_d) − 1 over the n daily returns.
- * Both figures are null while n < minDailyReturns (default 30): the API labels them trailing.
+ * Realised strategy figures (never projections). R = Π(1 + r_d) − 1 over the n daily returns,
+ * one per elapsed day (a quiet day is a zero return, see daily.ts). Both figures are null while
+ * n < minDailyReturns (default 30): the API labels them trailing.
  */
 export function realisedStats(
   daily: readonly (DailyReturn | number)[],
@@ -29,10 +36,38 @@ export function realisedStats(
   return { liveApr: (chained * 365) / n, sigma: Math.sqrt(variance) * Math.sqrt(365), days: n };
 }
 
-/** From each member vault's equity points to the strategy's realised figures. */
+/**
+ * Every strategy's realised figures from every vault's equity points (each sub-period counts for
+ * the strategy in force then, so a vault that switches keeps its history where it was earned).
+ */
+export function strategiesStats(
+  vaults: Iterable<readonly EquitySample[]>,
+  opts: DailyOptions & { minDailyReturns?: number } = {},
+): Map<string, RealisedStats> {
+  const members = new Map<string, DailyReturn[][]>();
+  for (const points of vaults) {
+    for (const [strategy, series] of dailyReturnsByStrategy(points, opts)) {
+      let list = members.get(strategy);
+      if (!list) {
+        list = [];
+        members.set(strategy, list);
+      }
+      list.push(series);
+    }
+  }
+  const out = new Map<string, RealisedStats>();
+  for (const [strategy, series] of members)
+    out.set(strategy, realisedStats(aggregateDailyReturns(series), opts));
+  return out;
+}
+
+/** One strategy's figures from its member vaults' equity points (all points count for it). */
 export function strategyStats(
   members: readonly (readonly EquitySample[])[],
-  opts: { minDailyReturns?: number } = {},
+  opts: DailyOptions & { minDailyReturns?: number } = {},
 ): RealisedStats {
-  return realisedStats(aggregateDailyReturns(members.map(dailyReturns)), opts);
+  const all = strategiesStats(members, opts);
+  const [first] = all.values();
+  if (all.size > 1) throw new Error('strategyStats: members ran several strategies; use strategiesStats');
+  return first ?? { liveApr: null, sigma: null, days: 0 };
 }

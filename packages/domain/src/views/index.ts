@@ -31,6 +31,9 @@ export const positionView = z.object({
     .describe('human prices of token0 in units of token1, adjusted for decimals'),
   inRange: z.boolean().describe('tickLower <= pool tick < tickUpper'),
   pendingRewardsUsd: usd,
+  uncollectedFeesUsd: usd.describe(
+    "trading fees the pool owes this position and not yet collected (tokensOwed plus fees accrued since the position's last update, by the pool's own fee-growth formula), at the snapshot's prices; included in valueUsd",
+  ),
 });
 export type PositionView = z.infer<typeof positionView>;
 
@@ -49,6 +52,33 @@ export const suspensionView = z.object({
 });
 export type SuspensionView = z.infer<typeof suspensionView>;
 
+export const stalePriceView = z
+  .object({
+    token: addressOut,
+    symbol: z.string(),
+    feed: addressOut.describe('the AggregatorV3Interface feed the price was read from'),
+    priceUpdatedAt: unixMs.describe("the feed's updatedAt"),
+    ageSeconds: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe("updatedAt of the snapshot minus the feed's updatedAt"),
+    heartbeatSeconds: z.number().int().positive().describe('the heartbeat configured for the feed'),
+  })
+  .describe("a price older than its feed's heartbeat at the snapshot's block: still used, never silently");
+export type StalePriceView = z.infer<typeof stalePriceView>;
+
+export const behindView = z.object({
+  deadLetters: z.number().int().positive().describe('records of this vault in dead letters'),
+  kinds: z
+    .array(z.enum(['decode', 'envelope', 'fold']))
+    .describe('why: decode (unreadable), envelope (breaks the log rules), fold (the fold failed: a bug)'),
+  first: z
+    .object({ partition: z.number().int().nonnegative(), offset: z.string() })
+    .describe('log position of the earliest one'),
+});
+export type BehindView = z.infer<typeof behindView>;
+
 export const snapshotView = z.object({
   vault: addressOut,
   owner: addressOut,
@@ -64,6 +94,23 @@ export const snapshotView = z.object({
   fees: feesView,
   suspension: suspensionView.nullable(),
   updatedAt: unixMs,
+  pendingRewardsUsd: usd.describe(
+    'rewards earned and not yet claimed, whole vault (shown even with no open position; the per-position figures attribute it); included in valueUsd',
+  ),
+  uncollectedFeesUsd: usd.describe(
+    'trading fees owed by the pools on every live position, closed ones included; included in valueUsd',
+  ),
+  stalePrices: z
+    .array(stalePriceView)
+    .describe(
+      'the prices valueUsd used that were older than their heartbeat at updatedAt; empty when all are fresh',
+    ),
+  behind: behindView
+    .nullable()
+    .optional()
+    .describe(
+      'null when every record of the vault in the log was applied; otherwise the vault has dead letters (records the projector could not apply) and the figures may miss their effect until `vault-yield dead-letters retry` re-applies them',
+    ),
 });
 export type SnapshotView = z.infer<typeof snapshotView>;
 

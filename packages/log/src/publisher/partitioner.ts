@@ -1,5 +1,15 @@
 import { type ICustomPartitioner, Partitioners } from 'kafkajs';
 
+/** The topic's partition count changed under a running publisher (keyed order would break). */
+export class PartitionCountChangedError extends Error {
+  override name = 'PartitionCountChangedError';
+  constructor(topic: string, before: number, now: number) {
+    super(
+      `topic ${topic} went from ${before} to ${now} partitions while publishing: records keyed by vault would land on other partitions than the vault's earlier ones, out of order. Partitions of the event log are never changed; reindex into a new topic with the partitions wanted (vault-yield reindex --topic NEW --partitions ${now})`,
+    );
+  }
+}
+
 /** Keys remembered per partition count; beyond this the cache starts over (bounded memory). */
 const MAX_KEYS = 100_000;
 
@@ -19,7 +29,10 @@ export const KeyCachedPartitioner: ICustomPartitioner = () => {
     if (typeof key !== 'string' || (message.partition !== undefined && message.partition !== null))
       return inner(args);
     let t = topics.get(topic);
-    if (!t || t.partitions !== args.partitionMetadata.length || t.keys.size >= MAX_KEYS) {
+    // A vault's records stay in one partition only while the count stays: refuse to go on.
+    if (t && t.partitions !== args.partitionMetadata.length)
+      throw new PartitionCountChangedError(topic, t.partitions, args.partitionMetadata.length);
+    if (!t || t.keys.size >= MAX_KEYS) {
       t = { partitions: args.partitionMetadata.length, keys: new Map() };
       topics.set(topic, t);
     }

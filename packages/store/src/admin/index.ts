@@ -55,10 +55,14 @@ export {
 export {
   appliedCount,
   type DeadLetterCount,
+  type DeadLetterEntry,
   deadLetterCounts,
   type IndexerCheckpointRow,
   indexerCheckpoints,
+  listDeadLetters,
+  type StalePriceRow,
   type StoredOffsetRow,
+  stalePriceRows,
   storedOffsetRows,
 } from './status.js';
 export { liveSchema, type SwitchOptions, type SwitchResult, switchLive, viewedTable } from './switch.js';

@@ -75,6 +75,86 @@ export async function deadLetterCounts(db: Queryable, schema: string): Promise<D
   return rows.map((r) => ({ topic: r.topic, count: r.n }));
 }
 
+export interface StalePriceRow {
+  vault: string;
+  token: string;
+  symbol: string;
+  feed: string;
+  /** Age of the price at the vault's last record (seconds) and the feed's heartbeat. */
+  ageSeconds: number;
+  heartbeatSeconds: number;
+  /** The vault's snapshot time (Unix ms). */
+  updatedAt: number;
+}
+
+/**
+ * Prices older than their feed's heartbeat in the vaults' current snapshots (the snapshot's
+ * `stalePrices`), oldest first; at most `limit` rows.
+ */
+export async function stalePriceRows(db: Queryable, schema: string, limit = 50): Promise<StalePriceRow[]> {
+  if (!(await hasTable(db, schema, 'vault_snapshot'))) return [];
+  const { rows } = await db.query<StalePriceRow>(
+    `select s.vault, p->>'token' as token, p->>'symbol' as symbol, p->>'feed' as feed,
+            (p->>'ageSeconds')::bigint::float8 as "ageSeconds",
+            (p->>'heartbeatSeconds')::int as "heartbeatSeconds",
+            s.updated_at::float8 as "updatedAt"
+       from ${ident(schema)}.vault_snapshot s,
+            json_array_elements(coalesce(s.snapshot->'stalePrices', '[]'::json)) p
+      order by (p->>'ageSeconds')::bigint desc, s.vault
+      limit $1`,
+    [limit],
+  );
+  return rows.map((r) => ({ ...r, ageSeconds: Number(r.ageSeconds), updatedAt: Number(r.updatedAt) }));
+}
+
+export interface DeadLetterEntry {
+  id: number;
+  topic: string;
+  partition: number;
+  offset: string;
+  /** The vault (message key); null when unknown or written before migration 0009. */
+  vault: string | null;
+  /** decode | envelope | fold; null before migration 0009. */
+  kind: string | null;
+  reason: string;
+  createdAt: Date;
+}
+
+/** The schema's dead letters in log order (topic, partition, offset), at most `limit`. */
+export async function listDeadLetters(
+  db: Queryable,
+  schema: string,
+  limit = 1000,
+): Promise<DeadLetterEntry[]> {
+  if (!(await hasTable(db, schema, 'dead_letters'))) return [];
+  // vault and kind through to_jsonb: a schema not migrated to 0009 reads them as null.
+  const { rows } = await db.query<{
+    id: string;
+    topic: string;
+    partition: number;
+    offset: string;
+    vault: string | null;
+    kind: string | null;
+    reason: string;
+    created_at: Date;
+  }>(
+    `select id::text, topic, partition, "offset"::text as offset, to_jsonb(d) ->> 'vault' as vault,
+            to_jsonb(d) ->> 'kind' as kind, reason, created_at
+     from ${ident(schema)}.dead_letters d order by topic, partition, "offset" limit $1`,
+    [limit],
+  );
+  return rows.map((r) => ({
+    id: Number(r.id),
+    topic: r.topic,
+    partition: r.partition,
+    offset: r.offset,
+    vault: r.vault,
+    kind: r.kind,
+    reason: r.reason,
+    createdAt: r.created_at,
+  }));
+}
+
 export interface IndexerCheckpointRow {
   chainId: number;
   blockNumber: number;

@@ -3,8 +3,8 @@ export { type ApplyOutcome, applyScreen } from './screen.js';
 export {
   type EquitySample,
   type StrategyStats,
-  strategyEquity,
   strategyIds,
+  vaultReturnSeries,
   writeStrategyStats,
 } from './stats.js';
 export { applyCatalogue } from './strategies.js';

@@ -5,6 +5,10 @@ export interface EquitySample {
   valueUsd: number;
   capitalInUsd: number;
   capitalOutUsd: number;
+  /** The strategy in force after the point's record. */
+  strategy: string;
+  /** The fold's exact return index at the point. */
+  returnIndex: number;
 }
 
 export interface StrategyStats {
@@ -20,13 +24,23 @@ export async function strategyIds(pool: Pool): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** The equity series of each vault running `strategy`, in fold order. */
-export async function strategyEquity(pool: Pool, strategy: string): Promise<Map<string, EquitySample[]>> {
-  const { rows } = await pool.query<{ vault: string; ts: number; v: number; i: number; o: number }>(
-    `select e.vault, e.ts, e.value_usd::float8 as v, e.capital_in_usd::float8 as i, e.capital_out_usd::float8 as o
-     from equity_points e join vault_snapshot s on s.vault = e.vault
-     where s.strategy = $1 order by e.vault, e.seq`,
-    [strategy],
+/**
+ * Every vault's equity series, in fold order, each point with the strategy then in force: a
+ * vault's sub-periods count for the strategy they ran under, not for the vault's current one.
+ */
+export async function vaultReturnSeries(pool: Pool): Promise<Map<string, EquitySample[]>> {
+  const { rows } = await pool.query<{
+    vault: string;
+    ts: number;
+    v: number;
+    i: number;
+    o: number;
+    s: string;
+    x: number;
+  }>(
+    `select vault, ts, value_usd::float8 as v, capital_in_usd::float8 as i, capital_out_usd::float8 as o,
+            strategy as s, return_index::float8 as x
+     from equity_points order by vault, seq`,
   );
   const series = new Map<string, EquitySample[]>();
   for (const r of rows) {
@@ -35,7 +49,14 @@ export async function strategyEquity(pool: Pool, strategy: string): Promise<Map<
       list = [];
       series.set(r.vault, list);
     }
-    list.push({ ts: r.ts, valueUsd: r.v, capitalInUsd: r.i, capitalOutUsd: r.o });
+    list.push({
+      ts: Number(r.ts),
+      valueUsd: r.v,
+      capitalInUsd: r.i,
+      capitalOutUsd: r.o,
+      strategy: r.s,
+      returnIndex: r.x,
+    });
   }
   return series;
 }

@@ -33,6 +33,12 @@ export function createPgPool(config: PgPoolConfig): Pool {
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
+  // Nor a checked-out one (between two queries of a transaction, Postgres restarting): without a
+  // listener its 'error' event kills the process; with one, its next query fails and the caller's
+  // retry takes a fresh connection (withTransaction discards a client whose transaction failed).
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return pool;
 }
 

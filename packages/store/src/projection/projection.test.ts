@@ -51,17 +51,41 @@ describe('projection store', () => {
     const held = new Promise<void>((r) => {
       release = r;
     });
+    let firstLocked: () => void = () => {};
+    const locked = new Promise<void>((r) => {
+      firstLocked = r;
+    });
     const first = store.transaction(async (tx) => {
       expect(await tx.lockPartition('g', 't', 0)).toBeNull();
+      firstLocked();
       await held;
       await tx.savePartition({ groupId: 'g', topic: 't', partition: 0, nextOffset: '42' });
     });
-    await new Promise((r) => setTimeout(r, 100));
-    // The second owner blocks on the lock, then sees the first one's committed offset.
+    await locked;
+    // The second owner must block on the first one's row lock: seen from Postgres itself (a session
+    // of this pool waiting on a transaction lock), not guessed from a sleep.
+    let secondDone = false;
     const second = store.transaction((tx) => tx.lockPartition('g', 't', 0));
-    await new Promise((r) => setTimeout(r, 100));
-    release();
+    void second.then(() => {
+      secondDone = true;
+    });
+    try {
+      for (;;) {
+        const { rows } = await pool.query<{ n: number }>(
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+        );
+        if ((rows[0]?.n ?? 0) > 0) break;
+        // Without the lock the second owner returns at once: fail then instead of waiting forever.
+        expect(secondDone, 'the second owner did not wait for the lock').toBe(false);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(secondDone).toBe(false);
+    } finally {
+      release();
+    }
     await first;
+    // Then it sees the first one's committed offset.
     expect(await second).toBe('42');
     expect(await store.storedOffsets('g', 't', [0, 1])).toEqual(new Map([[0, '42']]));
   });
@@ -147,6 +171,8 @@ describe('projection store', () => {
       valueUsd: '1234567.123456',
       capitalInUsd: '-0.000001',
       capitalOutUsd: '0',
+      strategy: 'wide',
+      returnIndex: '1.000000000000000001',
     });
     await store.transaction((tx) => tx.insertEquity([point(V4, 1), point(V4, 2)]));
     const { rows: eq } = await pool.query(
@@ -244,6 +270,8 @@ describe('projection store', () => {
           valueUsd: '0.000001',
           capitalInUsd: '10',
           capitalOutUsd: '0',
+          strategy: 'wide',
+          returnIndex: '1',
         },
       ]);
       const letter = {
@@ -253,6 +281,8 @@ describe('projection store', () => {
         key: Buffer.from('k'),
         value: Buffer.from([0, 255, 34]),
         reason: 'r',
+        vault: null,
+        kind: 'decode' as const,
       };
       await tx.insertDeadLetters([letter]);
       await tx.insertDeadLetters([letter]);

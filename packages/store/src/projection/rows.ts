@@ -33,6 +33,10 @@ export interface EquityRow {
   valueUsd: string;
   capitalInUsd: string;
   capitalOutUsd: string;
+  /** The strategy in force after this point's record. */
+  strategy: string;
+  /** The fold's exact return index (decimal, 18 dp). */
+  returnIndex: string;
 }
 
 /** Position in the vault's history: (block_number, tx_index, log_index). */
@@ -89,7 +93,17 @@ export interface DeadLetterRow {
   key: Buffer | null;
   value: Buffer | null;
   reason: string;
+  /** The vault (the message key) when known. */
+  vault: string | null;
+  kind: DeadLetterKind;
 }
+
+/**
+ * Why a record is a dead letter: `decode` (not JSON, or fails the record schema), `envelope`
+ * (decodes but breaks the log's rules: wrong vault, out of order, before its vault.created, …),
+ * `fold` (the fold threw: a bug, fixed by a deploy and `vault-yield dead-letters retry`).
+ */
+export type DeadLetterKind = 'decode' | 'envelope' | 'fold';
 
 export interface PartitionOffset {
   groupId: string;

@@ -25,6 +25,26 @@ export interface ProjectionTx {
    * (a rebalance in flight) serialise here, and the second sees the first one's offset.
    */
   lockPartition(groupId: string, topic: string, partition: number): Promise<string | null>;
+  /**
+   * `lockPartition`, plus the partition's epoch: bumped by anything that rewrites a vault of the
+   * partition outside the consumers' batches (`bumpEpochs`: a dead-letter retry), so a cache of
+   * fold states keyed by (offset, epoch) is dropped when it changes.
+   */
+  lockPartitionAt(
+    groupId: string,
+    topic: string,
+    partition: number,
+  ): Promise<{ offset: string | null; epoch: string }>;
+  /** Locks every group's offsets row of the partition and bumps its epoch (see lockPartitionAt). */
+  bumpEpochs(topic: string, partition: number): Promise<void>;
+  /**
+   * Locks and returns dead letters for a retry, in log order: the one `id`, or all of them
+   * (`for update`: two retries never re-apply the same letter).
+   */
+  lockDeadLetters(id?: number): Promise<(DeadLetterRow & { id: number })[]>;
+  deleteDeadLetters(ids: readonly number[]): Promise<void>;
+  /** Deletes the vault's `balance.reconciled` ledger rows (a re-fold derives them again). */
+  deleteReconciled(vault: string): Promise<void>;
   savePartition(offset: PartitionOffset): Promise<void>;
   loadVaults(vaults: readonly string[]): Promise<Map<string, StoredVault>>;
   /** The keys (of those given) already in the ledger. */
@@ -42,6 +62,11 @@ export interface ProjectionTx {
   /** Deletes every row of these vaults' positions, then inserts `rows`. */
   replacePositions(vaults: readonly string[], rows: readonly PositionRow[]): Promise<void>;
   insertDeadLetters(rows: readonly DeadLetterRow[]): Promise<void>;
+  /**
+   * Writes `behind` into the snapshot of each of these vaults that has dead letters (their count,
+   * kinds and first position); others keep the fold's `behind: null`. Call after the snapshots.
+   */
+  markBehind(vaults: readonly string[]): Promise<void>;
   /** Revert: deletes the vault's ledger rows at blockNumber ≥ fromBlock in the orphaned blocks. */
   deleteOrphaned(vault: string, fromBlock: number, blockHashes: readonly string[]): Promise<number>;
   /** The vault's remaining ledger records (parsed JSON), in fold order. */
@@ -53,18 +78,58 @@ export interface ProjectionTx {
 export function projectionTx(client: PoolClient): ProjectionTx {
   return {
     async lockPartition(groupId, topic, partition) {
+      return (await this.lockPartitionAt(groupId, topic, partition)).offset;
+    },
+
+    async lockPartitionAt(groupId, topic, partition) {
       // The upsert takes the row lock and, under READ COMMITTED, returns the latest committed
       // offset even when it had to wait for another transaction holding the lock.
-      const { rows } = await client.query<{ next_offset: string | number; inserted: boolean }>(
+      const { rows } = await client.query<{ next_offset: string | number; epoch: string; inserted: boolean }>(
         `insert into consumer_offsets as o (group_id, topic, partition, next_offset)
          values ($1, $2, $3, -1)
          on conflict (group_id, topic, partition) do update set next_offset = o.next_offset
-         returning next_offset, (xmax = 0) as inserted`,
+         returning next_offset, epoch::text, (xmax = 0) as inserted`,
         [groupId, topic, partition],
       );
       const row = rows[0];
-      if (!row || row.inserted || Number(row.next_offset) < 0) return null;
-      return String(row.next_offset);
+      const epoch = row?.epoch ?? '0';
+      if (!row || row.inserted || Number(row.next_offset) < 0) return { offset: null, epoch };
+      return { offset: String(row.next_offset), epoch };
+    },
+
+    async bumpEpochs(topic, partition) {
+      await client.query(
+        'update consumer_offsets set epoch = epoch + 1 where topic = $1 and partition = $2',
+        [topic, partition],
+      );
+    },
+
+    async lockDeadLetters(id) {
+      const { rows } = await client.query<{
+        id: string;
+        topic: string;
+        partition: number;
+        offset: string;
+        key: Buffer | null;
+        value: Buffer | null;
+        reason: string;
+        vault: string | null;
+        kind: DeadLetterRow['kind'];
+      }>(
+        `select id::text, topic, partition, "offset"::text as offset, key, value, reason, vault, kind
+         from dead_letters where $1::int8 is null or id = $1 order by topic, partition, "offset" for update`,
+        [id ?? null],
+      );
+      return rows.map((r) => ({ ...r, id: Number(r.id) }));
+    },
+
+    async deleteDeadLetters(ids) {
+      if (ids.length === 0) return;
+      await client.query('delete from dead_letters where id = any($1::int8[])', [ids]);
+    },
+
+    async deleteReconciled(vault) {
+      await client.query(`delete from ledger where vault = $1 and type = 'balance.reconciled'`, [vault]);
     },
 
     async savePartition({ groupId, topic, partition, nextOffset }) {
@@ -185,12 +250,13 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       // The key (vault, seq) is new by construction (seq = records applied): COPY, no conflicts.
       await copyRows(
         client,
-        'copy equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd) from stdin',
+        'copy equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index) from stdin',
         rows,
         (w, r) =>
           w.text(
             `${copyText(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
-              `${copyText(r.valueUsd)}\t${copyText(r.capitalInUsd)}\t${copyText(r.capitalOutUsd)}\n`,
+              `${copyText(r.valueUsd)}\t${copyText(r.capitalInUsd)}\t${copyText(r.capitalOutUsd)}\t` +
+              `${copyText(r.strategy)}\t${copyText(r.returnIndex)}\n`,
           ),
       );
     },
@@ -244,8 +310,9 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     async insertDeadLetters(rows) {
       if (rows.length === 0) return;
       await client.query(
-        `insert into dead_letters (topic, partition, "offset", key, value, reason)
-         select * from unnest($1::text[], $2::int[], $3::int8[], $4::bytea[], $5::bytea[], $6::text[])
+        `insert into dead_letters (topic, partition, "offset", key, value, reason, vault, kind)
+         select * from unnest($1::text[], $2::int[], $3::int8[], $4::bytea[], $5::bytea[], $6::text[],
+                              $7::text[], $8::text[])
          on conflict (topic, partition, "offset") do nothing`,
         [
           rows.map((r) => r.topic),
@@ -254,7 +321,28 @@ export function projectionTx(client: PoolClient): ProjectionTx {
           rows.map((r) => r.key),
           rows.map((r) => r.value),
           rows.map((r) => r.reason),
+          rows.map((r) => r.vault),
+          rows.map((r) => r.kind),
         ],
+      );
+    },
+
+    async markBehind(vaults) {
+      if (vaults.length === 0) return;
+      // Only vaults with dead letters pay for the json rewrite; the others match no row.
+      await client.query(
+        `update vault_snapshot s
+         set snapshot = (s.snapshot::jsonb || jsonb_build_object('behind', b.behind))::json
+         from (
+           select vault, jsonb_build_object(
+                    'deadLetters', count(*),
+                    'kinds', jsonb_agg(distinct kind),
+                    'first', (array_agg(jsonb_build_object('partition', partition, 'offset', "offset"::text)
+                                        order by partition, "offset"))[1]) as behind
+           from dead_letters where vault = any($1::text[]) group by vault
+         ) b
+         where s.vault = b.vault`,
+        [vaults],
       );
     },
 
@@ -268,7 +356,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
 
     async ledgerRecords(vault) {
       const { rows } = await client.query<{ record: unknown }>(
-        `select record from ledger where vault = $1
+        `select record from ledger where vault = $1 and type <> 'balance.reconciled'
          order by block_number, tx_index, log_index, chain_id, tx_hash, block_hash`,
         [vault],
       );

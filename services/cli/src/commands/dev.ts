@@ -17,12 +17,20 @@ import type { Command } from '../command.js';
 import { demoCatalogue, demoScreen } from '../dev/market.js';
 import { ensureDatabase, ensureKafka, type Stop } from '../dev/services.js';
 
-/** The demo's own topics, recreated at every start. */
-const TOPICS = {
-  records: 'dev-vault-records',
-  screen: 'dev-screen-results',
-  catalogue: 'dev-strategy-catalogue',
-};
+/**
+ * The demo's own topics, recreated at every start, and its consumer groups. DEV_KAFKA_PREFIX
+ * (default `dev`) keeps two demos on one broker apart: each deletes its topics at start.
+ */
+function kafkaNames(prefix: string) {
+  const own = prefix !== 'dev';
+  return {
+    records: `${prefix}-vault-records`,
+    screen: `${prefix}-screen-results`,
+    catalogue: `${prefix}-strategy-catalogue`,
+    projectorGroup: own ? `${prefix}-projector` : 'vault-yield-projector',
+    marketGroup: own ? `${prefix}-market` : 'vault-yield-market',
+  };
+}
 
 const help = `usage: vault-yield dev [--port N] [--no-live]
 
@@ -30,7 +38,8 @@ The main job on one machine (a fresh demo every run: its schema and its dev-* to
 recreated at start): starts what is missing — Postgres (the machine's cluster), Kafka
 (the local KRaft runner; jars fetched with Maven on first use) and a local chain (anvil) —,
 deploys the reference contracts, plays the demo scenario, publishes a demo screen and strategy
-catalogue, and runs indexer, projector and reader in this process. Prints the reader's URL.
+catalogue, and runs indexer, projector and reader in this process. Prints the dashboard's URL
+first, then the API's.
 Ctrl-C stops everything it started.
 
 options:
@@ -43,6 +52,7 @@ environment:
                        (default postgres://postgres@127.0.0.1:5432/postgres)
   DATABASE_NAME        database (default vault_yield_dev)
   PROJECTION_SCHEMA    projection schema (default vault_yield; dropped and recreated at start)
+  DEV_KAFKA_PREFIX     prefix of the demo's topics and groups (default dev)
   LOG_LEVEL            pino level (default info)`;
 
 /** How long `dev` waits for each part it started to stop. */
@@ -63,6 +73,7 @@ export const devCommand: Command = {
     const log = createLogger({ name: 'dev', level });
     const port = envField.port().parse(values.port ?? env.PORT ?? '8080');
     const schema = envField.identifier().parse(env.PROJECTION_SCHEMA || 'vault_yield');
+    const TOPICS = kafkaNames(envField.identifier().parse(env.DEV_KAFKA_PREFIX || 'dev'));
     const stops: [name: string, stop: Stop][] = [];
     // Each part gets STOP_TIMEOUT_MS to stop (a part waiting on a dead peer — an RPC retry to a
     // chain that died — must not hang Ctrl-C); a second Ctrl-C exits at once.
@@ -116,7 +127,7 @@ export const devCommand: Command = {
       stops.push(['kafka', kafka.stop]);
       const admin = await createLogAdmin({ brokers: kafka.brokers, clientId: 'vault-yield-dev' });
       try {
-        for (const topic of Object.values(TOPICS)) await admin.deleteTopic(topic);
+        for (const topic of [TOPICS.records, TOPICS.screen, TOPICS.catalogue]) await admin.deleteTopic(topic);
         await admin.ensureTopic({ topic: TOPICS.records, partitions: 8 });
       } finally {
         await admin.close();
@@ -150,7 +161,7 @@ export const devCommand: Command = {
         DATABASE_URL: db.writerUrl,
         PROJECTION_SCHEMA: schema,
         KAFKA_TOPIC: TOPICS.records,
-        CONSUMER_GROUP: 'vault-yield-projector',
+        CONSUMER_GROUP: TOPICS.projectorGroup,
         MIGRATE: false,
         logger: log.child({ service: 'projector' }),
       });
@@ -170,7 +181,7 @@ export const devCommand: Command = {
         logger: log.child({ service: 'market' }),
         screenTopic: TOPICS.screen,
         catalogueTopic: TOPICS.catalogue,
-        groupId: 'vault-yield-market',
+        groupId: TOPICS.marketGroup,
         statsIntervalMs: 60_000,
         minDailyReturns: 30,
       });
@@ -219,11 +230,12 @@ export const devCommand: Command = {
       console.log(
         [
           '',
-          `reader:   ${url}/v1`,
-          `docs:     ${url}/docs`,
-          `snapshot: ${url}/v1/vault/${first}/snapshot`,
-          `events:   ${url}/v1/vault/${first}/events`,
-          `vaults:   ${url}/v1/vaults`,
+          `dashboard: ${url}/dashboard`,
+          `reader:    ${url}/v1`,
+          `docs:      ${url}/docs`,
+          `snapshot:  ${url}/v1/vault/${first}/snapshot`,
+          `events:    ${url}/v1/vault/${first}/events`,
+          `vaults:    ${url}/v1/vaults`,
           '',
           'Ctrl-C stops everything this command started.',
         ].join('\n'),

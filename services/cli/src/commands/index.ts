@@ -40,6 +40,11 @@ export const commands: CommandEntry[] = [
     load: async () => (await import('./reindex.js')).reindexCommand,
   },
   {
+    name: 'dead-letters',
+    summary: 'list the records the projector could not apply, or retry them after a fix',
+    load: async () => (await import('./dead-letters.js')).deadLettersCommand,
+  },
+  {
     name: 'status',
     summary: 'indexer head vs chain head, projector lag per partition, live schema, dead letters',
     load: async () => (await import('./status.js')).statusCommand,

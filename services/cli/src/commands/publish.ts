@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createConfig, envField } from '@vault-yield/common';
+import { createConfig, envField, kafkaSecurity, kafkaSecurityShape } from '@vault-yield/common';
 import { screenResult, strategyCatalogue } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import type { Command } from '../command.js';
 
 const configSchema = z.object({
   KAFKA_BROKERS: envField.brokers(),
+  ...kafkaSecurityShape,
   SCREEN_TOPIC: envField.topic().default('screen-results'),
   CATALOGUE_TOPIC: envField.topic().default('strategy-catalogue'),
 });
@@ -82,7 +83,7 @@ environment:
     }
     const config = createConfig(configSchema);
     const topic = config[kinds[kind].topic];
-    const client = { brokers: config.KAFKA_BROKERS, clientId: 'vault-yield-cli' };
+    const client = { brokers: config.KAFKA_BROKERS, clientId: 'vault-yield-cli', ...kafkaSecurity(config) };
     const admin = await createLogAdmin(client);
     try {
       await admin.ensureTopic({ topic, partitions: 1 });

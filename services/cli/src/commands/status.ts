@@ -1,14 +1,18 @@
 import { parseArgs } from 'node:util';
-import { createConfig, envField } from '@vault-yield/common';
+import { createConfig, envField, kafkaSecurityShape } from '@vault-yield/common';
 import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
 import {
   type BuildRecord,
   createPgPool,
   type DeadLetterCount,
+  type DeadLetterEntry,
   deadLetterCounts,
   indexerCheckpoints,
   listBuilds,
+  listDeadLetters,
   liveRecord,
+  type StalePriceRow,
+  stalePriceRows,
   storedOffsetRows,
 } from '@vault-yield/store';
 import { z } from 'zod';
@@ -17,6 +21,7 @@ import type { Command } from '../command.js';
 const statusEnvSchema = z.object({
   DATABASE_URL: envField.postgresUrl(),
   KAFKA_BROKERS: envField.brokers().optional(),
+  ...kafkaSecurityShape,
   VIEWS_SCHEMA: envField.identifier().default('vault_yield_api'),
   PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
   /** Schema holding indexer_checkpoint (default: PROJECTION_SCHEMA, where the indexer writes). */
@@ -57,6 +62,10 @@ export interface StatusReport {
     topicError?: string;
   }[];
   deadLetters: DeadLetterCount[];
+  /** Prices older than their feed's heartbeat in current snapshots (oldest first, at most 50). */
+  stalePrices: StalePriceRow[];
+  /** The first dead letters (at most 20), so none goes unnoticed. */
+  deadLetterList: DeadLetterEntry[];
   builds: { schema: string; purpose: string; state: string; group: string; topic: string }[];
 }
 
@@ -71,6 +80,7 @@ Reports, for operators:
   - the projector lag per group, topic and partition: the topic's high watermark minus the next
     offset stored with the live projection (needs KAFKA_BROKERS)
   - dead letters per topic in the live schema, and the builds recorded by rebuild/verify/reindex
+  - stale prices: vaults whose current value uses a price older than its feed's heartbeat
 
 options:
   --json   one JSON document on stdout
@@ -155,6 +165,8 @@ environment:
         indexer: { schema: indexerSchema, chainHead, ...(chainError ? { chainError } : {}), checkpoints },
         projector,
         deadLetters: await deadLetterCounts(pool, liveSchema),
+        stalePrices: await stalePriceRows(pool, liveSchema),
+        deadLetterList: await listDeadLetters(pool, liveSchema, 20),
         builds: (await listBuilds(pool, env.VIEWS_SCHEMA)).map((b: BuildRecord) => ({
           schema: b.schema,
           purpose: b.purpose,
@@ -206,6 +218,17 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
   out.push(
     `dead letters  ${dl}${r.deadLetters.length ? ` (${r.deadLetters.map((d) => `${d.topic}: ${d.count}`).join(', ')})` : ''}`,
   );
+  for (const l of r.deadLetterList ?? [])
+    out.push(
+      `              #${l.id} ${l.topic}:${l.partition}:${l.offset} ${l.vault ?? '(vault unknown)'} ${l.kind ?? '-'}: ${l.reason}`,
+    );
+  if (dl > 0) out.push('              (`vault-yield dead-letters list`; `retry` after a fix)');
+  out.push(`stale prices  ${r.stalePrices.length === 0 ? 'none' : r.stalePrices.length}`);
+  for (const p of r.stalePrices) {
+    out.push(
+      `              vault ${p.vault} ${p.symbol} (${p.token}) feed ${p.feed}: ${p.ageSeconds} s old, heartbeat ${p.heartbeatSeconds} s`,
+    );
+  }
   if (r.builds.length) {
     out.push('builds');
     for (const b of r.builds)

@@ -2,7 +2,7 @@ import type { ScreenResult, StrategyCatalogue } from '@vault-yield/domain';
 
 interface StackTokens {
   chainId: number;
-  tokens: Record<'weth' | 'usdc' | 'rwd', { address: string; symbol: string; decimals: number }>;
+  tokens: Record<'weth' | 'usdc' | 'arb' | 'rwd', { address: string; symbol: string; decimals: number }>;
 }
 
 /** The demo's strategy catalogue: the strategies the demo vaults run. */
@@ -30,9 +30,9 @@ export function demoCatalogue(now: number): StrategyCatalogue {
         'Lower fee capture per dollar; impermanent loss on strong trends.',
       ),
       entry(
-        'eth-usdc-gauge',
-        'ETH/USDC gauge',
-        'Staked in a Slipstream gauge: emissions instead of trading fees.',
+        'usdc-arb-gauge',
+        'USDC/ARB gauge',
+        'A range on the USDC/ARB 0.3% pool, with gauge rewards on top of trading fees.',
         'Rewards are paid in a volatile token; emissions can stop.',
       ),
       entry(
@@ -47,7 +47,7 @@ export function demoCatalogue(now: number): StrategyCatalogue {
 
 /** A screen result listing the demo chain's tokens and pools as eligible. */
 export function demoScreen(stack: StackTokens, now: number): ScreenResult {
-  const { weth, usdc, rwd } = stack.tokens;
+  const { weth, usdc, arb, rwd } = stack.tokens;
   const asset = (
     t: { address: string; symbol: string; decimals: number },
     category: 'major' | 'stable' | 'meme',
@@ -70,16 +70,18 @@ export function demoScreen(stack: StackTokens, now: number): ScreenResult {
     assets: [
       asset(weth, 'major', 42_000_000, ['uniswap-v3', 'aerodrome-slipstream']),
       asset(usdc, 'stable', 55_000_000, ['uniswap-v3', 'aerodrome-slipstream']),
+      asset(arb, 'major', 9_000_000, ['uniswap-v3']),
       asset(rwd, 'meme', 1_200_000, ['aerodrome-slipstream']),
     ],
     pairs: [
       { ...ethUsdc, venues: ['uniswap-v3', 'aerodrome-slipstream'], tvlUsd: 38_000_000, emissions: true },
+      { a: usdc.symbol, b: arb.symbol, venues: ['uniswap-v3'], tvlUsd: 4_000_000, emissions: true },
       { a: rwd.symbol, b: usdc.symbol, venues: ['aerodrome-slipstream'], tvlUsd: 900_000, emissions: true },
     ],
     strategies: {
       'eth-usdc-narrow': [{ ...ethUsdc, venues: ['uniswap-v3'] }],
       'eth-usdc-wide': [{ ...ethUsdc, venues: ['uniswap-v3'] }],
-      'eth-usdc-gauge': [{ ...ethUsdc, venues: ['aerodrome-slipstream'] }],
+      'usdc-arb-gauge': [{ a: usdc.symbol, b: arb.symbol, venues: ['uniswap-v3'] }],
       'eth-usdc-mid': [{ ...ethUsdc, venues: ['uniswap-v3', 'aerodrome-slipstream'] }],
     },
   };

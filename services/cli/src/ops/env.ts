@@ -1,4 +1,4 @@
-import { createLogger, envField, type Logger } from '@vault-yield/common';
+import { createLogger, envField, kafkaSecurityShape, type Logger } from '@vault-yield/common';
 import { DEFAULT_MIN_DAILY_RETURNS } from '@vault-yield/domain';
 import { z } from 'zod';
 
@@ -6,6 +6,7 @@ import { z } from 'zod';
 export const opsEnvSchema = z.object({
   DATABASE_URL: envField.postgresUrl(),
   KAFKA_BROKERS: envField.brokers(),
+  ...kafkaSecurityShape,
   KAFKA_TOPIC: envField.topic().default('vault-records'),
   /** Schema of the views the reader reads; its target is the live projection schema. */
   VIEWS_SCHEMA: envField.identifier().default('vault_yield_api'),

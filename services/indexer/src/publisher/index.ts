@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '@vault-yield/common';
 import { recordJson, type VaultRecord } from '@vault-yield/domain';
+import { defaultLogSecurity } from '@vault-yield/log';
 import { type EncodedBatch, type FromPublisher, fromThreadError, type ToPublisher } from './protocol.js';
 
 /** Publishes record batches from a thread of its own; same contract as packages/log's Publisher. */
@@ -21,6 +22,8 @@ export interface ThreadedPublisherConfig {
   clientId: string;
   topic: string;
   logger: Logger;
+  /** Called with a batch's size in bytes (record values, as sent) once Kafka acknowledged it. */
+  onAcked?: (records: number, bytes: number) => void;
 }
 
 /**
@@ -34,6 +37,7 @@ export async function createThreadedPublisher(config: ThreadedPublisherConfig): 
   const worker = new Worker(new URL('./boot.mjs', import.meta.url), {
     workerData: {
       brokers: [...config.brokers],
+      security: defaultLogSecurity(),
       clientId: config.clientId,
       topic: config.topic,
       logLevel: logger.level,
@@ -92,8 +96,15 @@ export async function createThreadedPublisher(config: ThreadedPublisherConfig): 
       if (records.length === 0) return Promise.resolve();
       const id = nextId++;
       const batch = encodeBatch(records);
+      const bytes = batch.bytes.byteLength;
       return new Promise<void>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
+        pending.set(id, {
+          resolve: () => {
+            config.onAcked?.(records.length, bytes);
+            resolve();
+          },
+          reject,
+        });
         worker.postMessage({ type: 'publish', id, ...batch } satisfies ToPublisher, [batch.bytes]);
       });
     },

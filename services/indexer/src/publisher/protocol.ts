@@ -1,3 +1,5 @@
+import type { LogSecurity } from '@vault-yield/log';
+
 /**
  * A batch of encoded records: message i is keyed by `keys[i]`, its value is
  * `bytes[offsets[i] .. offsets[i + 1])` (the record as packages/domain's encodeRecord writes it).
@@ -32,6 +34,8 @@ export type FromPublisher =
 /** The publisher settings the thread needs (the logger stays in the indexer thread). */
 export interface PublisherThreadConfig {
   brokers: readonly string[];
+  /** SASL/TLS of the parent process (`defaultLogSecurity()`): threads do not share module state. */
+  security: LogSecurity;
   clientId: string;
   topic: string;
   logLevel: string;

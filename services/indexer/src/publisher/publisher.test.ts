@@ -11,8 +11,19 @@ const silent = createLogger({ name: 'publisher-test', level: 'silent' });
 const hex = (n: number, len: number) => `0x${n.toString(16).padStart(len, '0')}` as `0x${string}`;
 
 const context = {
-  tokens: [{ address: hex(0xa1, 40), symbol: 'WETH', decimals: 18, priceUsd: '3000.5' }],
+  tokens: [
+    {
+      address: hex(0xa1, 40),
+      symbol: 'WETH',
+      decimals: 18,
+      priceUsd: '3000.5',
+      feed: hex(0xfe, 40),
+      priceUpdatedAt: 1_700_000_000,
+      heartbeat: 3600,
+    },
+  ],
   pools: [],
+  holdings: { balances: [{ token: hex(0xa1, 40), amount: '5' }], positions: [], pendingRewards: [] },
 };
 
 /** Record `i` of vault `v`: consecutive blocks, so per-vault order is visible in the payload. */
@@ -29,6 +40,7 @@ function record(v: number, i: number): VaultRecord {
     schemaVersion: SCHEMA_VERSION,
     chainId: 31337,
     blockTimestamp: 1_700_000_000 + i,
+    lastInBlock: true,
     context,
   };
 }

@@ -28,6 +28,7 @@ let publisher: Publisher;
 try {
   publisher = await createPublisher({
     brokers: config.brokers,
+    ...config.security,
     clientId: config.clientId,
     topic: config.topic,
     logger,

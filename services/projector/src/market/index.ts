@@ -78,6 +78,8 @@ export function createMarketProjector(options: MarketProjectorOptions): MarketPr
                   key: m.key,
                   value: m.value,
                   reason: m.decoded.reason,
+                  vault: null,
+                  kind: 'decode',
                 },
               },
         );

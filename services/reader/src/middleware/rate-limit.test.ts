@@ -6,7 +6,7 @@ function app(rate: number, burst: number, clock: { t: number }) {
   const a = new Hono();
   a.use(
     '*',
-    rateLimit({ ratePerSecond: rate, burst, trustProxy: true }, () => clock.t),
+    rateLimit({ ratePerSecond: rate, burst, trustedProxies: { kind: 'hops', hops: 1 } }, () => clock.t),
   );
   a.get('/', (c) => c.text('ok'));
   return (ip: string) => a.request('/', { headers: { 'X-Forwarded-For': ip } });

@@ -1,14 +1,17 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { MiddlewareHandler } from 'hono';
 import { errorResponse } from '../errors.js';
+import { createClientAddress, type TrustedProxies } from './client-address.js';
 
 export interface RateLimitConfig {
   /** Tokens added per second per client; 0 disables rate limiting. */
   ratePerSecond: number;
   /** Bucket size: the burst a client may send at once. */
   burst: number;
-  /** Take the client from the first X-Forwarded-For address (only behind a trusted proxy). */
-  trustProxy: boolean;
+  /** Which peers are our proxies: the client is the rightmost untrusted X-Forwarded-For entry. */
+  trustedProxies: TrustedProxies;
+  /** Paths never limited (answered from memory: liveness probes). */
+  exempt?: readonly string[];
   /** Clients tracked at most; beyond it the fullest (idle) buckets are dropped first. */
   maxClients?: number;
 }
@@ -28,17 +31,16 @@ export function rateLimit(config: RateLimitConfig, now: () => number = Date.now)
   const maxClients = config.maxClients ?? 100_000;
   const buckets = new Map<string, Bucket>();
 
+  const exempt = new Set(config.exempt ?? []);
+  const clientAddress = createClientAddress(config.trustedProxies);
   const clientOf = (c: Parameters<MiddlewareHandler>[0]): string => {
-    if (config.trustProxy) {
-      const xff = c.req.header('x-forwarded-for');
-      const first = xff?.split(',')[0]?.trim();
-      if (first) return first.slice(0, 64);
-    }
+    let peer: string | undefined;
     try {
-      return getConnInfo(c).remote.address ?? 'unknown';
+      peer = getConnInfo(c).remote.address;
     } catch {
-      return 'unknown'; // not served by @hono/node-server (app.request in tests)
+      peer = undefined; // not served by @hono/node-server (app.request in tests)
     }
+    return clientAddress(peer, c.req.header('x-forwarded-for'));
   };
 
   const sweep = (t: number) => {
@@ -52,7 +54,7 @@ export function rateLimit(config: RateLimitConfig, now: () => number = Date.now)
   };
 
   return async (c, next) => {
-    if (rate <= 0) return next();
+    if (rate <= 0 || exempt.has(c.req.path)) return next();
     const t = now();
     const key = clientOf(c);
     let b = buckets.get(key);

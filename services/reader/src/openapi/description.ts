@@ -12,6 +12,11 @@ All resources live under the \`/v1\` path prefix. Within v1 changes are additive
 endpoints, new optional query parameters, new response fields, new event types); clients must
 ignore fields they do not know. A breaking change gets a new prefix (\`/v2\`) served side by side.
 Operational routes (\`/health\`, \`/ready\`, \`/metrics\`, \`/openapi.json\`, \`/docs\`) are unversioned.
+\`/ready\` answers 503 only when this instance cannot serve (database unreachable, schema not
+migrated). Dead letters do **not** make it 503: every other vault is right and readers keep
+getting 200 (taking the reader out of a load balancer would hide every vault to flag a few);
+the body reports \`deadLetters\` and \`vaultsBehind\`, each affected snapshot says \`behind\`,
+and the projector's \`projector_dead_letters_total{kind}\` metric counts them for alerting.
 
 ## Authentication
 None: this is a public, read-only API. No credentials are accepted or needed. CORS allows the
@@ -48,13 +53,30 @@ its block's prices (equals \`capitalInUsd\`); \`withdrawnUsd\` = Σ withdrawals,
 block's prices (equals \`capitalOutUsd\`); \`taxedUsd\` = Σ performance fees charged, each valued at
 its charge block's prices; \`highWaterUsd\` = the vault value above which a performance fee is owed:
 it starts at 0 and moves only on flows and charges, never with prices (a deposit of D adds D; a
-withdrawal of W from value V scales it by 1 − W/V; a charge raises it to the post-fee value if
-higher). Fee due = rate · max(0, valueUsd − highWaterUsd), so a gain is never taxed twice.
+withdrawal of W from value V scales it by 1 − W/V; a charge of C settles the gain S = C / rate,
+at most the gain G = V − highWaterUsd above the mark, and raises the mark by S − C, what that
+gain left in the vault after paying for it: a charge of the whole fee due puts the mark at the
+post-fee value, a partial charge leaves the unsettled gain G − S above it, still owing
+rate · (G − S); an over-charge never lowers the mark). Fee due = rate · max(0, valueUsd −
+highWaterUsd), rate = the service's schedule (20 %; the chain's event carries no rate), so a gain
+is never taxed twice. The mark is **per vault** (one owner), not per share: flows move it by
+amount, so a deposit never creates a fee, and a withdrawal takes its pro-rata share of the
+unsettled gain with it (that share is never taxed, and a loss carried forward shrinks the same
+way).
 Status (first match wins): \`suspended\` (suspension non-null), \`exiting\` (exit requested, not
-yet completed), \`idle\` (no capital), \`aiming\` (capital, no deployed position), \`attention\`
+yet completed), \`idle\` (no capital: \`valueUsd\` below the dust threshold of 0.01 USD, so wei
+left by rounding or a few tokens sent by a stranger do not make a vault look active; pending
+rewards are always in \`pendingRewardsUsd\`, whatever the status), \`aiming\` (capital, no
+deployed position), \`attention\`
 (at least one deployed position out of range), \`earning\` (every deployed position in range).
 Transitions follow from these conditions as records are applied; a suspended vault stays
 suspended until resumed, and exits remain available while suspended.
+\`behind\` (additive): null when every record of the vault in the log was applied; otherwise
+\`{ deadLetters, kinds, first: { partition, offset } }\`: the projector could not apply some of
+the vault's records (unreadable, breaking the log's rules, or a fold bug), so the figures may miss
+their effect until an operator re-applies them (\`vault-yield dead-letters retry\`). The fold
+itself never refuses what the chain accepted: what the events do not explain is reconciled
+against the balances read at the block (\`balance.reconciled\` rows).
 Caching: \`ETag\` changes with every record applied to the vault; send it back in
 \`If-None-Match\` to get a 304 without a body. \`Cache-Control: public, max-age=N\` (a few seconds).
 
@@ -68,6 +90,26 @@ point is a real state (value and cumulative flows of one instant) and the window
 is always included. Every point carries cumulative \`capitalInUsd\` and \`capitalOutUsd\`: a
 chart's gain between two points is the change of \`valueUsd + capitalOutUsd − capitalInUsd\`, so
 deposits and withdrawals never show as gains or losses.
+
+## Where values come from
+Every figure is valued from what the chain holds at the block of the vault's last record: token
+balances read (\`balanceOf\`), each position's amounts at its pool's sqrtPrice plus what the pool
+owes it (tokensOwed and the fees accrued since its last update, computed with the pool's own
+fee-growth formula), pending rewards, at that block's feed prices (\`latestRoundData\`). Values of
+records that share a block are the block's end state. Additive snapshot fields:
+\`pendingRewardsUsd\` (whole vault, shown with or without open positions), \`uncollectedFeesUsd\`
+(vault and per position; included in valueUsd) and \`stalePrices\`: every price the value used whose
+feed's \`updatedAt\` was older than its heartbeat at \`updatedAt\` (feed, age and heartbeat in
+seconds; empty when all are fresh) — stale prices are still used, never silently.
+**Reconciliation.** Events never explain everything the chain does: tokens can be sent straight to
+a vault with a plain ERC-20 transfer. At the vault's last record of each block the balances read
+are compared with the balances its events explain; a difference is booked explicitly, as capital in
+(more than explained) or capital out (less), valued at that block's prices, and shown as a ledger
+row of type \`balance.reconciled\` (\`data\`: token, signed raw \`amount\`, \`valueUsd\`, \`bookedAs\`
+\`capitalIn\` | \`capitalOut\`; same block and tx hash as the record where it was found, \`txIndex\`
+2147483647 and \`logIndex\` −2, −3, … so it sorts after the block's transactions). It moves
+capitalInUsd / capitalOutUsd, never netUsd: a donation is not performance. A transfer to a vault
+gets its own record at its block (the indexer watches transfers to vaults), so it is booked there.
 
 ## Events (activity ledger)
 \`GET /v1/vault/{address}/events\` returns ledger rows **newest first**, ordered by
@@ -97,15 +139,21 @@ optionally of one owner, paginated like events (limit default ${LIMITS.vaults.de
 returned **whole** (no pagination): they are small and bounded (at most 1000 entries each).
 The universe endpoints return only what passed the latest screen, in its output order; the ranking
 model itself is not exposed. \`X-Screen-Version\` and \`X-Screened-At\` (Unix ms) name the screen
-run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), never projections,
-computed from the strategy's vaults' equity points: each vault's sub-period return between two
-points is r = (V_k − F_k) / V_{k−1} − 1, where F_k is the net flow (capital in − out) between them
-and V_k the value just after it (time-weighted: flows removed; performance fees are not flows, so
-figures are net of fees); sub-periods are chained within each UTC day; a strategy's daily return
-is the mean of its vaults' daily returns weighted by their value at the start of the day.
-\`liveApr\` = (Π(1 + r_d) − 1) · 365 / n and \`sigma\` = sample standard deviation of the daily
-returns · √365, over the n daily returns on record. Both are null while n is below the configured
-minimum (default 30 daily returns), and recomputed every few minutes. Strategy \`pairs\` reflect the live screen and change as it
+run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), never projections.
+Returns are time-weighted from exact values: the fold chains each vault's return index on every
+record, I ← I · (V_after − F) / V_before (F = capital in − out of the record, so deposits and
+withdrawals are not returns; performance fees are not flows, so figures are net of fees), never
+from the rounded equity figures. A sub-period that starts with the vault worth under **1 USD**
+has no return (a return on dust is noise). Each sub-period counts for the **strategy in force
+then**: a vault that switches strategy keeps its earlier history with the earlier strategy.
+Daily returns are per **elapsed** UTC day: every day whose start finds a vault holding at least
+1 USD under the strategy gives that vault a daily return, **0 on a quiet day** (nothing moved);
+a move between two points lands on the day it ends. A strategy's daily return is the mean of its
+vaults' daily returns weighted by their value at the start of the day; days when none of its
+vaults held capital are not counted. \`liveApr\` = (Π(1 + r_d) − 1) · 365 / n and \`sigma\` =
+sample standard deviation of the n daily returns (zeros included) · √365, n = elapsed operating
+days up to now. Both are null while n is below the configured minimum (default 30 days), and
+recomputed every few minutes. Strategy \`pairs\` reflect the live screen and change as it
 re-ranks. Asset categories: \`major\`, \`stable\`, \`stock token\`, \`meme\`.
 
 ## Errors
@@ -117,9 +165,10 @@ route), \`method_not_allowed\` (405, with \`Allow\`), \`rate_limited\` (429, wit
 (500: a server bug; client input never causes one).
 
 ## Limits
-Per-client token bucket on \`/v1\` routes (client = remote address, or the first
-\`X-Forwarded-For\` entry when the server is configured to trust a proxy): a sustained rate and a
-burst, configured per deployment (defaults 20 requests/s, burst 40). Every \`/v1\` response carries
+Per-client token bucket on every route but \`/health\` (client = remote address; behind proxies
+configured as trusted, by hop count or address ranges, the rightmost \`X-Forwarded-For\` entry not
+written by one of them — entries a client writes itself are never believed): a sustained rate and a
+burst, configured per deployment (defaults 20 requests/s, burst 40). Every limited response carries
 \`RateLimit-Limit\` (burst), \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds to a full
 bucket); a 429 carries \`Retry-After\` (seconds). Size bounds: \`limit\` ≤ ${LIMITS.events.max}, \`points\` ≤
 ${LIMITS.equity.maxPoints}, catalogue lists ≤ 1000, query values ≤ ${LIMITS.valueLength} characters; a request

@@ -1,35 +1,32 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { screenMeta, strategyList, universeAssets, universePairs } from '@vault-yield/store';
-import type { Context, Hono } from 'hono';
+import type { Context } from 'hono';
 import { bodyEtag, notModified, sendJson, sendNotModified } from '../http.js';
-import { noQuery, parseQuery } from '../params.js';
+import { routes } from '../openapi/routes.js';
+import { validationHook } from './declare.js';
 import type { RouteDeps } from './deps.js';
 
-export function catalogueRoutes(app: Hono, { pool, config }: RouteDeps): void {
+export function catalogueRoutes({ pool, config }: RouteDeps) {
   const cache = `public, max-age=${config.catalogueMaxAgeS}`;
 
-  const send = (c: Context, body: string, extra: Record<string, string> = {}) => {
+  // Bodies are serialised store rows; `as never`: see routes/vault.ts.
+  const send = (c: Context, body: string, extra: Record<string, string> = {}): never => {
     const etag = bodyEtag(body);
     const headers = { 'Cache-Control': cache, ETag: etag, ...extra };
-    if (notModified(c, etag)) return sendNotModified(c, headers);
-    return sendJson(c, body, headers);
+    if (notModified(c, etag)) return sendNotModified(c, headers) as never;
+    return sendJson(c, body, headers) as never;
   };
   const screenHeaders = (meta: Awaited<ReturnType<typeof screenMeta>>): Record<string, string> =>
     meta ? { 'X-Screen-Version': meta.version, 'X-Screened-At': String(meta.screenedAt) } : {};
 
-  app.get('/v1/strategies', async (c) => {
-    parseQuery(c, noQuery);
-    return send(c, JSON.stringify(await strategyList(pool)));
-  });
-
-  app.get('/v1/universe', async (c) => {
-    parseQuery(c, noQuery);
-    const [rows, meta] = await Promise.all([universeAssets(pool), screenMeta(pool)]);
-    return send(c, JSON.stringify(rows), screenHeaders(meta));
-  });
-
-  app.get('/v1/universe/pairs', async (c) => {
-    parseQuery(c, noQuery);
-    const [rows, meta] = await Promise.all([universePairs(pool), screenMeta(pool)]);
-    return send(c, JSON.stringify(rows), screenHeaders(meta));
-  });
+  return new OpenAPIHono({ defaultHook: validationHook })
+    .openapi(routes.strategies, async (c) => send(c, JSON.stringify(await strategyList(pool))))
+    .openapi(routes.universe, async (c) => {
+      const [rows, meta] = await Promise.all([universeAssets(pool), screenMeta(pool)]);
+      return send(c, JSON.stringify(rows), screenHeaders(meta));
+    })
+    .openapi(routes.pairs, async (c) => {
+      const [rows, meta] = await Promise.all([universePairs(pool), screenMeta(pool)]);
+      return send(c, JSON.stringify(rows), screenHeaders(meta));
+    });
 }

@@ -1,64 +1,67 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { readiness } from '@vault-yield/store';
-import type { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { errorResponse } from '../errors.js';
 import { sendJson } from '../http.js';
-import { renderDocs } from '../openapi/docs.js';
-import { noQuery, parseQuery } from '../params.js';
+import { docsPage } from '../openapi/docs.js';
+import { routes } from '../openapi/routes.js';
+import { validationHook } from './declare.js';
 import type { RouteDeps } from './deps.js';
 
 export interface OpsDeps extends RouteDeps {
   registry: Registry;
-  doc: Record<string, unknown>;
+  /** The OpenAPI document, made once the whole app is declared. */
+  doc: () => Record<string, unknown>;
   /** True once stop() has begun: /ready turns 503 so load balancers drain the instance. */
   draining: () => boolean;
 }
 
-export function opsRoutes(app: Hono, { pool, config, log, registry, doc, draining }: OpsDeps): void {
+export function opsRoutes({ pool, config, log, registry, doc, draining }: OpsDeps) {
   const noStore = { 'Cache-Control': 'no-store' };
-  const docJson = JSON.stringify(doc);
-  const docHtml = renderDocs(doc);
+  let docJson: string | undefined;
+  const docs = docsPage();
 
-  app.get('/health', (c) => {
-    parseQuery(c, noQuery);
-    return sendJson(c, '{"status":"ok"}', noStore);
-  });
-
-  app.get('/ready', async (c) => {
-    parseQuery(c, noQuery);
-    if (draining()) return errorResponse(c, 503, 'unavailable', 'shutting down');
-    try {
-      const r = await readiness(pool, config.schema);
-      if (!r.current)
-        return errorResponse(
+  return new OpenAPIHono({ defaultHook: validationHook })
+    .openapi(routes.health, (c) => sendJson(c, '{"status":"ok"}', noStore) as never)
+    .openapi(routes.ready, async (c) => {
+      if (draining()) return errorResponse(c, 503, 'unavailable', 'shutting down') as never;
+      try {
+        const r = await readiness(pool, config.schema);
+        if (!r.current)
+          return errorResponse(
+            c,
+            503,
+            'unavailable',
+            `projection schema ${config.schema} is at migration ${r.applied}, expected ${r.expected}`,
+          ) as never;
+        return sendJson(
           c,
-          503,
-          'unavailable',
-          `projection schema ${config.schema} is at migration ${r.applied}, expected ${r.expected}`,
-        );
-      return sendJson(
-        c,
-        JSON.stringify({ status: 'ready', schema: config.schema, migration: r.applied }),
-        noStore,
-      );
-    } catch (err) {
-      log.warn({ err }, 'readiness check failed');
-      return errorResponse(c, 503, 'unavailable', 'database unavailable');
-    }
-  });
-
-  app.get('/metrics', async (c) => {
-    parseQuery(c, noQuery);
-    return c.body(await registry.metrics(), 200, { 'Content-Type': registry.contentType, ...noStore });
-  });
-
-  app.get('/openapi.json', (c) => {
-    parseQuery(c, noQuery);
-    return sendJson(c, docJson, { 'Cache-Control': 'public, max-age=300' });
-  });
-
-  app.get('/docs', (c) => {
-    parseQuery(c, noQuery);
-    return c.html(docHtml, 200, { 'Cache-Control': 'public, max-age=300' });
-  });
+          JSON.stringify({
+            status: 'ready',
+            schema: config.schema,
+            migration: r.applied,
+            deadLetters: r.deadLetters,
+            vaultsBehind: r.vaultsBehind,
+          }),
+          noStore,
+        ) as never;
+      } catch (err) {
+        log.warn({ err }, 'readiness check failed');
+        return errorResponse(c, 503, 'unavailable', 'database unavailable') as never;
+      }
+    })
+    .openapi(
+      routes.metrics,
+      async (c) =>
+        c.body(await registry.metrics(), 200, {
+          'Content-Type': registry.contentType,
+          ...noStore,
+        }) as never,
+    )
+    .openapi(routes.openapi, (c) => {
+      docJson ??= JSON.stringify(doc());
+      return sendJson(c, docJson, { 'Cache-Control': 'public, max-age=300' }) as never;
+    })
+    .openapi(routes.docs, (c) => c.html(docs.html, 200, { 'Cache-Control': 'public, max-age=300' }) as never)
+    .get(docs.bundlePath, (c) => docs.bundle(c));
 }

@@ -1,0 +1,342 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { alive, jarVersion, java, libDir, runToEnd } from './index.js';
+
+/**
+ * A 3-broker KRaft cluster on loopback for the cluster tests: every node is broker and
+ * controller, topics default to replication factor 3 with `min.insync.replicas=2` (what the README
+ * asks of production). Each node listens four times: PLAINTEXT (clients and replication),
+ * CONTROLLER, SASL (SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512) and SSL (a
+ * self-signed certificate made with keytool; its PEM is the clients' CA).
+ */
+export interface LocalClusterOptions {
+  /**
+   * Node i listens on basePort + 10·i (PLAINTEXT), +1 (CONTROLLER), +2 (SASL), +3 (SSL). Keep them
+   * below the ephemeral range (Linux: 32768–60999): there the nodes' own outgoing connections to
+   * each other can take a port another node is about to bind, for as long as they live.
+   */
+  basePort: number;
+  /** Wiped and re-created on start: the cluster always starts empty. */
+  dataDir: string;
+  nodes?: number;
+  /** Max JVM heap per node in MiB. */
+  heapMiB?: number;
+  timeoutMs?: number;
+}
+
+export interface ClusterNode {
+  nodeId: number;
+  port: number;
+  pid: number | null;
+}
+
+export interface LocalCluster {
+  /** PLAINTEXT bootstrap addresses of every node. */
+  brokers: string[];
+  /** SASL_PLAINTEXT addresses (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512). */
+  saslBrokers: string[];
+  /** SSL addresses; verify them with `caFile`. */
+  sslBrokers: string[];
+  /** The user every SASL mechanism knows. */
+  user: { username: string; password: string };
+  /** PEM of the brokers' self-signed certificate (subject alternative name IP:127.0.0.1). */
+  caFile: string;
+  nodes: ClusterNode[];
+  /** SIGKILLs one node (no controlled shutdown: its leaderships move when its session expires). */
+  kill(nodeId: number): void;
+  /** Starts a killed node again and waits until the cluster sees it. */
+  restart(nodeId: number): Promise<void>;
+  /** Node id of the active KRaft controller, as the quorum state files say. */
+  activeController(): number | null;
+  /** Waits until `count` brokers are registered and every replica of `topic` is in sync. */
+  waitHealthy(topic?: string, count?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const STORE_PASSWORD = 'vault-test-store';
+
+function makeCertificate(dir: string): { keystore: string; caFile: string } {
+  const keystore = join(dir, 'broker.p12');
+  const caFile = join(dir, 'ca.pem');
+  const common = ['-keystore', keystore, '-storetype', 'PKCS12', '-storepass', STORE_PASSWORD];
+  execFileSync(
+    'keytool',
+    [
+      '-genkeypair',
+      '-alias',
+      'broker',
+      '-keyalg',
+      'RSA',
+      '-keysize',
+      '2048',
+      '-validity',
+      '3650',
+      '-dname',
+      'CN=127.0.0.1',
+      '-ext',
+      'SAN=ip:127.0.0.1,dns:localhost',
+      '-keypass',
+      STORE_PASSWORD,
+      ...common,
+    ],
+    { stdio: 'ignore' },
+  );
+  execFileSync('keytool', ['-exportcert', '-rfc', '-alias', 'broker', '-file', caFile, ...common], {
+    stdio: 'ignore',
+  });
+  return { keystore, caFile };
+}
+
+function properties(
+  i: number,
+  n: number,
+  basePort: number,
+  logDir: string,
+  keystore: string,
+  user: { username: string; password: string },
+): string {
+  const port = (k: number, offset: number) => basePort + 10 * k + offset;
+  const voters = Array.from({ length: n }, (_, k) => `${k + 1}@127.0.0.1:${port(k, 1)}`).join(',');
+  const isr = Math.min(2, n);
+  return [
+    'process.roles=broker,controller',
+    `node.id=${i + 1}`,
+    `controller.quorum.voters=${voters}`,
+    `listeners=PLAINTEXT://127.0.0.1:${port(i, 0)},CONTROLLER://127.0.0.1:${port(i, 1)},SASL://127.0.0.1:${port(i, 2)},SSL://127.0.0.1:${port(i, 3)}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${port(i, 0)},SASL://127.0.0.1:${port(i, 2)},SSL://127.0.0.1:${port(i, 3)}`,
+    'controller.listener.names=CONTROLLER',
+    'inter.broker.listener.name=PLAINTEXT',
+    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,SSL:SSL',
+    'sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
+    `listener.name.sasl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${user.username}="${user.password}";`,
+    'listener.name.sasl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    'listener.name.sasl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    `listener.name.ssl.ssl.keystore.location=${keystore}`,
+    'listener.name.ssl.ssl.keystore.type=PKCS12',
+    `listener.name.ssl.ssl.keystore.password=${STORE_PASSWORD}`,
+    `listener.name.ssl.ssl.key.password=${STORE_PASSWORD}`,
+    'ssl.client.auth=none',
+    `log.dirs=${logDir}`,
+    'num.partitions=4',
+    `default.replication.factor=${n}`,
+    `min.insync.replicas=${isr}`,
+    `offsets.topic.replication.factor=${n}`,
+    'offsets.topic.num.partitions=4',
+    `transaction.state.log.replication.factor=${n}`,
+    `transaction.state.log.min.isr=${isr}`,
+    'unclean.leader.election.enable=false',
+    'group.initial.rebalance.delay.ms=0',
+    'auto.create.topics.enable=false',
+    // A killed node is fenced (its leaderships move) once its session lapses: keep that short.
+    'broker.session.timeout.ms=4000',
+    'broker.heartbeat.interval.ms=500',
+    'log.retention.ms=-1',
+    'log.segment.bytes=67108864',
+    'num.network.threads=2',
+    'num.io.threads=2',
+    'num.replica.fetchers=1',
+    'delete.topic.enable=true',
+  ].join('\n');
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export async function startLocalKafkaCluster(options: LocalClusterOptions): Promise<LocalCluster> {
+  const { basePort, dataDir } = options;
+  const n = options.nodes ?? 3;
+  const heapMiB = Math.min(options.heapMiB ?? 384, 384);
+  const timeoutMs = options.timeoutMs ?? 90_000;
+  if (!jarVersion()) {
+    throw new Error(
+      `Kafka jars are missing in ${libDir}. Fetch them with: mvn -q -f infra/kafka/pom.xml dependency:copy-dependencies`,
+    );
+  }
+  // A previous run's nodes (recorded by pid) are stopped before the directory is wiped.
+  const pidsPath = join(dataDir, 'cluster.json');
+  if (existsSync(pidsPath)) {
+    const stale = JSON.parse(readFileSync(pidsPath, 'utf8')) as number[];
+    for (const pid of stale) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 100 && stale.some(alive); i++) await sleep(100);
+  }
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < 4; k++) {
+      const port = basePort + 10 * i + k;
+      if (!(await portFree(port))) {
+        throw new Error(
+          `port ${port} is taken: the cluster needs ${basePort}..${basePort + 10 * (n - 1) + 3} free`,
+        );
+      }
+    }
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true });
+  const user = { username: 'vault', password: 'vault-secret' };
+  const { keystore, caFile } = makeCertificate(dataDir);
+  const clusterId = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+  const nodes: (ClusterNode & { props: string; logFile: string; logFrom: number; binds: number })[] = [];
+  for (let i = 0; i < n; i++) {
+    const dir = join(dataDir, `node-${i + 1}`);
+    mkdirSync(dir, { recursive: true });
+    const props = join(dir, 'server.properties');
+    writeFileSync(props, properties(i, n, basePort, join(dir, 'kraft-logs'), keystore, user));
+    const logFile = join(dir, 'server.log');
+    nodes.push({ nodeId: i + 1, port: basePort + 10 * i, pid: null, props, logFile, logFrom: 0, binds: 0 });
+  }
+  const scram = ['SCRAM-SHA-256', 'SCRAM-SHA-512'].flatMap((m) => [
+    '--add-scram',
+    `${m}=[name=${user.username},password=${user.password}]`,
+  ]);
+  await Promise.all(
+    nodes.map((node) =>
+      runToEnd(
+        ['kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', node.props, ...scram],
+        node.logFile,
+      ),
+    ),
+  );
+
+  const recordPids = () =>
+    writeFileSync(pidsPath, JSON.stringify(nodes.map((x) => x.pid).filter((p) => p !== null)));
+  const launch = (node: (typeof nodes)[number]) => {
+    node.logFrom = existsSync(node.logFile) ? statSync(node.logFile).size : 0;
+    // C1 only: a node (re)starts in less CPU time, which the kill tests do often on small machines.
+    const child = java(['kafka.Kafka', node.props], node.logFile, heapMiB, ['-XX:TieredStopAtLevel=1']);
+    child.unref();
+    if (child.pid === undefined) throw new Error('could not spawn java; is Java 17 on PATH?');
+    node.pid = child.pid;
+    recordPids();
+  };
+  for (const node of nodes) launch(node);
+
+  const brokers = nodes.map((x) => `127.0.0.1:${x.port}`);
+  const newAdmin = () =>
+    new Kafka({
+      clientId: 'cluster-runner',
+      brokers,
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 2 },
+    }).admin();
+  let admin = newAdmin();
+
+  async function waitHealthy(topic?: string, count = n): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = 'not yet asked';
+    for (;;) {
+      for (const node of nodes) {
+        if (node.pid === null || alive(node.pid)) continue;
+        // Loopback ports in the ephemeral range can be taken for a moment by another socket's
+        // outgoing end (the nodes connect to each other while they start): try again.
+        const log = readFileSync(node.logFile).subarray(node.logFrom).toString('utf8');
+        if (log.includes('Address already in use') && node.binds++ < 10) {
+          await sleep(1000);
+          launch(node);
+          continue;
+        }
+        throw new Error(`Kafka node ${node.nodeId} exited; see ${node.logFile}`);
+      }
+      try {
+        await admin.connect();
+        const { brokers: seen } = await admin.describeCluster();
+        if (seen.length < count) last = `${seen.length} of ${count} brokers registered`;
+        else if (!topic) return;
+        else {
+          const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+          const lagging = (topics[0]?.partitions ?? []).filter((p) => p.isr.length < p.replicas.length);
+          if (lagging.length === 0) return;
+          last = `${lagging.length} partitions of ${topic} with replicas out of sync`;
+        }
+      } catch (err) {
+        last = (err as Error).message;
+        // A client whose broker went away may stay "not connected": start over with a new one.
+        await admin.disconnect().catch(() => {});
+        admin = newAdmin();
+      }
+      if (Date.now() > deadline) throw new Error(`Kafka cluster not healthy after ${timeoutMs} ms: ${last}`);
+      await sleep(300);
+    }
+  }
+
+  const find = (nodeId: number) => {
+    const node = nodes.find((x) => x.nodeId === nodeId);
+    if (!node) throw new Error(`no node ${nodeId}`);
+    return node;
+  };
+
+  const cluster: LocalCluster = {
+    brokers,
+    saslBrokers: nodes.map((x) => `127.0.0.1:${x.port + 2}`),
+    sslBrokers: nodes.map((x) => `127.0.0.1:${x.port + 3}`),
+    user,
+    caFile,
+    nodes: nodes.map(({ nodeId, port, pid }) => ({ nodeId, port, pid })),
+    kill(nodeId) {
+      const node = find(nodeId);
+      if (node.pid !== null && alive(node.pid)) process.kill(node.pid, 'SIGKILL');
+      node.pid = null;
+      recordPids();
+    },
+    async restart(nodeId) {
+      const node = find(nodeId);
+      if (node.pid !== null && alive(node.pid)) return;
+      launch(node);
+      // Back in the ISR of the offsets topic (when it exists): unfenced, replicating, and known to
+      // the other nodes' metadata, so a topic created next may use all three.
+      const offsets = (await admin.listTopics().catch((): string[] => [])).includes('__consumer_offsets');
+      await waitHealthy(offsets ? '__consumer_offsets' : undefined);
+    },
+    activeController() {
+      for (const node of nodes) {
+        if (node.pid === null) continue;
+        const file = join(
+          dataDir,
+          `node-${node.nodeId}`,
+          'kraft-logs',
+          '__cluster_metadata-0',
+          'quorum-state',
+        );
+        if (!existsSync(file)) continue;
+        const { leaderId } = JSON.parse(readFileSync(file, 'utf8')) as { leaderId?: number };
+        if (leaderId !== undefined && leaderId >= 0 && find(leaderId).pid !== null) return leaderId;
+      }
+      return null;
+    },
+    waitHealthy,
+    async stop() {
+      await admin.disconnect().catch(() => {});
+      for (const node of nodes) {
+        if (node.pid !== null && alive(node.pid)) process.kill(node.pid, 'SIGTERM');
+      }
+      for (let i = 0; i < 100 && nodes.some((x) => x.pid !== null && alive(x.pid)); i++) await sleep(100);
+      for (const node of nodes) {
+        if (node.pid !== null && alive(node.pid)) process.kill(node.pid, 'SIGKILL');
+        node.pid = null;
+      }
+      recordPids();
+    },
+  };
+  // The runner's copy of the pids is the source of truth; `nodes` above is a snapshot.
+  Object.defineProperty(cluster, 'nodes', {
+    get: () => nodes.map(({ nodeId, port, pid }) => ({ nodeId, port, pid })),
+  });
+  try {
+    await waitHealthy();
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  return cluster;
+}

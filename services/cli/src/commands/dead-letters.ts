@@ -1,0 +1,106 @@
+import { parseArgs } from 'node:util';
+import { createConfig, createLogger, envField } from '@vault-yield/common';
+import { createPgPool, createProjectionStore, listDeadLetters, liveRecord } from '@vault-yield/store';
+import { z } from 'zod';
+import { retryDeadLetters } from '../../../projector/src/retry.js';
+import type { Command } from '../command.js';
+
+const envSchema = z.object({
+  DATABASE_URL: envField.postgresUrl(),
+  VIEWS_SCHEMA: envField.identifier().default('vault_yield_api'),
+  PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
+  LOG_LEVEL: envField.logLevel().default('info'),
+});
+
+const help = `usage: vault-yield dead-letters list [--json] [--schema NAME]
+       vault-yield dead-letters retry [--id N] [--schema NAME]
+
+A dead letter is a record the projector could not apply: it does not decode (kind decode),
+breaks the log's rules (envelope), or made the fold throw (fold: a bug). Its vault's snapshot
+says \`behind\` until it is re-applied.
+
+  list    every dead letter: id, partition:offset, vault, kind, reason
+  retry   after a fix is deployed: re-applies the dead letters (all, or the one --id N), each
+          vault in one transaction, in the vault's order (its ledger is re-folded with the
+          letters in place), exactly once (letters are locked; a record already in the ledger
+          is not added twice); the vault's rows become those of a clean run. A letter that
+          still fails stays, with its reason. Exit 1 when any stays.
+
+options:
+  --schema NAME   projection schema (default: the live schema behind $VIEWS_SCHEMA, else
+                  $PROJECTION_SCHEMA)
+  --id N          retry only dead letter N
+  --json          list as JSON
+
+environment:
+  DATABASE_URL (required), VIEWS_SCHEMA, PROJECTION_SCHEMA, LOG_LEVEL`;
+
+export const deadLettersCommand: Command = {
+  help,
+  async run(argv) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { schema: { type: 'string' }, id: { type: 'string' }, json: { type: 'boolean' } },
+    });
+    const sub = positionals[0];
+    if (sub !== 'list' && sub !== 'retry') {
+      console.error(`dead-letters: expected \`list\` or \`retry\`, got ${sub ?? 'nothing'}\n\n${help}`);
+      return 2;
+    }
+    let id: number | undefined;
+    if (values.id !== undefined) {
+      if (!/^[1-9]\d{0,17}$/.test(values.id)) {
+        console.error(`dead-letters: --id must be a positive integer, got ${values.id}`);
+        return 2;
+      }
+      id = Number(values.id);
+    }
+    const env = createConfig(envSchema);
+    const log = createLogger({ name: 'cli', level: env.LOG_LEVEL });
+    const admin = createPgPool({
+      url: env.DATABASE_URL,
+      applicationName: 'vault-yield-dead-letters',
+      max: 1,
+    });
+    let schema: string;
+    try {
+      schema = values.schema
+        ? envField.identifier().parse(values.schema)
+        : ((await liveRecord(admin, env.VIEWS_SCHEMA))?.schema ?? env.PROJECTION_SCHEMA);
+      if (sub === 'list') {
+        const letters = await listDeadLetters(admin, schema);
+        if (values.json) console.log(JSON.stringify(letters, null, 2));
+        else if (letters.length === 0) console.log(`no dead letters in ${schema}`);
+        else
+          for (const l of letters)
+            console.log(
+              `${String(l.id).padStart(6)}  ${l.topic}:${l.partition}:${l.offset}  ${l.vault ?? '(vault unknown)'}  ${l.kind ?? '-'}  ${l.reason}`,
+            );
+        return 0;
+      }
+    } finally {
+      await admin.end();
+    }
+    const pool = createPgPool({
+      url: env.DATABASE_URL,
+      schema,
+      applicationName: 'vault-yield-dead-letters',
+      max: 1,
+    });
+    try {
+      const outcomes = await retryDeadLetters(createProjectionStore(pool), log, { id });
+      if (id !== undefined && outcomes.length === 0) {
+        console.error(`dead-letters: no dead letter ${id} in ${schema}`);
+        return 1;
+      }
+      for (const o of outcomes)
+        console.log(
+          `${o.ok ? 're-applied' : 'left'}  ${o.vault ?? '(vault unknown)'}  ids ${o.ids.join(',')}${o.reason ? `  ${o.reason}` : ''}`,
+        );
+      return outcomes.every((o) => o.ok) ? 0 : 1;
+    } finally {
+      await pool.end();
+    }
+  },
+};

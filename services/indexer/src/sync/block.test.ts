@@ -1,0 +1,129 @@
+import type { DecodeLogResult, IndexerLog } from '@vault-yield/chain';
+import { describe, expect, it } from 'vitest';
+import { ValuationTracker } from '../valuation.js';
+import { emptyMarkState, VaultRegistry } from '../vaults.js';
+import { type BlockWalk, processBlock } from './block.js';
+
+type Address = `0x${string}`;
+const a = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as Address;
+const VAULT = a(0x1001);
+const OTHER_VAULT = a(0x1002);
+const T0 = a(0xa1);
+const T1 = a(0xa2);
+const RWD = a(0xa3);
+const POOL = a(0xb0);
+const FEED = a(0xf0);
+const HASH = `0x${'ab'.repeat(32)}` as const;
+
+function walk(cadenceBlocks = 10): BlockWalk {
+  const tracker = new ValuationTracker();
+  for (const t of [T0, T1, RWD]) {
+    tracker.applySnapshot({
+      kind: 'token',
+      block: 1,
+      info: { address: t, symbol: 'T', decimals: 18 },
+      feed: { token: t, feed: FEED, feedDecimals: 8, answer: 100n, updatedAt: 1_000 },
+    });
+  }
+  tracker.applySnapshot({
+    kind: 'pool',
+    block: 1,
+    pool: {
+      address: POOL,
+      venue: 'uniswap-v3',
+      feeTier: 500,
+      sqrtPriceX96: '79228162514264337593543950336',
+      tick: 0,
+      token0: T0,
+      token1: T1,
+    },
+  });
+  const registry = new VaultRegistry();
+  for (const vault of [VAULT, OTHER_VAULT]) {
+    const state = emptyMarkState();
+    state.lastBlock = 5;
+    state.lastTs = 1_010;
+    registry.add({ vault, createdBlock: 2, token0: T0, token1: T1, rewardToken: RWD, pool: POOL, state });
+  }
+  return {
+    chainId: 31337,
+    registry,
+    tracker,
+    cadence: { intervalBlocks: cadenceBlocks, minIntervalMs: 0 },
+    heartbeatOf: () => 3600,
+  };
+}
+
+let logIndex = 0;
+function log(event: DecodeLogResult): { log: IndexerLog; decoded: DecodeLogResult } {
+  return { log: { logIndex: logIndex++ } as unknown as IndexerLog, decoded: event };
+}
+const pos = (block: number) => ({
+  blockNumber: block,
+  blockHash: HASH,
+  txHash: HASH,
+  txIndex: 0,
+  logIndex: 0,
+});
+
+function run(w: BlockWalk, block: number, ts: number, events: DecodeLogResult[]) {
+  const entries = events.map(log);
+  return processBlock(w, {
+    block,
+    blockHash: HASH,
+    ts,
+    logs: entries.map((e) => e.log),
+    decoded: new Map(entries.map((e) => [e.log, e.decoded])),
+    pendingVaults: new Map(),
+    snapshots: [],
+  });
+}
+
+describe('processBlock: when vaults fall due for a record', () => {
+  it('a vault that received tokens outside its own events is marked in that block, whatever the cadence', () => {
+    const w = walk(1000);
+    const transfer: DecodeLogResult = {
+      ok: true,
+      kind: 'valuation',
+      event: { ...pos(6), kind: 'transfer', token: T1, from: a(0x99), to: VAULT, value: '5000000' },
+    } as DecodeLogResult;
+    const out = run(w, 6, 1_020, [transfer]);
+    expect(out.records.map((r) => [r.type, r.vault])).toEqual([['mark', VAULT]]);
+    expect(out.records[0]!.lastInBlock).toBe(true);
+    // a transfer to an address that is not a vault marks nothing
+    const stray: DecodeLogResult = {
+      ok: true,
+      kind: 'valuation',
+      event: { ...pos(7), kind: 'transfer', token: T1, from: VAULT, to: a(0x99), value: '1' },
+    } as DecodeLogResult;
+    expect(run(w, 7, 1_030, [stray]).records).toEqual([]);
+  });
+
+  it('every swap in the pool makes its vaults due (fees accrue), even when slot0 did not move', () => {
+    const w = walk(0);
+    const swap: DecodeLogResult = {
+      ok: true,
+      kind: 'valuation',
+      event: {
+        ...pos(6),
+        kind: 'swap',
+        pool: POOL,
+        sqrtPriceX96: '79228162514264337593543950336',
+        tick: 0,
+        liquidity: '1',
+      },
+    } as DecodeLogResult;
+    const out = run(w, 6, 1_020, [swap]);
+    expect(out.records.map((r) => r.vault).sort()).toEqual([VAULT, OTHER_VAULT].sort());
+  });
+
+  it('a feed past its heartbeat marks every vault priced by it once, from the first stale block', () => {
+    const w = walk(1000);
+    // fresh: updatedAt 1000 + heartbeat 3600 = 4600
+    expect(run(w, 6, 4_600, []).records).toEqual([]);
+    const first = run(w, 7, 4_601, []);
+    expect(first.records.map((r) => r.vault).sort()).toEqual([VAULT, OTHER_VAULT].sort());
+    expect(first.records.every((r) => r.type === 'mark')).toBe(true);
+    expect(run(w, 8, 4_700, []).records).toEqual([]);
+  });
+});

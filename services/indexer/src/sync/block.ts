@@ -1,0 +1,179 @@
+import type { ChainRecord, DecodeLogResult, IndexerLog } from '@vault-yield/chain';
+import { SCHEMA_VERSION, type ValuationContext, type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
+import type { ValuationSnapshot, ValuationTracker } from '../valuation.js';
+import {
+  applyRecordToPositions,
+  emptyMarkState,
+  type MarkCadence,
+  markPublished,
+  shouldMark,
+  type VaultRegistry,
+} from '../vaults.js';
+import type { PendingVault } from './types.js';
+
+type Address = `0x${string}`;
+type Hash = `0x${string}`;
+
+/**
+ * Stands for a record's context between the block walk (which decides what to publish) and the
+ * chain reads at its block (valuate.ts), which replace it before anything is published.
+ */
+export const PENDING_CONTEXT: ValuationContext = Object.freeze({
+  tokens: [],
+  pools: [],
+  holdings: { balances: [], positions: [], pendingRewards: [] },
+}) as unknown as ValuationContext;
+
+/** What the block walk reads and moves: the vault registry and the valuation tracker. */
+export interface BlockWalk {
+  chainId: number;
+  registry: VaultRegistry;
+  tracker: ValuationTracker;
+  cadence: MarkCadence;
+  /** Heartbeat (seconds) of a feed: past it, its price is stale. */
+  heartbeatOf: (feed: Address) => number;
+}
+
+export interface BlockInput {
+  block: number;
+  blockHash: Hash;
+  /** Block time, Unix seconds. */
+  ts: number;
+  logs: readonly IndexerLog[];
+  decoded: ReadonlyMap<IndexerLog, DecodeLogResult>;
+  /** Vaults the segment's factory logs create, registered at their VaultCreated. */
+  pendingVaults: ReadonlyMap<Address, PendingVault>;
+  /** State read at this block (end of block), applied after its events. */
+  snapshots: readonly ValuationSnapshot[];
+}
+
+export interface BlockOutput {
+  /** The block's records in log order, then its marks in vault order (contexts pending). */
+  records: VaultRecord[];
+  /** Vaults with a record (or mark) in this block. */
+  touched: Set<Address>;
+  /** Vaults whose mark state changed (saved with the checkpoint). */
+  changed: Set<Address>;
+}
+
+/**
+ * One block: valuation state (pool prices, feed answers) from its Swap / AnswerUpdated logs and snapshots, the vault records
+ * its logs make, then marks for the vaults that fell due (a range flip, or a price or pool move
+ * within the cadence). Moves the registry's mark states and the tracker; reads nothing.
+ */
+export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
+  const { registry, tracker } = walk;
+  const { block: b, ts } = input;
+  const chainRecords: ChainRecord[] = [];
+  const changedPools = new Set<Address>();
+  const changedTokens = new Set<Address>();
+  /** Vaults that received tokens in this block (a plain transfer shows in no vault event). */
+  const received = new Set<Address>();
+  for (const l of input.logs) {
+    const r = input.decoded.get(l);
+    if (!r?.ok) continue;
+    if (r.kind === 'record') {
+      if (r.record.type === 'vault.created') {
+        const p = input.pendingVaults.get(r.record.vault);
+        if (!p || registry.get(p.vault)) continue;
+        registry.add({ ...p, state: emptyMarkState() });
+      }
+      chainRecords.push(r.record);
+    } else if (r.event.kind === 'swap') {
+      // Every swap accrues trading fees to the liquidity in range, whether or not the price
+      // moved visibly: the pool's vaults fall due for a mark (within the cadence), so their
+      // uncollected fees never go unrecorded for longer than the cadence.
+      tracker.applySwap(r.event.pool, b, r.event.sqrtPriceX96, r.event.tick);
+      if (tracker.hasPool(r.event.pool)) changedPools.add(r.event.pool);
+    } else if (r.event.kind === 'transfer') {
+      if (registry.get(r.event.to)) received.add(r.event.to);
+    } else if (r.event.kind === 'answer') {
+      for (const t of tracker.applyAnswer(r.event.feed, b, BigInt(r.event.answer), r.event.updatedAt))
+        changedTokens.add(t);
+    }
+  }
+  for (const s of input.snapshots) {
+    if (s.kind === 'token' && tracker.hasToken(s.info.address)) changedTokens.add(s.info.address);
+    if (s.kind === 'pool' && tracker.hasPool(s.pool.address)) changedPools.add(s.pool.address);
+    tracker.applySnapshot(s);
+  }
+
+  const records: VaultRecord[] = [];
+  const touched = new Set<Address>();
+  const changed = new Set<Address>();
+  for (const cr of chainRecords) {
+    const v = registry.get(cr.vault)!;
+    const record = {
+      ...cr,
+      schemaVersion: SCHEMA_VERSION,
+      chainId: walk.chainId,
+      blockTimestamp: ts,
+      lastInBlock: false,
+      context: PENDING_CONTEXT,
+    } as VaultRecord;
+    applyRecordToPositions(v.state, record);
+    records.push(record);
+    touched.add(v.vault);
+  }
+  for (const vault of touched) {
+    const v = registry.get(vault)!;
+    markPublished(v.state, b, ts, tracker.poolTick(v.pool));
+    registry.setDirty(v, false);
+    changed.add(vault);
+  }
+  const affect = (vault: Address) => {
+    const v = registry.get(vault);
+    if (!v || touched.has(vault) || v.state.dirty) return;
+    registry.setDirty(v, true);
+    changed.add(vault);
+  };
+  for (const p of changedPools) for (const v of registry.onPool(p)) affect(v);
+  for (const t of changedTokens) for (const v of registry.onToken(t)) affect(v);
+
+  // Marks, in vault order so a replay emits the same bytes. A vault that received tokens outside
+  // its own events is marked at once, whatever the cadence: its holdings changed at this block.
+  const marks = new Set<Address>();
+  for (const vault of received) {
+    const v = registry.get(vault)!;
+    if (!touched.has(vault) && v.createdBlock <= b) marks.add(vault);
+  }
+  for (const vault of registry.dirty) {
+    const v = registry.get(vault)!;
+    if (v.createdBlock > b) continue;
+    if (shouldMark(v.state, b, ts, tracker.poolTick(v.pool), walk.cadence)) marks.add(vault);
+  }
+  // A feed that passed its heartbeat since a vault's last record: the vault is marked at once,
+  // so its snapshot names the stale price from the first block it is stale in.
+  for (const f of tracker.feedAges()) {
+    const staleAt = f.updatedAt + walk.heartbeatOf(f.feed);
+    if (ts <= staleAt) continue;
+    for (const vault of registry.onToken(f.token)) {
+      const v = registry.get(vault)!;
+      if (touched.has(vault) || v.createdBlock > b) continue;
+      if (v.state.lastTs !== null && v.state.lastTs <= staleAt) marks.add(vault);
+    }
+  }
+  for (const vault of [...marks].sort()) {
+    const v = registry.get(vault)!;
+    records.push({
+      schemaVersion: SCHEMA_VERSION,
+      chainId: walk.chainId,
+      blockNumber: b,
+      blockHash: input.blockHash,
+      blockTimestamp: ts,
+      txHash: ZERO_HASH,
+      txIndex: -1,
+      logIndex: -1,
+      vault,
+      lastInBlock: true,
+      context: PENDING_CONTEXT,
+      type: 'mark',
+      payload: {},
+    });
+    markPublished(v.state, b, ts, tracker.poolTick(v.pool));
+    registry.setDirty(v, false);
+    changed.add(vault);
+    touched.add(vault);
+  }
+  return { records, touched, changed };
+}

@@ -1,0 +1,358 @@
+import type { Logger } from '@vault-yield/common';
+import {
+  stalePrices,
+  type VaultRecord,
+  type VaultRecordOf,
+  type VaultState,
+  vaultRecord,
+} from '@vault-yield/domain';
+import {
+  comparePosition,
+  type EquityRow,
+  type LedgerPosition,
+  type LedgerRow,
+  type PositionRow,
+  type ProjectionTx,
+  type RecordKey,
+  type SnapshotRow,
+} from '@vault-yield/store';
+import type { CachedVault, StateCache } from './cache.js';
+import {
+  deserializeState,
+  equityPoint,
+  foldStep,
+  ledgerRow,
+  type Micros,
+  microsOf,
+  positionOf,
+  positionRows,
+  reconciledRows,
+  recordId,
+  snapshotRow,
+} from './fold.js';
+import type { Projection, ProjectionRun, Refusal, RunnerItem } from './runner.js';
+
+/**
+ * The vault projection: folds each vault's records (packages/domain) into its rows — ledger,
+ * equity points, positions, snapshot. One fold loop (`foldInto`) serves live records and the
+ * re-folds of a vault from its ledger (after a revert, or a dead-letter retry).
+ */
+
+export interface VaultBatchOut {
+  applied: number;
+  duplicates: number;
+  reverts: number;
+  vaults: number;
+  /** Records valued with a price older than its feed's heartbeat, by feed. */
+  stale: Map<string, number>;
+  /** The batch's vaults as they stand once this transaction commits (null: no state). */
+  states: Map<string, CachedVault | null>;
+  /** Milliseconds spent per phase (for debug logs and profiling). */
+  ms: { read: number; fold: number; write: number };
+}
+
+export interface VaultProjectionOptions {
+  log: Logger;
+  /** Fold states of earlier batches (validated against the stored offset and epoch). */
+  cache?: StateCache;
+  /** COPY the ledger rows (see ApplyOptions.copyLedger in apply.ts). */
+  copyLedger?: boolean;
+}
+
+export const NO_HEAD: LedgerPosition = { blockNumber: -1, txIndex: -1, logIndex: -1 };
+
+/** One vault's fold within a transaction. */
+export interface VaultWork {
+  vault: string;
+  state: VaultState | null;
+  lastRecordId: string;
+  head: LedgerPosition;
+  /** Ledger rows above this head cannot be duplicates; at or below it, `existing` decides. */
+  storedHead: LedgerPosition;
+  /** Identities applied in this transaction (or, after a re-fold, the vault's whole ledger). */
+  seen: Set<string>;
+  changed: boolean;
+  /** `state`'s micros, computed once per state for the equity decision. */
+  micros: Micros | null;
+}
+
+/** Where the fold loop puts its rows. */
+export interface RowSink {
+  ledger: LedgerRow[];
+  equity: EquityRow[];
+}
+
+const keyOf = (r: VaultRecord): RecordKey => ({
+  vault: r.vault,
+  chainId: r.chainId,
+  blockHash: r.blockHash,
+  txHash: r.txHash,
+  logIndex: r.logIndex,
+});
+
+/**
+ * The fold loop's step, shared by live records and re-folds: folds `r` into `w`, pushing its
+ * equity point and `balance.reconciled` rows, and (live only: a re-fold's records are in the
+ * ledger already) its ledger row. Returns the refusal, if any; `w` is unchanged then.
+ */
+export function foldInto(
+  w: VaultWork,
+  r: VaultRecord,
+  sink: RowSink,
+  live: { raw: Buffer | null } | null,
+): { kind: Refusal['kind']; reason: string; crashed: boolean } | null {
+  const step = foldStep(w.state, r);
+  if (!step.ok)
+    return { kind: step.crashed ? 'fold' : 'envelope', reason: step.reason, crashed: step.crashed };
+  const point = equityPoint(w.state ? w.micros : null, step.state);
+  if (point.row) sink.equity.push(point.row);
+  w.micros = point.micros;
+  if (live) sink.ledger.push(ledgerRow(r, live.raw));
+  if (step.state.reconciled.length > 0) sink.ledger.push(...reconciledRows(r, step.state));
+  const id = recordId(r);
+  w.seen.add(id);
+  const pos = positionOf(r);
+  if (comparePosition(pos, w.head) > 0) w.head = pos;
+  w.lastRecordId = id;
+  w.state = step.state;
+  w.changed = true;
+  return null;
+}
+
+/**
+ * Re-folds a vault from its ledger (fold order) through `foldInto`: clears its derived rows and
+ * its `balance.reconciled` rows (derived again), and leaves `w` holding the result. A ledger row
+ * the fold refuses is skipped when `onRefused` returns, or aborts the re-fold when it throws.
+ */
+export async function refoldVault(
+  tx: ProjectionTx,
+  w: VaultWork,
+  onRefused: (reason: string) => void,
+  log: Logger,
+): Promise<number> {
+  const rows = await tx.ledgerRecords(w.vault);
+  await tx.clearVault(w.vault, { snapshot: true });
+  await tx.deleteReconciled(w.vault);
+  Object.assign(w, { state: null, micros: null, head: NO_HEAD, lastRecordId: '', seen: new Set<string>() });
+  const sink: RowSink = { ledger: [], equity: [] };
+  for (const json of rows) {
+    const parsed = vaultRecord.safeParse(json);
+    if (!parsed.success) {
+      log.error({ vault: w.vault }, 'ledger row no longer parses; skipped in re-fold');
+      continue;
+    }
+    const refused = foldInto(w, parsed.data, sink, null);
+    if (refused) onRefused(refused.reason);
+  }
+  await tx.insertLedger(sink.ledger);
+  await tx.insertEquity(sink.equity);
+  // The remaining ledger is now fully known in memory: no database lookups for this vault.
+  w.storedHead = NO_HEAD;
+  w.changed = true;
+  return rows.length;
+}
+
+/** Loads the vaults' states: from the cache when it holds them, else from their snapshot rows. */
+async function loadWork(
+  tx: ProjectionTx,
+  vaults: Iterable<string>,
+  partition: number,
+  cache?: StateCache,
+): Promise<Map<string, VaultWork>> {
+  const work = new Map<string, VaultWork>();
+  const missing: string[] = [];
+  const fresh = (
+    vault: string,
+    state: VaultState | null,
+    lastRecordId: string,
+    head: LedgerPosition,
+    micros: Micros | null,
+  ): VaultWork => ({
+    vault,
+    state,
+    lastRecordId,
+    head,
+    storedHead: head,
+    seen: new Set(),
+    changed: false,
+    micros,
+  });
+  for (const vault of vaults) {
+    const c = cache?.get(partition, vault);
+    if (c) work.set(vault, fresh(vault, c.state, c.lastRecordId, c.head, c.micros));
+    else missing.push(vault);
+  }
+  const stored = await tx.loadVaults(missing);
+  for (const vault of missing) {
+    const s = stored.get(vault);
+    const state = s ? deserializeState(s.state) : null;
+    work.set(
+      vault,
+      fresh(vault, state, s?.lastRecordId ?? '', s?.head ?? NO_HEAD, state ? microsOf(state) : null),
+    );
+  }
+  return work;
+}
+
+/** Writes the snapshot and positions of every changed vault; returns the vaults' cache entries. */
+export async function writeVaults(
+  tx: ProjectionTx,
+  work: Iterable<VaultWork>,
+  partition: number,
+): Promise<{ touched: string[]; states: Map<string, CachedVault | null> }> {
+  const snapshots: SnapshotRow[] = [];
+  const positions: PositionRow[] = [];
+  const touched: string[] = [];
+  const states = new Map<string, CachedVault | null>();
+  for (const w of work) {
+    states.set(
+      w.vault,
+      w.state && w.micros
+        ? { partition, state: w.state, lastRecordId: w.lastRecordId, head: w.head, micros: w.micros }
+        : null,
+    );
+    if (!w.changed || !w.state) continue;
+    touched.push(w.vault);
+    snapshots.push(snapshotRow(w.state, w.lastRecordId, w.head));
+    positions.push(...positionRows(w.state));
+  }
+  await tx.upsertSnapshots(snapshots);
+  await tx.replacePositions(touched, positions);
+  return { touched, states };
+}
+
+export function createVaultProjection(opts: VaultProjectionOptions): Projection<VaultRecord, VaultBatchOut> {
+  const { log, cache } = opts;
+  return {
+    locked(partition, offset, epoch) {
+      cache?.validate(partition, `${offset}@${epoch}`);
+    },
+    async apply(tx, items, partition): Promise<ProjectionRun<VaultBatchOut>> {
+      const out: VaultBatchOut = {
+        applied: 0,
+        duplicates: 0,
+        reverts: 0,
+        vaults: 0,
+        stale: new Map(),
+        states: new Map(),
+        ms: { read: 0, fold: 0, write: 0 },
+      };
+      let t = performance.now();
+      const lap = (phase: keyof VaultBatchOut['ms']) => {
+        const now = performance.now();
+        out.ms[phase] += now - t;
+        t = now;
+      };
+      const byVault = new Map<string, RunnerItem<VaultRecord>[]>();
+      for (const item of items) {
+        let list = byVault.get(item.record.vault);
+        if (!list) {
+          list = [];
+          byVault.set(item.record.vault, list);
+        }
+        list.push(item);
+      }
+      const work = await loadWork(tx, byVault.keys(), partition, cache);
+      const suspects: RecordKey[] = [];
+      for (const [vault, list] of byVault) {
+        const w = work.get(vault) as VaultWork;
+        for (const { record } of list) {
+          if (record.type !== 'revert' && comparePosition(positionOf(record), w.storedHead) <= 0) {
+            suspects.push(keyOf(record));
+          }
+        }
+      }
+      const existing = new Set(
+        (await tx.existingRecords(suspects)).map((k) => recordId(k as Parameters<typeof recordId>[0])),
+      );
+      lap('read');
+
+      const refused: Refusal[] = [];
+      let sink: RowSink = { ledger: [], equity: [] };
+      const flush = async () => {
+        lap('fold');
+        if (opts.copyLedger) await tx.copyLedger(sink.ledger);
+        else await tx.insertLedger(sink.ledger);
+        await tx.insertEquity(sink.equity);
+        sink = { ledger: [], equity: [] };
+        lap('write');
+      };
+      for (const [vault, list] of byVault) {
+        const w = work.get(vault) as VaultWork;
+        for (const item of list) {
+          const r = item.record;
+          if (r.type === 'revert') {
+            await flush();
+            if (await revert(tx, w, r, log)) out.reverts++;
+            continue;
+          }
+          const id = recordId(r);
+          if (w.seen.has(id) || (comparePosition(positionOf(r), w.storedHead) <= 0 && existing.has(id))) {
+            out.duplicates++;
+            continue;
+          }
+          const no = foldInto(w, r, sink, { raw: item.value });
+          if (no) {
+            // Loud: a dead letter leaves the vault behind until it is retried.
+            log.error(
+              { vault, offset: item.offset, kind: no.kind, reason: no.reason },
+              no.crashed
+                ? 'fold threw a non-FoldError: record dead-lettered'
+                : 'record breaks the log rules: dead-lettered',
+            );
+            refused.push({
+              offset: item.offset,
+              key: item.key,
+              value: item.value,
+              vault,
+              kind: no.kind,
+              reason: no.reason,
+            });
+            continue;
+          }
+          out.applied++;
+          for (const p of stalePrices(w.state!)) out.stale.set(p.feed, (out.stale.get(p.feed) ?? 0) + 1);
+        }
+      }
+      await flush();
+      lap('fold');
+      const { touched, states } = await writeVaults(tx, work.values(), partition);
+      out.vaults = touched.length;
+      out.states = states;
+      lap('write');
+      return {
+        refused,
+        out,
+        async finish(tx2, letters) {
+          const flagged = new Set(touched);
+          for (const l of letters) if (l.vault) flagged.add(l.vault);
+          await tx2.markBehind([...flagged]);
+          lap('write');
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Revert: delete the vault's ledger rows from the orphaned blocks, then re-fold the vault from the
+ * ledger rows that remain. A revert that orphans nothing (a duplicate, or blocks the vault never
+ * touched) changes nothing. Returns whether anything was removed.
+ */
+async function revert(
+  tx: ProjectionTx,
+  w: VaultWork,
+  r: VaultRecordOf<'revert'>,
+  log: Logger,
+): Promise<boolean> {
+  const removed = await tx.deleteOrphaned(w.vault, r.payload.fromBlock, r.payload.orphanedBlockHashes);
+  if (removed === 0) return false;
+  const remaining = await refoldVault(
+    tx,
+    w,
+    (reason) => log.warn({ vault: w.vault, reason }, 'ledger row refused in re-fold; skipped'),
+    log,
+  );
+  log.info({ vault: w.vault, removed, remaining }, 'reverted and re-folded vault');
+  return true;
+}

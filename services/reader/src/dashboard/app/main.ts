@@ -1,0 +1,539 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import {
+  createClient,
+  type EquityPoint,
+  type LedgerRow,
+  nextCursor,
+  ok,
+  type Snapshot,
+  type VaultSummary,
+} from '@vault-yield/client';
+import uPlot from 'uplot';
+import { byId, fill, h, price, short, sign, time, usd, usdSigned } from './dom.js';
+
+/**
+ * The dashboard: reads only the public API through @vault-yield/client. The vault view is built
+ * from the snapshot alone; fields it does not know are listed as text under "Other fields".
+ */
+
+const api = createClient(location.origin);
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const TX = /^0x[0-9a-fA-F]{64}$/;
+const VAULTS_PAGE = 20;
+const LEDGER_PAGE = 10;
+
+function report(err: unknown): void {
+  const el = byId('notice');
+  el.textContent = err instanceof Error ? err.message : String(err);
+  el.hidden = false;
+}
+const clearNotice = () => {
+  byId('notice').hidden = true;
+};
+
+// ---- vault list --------------------------------------------------------------------------
+
+const list = { owner: '', cursor: undefined as string | undefined, rows: [] as VaultSummary[] };
+
+async function loadVaults(more = false): Promise<void> {
+  const query: { limit: string; owner?: string; cursor?: string } = { limit: String(VAULTS_PAGE) };
+  if (list.owner) query.owner = list.owner;
+  if (more && list.cursor) query.cursor = list.cursor;
+  const res = await api.v1.vaults.$get({ query });
+  const page = await ok(res);
+  list.rows = more ? [...list.rows, ...page] : page;
+  list.cursor = nextCursor(res);
+  renderVaults();
+  const wanted = new URLSearchParams(location.hash.slice(1)).get('vault');
+  if (!more && !current.vault) {
+    const first = wanted && ADDRESS.test(wanted) ? wanted.toLowerCase() : list.rows[0]?.vault;
+    if (first) await selectVault(first);
+  }
+}
+
+function renderVaults(): void {
+  const rows = list.rows.map((v) =>
+    h(
+      'tr',
+      {
+        class: v.vault === current.vault ? 'selected' : '',
+        'data-vault': v.vault,
+        tabindex: 0,
+        onclick: () => void selectVault(v.vault).catch(report),
+        onkeydown: (e: Event) => {
+          if ((e as KeyboardEvent).key === 'Enter') void selectVault(v.vault).catch(report);
+        },
+      },
+      h('td', { class: 'mono', title: v.vault }, short(v.vault)),
+      h('td', { class: 'mono hide-narrow', title: v.owner }, short(v.owner)),
+      h('td', { class: 'hide-narrow' }, v.strategy),
+      h('td', {}, h('span', { class: `badge ${v.status}` }, v.status)),
+      h('td', { class: 'num' }, usd(v.valueUsd)),
+      h('td', { class: `num ${sign(v.netUsd)}` }, usdSigned(v.netUsd)),
+    ),
+  );
+  fill(
+    'vaults',
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', {}, 'Vault'),
+          h('th', { class: 'hide-narrow' }, 'Owner'),
+          h('th', { class: 'hide-narrow' }, 'Strategy'),
+          h('th', {}, 'Status'),
+          h('th', { class: 'num' }, 'Value'),
+          h('th', { class: 'num' }, 'Net'),
+        ),
+      ),
+      h('tbody', {}, ...rows),
+    ),
+    rows.length === 0 ? h('p', { class: 'empty' }, 'No vaults.') : null,
+  );
+  byId('vaults-count').textContent = `${list.rows.length}${list.cursor ? '+' : ''} shown`;
+  byId<HTMLButtonElement>('vaults-more').hidden = !list.cursor;
+}
+
+// ---- vault view ---------------------------------------------------------------------------
+
+const current = { vault: '' };
+let chart: uPlot | undefined;
+
+async function selectVault(vault: string): Promise<void> {
+  current.vault = vault;
+  history.replaceState(null, '', `#vault=${vault}`);
+  for (const tr of document.querySelectorAll('#vaults tr[data-vault]'))
+    tr.classList.toggle('selected', tr.getAttribute('data-vault') === vault);
+  ledger.cursors = [];
+  ledger.cursor = undefined;
+  await Promise.all([loadSnapshot(), loadEquity(), loadLedger()]);
+}
+
+async function loadSnapshot(): Promise<void> {
+  const snap = await ok(await api.v1.vault[':address'].snapshot.$get({ param: { address: current.vault } }));
+  renderSnapshot(snap);
+}
+
+const stat = (label: string, value: string, cls = '', testid = '') =>
+  h(
+    'div',
+    { class: 'stat', 'data-testid': testid || undefined },
+    h('span', {}, label),
+    h('strong', { class: cls }, value),
+  );
+
+/** Keys the view renders; any other key of the snapshot goes under "Other fields". */
+const KNOWN = new Set([
+  'vault',
+  'owner',
+  'status',
+  'strategy',
+  'valueUsd',
+  'capitalInUsd',
+  'capitalOutUsd',
+  'netUsd',
+  'strategyDeltaUsd',
+  'marketDeltaUsd',
+  'positions',
+  'fees',
+  'suspension',
+  'updatedAt',
+  'pendingRewardsUsd',
+  'uncollectedFeesUsd',
+  'stalePrices',
+  'behind',
+]);
+
+/** A stale price or a `behind` as the page shows them; unexpected shapes still render as text. */
+function staleText(p: unknown): string {
+  const o = (p ?? {}) as Record<string, unknown>;
+  const name = String(o.symbol ?? o.token ?? '?');
+  return typeof o.ageSeconds === 'number' && typeof o.heartbeatSeconds === 'number'
+    ? `${name} (${o.ageSeconds} s old, heartbeat ${o.heartbeatSeconds} s)`
+    : name;
+}
+
+function renderSnapshot(s: Snapshot): void {
+  fill(
+    'vault-title',
+    h('span', { class: 'mono' }, s.vault),
+    ' ',
+    h('span', { class: `badge ${s.status}`, 'data-testid': 'status' }, s.status),
+  );
+  fill('vault-meta', `owner ${s.owner} · strategy ${s.strategy} · updated ${time(s.updatedAt)} UTC`);
+  fill(
+    'summary',
+    stat('Value', usd(s.valueUsd), '', 'value'),
+    stat('Capital in', usd(s.capitalInUsd), '', 'capital-in'),
+    stat('Capital out', usd(s.capitalOutUsd), '', 'capital-out'),
+    stat('Net', usdSigned(s.netUsd), sign(s.netUsd), 'net'),
+    stat('of which strategy', usdSigned(s.strategyDeltaUsd), sign(s.strategyDeltaUsd), 'strategy-delta'),
+    stat('of which market', usdSigned(s.marketDeltaUsd), sign(s.marketDeltaUsd), 'market-delta'),
+    stat('Uncollected fees (in value)', usd(s.uncollectedFeesUsd), '', 'uncollected-fees'),
+    stat('Pending rewards (in value)', usd(s.pendingRewardsUsd), '', 'pending-rewards'),
+  );
+  const split = Math.abs(s.strategyDeltaUsd) + Math.abs(s.marketDeltaUsd);
+  fill(
+    'split',
+    split > 0
+      ? h(
+          'div',
+          { class: 'splitbar', title: 'net = strategy + market' },
+          h('i', {
+            class: `strategy ${sign(s.strategyDeltaUsd)}`,
+            style: `width:${(100 * Math.abs(s.strategyDeltaUsd)) / split}%`,
+          }),
+          h('i', {
+            class: `market ${sign(s.marketDeltaUsd)}`,
+            style: `width:${(100 * Math.abs(s.marketDeltaUsd)) / split}%`,
+          }),
+        )
+      : null,
+  );
+  fill(
+    'suspension',
+    s.suspension
+      ? h(
+          'p',
+          { class: 'alert', 'data-testid': 'suspension' },
+          h('strong', {}, 'Suspended: '),
+          s.suspension.reason,
+          ` (since ${time(s.suspension.since)} UTC; exits stay available)`,
+        )
+      : null,
+  );
+  const stale = (s as { stalePrices?: unknown }).stalePrices;
+  const behind = (s as { behind?: unknown }).behind;
+  fill(
+    'flags',
+    Array.isArray(stale) && stale.length > 0
+      ? h(
+          'p',
+          { class: 'alert', 'data-testid': 'stale' },
+          h('strong', {}, 'Stale prices: '),
+          stale.map(staleText).join(', '),
+        )
+      : null,
+    behind
+      ? h(
+          'p',
+          { class: 'alert', 'data-testid': 'behind' },
+          h('strong', {}, 'Behind: '),
+          'some records of this vault could not be applied (dead letters); its figures may miss them until they are retried',
+        )
+      : null,
+  );
+  renderPositions(s.positions);
+  fill(
+    'fees',
+    stat('Contributed', usd(s.fees.contributedUsd)),
+    stat('Withdrawn', usd(s.fees.withdrawnUsd)),
+    stat('Performance fee charged', usd(s.fees.taxedUsd), '', 'fees-taxed'),
+    stat('High-water mark', usd(s.fees.highWaterUsd)),
+  );
+  const extra = Object.entries(s as Record<string, unknown>).filter(([k]) => !KNOWN.has(k));
+  const other = fill(
+    'other',
+    ...extra.map(([k, v]) =>
+      h('div', { class: 'kv' }, h('span', { class: 'mono' }, k), h('code', {}, JSON.stringify(v) ?? 'null')),
+    ),
+  );
+  other.parentElement!.hidden = extra.length === 0;
+}
+
+function renderPositions(positions: Snapshot['positions']): void {
+  if (positions.length === 0) {
+    fill('positions', h('p', { class: 'empty' }, 'No open positions.'));
+    return;
+  }
+  fill(
+    'positions',
+    ...positions.map((p) => {
+      const { lower, upper, current: at } = p.range;
+      // The bar spans the range with a margin of a fifth of its width either side; the marker
+      // sits at the current price, clamped to the bar's ends when far outside.
+      const span = upper - lower || 1;
+      const from = lower - span / 5;
+      const to = upper + span / 5;
+      const pct = (x: number) => Math.min(100, Math.max(0, ((x - from) / (to - from)) * 100));
+      return h(
+        'div',
+        { class: 'position', 'data-testid': 'position' },
+        h(
+          'div',
+          { class: 'position-head' },
+          h('strong', {}, `${p.pool.a}/${p.pool.b}`),
+          ` ${p.pool.venue} · ${(p.pool.feeTier / 10_000).toFixed(2)}% · #${p.id} `,
+          h(
+            'span',
+            { class: `badge ${p.inRange ? 'earning' : 'attention'}` },
+            p.inRange ? 'in range' : 'out of range',
+          ),
+        ),
+        h(
+          'div',
+          {
+            class: 'rangebar',
+            role: 'img',
+            'aria-label': `price ${price(at)} in range ${price(lower)} to ${price(upper)}`,
+          },
+          h('i', { class: 'range', style: `left:${pct(lower)}%;width:${pct(upper) - pct(lower)}%` }),
+          h('b', { class: `marker ${p.inRange ? 'in' : 'out'}`, style: `left:${pct(at)}%` }),
+        ),
+        h(
+          'div',
+          { class: 'range-labels' },
+          h('span', {}, `lower ${price(lower)}`),
+          h('span', { 'data-testid': 'current-price' }, `current ${price(at)}`),
+          h('span', {}, `upper ${price(upper)}`),
+        ),
+        h('div', { class: 'muted' }, `pending rewards ${usd(p.pendingRewardsUsd)}`),
+      );
+    }),
+  );
+}
+
+// ---- equity ---------------------------------------------------------------------------------
+
+async function loadEquity(): Promise<void> {
+  const points = await ok(
+    await api.v1.vault[':address'].equity.$get({
+      param: { address: current.vault },
+      query: { points: '300' },
+    }),
+  );
+  renderEquity(points);
+}
+
+function renderEquity(points: EquityPoint[]): void {
+  chart?.destroy();
+  chart = undefined;
+  const box = byId('equity');
+  box.replaceChildren();
+  if (points.length === 0) {
+    box.append(h('p', { class: 'empty' }, 'No equity points yet.'));
+    return;
+  }
+  const xs = points.map((p) => p.ts / 1000);
+  // Net of flows: what the vault made, deposits and withdrawals taken out.
+  const net = points.map((p) => p.valueUsd - p.capitalInUsd + p.capitalOutUsd);
+  const deposits = points.map((p, i) =>
+    i > 0 && p.capitalInUsd > points[i - 1]!.capitalInUsd ? net[i]! : null,
+  );
+  const withdrawals = points.map((p, i) =>
+    i > 0 && p.capitalOutUsd > points[i - 1]!.capitalOutUsd ? net[i]! : null,
+  );
+  if (points[0]!.capitalInUsd > 0) deposits[0] = net[0]!;
+  const marks = (stroke: string) => ({
+    stroke,
+    fill: stroke,
+    paths: () => null,
+    points: { show: true, size: 9, stroke, fill: stroke },
+  });
+  const opts: uPlot.Options = {
+    width: Math.max(280, box.clientWidth),
+    height: 240,
+    scales: { x: { time: true } },
+    axes: [{}, { values: (_u, ticks) => ticks.map((t) => usd(t)), size: 80 }],
+    series: [
+      {},
+      { label: 'Net of flows', stroke: '#2563eb', width: 2, value: (_u, v) => (v == null ? '–' : usd(v)) },
+      { label: 'Deposit', ...marks('#16a34a'), value: (_u, v) => (v == null ? '–' : usd(v)) },
+      { label: 'Withdrawal', ...marks('#dc2626'), value: (_u, v) => (v == null ? '–' : usd(v)) },
+    ],
+  };
+  chart = new uPlot(opts, [xs, net, deposits, withdrawals] as uPlot.AlignedData, box);
+  box.dataset.points = String(points.length);
+  box.dataset.deposits = String(deposits.filter((d) => d !== null).length);
+  box.dataset.withdrawals = String(withdrawals.filter((d) => d !== null).length);
+}
+
+// ---- ledger ---------------------------------------------------------------------------------
+
+const ledger = {
+  cursor: undefined as string | undefined,
+  /** Cursors of the pages before the current one (undefined = the first page). */
+  cursors: [] as (string | undefined)[],
+  next: undefined as string | undefined,
+};
+
+/** A datetime-local value (read as UTC) → ISO-8601 with Z, or undefined when empty. */
+const utc = (v: string) => (v ? `${v.length === 16 ? `${v}:00` : v}Z` : undefined);
+
+async function loadLedger(): Promise<void> {
+  const type = byId<HTMLSelectElement>('ledger-type').value;
+  const since = utc(byId<HTMLInputElement>('ledger-since').value);
+  const until = utc(byId<HTMLInputElement>('ledger-until').value);
+  const query: { limit: string; type?: string; since?: string; until?: string; cursor?: string } = {
+    limit: String(LEDGER_PAGE),
+  };
+  if (type) query.type = type;
+  if (since) query.since = since;
+  if (until) query.until = until;
+  if (since && until && Date.parse(since) >= Date.parse(until)) {
+    report('"From" must be earlier than "to".');
+    return;
+  }
+  if (ledger.cursor) query.cursor = ledger.cursor;
+  const res = await api.v1.vault[':address'].events.$get({ param: { address: current.vault }, query });
+  const rows = await ok(res);
+  ledger.next = nextCursor(res);
+  clearNotice();
+  renderLedger(rows, 'ledger', true);
+  byId('ledger-page').textContent = `page ${ledger.cursors.length + 1}`;
+  byId<HTMLButtonElement>('ledger-newer').disabled = ledger.cursors.length === 0;
+  byId<HTMLButtonElement>('ledger-older').disabled = !ledger.next;
+}
+
+/** One line per ledger row; `data` is shown as compact text. */
+function renderLedger(rows: LedgerRow[], target: string, withVault: boolean): void {
+  fill(
+    target,
+    rows.length === 0
+      ? h('p', { class: 'empty' }, 'No events.')
+      : h(
+          'table',
+          {},
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', {}, 'Time (UTC)'),
+              h('th', {}, 'Type'),
+              withVault ? null : h('th', {}, 'Vault'),
+              h('th', {}, 'Tx'),
+              h('th', { class: 'num hide-narrow' }, 'Block'),
+              h('th', { class: 'hide-narrow' }, 'Data'),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            ...rows.map((r) =>
+              h(
+                'tr',
+                { 'data-type': r.type },
+                h('td', { class: 'nowrap' }, time(r.ts)),
+                h('td', {}, h('span', { class: 'type' }, r.type)),
+                withVault ? null : h('td', { class: 'mono' }, short(r.vault)),
+                h(
+                  'td',
+                  {},
+                  h(
+                    'button',
+                    {
+                      class: 'link mono',
+                      title: r.txHash,
+                      onclick: () => void lookupTx(r.txHash).catch(report),
+                    },
+                    short(r.txHash),
+                  ),
+                ),
+                h('td', { class: 'num hide-narrow' }, r.blockNumber),
+                h('td', { class: 'data hide-narrow' }, h('code', {}, JSON.stringify(r.data))),
+              ),
+            ),
+          ),
+        ),
+  );
+}
+
+// ---- tx look-up -----------------------------------------------------------------------------
+
+async function lookupTx(hash: string): Promise<void> {
+  const input = byId<HTMLInputElement>('tx-hash');
+  input.value = hash;
+  if (!TX.test(hash)) {
+    report('A transaction hash is 0x followed by 64 hex digits.');
+    return;
+  }
+  const res = await api.v1.tx[':hash'].$get({ param: { hash } });
+  if (res.status === 404) {
+    fill('tx', h('p', { class: 'empty' }, 'No activity recorded for this transaction.'));
+    return;
+  }
+  clearNotice();
+  renderLedger(await ok(res), 'tx', false);
+  byId('tx-panel').scrollIntoView({ block: 'nearest' });
+}
+
+// ---- wiring ---------------------------------------------------------------------------------
+
+async function loadTypes(): Promise<void> {
+  // The event vocabulary comes from the API's own document (a new type appears by itself).
+  const doc = (await (await fetch('/openapi.json')).json()) as {
+    paths: Record<
+      string,
+      { get: { parameters: { name: string; schema: { items?: { enum?: string[] } } }[] } }
+    >;
+  };
+  const param = doc.paths['/v1/vault/{address}/events']?.get.parameters.find((p) => p.name === 'type');
+  const select = byId<HTMLSelectElement>('ledger-type');
+  for (const t of param?.schema.items?.enum ?? []) select.append(h('option', { value: t }, t));
+}
+
+function wire(): void {
+  byId('owner-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const owner = byId<HTMLInputElement>('owner').value.trim();
+    if (owner && !ADDRESS.test(owner)) {
+      report('An owner is an address: 0x followed by 40 hex digits.');
+      return;
+    }
+    clearNotice();
+    list.owner = owner;
+    list.cursor = undefined;
+    loadVaults().catch(report);
+  });
+  byId('owner-clear').addEventListener('click', () => {
+    byId<HTMLInputElement>('owner').value = '';
+    list.owner = '';
+    loadVaults().catch(report);
+  });
+  byId('vaults-more').addEventListener('click', () => void loadVaults(true).catch(report));
+  byId('ledger-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    ledger.cursors = [];
+    ledger.cursor = undefined;
+    loadLedger().catch(report);
+  });
+  byId('ledger-older').addEventListener('click', () => {
+    if (!ledger.next) return;
+    ledger.cursors.push(ledger.cursor);
+    ledger.cursor = ledger.next;
+    loadLedger().catch(report);
+  });
+  byId('ledger-newer').addEventListener('click', () => {
+    if (ledger.cursors.length === 0) return;
+    ledger.cursor = ledger.cursors.pop();
+    loadLedger().catch(report);
+  });
+  byId('tx-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    lookupTx(byId<HTMLInputElement>('tx-hash').value.trim()).catch(report);
+  });
+  byId('refresh').addEventListener('click', () => {
+    if (current.vault) void Promise.all([loadSnapshot(), loadEquity()]).catch(report);
+  });
+  let resizing: number | undefined;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizing);
+    resizing = window.setTimeout(() => {
+      const box = byId('equity');
+      chart?.setSize({ width: Math.max(280, box.clientWidth), height: 240 });
+    }, 100);
+  });
+}
+
+wire();
+Promise.all([loadTypes(), loadVaults()])
+  .then(() => document.body.setAttribute('data-ready', 'true'))
+  .catch(report);

@@ -1,0 +1,106 @@
+import { BlockList, isIP } from 'node:net';
+import { z } from 'zod';
+
+/**
+ * Which peers are our own proxies, so their `X-Forwarded-For` entries can be believed:
+ * - `none`: the socket's peer is the client; `X-Forwarded-For` is ignored;
+ * - `hops`: exactly this many proxies stand in front of the reader (each appends its peer);
+ * - `cidrs`: any peer inside these ranges is a proxy of ours.
+ * The client is the rightmost address that is not a trusted proxy: entries left of it were
+ * written by the client itself and prove nothing (rotating them must not buy a fresh bucket).
+ */
+export type TrustedProxies =
+  | { kind: 'none' }
+  | { kind: 'hops'; hops: number }
+  | { kind: 'cidrs'; cidrs: readonly string[] };
+
+const MAX_ENTRIES = 64;
+
+/** `::ffff:10.0.0.1` → `10.0.0.1` (Node reports IPv4 peers of a dual-stack socket that way). */
+function plain(address: string): string {
+  const a = address.trim().toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
+  return mapped?.[1] ?? a;
+}
+
+function parseCidr(entry: string): { address: string; prefix: number; type: 'ipv4' | 'ipv6' } | null {
+  const [rawAddress = '', rawPrefix] = entry.trim().split('/');
+  const address = plain(rawAddress);
+  const family = isIP(address);
+  if (family === 0) return null;
+  const max = family === 4 ? 32 : 128;
+  const prefix = rawPrefix === undefined ? max : Number(rawPrefix);
+  if (!/^\d{1,3}$/.test(rawPrefix ?? String(max)) || prefix > max) return null;
+  return { address, prefix, type: family === 4 ? 'ipv4' : 'ipv6' };
+}
+
+/**
+ * `TRUSTED_PROXIES`: unset or `none`; a hop count (`1`, `2`, …); or a comma-separated list of
+ * addresses and CIDR ranges (`10.0.0.0/8, 172.16.0.0/12, fd00::/8`).
+ */
+export const trustedProxiesField = () =>
+  z
+    .string()
+    .default('none')
+    .transform((s, ctx): TrustedProxies => {
+      const v = s.trim();
+      if (v === '' || v === 'none' || v === '0') return { kind: 'none' };
+      if (/^\d+$/.test(v)) {
+        const hops = Number(v);
+        if (hops > 16) ctx.addIssue({ code: 'custom', message: 'a hop count is at most 16' });
+        return { kind: 'hops', hops };
+      }
+      const cidrs = v
+        .split(',')
+        .map((c) => c.trim())
+        .filter(Boolean);
+      for (const c of cidrs)
+        if (!parseCidr(c))
+          ctx.addIssue({
+            code: 'custom',
+            message: `expected none, a hop count or a comma-separated list of IP addresses/CIDR ranges; ${JSON.stringify(c)} is neither`,
+          });
+      return { kind: 'cidrs', cidrs };
+    });
+
+/**
+ * Returns the function that names a request's client from its socket peer and its
+ * `X-Forwarded-For` header, under `trust`.
+ */
+export function createClientAddress(
+  trust: TrustedProxies,
+): (peer: string | undefined, forwardedFor: string | undefined) => string {
+  const peerOf = (peer: string | undefined) => (peer ? plain(peer) : 'unknown');
+  if (trust.kind === 'none') return (peer) => peerOf(peer);
+
+  const entriesOf = (xff: string | undefined): string[] =>
+    (xff ?? '')
+      .split(',')
+      .slice(-MAX_ENTRIES)
+      .map((e) => plain(e).slice(0, 64))
+      .filter(Boolean);
+
+  if (trust.kind === 'hops') {
+    // The peer is hop 1; each trusted hop vouches for the entry it appended (the next to the left).
+    return (peer, xff) => {
+      const chain = [...entriesOf(xff), peerOf(peer)];
+      return chain[Math.max(0, chain.length - 1 - trust.hops)] as string;
+    };
+  }
+
+  const list = new BlockList();
+  for (const c of trust.cidrs) {
+    const r = parseCidr(c);
+    if (r) list.addSubnet(r.address, r.prefix, r.type);
+  }
+  const trusted = (address: string) => {
+    const family = isIP(address);
+    return family !== 0 && list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  };
+  return (peer, xff) => {
+    const chain = [...entriesOf(xff), peerOf(peer)];
+    // Walk from the right over trusted proxies; the first address that is not one is the client.
+    for (let i = chain.length - 1; i > 0; i--) if (!trusted(chain[i] as string)) return chain[i] as string;
+    return chain[0] as string;
+  };
+}

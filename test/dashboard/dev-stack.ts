@@ -1,0 +1,65 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { dropDatabase } from '../../infra/postgres/index.js';
+import { kafkaBrokers, postgresAdminUrl } from '../harness/index.js';
+
+const bin = fileURLToPath(new URL('../../services/cli/bin/vault-yield.js', import.meta.url));
+
+export interface DevStack {
+  /** The reader's base URL (from the dashboard line, the first URL `dev` prints). */
+  url: string;
+  /** The lines `dev` printed on stdout before it began serving. */
+  banner: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * `vault-yield dev` (what `npm start` runs) on the test Kafka and Postgres, a database of its own:
+ * real anvil, the demo scenario, indexer, projector and reader. Resolves once the dashboard URL is
+ * printed; stop() sends Ctrl-C, waits for the exit and drops the database.
+ */
+export async function startDevStack(): Promise<DevStack> {
+  const database = `t_dash_${randomBytes(4).toString('hex')}`;
+  const child: ChildProcess = spawn(process.execPath, [bin, 'dev', '--port', '0', '--no-live'], {
+    env: {
+      ...process.env,
+      KAFKA_BROKERS: kafkaBrokers().join(','),
+      DATABASE_ADMIN_URL: postgresAdminUrl(),
+      DATABASE_NAME: database,
+      // Topics and groups of its own: dev.test.ts may run a demo on the same broker meanwhile.
+      DEV_KAFKA_PREFIX: database,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  let out = '';
+  let stdout = '';
+  const stop = async () => {
+    if (child.exitCode === null) child.kill('SIGINT');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    await exited;
+    clearTimeout(timer);
+    await dropDatabase(postgresAdminUrl(), database);
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d;
+        stdout += d;
+        const m = /^dashboard:\s+(http:\/\/\S+)\/dashboard$/m.exec(stdout);
+        if (m?.[1] && /Ctrl-C/.test(stdout)) resolve(m[1]);
+      });
+      child.stderr?.on('data', (d: Buffer) => {
+        out += d;
+      });
+      child.on('exit', (code) => reject(new Error(`dev exited (${code}) before serving:\n${out}`)));
+    });
+    const banner = stdout.split('\n').filter((l) => /^\w+:\s+http/.test(l));
+    return { url, banner, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,174 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createPgPool, migrate } from '@vault-yield/store';
+import pg from 'pg';
+import { kafkaAnswers, startLocalKafka, stopLocalKafka } from '../../infra/kafka/index.js';
+import { ensureProjectDatabase, ROLES } from '../../infra/postgres/index.js';
+import { TEST_SCHEMA, type TestDatabase } from '../harness/index.js';
+
+/**
+ * Parts a fault test may break without touching anybody else's: a Kafka broker and a Postgres
+ * cluster of its own, on free ports, in temporary directories, stopped by their own pid files.
+ * The shared broker and the machine's Postgres are never restarted.
+ */
+
+const run = promisify(execFile);
+
+/** A free port whose successor is free too (the broker's controller listens on port + 1). */
+export async function freePortPair(): Promise<number> {
+  const listen = (port: number) =>
+    new Promise<number | null>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(null));
+      s.listen(port, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+  for (let i = 0; i < 50; i++) {
+    const p = await listen(0);
+    if (p !== null && p < 65535 && (await listen(p + 1)) !== null) return p;
+  }
+  throw new Error('no free pair of ports');
+}
+
+export interface OwnKafka {
+  brokers: string[];
+  /** Stops the broker (SIGTERM, by its recorded pid); its data stays. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data: the topics and offsets are still there. */
+  start(): Promise<void>;
+  /** Stops it and removes its data. */
+  destroy(): Promise<void>;
+}
+
+export async function startOwnKafka(): Promise<OwnKafka> {
+  const port = await freePortPair();
+  const dataDir = mkdtempSync(join(tmpdir(), 'vy-fault-kafka-'));
+  const start = async () => {
+    await startLocalKafka({ port, dataDir, heapMiB: 384, timeoutMs: 90_000 });
+  };
+  await start();
+  const brokers = [`127.0.0.1:${port}`];
+  return {
+    brokers,
+    start,
+    async stop() {
+      await stopLocalKafka({ dataDir });
+      // Down means down: nothing answers on the port any more.
+      for (let i = 0; i < 100 && (await kafkaAnswers(brokers, 500)); i++)
+        await new Promise((r) => setTimeout(r, 100));
+    },
+    async destroy() {
+      await stopLocalKafka({ dataDir }).catch(() => false);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const PG_BIN = '/usr/lib/postgresql/15/bin';
+
+export interface OwnPostgres {
+  adminUrl: string;
+  port: number;
+  /** A migrated project database (writer and read-only reader roles), as the harness makes them. */
+  database(label: string): Promise<TestDatabase>;
+  /** `pg_ctl stop -m immediate` (a crash: no checkpoint, open sessions cut). */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** initdb as the postgres OS user when run as root (initdb refuses root). */
+async function asPostgres(cmd: string, args: string[]): Promise<void> {
+  if (process.getuid?.() === 0) await run('runuser', ['-u', 'postgres', '--', cmd, ...args]);
+  else await run(cmd, args);
+}
+
+export async function startOwnPostgres(): Promise<OwnPostgres> {
+  if (!existsSync(join(PG_BIN, 'initdb'))) throw new Error(`PostgreSQL 15 binaries not found in ${PG_BIN}`);
+  const port = await freePortPair();
+  const root = mkdtempSync(join(tmpdir(), 'vy-fault-pg-'));
+  const dataDir = join(root, 'data');
+  const socketDir = join(root, 'socket');
+  mkdirSync(socketDir);
+  if (process.getuid?.() === 0) {
+    const pgUid = Number((await run('id', ['-u', 'postgres'])).stdout.trim());
+    const pgGid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
+    chownSync(root, pgUid, pgGid);
+    chownSync(socketDir, pgUid, pgGid);
+    chmodSync(root, 0o755);
+  }
+  await asPostgres(join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync']);
+  const logFile = join(root, 'server.log');
+  const pgCtl = (action: string, extra: string[] = []) =>
+    asPostgres(join(PG_BIN, 'pg_ctl'), [action, '-D', dataDir, '-w', '-t', '60', ...extra]);
+  const start = () =>
+    pgCtl('start', [
+      '-l',
+      logFile,
+      '-o',
+      `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60 -c shared_buffers=32MB`,
+    ]);
+  await start();
+  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  return {
+    adminUrl,
+    port,
+    async database(label) {
+      const database = `t_${label}`;
+      const db = await ensureProjectDatabase(adminUrl, database);
+      const pool = createPgPool({ url: db.writerUrl, applicationName: 'fault-migrate', max: 1 });
+      try {
+        await migrate(pool, TEST_SCHEMA, ROLES.reader);
+      } finally {
+        await pool.end();
+      }
+      return {
+        database,
+        writerUrl: db.writerUrl,
+        readerUrl: db.readerUrl,
+        schema: TEST_SCHEMA,
+        drop: async () => {},
+      };
+    },
+    stop: () => pgCtl('stop', ['-m', 'immediate']),
+    start,
+    async destroy() {
+      if (existsSync(join(dataDir, 'postmaster.pid'))) {
+        const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        await pgCtl('stop', ['-m', 'immediate']).catch(() => {
+          if (pid > 0) process.kill(pid, 'SIGKILL');
+        });
+      }
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `pred` every 100 ms; throws naming `what` after `timeoutMs`. */
+export async function until(pred: () => Promise<boolean> | boolean, what: string, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await pred())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** True when a plain connection to `url` succeeds. */
+export async function pgAnswers(url: string): Promise<boolean> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  try {
+    await c.connect();
+    await c.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
