@@ -21,6 +21,7 @@ import {
   keccak256,
   type PublicClient,
   parseAbi,
+  type TransactionReceipt,
 } from 'viem';
 import { feesOwedAt } from './probe.js';
 import { positionAmounts } from './v3-math.js';
@@ -206,6 +207,34 @@ async function valueWith(
   return { blockNumber, valueUsd: formatExact(total, scale), balances, positions, pendingRewards, prices };
 }
 
+/**
+ * The probe's receipt. Automining normally mines it at once; once in a CI run on a loaded machine
+ * it stayed pending for minutes on the fork, so after 5 s a block is mined by hand (the probe is
+ * reverted anyway), and a probe still missing after that fails with the node's pool in the message.
+ */
+async function probeReceipt(
+  client: PublicClient,
+  rpc: (a: { method: string; params: unknown[] }) => Promise<unknown>,
+  hash: Hex,
+): Promise<TransactionReceipt> {
+  try {
+    return await client.waitForTransactionReceipt({ hash, pollingInterval: 10, timeout: 5_000 });
+  } catch {
+    await rpc({ method: 'evm_mine', params: [] });
+    try {
+      return await client.waitForTransactionReceipt({ hash, pollingInterval: 10, timeout: 10_000 });
+    } catch (err) {
+      const pool = await rpc({ method: 'txpool_content', params: [] }).catch(() => null);
+      throw new Error(`probe ${hash} never mined (txpool: ${JSON.stringify(pool)?.slice(0, 1000)})`, {
+        cause: err,
+      });
+    }
+  }
+}
+
+/** Makes every probe transaction distinct (see its gas limit). */
+let nextProbe = 0;
+
 /** Fees the pool owes each position: poked by a zero-liquidity burn from the vault on a snapshot. */
 async function feesOwedByPool(
   client: PublicClient,
@@ -234,11 +263,13 @@ async function feesOwedByPool(
                 functionName: 'burn',
                 args: [p.tickLower, p.tickUpper, 0n],
               }),
-              gas: '0x7a120',
+              // A gas limit of its own: after evm_revert the vault's nonce is the same again, and a
+              // probe identical to a reverted one (same hash) is never mined by anvil.
+              gas: `0x${(500_000 + nextProbe++).toString(16)}`,
             },
           ],
         })) as Hex;
-        const r = await client.waitForTransactionReceipt({ hash, pollingInterval: 10 });
+        const r = await probeReceipt(client, rpc, hash);
         if (r.status !== 'success') throw new Error(`zero-liquidity burn of position ${p.id} reverted`);
       }
       const key = keccak256(encodePacked(['address', 'int24', 'int24'], [vault, p.tickLower, p.tickUpper]));

@@ -36,6 +36,7 @@ import {
   type StoredBlock,
   type StoredIndexerVault,
 } from '@vault-yield/store';
+import type { ResolvedIndexerConfig } from './config.js';
 import { BadLogError, InconsistentRangeError, IndexerHaltError } from './errors.js';
 import type { IndexerMetrics } from './metrics.js';
 import { BatchPipeline } from './pipeline.js';
@@ -59,7 +60,6 @@ import { type ValuationSnapshot, ValuationTracker, type ValuedSet } from './valu
 import {
   copyMarkState,
   emptyMarkState,
-  type MarkCadence,
   rangeFlags,
   type VaultEntry,
   type VaultMarkState,
@@ -69,40 +69,8 @@ import {
 type Address = `0x${string}`;
 type Hash = `0x${string}`;
 
-export interface IndexerOptions {
-  rpcUrl: string;
-  chainId?: number;
-  factory: Address;
-  startBlock?: number;
-  confirmations: number;
-  /** Last block to index (inclusive); undefined: follow the head. */
-  endBlock?: number;
-  brokers: readonly string[];
-  topic: string;
-  partitions: number;
-  /** Replication factor of the topic when the indexer creates it; unset: 3, or 1 on a single broker. */
-  replicationFactor?: number;
-  /** How long one RPC request may take before it counts as timed out (and is retried). */
-  rpcTimeoutMs?: number;
-  databaseUrl: string;
-  schema: string;
-  pollIntervalMs: number;
-  maxBlockRange: number;
-  concurrency: number;
-  reorgWindow: number;
-  cadence: MarkCadence;
-  logger: Logger;
-  metrics: IndexerMetrics;
-  /** Above this many watched addresses, vault logs are fetched by topic only (then filtered). */
-  addressFilterLimit?: number;
-  /** Logs one getLogs chunk aims for (the adaptive range sizes itself to it). */
-  targetLogsPerChunk?: number;
-  /** Seconds after which a feed's price is stale: per feed, else the default (3600). */
-  heartbeats?: Readonly<Record<Address, number>>;
-  defaultHeartbeat?: number;
-  /** A streak of failed steps halts the indexer once it is 8 long and this old (ms; default 120 000). */
-  giveUpAfterMs?: number;
-}
+/** The engine's options: the resolved config (every default filled in) and its collaborators. */
+export type IndexerOptions = ResolvedIndexerConfig & { logger: Logger; metrics: IndexerMetrics };
 
 /** An address as an indexed event topic (left-padded to 32 bytes). */
 const asTopic = (a: Address): Hash => `0x${'0'.repeat(24)}${a.slice(2)}` as Hash;
@@ -152,7 +120,7 @@ export class IndexerEngine {
   }
 
   private readonly heartbeatOf = (feed: Address): number =>
-    this.o.heartbeats?.[feed] ?? this.o.defaultHeartbeat ?? 3600;
+    this.o.heartbeats.byFeed[feed] ?? this.o.heartbeats.default;
 
   /** What the block walk moves (the tracker is replaced on reloads and reorgs). */
   private get walk(): BlockWalk {
@@ -160,7 +128,7 @@ export class IndexerEngine {
       chainId: this.chainId,
       registry: this.registry,
       tracker: this.tracker,
-      cadence: this.o.cadence,
+      cadence: this.o.mark,
       heartbeatOf: this.heartbeatOf,
     };
   }
@@ -207,15 +175,15 @@ export class IndexerEngine {
     this.publisher = this.startPublisher();
     try {
       const admin = await createLogAdmin({
-        brokers: this.o.brokers,
+        brokers: this.o.kafka.brokers,
         clientId: 'indexer-admin',
         logger: this.log,
       });
       try {
         await admin.ensureTopic({
-          topic: this.o.topic,
-          partitions: this.o.partitions,
-          replicationFactor: this.o.replicationFactor,
+          topic: this.o.kafka.topic,
+          partitions: this.o.kafka.partitions,
+          replicationFactor: this.o.kafka.replicationFactor,
         });
       } finally {
         await admin.close();
@@ -229,9 +197,9 @@ export class IndexerEngine {
   private startPublisher(): Promise<RecordPublisher> {
     const t0 = performance.now();
     const p = createThreadedPublisher({
-      brokers: this.o.brokers,
+      brokers: this.o.kafka.brokers,
       clientId: 'indexer',
-      topic: this.o.topic,
+      topic: this.o.kafka.topic,
       logger: this.log,
       onAcked: (_records, bytes) => {
         this.bytesPublished += bytes;
@@ -281,7 +249,7 @@ export class IndexerEngine {
     if (snap.checkpoint) {
       if (snap.checkpoint.topic === null)
         this.log.info(
-          { chainId: this.chainId, schema: this.o.schema, topic: this.o.topic },
+          { chainId: this.chainId, schema: this.o.schema, topic: this.o.kafka.topic },
           'the checkpoint records no topic (written before migration 0008): adopted; the next checkpoint records this one',
         );
       this.cursor = { number: snap.checkpoint.blockNumber, hash: snap.checkpoint.blockHash };
@@ -335,8 +303,9 @@ export class IndexerEngine {
    * migration 0008) is adopted: the next checkpoint writes this indexer's topic.
    */
   private checkTopic(cp: IndexerSnapshot['checkpoint']): void {
-    if (!cp || cp.topic === null || cp.topic === this.o.topic) return;
-    const { topic, schema } = this.o;
+    if (!cp || cp.topic === null || cp.topic === this.o.kafka.topic) return;
+    const { schema } = this.o;
+    const { topic } = this.o.kafka;
     throw new IndexerHaltError(
       `the checkpoint of chain ${this.chainId} in schema ${schema} (block ${cp.blockNumber}) is of topic ${cp.topic}, ` +
         `but the indexer publishes to topic ${topic}: resuming it would leave ${topic} without every record up to ` +
@@ -502,7 +471,7 @@ export class IndexerEngine {
         this.log.error({ err, failures, kind }, 'indexing step failed; reloading state from the checkpoint');
         // Gives up only on a lasting failure: a Kafka leader election or a node restart under
         // load can fail a dozen steps in a row and still pass within a minute or two.
-        if (failures >= 8 && Date.now() - failingSince >= (this.o.giveUpAfterMs ?? 120_000))
+        if (failures >= 8 && Date.now() - failingSince >= this.o.giveUpAfterMs)
           throw new IndexerHaltError(
             `indexer gave up after ${failures} failed attempts over ${Math.round((Date.now() - failingSince) / 1000)} s: ${(err as Error).message}`,
           );
@@ -671,7 +640,7 @@ export class IndexerEngine {
       if (s.kind === 'token') feeds.add(s.feed.feed);
     }
     const vaults = [...this.registry.byAddress.keys(), ...pendingVaults.keys()];
-    const limit = this.o.addressFilterLimit ?? 1000;
+    const limit = this.o.addressFilterLimit;
     const valuation = [...pools, ...feeds];
     let filters: LogFilter[];
     if (vaults.length + valuation.length <= limit) {
@@ -895,7 +864,7 @@ export class IndexerEngine {
     const pruneBelow = checkpoint.number - this.o.reorgWindow + 1;
     await this.store.commit(this.chainId, {
       checkpoint: { blockNumber: checkpoint.number, blockHash: checkpoint.hash },
-      topic: this.o.topic,
+      topic: this.o.kafka.topic,
       vaults,
       pruneBelow,
     });
@@ -1015,7 +984,7 @@ export class IndexerEngine {
     } else {
       await this.store.rewind(this.chainId, {
         ancestor: { blockNumber: back.number, blockHash: back.hash },
-        topic: this.o.topic,
+        topic: this.o.kafka.topic,
         vaultsCreatedAbove: back.number,
         vaults: changedVaults,
       });

@@ -14,7 +14,7 @@ import {
 import { z } from 'zod';
 // The indexer's env schema only (zod, no viem): the package's index loads the whole indexer,
 // which this command imports once its arguments and environment have been checked.
-import { indexerEnvSchema } from '../../../indexer/src/config.js';
+import { indexerConfigSchema, indexerEnvSchema } from '../../../indexer/src/config.js';
 import type { Command } from '../command.js';
 import { cliLogger, opsEnvSchema, optionValue, parseDuration, usageError } from '../ops/env.js';
 import { createProgress } from '../ops/progress.js';
@@ -36,6 +36,8 @@ const reindexEnvSchema = z.object({
     REORG_WINDOW: true,
     MARK_INTERVAL_BLOCKS: true,
     MARK_MIN_INTERVAL_MS: true,
+    FEED_HEARTBEAT_SECONDS: true,
+    FEED_HEARTBEATS: true,
   }).shape,
   /** Schema of the live indexer's checkpoint (default PROJECTION_SCHEMA): never reused. */
   INDEXER_SCHEMA: envField.identifier().optional(),
@@ -105,8 +107,8 @@ options:
 environment:
   DATABASE_URL, KAFKA_BROKERS, RPC_URL, FACTORY_ADDRESS (required); the live indexer's CHAIN_ID,
   START_BLOCK, CONFIRMATIONS (0), MAX_BLOCK_RANGE, CONCURRENCY, REORG_WINDOW, MARK_INTERVAL_BLOCKS,
-  MARK_MIN_INTERVAL_MS; KAFKA_TOPIC (the live topic, vault-records); INDEXER_SCHEMA (default
-  PROJECTION_SCHEMA); and those of rebuild`,
+  MARK_MIN_INTERVAL_MS, FEED_HEARTBEAT_SECONDS, FEED_HEARTBEATS; KAFKA_TOPIC (the live topic,
+  vault-records); INDEXER_SCHEMA (default PROJECTION_SCHEMA); and those of rebuild`,
   async run(argv) {
     const { values, tokens } = parseArgs({
       args: argv,
@@ -169,6 +171,8 @@ environment:
       );
     }
 
+    // The indexer's own default when unset (its config schema holds every default).
+    const confirmations = indexerConfigSchema.shape.confirmations.parse(env.CONFIRMATIONS);
     const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-reindex', max: 1 });
     const startBlock = startArg ?? env.START_BLOCK;
     let head: number;
@@ -199,10 +203,10 @@ environment:
           `--start-block ignored: resuming ${namespace} from its checkpoint ${checkpoint}\n`,
         );
       const first = startBlock ?? deploymentBlock;
-      if (checkpoint === null && first > head - env.CONFIRMATIONS)
+      if (checkpoint === null && first > head - confirmations)
         throw usageError(
           `${startBlock === undefined ? 'the factory\u2019s deployment block' : 'start block'} ${first} is above block ` +
-            `${head - env.CONFIRMATIONS}, the chain head ${head} less CONFIRMATIONS ${env.CONFIRMATIONS}: nothing confirmed to index yet`,
+            `${head - confirmations}, the chain head ${head} less CONFIRMATIONS ${confirmations}: nothing confirmed to index yet`,
         );
       // A fresh checkpoint namespace: the migrations create indexer_checkpoint & co there.
       await migrate(pool, namespace);
@@ -211,10 +215,10 @@ environment:
     }
     // The log ends at the head seen now, less the confirmations the indexer keeps behind it: the
     // indexer stops there (blocks mined meanwhile are left to the live indexer).
-    let target = Math.max(0, head - env.CONFIRMATIONS);
+    let target = Math.max(0, head - confirmations);
     if (checkpoint !== null && checkpoint > target) {
       process.stderr.write(
-        `${namespace} is already checkpointed at block ${checkpoint}, above block ${target} (chain head ${head} less CONFIRMATIONS ${env.CONFIRMATIONS}): nothing to index\n`,
+        `${namespace} is already checkpointed at block ${checkpoint}, above block ${target} (chain head ${head} less CONFIRMATIONS ${confirmations}): nothing to index\n`,
       );
       target = checkpoint;
     }
@@ -225,7 +229,7 @@ environment:
       chainId: env.CHAIN_ID,
       factory: env.FACTORY_ADDRESS,
       startBlock,
-      confirmations: env.CONFIRMATIONS,
+      confirmations: confirmations,
       endBlock: target,
       kafka: { brokers: env.KAFKA_BROKERS, topic, partitions },
       databaseUrl: env.DATABASE_URL,
@@ -234,11 +238,12 @@ environment:
       concurrency: env.CONCURRENCY,
       reorgWindow: env.REORG_WINDOW,
       mark: { intervalBlocks: env.MARK_INTERVAL_BLOCKS, minIntervalMs: env.MARK_MIN_INTERVAL_MS },
+      heartbeats: { default: env.FEED_HEARTBEAT_SECONDS, byFeed: env.FEED_HEARTBEATS },
       logger: log,
     });
     const progress = createProgress(`reindex ${topic}`, process.stderr, { unit: 'blocks' });
     process.stderr.write(
-      `reindexing ${topic} up to block ${target} (chain head ${head} at the start, CONFIRMATIONS ${env.CONFIRMATIONS})\n`,
+      `reindexing ${topic} up to block ${target} (chain head ${head} at the start, CONFIRMATIONS ${confirmations})\n`,
     );
     await indexer.start();
     const from = indexer.status().checkpoint.blockNumber;
@@ -263,7 +268,7 @@ environment:
       `log rebuilt to block ${s.checkpoint.blockNumber}: ${s.recordsPublished} records published into ${topic} (${s.vaults} vaults)`,
     );
     console.log(
-      `reindexed ${topic} to block ${s.checkpoint.blockNumber} (the chain head ${head} seen at the start, less CONFIRMATIONS ${env.CONFIRMATIONS}): ${s.recordsPublished} records published by this run, ${s.vaults} vaults (namespace ${namespace})`,
+      `reindexed ${topic} to block ${s.checkpoint.blockNumber} (the chain head ${head} seen at the start, less CONFIRMATIONS ${confirmations}): ${s.recordsPublished} records published by this run, ${s.vaults} vaults (namespace ${namespace})`,
     );
     console.log(
       `next: run the indexer with KAFKA_TOPIC=${topic} PROJECTION_SCHEMA=${namespace} (its checkpoint namespace)`,
