@@ -167,6 +167,33 @@ describe('chain package against a real anvil', () => {
     expect(BigInt(after.pools[0]!.sqrtPriceX96) > BigInt(before.pools[0]!.sqrtPriceX96)).toBe(up);
   });
 
+  it('values every vault alike whether the lens answers for all in one call or one vault per call', async () => {
+    const reader = createValuationReader(client, { factory: stack.factory });
+    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const whole = createBlockValuator(client, {
+      factory: stack.factory,
+      heartbeatOf: () => 3600,
+      maxReturnBytes: 1 << 20,
+    });
+    // Room for the tokens and pools and less than one vault: every vault is a batch of its own.
+    const single = createBlockValuator(client, {
+      factory: stack.factory,
+      heartbeatOf: () => 3600,
+      maxReturnBytes: 800,
+    });
+    const block = Number(demo.toBlock);
+    const a = await whole.read(block, infos);
+    const b = await single.read(block, infos);
+    expect(whole.calls).toBe(1);
+    expect(single.calls).toBe(infos.length);
+    expect(b).toEqual(a);
+    expect(a.size).toBe(infos.length);
+    // Something to compare: at least one live position with its liquidity.
+    const positions = [...a.values()].flatMap((c) => c.holdings.positions);
+    expect(positions.length).toBeGreaterThan(0);
+    expect(positions.every((p) => BigInt(p.liquidity) >= 0n)).toBe(true);
+  });
+
   it("reads many vaults' rewardToken in batched multicalls, each at its block, as single reads do", async () => {
     const created = recordLogs
       .map((l) => decodeLog(l))

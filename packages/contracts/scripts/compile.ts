@@ -26,6 +26,7 @@ export const CONTRACTS = [
   'Swapper',
   'Vault',
   'VaultFactory',
+  'VaultLens',
 ] as const;
 /** Published v3-core artifacts: name → whether its creation bytecode is exported too. */
 export const PUBLISHED = { UniswapV3Factory: true, UniswapV3Pool: false } as const;
