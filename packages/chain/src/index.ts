@@ -32,6 +32,7 @@ export {
   vaultEventsAbi,
 } from './events/index.js';
 export { type FactoryInfo, readFactoryInfo } from './factory.js';
+export { createHeadWatcher, type HeadWatcher, type HeadWatcherConfig } from './heads/index.js';
 export * from './rpc/index.js';
 export {
   BlockValuationError,

@@ -53,6 +53,12 @@ describe('indexer config: one shape, defaults in one place', () => {
     expect(() => loadIndexerEnv({ ...required, CONCURRENCY: '0' })).toThrow(ConfigError);
     expect(() => loadIndexerEnv({ ...required, CONCURRENCY: '0' })).toThrow(/CONCURRENCY: .*\(got "0"\)/);
     expect(() => loadIndexerEnv({ ...required, FEED_HEARTBEATS: 'feed=1' })).toThrow(/FEED_HEARTBEATS/);
+    expect(() => loadIndexerEnv({ ...required, RPC_WS_URL: 'http://127.0.0.1:8545' })).toThrow(
+      /RPC_WS_URL: expected a ws:\/\/ or wss:\/\/ URL/,
+    );
+    expect(loadIndexerEnv({ ...required, RPC_WS_URL: 'wss://node.example/ws' }).RPC_WS_URL).toBe(
+      'wss://node.example/ws',
+    );
   });
 
   it('a programmatic config is checked by the same schema', () => {

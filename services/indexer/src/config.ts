@@ -21,6 +21,8 @@ const address = z
  */
 export const indexerEnvSchema = baseConfigSchema.extend({
   RPC_URL: envField.httpUrl(),
+  /** Optional: the node's WebSocket endpoint; new heads wake the indexer instead of its next poll. */
+  RPC_WS_URL: z.url({ protocol: /^wss?$/, error: 'expected a ws:// or wss:// URL' }).optional(),
   /** Optional: read from the node when unset. */
   CHAIN_ID: envField.int(1).optional(),
   FACTORY_ADDRESS: address,
@@ -91,6 +93,11 @@ const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min
  */
 export const indexerConfigSchema = z.object({
   rpcUrl: z.string().min(1),
+  /**
+   * WebSocket endpoint of the node (ws:// or wss://): the indexer follows `newHeads` and steps as
+   * soon as a block lands; `pollIntervalMs` stays the floor (and is all it has without one).
+   */
+  rpcWsUrl: z.url({ protocol: /^wss?$/ }).optional(),
   /** Time-out of one RPC request; a timed-out call is retried (smaller ranges for eth_getLogs). */
   rpcTimeoutMs: int(100, 600_000).default(30_000),
   /** Read from the node when omitted. */
@@ -166,6 +173,7 @@ export type ResolvedIndexerConfig = z.output<typeof indexerConfigSchema>;
 export function indexerConfigFromEnv(env: IndexerEnv, logger?: Logger): IndexerConfig {
   return {
     rpcUrl: env.RPC_URL,
+    rpcWsUrl: env.RPC_WS_URL,
     rpcTimeoutMs: env.RPC_TIMEOUT_MS,
     chainId: env.CHAIN_ID,
     factory: env.FACTORY_ADDRESS,

@@ -49,6 +49,8 @@ export interface IndexerStatus {
   valuedBlocks: number;
   rpcCalls: number;
   rpcHttpRequests: number;
+  /** How it learns of new blocks: a WebSocket `newHeads` subscription that has delivered, or polling. */
+  heads: 'subscribed' | 'polling';
 }
 
 export interface Indexer {
@@ -170,6 +172,7 @@ export function createIndexer(input: IndexerConfig): Indexer {
         valuedBlocks: engine.valuedBlocks,
         rpcCalls: engine.rpcStats?.calls ?? 0,
         rpcHttpRequests: engine.rpcStats?.httpRequests ?? 0,
+        heads: engine.heads?.mode ?? 'polling',
       };
     },
   };

@@ -5,6 +5,7 @@ import {
   classifyRpcError,
   createBlockValuator,
   createCountingChainClient,
+  createHeadWatcher,
   createValuationReader,
   decodeLog,
   describeRpcError,
@@ -13,6 +14,7 @@ import {
   getHeaders,
   getHeadNumber,
   getLogsAdaptive,
+  type HeadWatcher,
   type IndexerLog,
   type LogFilter,
   type RpcStats,
@@ -103,6 +105,8 @@ export class IndexerEngine {
   private stats!: RpcStats;
   private reader!: ValuationReader;
   private valuator!: BlockValuator;
+  /** New heads over WebSocket (RPC_WS_URL), else polling. */
+  heads!: HeadWatcher;
   private pool!: Pool;
   private store!: IndexerStore;
   /** Settles once the publisher thread is up (see open()). */
@@ -160,6 +164,13 @@ export class IndexerEngine {
     this.chainId = this.o.chainId ?? (await this.rpc(() => getChainIdFromNode(client)));
     this.reader = createValuationReader(client, { factory: this.o.factory, cacheSize: 50_000 });
     this.valuator = createBlockValuator(client, { factory: this.o.factory, heartbeatOf: this.heartbeatOf });
+    this.heads = createHeadWatcher({
+      wsUrl: this.o.rpcWsUrl,
+      onModeChange: (mode, err) =>
+        mode === 'subscribed'
+          ? this.log.info({ mode }, 'following new heads over WebSocket')
+          : this.log.warn({ mode, err }, 'new-head subscription lost; polling until it is back'),
+    });
     this.pool = createPgPool({
       url: this.o.databaseUrl,
       schema: this.o.schema,
@@ -230,6 +241,7 @@ export class IndexerEngine {
     this.closed ??= (async () => {
       await this.publisher?.then((p) => p.close()).catch(() => {});
       await this.pool?.end().catch(() => {});
+      await this.heads?.close();
     })();
     return this.closed;
   }
@@ -460,7 +472,8 @@ export class IndexerEngine {
           this.ended = true;
           return;
         }
-        if (!progressed) await sleep(this.o.pollIntervalMs, this.abort.signal);
+        // The next head wakes it when a WebSocket announces heads; the poll interval is the floor.
+        if (!progressed) await this.heads.wait(this.o.pollIntervalMs, this.abort.signal);
       } catch (err) {
         if (err instanceof IndexerHaltError) throw err;
         if (this.stopping) break;

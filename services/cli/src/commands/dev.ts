@@ -144,6 +144,8 @@ export const devCommand: Command = {
 
       const indexer = createIndexer({
         rpcUrl: anvil.rpcUrl,
+        // anvil serves WebSocket on its HTTP port: blocks wake the indexer as they land.
+        rpcWsUrl: anvil.rpcUrl.replace(/^http/, 'ws'),
         chainId: anvil.chainId,
         factory: stack.factory,
         startBlock: Number(stack.deploymentBlock),
