@@ -73,12 +73,55 @@ export async function startRpcProxy(o: ProxyOptions): Promise<RpcProxy> {
         .result,
     ) ?? 0;
 
-  /** What a node `behind` blocks behind answers (geth-like: clamps log ranges, null beyond its head). */
+  /** The number of a block named by hash (EIP-1898 `{ blockHash }` or a bare hash); null if none. */
+  const numberOfHash = async (hash: unknown): Promise<number | null> => {
+    if (typeof hash !== 'string') return null;
+    const b = (
+      await upstream([{ jsonrpc: '2.0', id: 0, method: 'eth_getBlockByHash', params: [hash, false] }])
+    )[0] as {
+      result: { number: string } | null;
+    };
+    return b.result ? num(b.result.number) : null;
+  };
+  const refuse = (c: Call, message: string) => ({
+    jsonrpc: '2.0',
+    id: c.id,
+    error: { code: -32000, message },
+  });
+
+  /**
+   * What a node `behind` blocks behind answers (geth-like): clamps log ranges past its head to the
+   * blocks it has (short, no error), null for headers beyond it, "header not found" for a call at
+   * a block beyond it (by number or hash), "unknown block" for logs of a block hash it lacks.
+   */
   async function lagging(calls: Call[], behind: number): Promise<unknown[]> {
     const its = Math.max(0, (await head()) - behind);
     const out: unknown[] = [];
     for (const c of calls) {
       const p = c.params ?? [];
+      const byHash = (p[1] as { blockHash?: unknown } | undefined)?.blockHash;
+      if (
+        c.method === 'eth_call' &&
+        byHash !== undefined &&
+        ((await numberOfHash(byHash)) ?? its + 1) > its
+      ) {
+        count('lagging: eth_call beyond its head');
+        out.push(refuse(c, 'header not found'));
+        continue;
+      }
+      if (c.method === 'eth_getBlockByHash' && ((await numberOfHash(p[0])) ?? its + 1) > its) {
+        count('lagging: block beyond its head');
+        out.push({ jsonrpc: '2.0', id: c.id, result: null });
+        continue;
+      }
+      const logsHash = (p[0] as { blockHash?: unknown } | undefined)?.blockHash;
+      if (c.method === 'eth_getLogs' && logsHash !== undefined) {
+        if (((await numberOfHash(logsHash)) ?? its + 1) > its) {
+          count('lagging: getLogs by hash beyond its head');
+          out.push(refuse(c, 'unknown block'));
+        } else out.push(...(await upstream([c])));
+        continue;
+      }
       if (c.method === 'eth_blockNumber') {
         out.push({ jsonrpc: '2.0', id: c.id, result: hex(its) });
         continue;
@@ -106,7 +149,7 @@ export async function startRpcProxy(o: ProxyOptions): Promise<RpcProxy> {
       }
       if (c.method === 'eth_call' && (num(p[1]) ?? 0) > its) {
         count('lagging: eth_call beyond its head');
-        out.push({ jsonrpc: '2.0', id: c.id, error: { code: -32000, message: 'header not found' } });
+        out.push(refuse(c, 'header not found'));
         continue;
       }
       out.push(...(await upstream([c])));

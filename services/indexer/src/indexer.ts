@@ -13,6 +13,7 @@ import {
   getHeaders,
   getHeadNumber,
   getLogsAdaptive,
+  getLogsByBlockHash,
   type IndexerLog,
   type LogFilter,
   type RpcStats,
@@ -41,6 +42,7 @@ import type { IndexerMetrics } from './metrics.js';
 import { BatchPipeline } from './pipeline.js';
 import { createThreadedPublisher, type RecordPublisher } from './publisher/index.js';
 import { type BlockWalk, processBlock } from './sync/block.js';
+import { recheckByBloom } from './sync/bloom.js';
 import { checkConsistency, decodeAll, RangePlanner } from './sync/ranges.js';
 import { planReorg, revertRecord } from './sync/reorg.js';
 import {
@@ -415,10 +417,11 @@ export class IndexerEngine {
     });
   }
 
-  private async headers(numbers: readonly number[]): Promise<Map<number, BlockHeader>> {
+  /** Headers by number; `required`: a block the node has not got is retried ('behind'), never left out. */
+  private async headers(numbers: readonly number[], required = false): Promise<Map<number, BlockHeader>> {
     const out = new Map<number, BlockHeader>();
     if (numbers.length === 0) return out;
-    const hs = await this.rpc(() => getHeaders(this.client, numbers));
+    const hs = await this.rpc(() => getHeaders(this.client, numbers, { required }));
     for (const h of hs) if (h) out.set(h.number, h);
     return out;
   }
@@ -721,7 +724,15 @@ export class IndexerEngine {
       const windowStart = seg.target - this.o.reorgWindow + 1;
       for (let b = Math.max(from, windowStart); b <= to; b++) want.add(b);
       for (const l of logs) if (l.blockTimestamp === null) want.add(Number(l.blockNumber));
-      const headers = await this.headers([...want].sort((a, b) => a - b));
+      const headers = await this.headers(
+        [...want].sort((a, b) => a - b),
+        true,
+      );
+      const short = await this.recheckShort(seg, from, to, lists, headers);
+      if (short.length > 0) {
+        for (const l of short) logs.push(l);
+        logs.sort((a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!);
+      }
 
       const problem = checkConsistency(logs, headers, from, to);
       const decoded = problem
@@ -745,6 +756,53 @@ export class IndexerEngine {
       const bad = decoded!.failures[0]!;
       return this.badLog(bad.log, bad.reason, from, to);
     }
+  }
+
+  /**
+   * Logs a node behind the head left out of the range answers (sync/bloom.ts), found by the kept
+   * headers' blooms and asked again by hash. Factory logs come from the segment's scan: one
+   * missing there fails the step (the segment is discovered again from the checkpoint).
+   */
+  private async recheckShort(
+    seg: Segment,
+    from: number,
+    to: number,
+    lists: readonly IndexerLog[][],
+    headers: ReadonlyMap<number, BlockHeader>,
+  ): Promise<IndexerLog[]> {
+    const factoryFilter: LogFilter = { address: [this.o.factory], topic0: FACTORY_TOPICS };
+    const factoryLogs = seg.factoryLogs.filter(
+      (l) => Number(l.blockNumber) >= from && Number(l.blockNumber) <= to,
+    );
+    const { missing, asked } = await recheckByBloom(
+      [
+        ...seg.filters.map((filter, i) => ({ filter, logs: lists[i]! })),
+        { filter: factoryFilter, logs: factoryLogs },
+      ],
+      headers,
+      from,
+      to,
+      (f, hash) => this.rpc(() => getLogsByBlockHash(this.logsClient, f, hash)),
+    );
+    const factoryMissing = missing.pop()!;
+    const found = missing.flat();
+    if (asked > 0)
+      this.log.debug(
+        { from, to, asked, found: found.length + factoryMissing.length },
+        'bloom positives asked again by hash',
+      );
+    if (found.length > 0 || factoryMissing.length > 0) {
+      this.metrics.inconsistentRanges.inc();
+      this.log.warn(
+        { from, to, missing: found.length, factoryMissing: factoryMissing.length },
+        'a log range came back short (a node behind the head?); completed by block hash',
+      );
+    }
+    if (factoryMissing.length > 0)
+      throw new InconsistentRangeError(
+        `range ${from}..${to}: ${factoryMissing.length} factory log(s) missing from the segment's scan (a node behind the head answered it)`,
+      );
+    return found;
   }
 
   private async badLog(log: IndexerLog, reason: string, from: number, to: number): Promise<never> {
@@ -832,7 +890,7 @@ export class IndexerEngine {
       if (out.touched.size > 0) touchedBy.set(b, out.touched);
     }
     this.valuedBlocks += await valuateRecords(records, {
-      read: (block, vaults) => this.rpc(() => this.valuator.read(block, vaults)),
+      read: (block, vaults, hash) => this.rpc(() => this.valuator.read(block, vaults, hash)),
       vault: (vault) => {
         const v = this.registry.get(vault) ?? this.aheadVaults.get(vault);
         if (!v) throw new IndexerHaltError(`record for vault ${vault} unknown to the registry`);

@@ -15,6 +15,12 @@ describe('classifyRpcError', () => {
     ['request timed out', 'timeout'],
     ['fetch failed', 'transient'],
     ['execution reverted', 'fatal'],
+    ['header not found', 'behind'],
+    ['header for hash not found', 'behind'],
+    ['unknown block', 'behind'],
+    ['block out of range', 'behind'],
+    ['block range extends beyond current head block', 'behind'],
+    ['toBlock is greater than the latest block', 'behind'],
   ] as const)('%s → %s', (message, kind) => {
     expect(classifyRpcError(err(message))).toBe(kind);
   });

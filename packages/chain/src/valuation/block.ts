@@ -6,7 +6,7 @@ import {
   type TokenContext,
   type ValuationContext,
 } from '@vault-yield/domain';
-import { type Address, encodePacked, keccak256, parseAbi, zeroAddress } from 'viem';
+import { type Address, encodePacked, type Hash, keccak256, parseAbi, zeroAddress } from 'viem';
 import type { ChainClient } from '../client/index.js';
 import { formatScaled } from './decimal.js';
 
@@ -74,8 +74,16 @@ export interface BlockValuatorConfig {
 }
 
 export interface BlockValuator {
-  /** Contexts by vault (lowercase), each the vault's state after `block`. */
-  read(block: number, vaults: readonly ValuedVault[]): Promise<Map<Address, ValuationContext>>;
+  /**
+   * Contexts by vault (lowercase), each the vault's state after `block`. With `blockHash` the
+   * reads name the block by hash (EIP-1898): a node without that block refuses them ('behind')
+   * instead of answering from another one.
+   */
+  read(
+    block: number,
+    vaults: readonly ValuedVault[],
+    blockHash?: Hash,
+  ): Promise<Map<Address, ValuationContext>>;
   /** eth_calls made so far (each one multicall). */
   readonly calls: number;
 }
@@ -110,7 +118,8 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
    * Multicall3 creation code and its calls: a block creating hundreds of vaults must not become one
    * multi-megabyte JSON-RPC batch, which nodes refuse); throws on any failed call.
    */
-  const run = async (block: bigint, list: Call[]): Promise<unknown[]> => {
+  const run = async (block: bigint, list: Call[], blockHash?: Hash): Promise<unknown[]> => {
+    const at = blockHash ? { blockHash } : { blockNumber: block };
     const out: unknown[] = new Array(list.length);
     const starts: number[] = [];
     for (let start = 0; start < list.length; start += perCall) starts.push(start);
@@ -120,7 +129,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
       calls++;
       const results = (await client.multicall({
         contracts: slice as never,
-        blockNumber: block,
+        ...at,
         allowFailure: true,
         deployless: true,
         batchSize: slice.length * 4 + 1,
@@ -186,7 +195,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     return list;
   };
 
-  const read = async (blockNumber: number, vaults: readonly ValuedVault[]) => {
+  const read = async (blockNumber: number, vaults: readonly ValuedVault[], blockHash?: Hash) => {
     const block = BigInt(blockNumber);
     const tokens = [...new Set(vaults.flatMap(tokensOf))].sort();
     const pools = [...new Set(vaults.map((v) => lower(v.pool)))].sort();
@@ -262,7 +271,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
         }),
       };
     });
-    results1 = await run(block, calls1);
+    results1 = await run(block, calls1, blockHash);
 
     // ---- round 2: what the chain said differs from what we assumed
     const calls2: Call[] = [];
@@ -297,7 +306,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
         addRangeReads(add2 as (c: Call) => () => unknown, lower(v.pool), lower(v.vault), range);
       return list;
     });
-    if (calls2.length > 0) results2 = await run(block, calls2);
+    if (calls2.length > 0) results2 = await run(block, calls2, blockHash);
 
     // ---- assemble
     const feedDecs = await Promise.all(rounds.map((r) => decimalsOfFeed(r.feed)));
