@@ -42,7 +42,7 @@ import type { IndexerMetrics } from './metrics.js';
 import { BatchPipeline } from './pipeline.js';
 import { createThreadedPublisher, type RecordPublisher } from './publisher/index.js';
 import { type BlockWalk, processBlock } from './sync/block.js';
-import { recheckByBloom } from './sync/bloom.js';
+import { completeByBloom, recheckByBloom } from './sync/bloom.js';
 import { checkConsistency, decodeAll, RangePlanner } from './sync/ranges.js';
 import { planReorg, revertRecord } from './sync/reorg.js';
 import {
@@ -608,9 +608,35 @@ export class IndexerEngine {
     }
   }
 
+  /**
+   * The factory's logs over [from, to]; where the range reaches into the kept window (near the
+   * head, where a node behind it answers short) completed by the blocks' blooms (sync/bloom.ts).
+   */
+  private async factoryLogs(from: number, to: number, target: number): Promise<IndexerLog[]> {
+    const filter: LogFilter = { address: [this.o.factory], topic0: FACTORY_TOPICS };
+    const logs = await this.getLogs(filter, from, to);
+    const checkFrom = Math.max(from, target - this.o.reorgWindow + 1);
+    if (checkFrom > to) return logs;
+    const nums = Array.from({ length: to - checkFrom + 1 }, (_, i) => checkFrom + i);
+    const done = await completeByBloom(
+      filter,
+      logs,
+      await this.headers(nums, true),
+      checkFrom,
+      to,
+      (f, hash) => this.rpc(() => getLogsByBlockHash(this.logsClient, f, hash)),
+    );
+    if (done.missing > 0)
+      this.log.warn(
+        { from, to, missing: done.missing },
+        'factory logs came back short (a node behind the head?); completed by block hash',
+      );
+    return done.logs;
+  }
+
   /** Factory logs of the segment: the vaults it creates, their tokens and pools, feed changes. */
   private async discover(from: number, to: number, target: number): Promise<Segment> {
-    const factoryLogs = await this.getLogs({ address: [this.o.factory], topic0: FACTORY_TOPICS }, from, to);
+    const factoryLogs = await this.factoryLogs(from, to, target);
     const pendingVaults = new Map<Address, PendingVault>();
     const feedSets: { token: Address; feed: Address; block: number }[] = [];
     for (const log of factoryLogs) {

@@ -33,3 +33,18 @@ describe('classifyRpcError', () => {
     expect(classifyRpcError(Object.assign(err('x'), { name: 'TimeoutError' }))).toBe('timeout');
   });
 });
+
+describe('classifyRpcError through a wrapping error', () => {
+  it('classifies by the cause a wrapper keeps (a multicall that failed as a whole)', () => {
+    const timeout = Object.assign(new Error('The request took too long to respond.'), {
+      name: 'TimeoutError',
+      details: 'The request timed out.',
+    });
+    expect(classifyRpcError(new Error('slot0 on 0xpool at block 5 failed: x', { cause: timeout }))).toBe(
+      'timeout',
+    );
+    expect(classifyRpcError(new Error('slot0 failed', { cause: err('x', { status: 429 }) }))).toBe(
+      'rate-limit',
+    );
+  });
+});

@@ -137,8 +137,10 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
       results.forEach((r, j) => {
         if (r.status === 'failure') {
           const c = slice[j]!;
+          // The cause keeps the RPC error (a time-out, 429, a node behind the block) classifiable.
           throw new BlockValuationError(
             `${c.functionName} on ${c.address} at block ${block} failed: ${(r.error as Error).message.split('\n')[0]}`,
+            { cause: r.error },
           );
         }
         out[start + j] = r.result;

@@ -73,3 +73,21 @@ export async function recheckByBloom(
   );
   return { missing, asked };
 }
+
+/** `logs` of `filter` over [from, to] with what the blooms of `headers` show was left out, in order. */
+export async function completeByBloom(
+  filter: LogFilter,
+  logs: readonly IndexerLog[],
+  headers: ReadonlyMap<number, BlockHeader>,
+  from: number,
+  to: number,
+  byHash: (filter: LogFilter, blockHash: Hash) => Promise<IndexerLog[]>,
+): Promise<{ logs: IndexerLog[]; missing: number }> {
+  const { missing } = await recheckByBloom([{ filter, logs }], headers, from, to, byHash);
+  const found = missing[0]!;
+  if (found.length === 0) return { logs: [...logs], missing: 0 };
+  const all = [...logs, ...found].sort(
+    (a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!,
+  );
+  return { logs: all, missing: found.length };
+}
