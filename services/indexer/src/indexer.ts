@@ -42,7 +42,7 @@ import type { IndexerMetrics } from './metrics.js';
 import { BatchPipeline } from './pipeline.js';
 import { createThreadedPublisher, type RecordPublisher } from './publisher/index.js';
 import { type BlockWalk, processBlock } from './sync/block.js';
-import { completeByBloom, recheckByBloom } from './sync/bloom.js';
+import { completeByBloom, missingChunkLogs, type ShortAnswers } from './sync/bloom.js';
 import { checkConsistency, decodeAll, RangePlanner } from './sync/ranges.js';
 import { planReorg, revertRecord } from './sync/reorg.js';
 import {
@@ -608,30 +608,28 @@ export class IndexerEngine {
     }
   }
 
-  /**
-   * The factory's logs over [from, to]; where the range reaches into the kept window (near the
-   * head, where a node behind it answers short) completed by the blocks' blooms (sync/bloom.ts).
-   */
+  /** Completing eth_getLogs answers a node behind the head left short (sync/bloom.ts). */
+  private get shortAnswers(): ShortAnswers {
+    return {
+      byHash: (f, hash) => this.rpc(() => getLogsByBlockHash(this.logsClient, f, hash)),
+      log: this.log,
+      onShort: () => this.metrics.inconsistentRanges.inc(),
+    };
+  }
+  private get factoryFilter(): LogFilter {
+    return { address: [this.o.factory], topic0: FACTORY_TOPICS };
+  }
+
+  /** The factory's logs over [from, to], completed by the blooms where the range reaches into the kept window. */
   private async factoryLogs(from: number, to: number, target: number): Promise<IndexerLog[]> {
-    const filter: LogFilter = { address: [this.o.factory], topic0: FACTORY_TOPICS };
-    const logs = await this.getLogs(filter, from, to);
-    const checkFrom = Math.max(from, target - this.o.reorgWindow + 1);
-    if (checkFrom > to) return logs;
-    const nums = Array.from({ length: to - checkFrom + 1 }, (_, i) => checkFrom + i);
-    const done = await completeByBloom(
-      filter,
-      logs,
-      await this.headers(nums, true),
-      checkFrom,
-      to,
-      (f, hash) => this.rpc(() => getLogsByBlockHash(this.logsClient, f, hash)),
+    const logs = await this.getLogs(this.factoryFilter, from, to);
+    const check = Math.max(from, target - this.o.reorgWindow + 1);
+    if (check > to) return logs;
+    const headers = await this.headers(
+      Array.from({ length: to - check + 1 }, (_, i) => check + i),
+      true,
     );
-    if (done.missing > 0)
-      this.log.warn(
-        { from, to, missing: done.missing },
-        'factory logs came back short (a node behind the head?); completed by block hash',
-      );
-    return done.logs;
+    return completeByBloom(this.factoryFilter, logs, headers, check, to, this.shortAnswers);
   }
 
   /** Factory logs of the segment: the vaults it creates, their tokens and pools, feed changes. */
@@ -754,7 +752,12 @@ export class IndexerEngine {
         [...want].sort((a, b) => a - b),
         true,
       );
-      const short = await this.recheckShort(seg, from, to, lists, headers);
+      const short = await missingChunkLogs(
+        { from, to, filters: seg.filters, lists },
+        { filter: this.factoryFilter, logs: seg.factoryLogs },
+        headers,
+        this.shortAnswers,
+      );
       if (short.length > 0) {
         for (const l of short) logs.push(l);
         logs.sort((a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!);
@@ -782,53 +785,6 @@ export class IndexerEngine {
       const bad = decoded!.failures[0]!;
       return this.badLog(bad.log, bad.reason, from, to);
     }
-  }
-
-  /**
-   * Logs a node behind the head left out of the range answers (sync/bloom.ts), found by the kept
-   * headers' blooms and asked again by hash. Factory logs come from the segment's scan: one
-   * missing there fails the step (the segment is discovered again from the checkpoint).
-   */
-  private async recheckShort(
-    seg: Segment,
-    from: number,
-    to: number,
-    lists: readonly IndexerLog[][],
-    headers: ReadonlyMap<number, BlockHeader>,
-  ): Promise<IndexerLog[]> {
-    const factoryFilter: LogFilter = { address: [this.o.factory], topic0: FACTORY_TOPICS };
-    const factoryLogs = seg.factoryLogs.filter(
-      (l) => Number(l.blockNumber) >= from && Number(l.blockNumber) <= to,
-    );
-    const { missing, asked } = await recheckByBloom(
-      [
-        ...seg.filters.map((filter, i) => ({ filter, logs: lists[i]! })),
-        { filter: factoryFilter, logs: factoryLogs },
-      ],
-      headers,
-      from,
-      to,
-      (f, hash) => this.rpc(() => getLogsByBlockHash(this.logsClient, f, hash)),
-    );
-    const factoryMissing = missing.pop()!;
-    const found = missing.flat();
-    if (asked > 0)
-      this.log.debug(
-        { from, to, asked, found: found.length + factoryMissing.length },
-        'bloom positives asked again by hash',
-      );
-    if (found.length > 0 || factoryMissing.length > 0) {
-      this.metrics.inconsistentRanges.inc();
-      this.log.warn(
-        { from, to, missing: found.length, factoryMissing: factoryMissing.length },
-        'a log range came back short (a node behind the head?); completed by block hash',
-      );
-    }
-    if (factoryMissing.length > 0)
-      throw new InconsistentRangeError(
-        `range ${from}..${to}: ${factoryMissing.length} factory log(s) missing from the segment's scan (a node behind the head answered it)`,
-      );
-    return found;
   }
 
   private async badLog(log: IndexerLog, reason: string, from: number, to: number): Promise<never> {

@@ -1,6 +1,13 @@
 import { type BlockHeader, bloomOf, type IndexerLog, type LogFilter } from '@vault-yield/chain';
 import { describe, expect, it } from 'vitest';
-import { recheckByBloom, unansweredBlocks } from './bloom.js';
+import { InconsistentRangeError } from '../errors.js';
+import {
+  completeByBloom,
+  missingChunkLogs,
+  recheckByBloom,
+  type ShortAnswers,
+  unansweredBlocks,
+} from './bloom.js';
 
 type Hex = `0x${string}`;
 const ours = '0x00000000000000000000000000000000000000aa' as Hex;
@@ -53,5 +60,26 @@ describe('logs a node behind the head left out', () => {
     expect(asked).toHaveLength(2);
     expect(r.asked).toBe(2);
     expect(r.missing[0]!.map((l) => Number(l.blockNumber))).toEqual([11, 13]);
+  });
+
+  it('completes a short answer in block order; a short factory scan fails the chunk', async () => {
+    let short = 0;
+    const d: ShortAnswers = {
+      byHash: async (_f, h) => [log(Number(BigInt(h)), ours)],
+      log: { warn: () => {}, debug: () => {} } as unknown as ShortAnswers['log'],
+      onShort: () => short++,
+    };
+    const done = await completeByBloom(filter, [log(11, ours)], headers, 10, 14, d);
+    expect(done.map((l) => Number(l.blockNumber))).toEqual([11, 13]);
+    expect(short).toBe(1);
+    const other: LogFilter = { address: [theirs], topic0: [topic] };
+    // The chunk's own filter answered whole; the factory's (here: `filter`) left out 13.
+    const got = await missingChunkLogs(
+      { from: 10, to: 14, filters: [other], lists: [[log(12, theirs)]] },
+      { filter, logs: [log(11, ours)] },
+      headers,
+      d,
+    ).catch((e: unknown) => e);
+    expect(got).toBeInstanceOf(InconsistentRangeError);
   });
 });

@@ -6,6 +6,8 @@ import {
   type IndexerLog,
   type LogFilter,
 } from '@vault-yield/chain';
+import type { Logger } from '@vault-yield/common';
+import { InconsistentRangeError } from '../errors.js';
 
 type Hash = `0x${string}`;
 
@@ -74,6 +76,15 @@ export async function recheckByBloom(
   return { missing, asked };
 }
 
+/** What completing short answers needs from the indexer. */
+export interface ShortAnswers {
+  /** eth_getLogs of one block by hash, with the caller's retries. */
+  byHash(filter: LogFilter, blockHash: Hash): Promise<IndexerLog[]>;
+  log: Logger;
+  /** Called once per range found short. */
+  onShort(): void;
+}
+
 /** `logs` of `filter` over [from, to] with what the blooms of `headers` show was left out, in order. */
 export async function completeByBloom(
   filter: LogFilter,
@@ -81,13 +92,56 @@ export async function completeByBloom(
   headers: ReadonlyMap<number, BlockHeader>,
   from: number,
   to: number,
-  byHash: (filter: LogFilter, blockHash: Hash) => Promise<IndexerLog[]>,
-): Promise<{ logs: IndexerLog[]; missing: number }> {
-  const { missing } = await recheckByBloom([{ filter, logs }], headers, from, to, byHash);
+  d: ShortAnswers,
+): Promise<IndexerLog[]> {
+  const { missing } = await recheckByBloom([{ filter, logs }], headers, from, to, d.byHash);
   const found = missing[0]!;
-  if (found.length === 0) return { logs: [...logs], missing: 0 };
-  const all = [...logs, ...found].sort(
+  if (found.length === 0) return [...logs];
+  d.onShort();
+  d.log.warn(
+    { from, to, missing: found.length },
+    'logs came back short (a node behind the head?); completed by block hash',
+  );
+  return [...logs, ...found].sort(
     (a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!,
   );
-  return { logs: all, missing: found.length };
+}
+
+/**
+ * The logs a chunk's range answers left out (its filters' `lists`, in order), found by `headers`'
+ * blooms and asked again by hash. The chunk's factory logs come from its segment's scan (already
+ * completed near the head): one missing there throws, and the step starts again from the checkpoint.
+ */
+export async function missingChunkLogs(
+  chunk: { from: number; to: number; filters: readonly LogFilter[]; lists: readonly IndexerLog[][] },
+  factory: { filter: LogFilter; logs: readonly IndexerLog[] },
+  headers: ReadonlyMap<number, BlockHeader>,
+  d: ShortAnswers,
+): Promise<IndexerLog[]> {
+  const { from, to } = chunk;
+  const inRange = factory.logs.filter((l) => Number(l.blockNumber) >= from && Number(l.blockNumber) <= to);
+  const { missing, asked } = await recheckByBloom(
+    [
+      ...chunk.filters.map((filter, i) => ({ filter, logs: chunk.lists[i]! })),
+      { filter: factory.filter, logs: inRange },
+    ],
+    headers,
+    from,
+    to,
+    d.byHash,
+  );
+  const factoryMissing = missing.pop()!;
+  const found = missing.flat();
+  if (asked > 0) d.log.debug({ from, to, asked, found: found.length }, 'bloom positives asked again by hash');
+  if (found.length === 0 && factoryMissing.length === 0) return found;
+  d.onShort();
+  d.log.warn(
+    { from, to, missing: found.length, factoryMissing: factoryMissing.length },
+    'a log range came back short (a node behind the head?); completed by block hash',
+  );
+  if (factoryMissing.length > 0)
+    throw new InconsistentRangeError(
+      `range ${from}..${to}: ${factoryMissing.length} factory log(s) missing from the segment's scan (a node behind the head answered it)`,
+    );
+  return found;
 }
