@@ -55,9 +55,15 @@ export function createCountingChainClient(
    * send the same call again at once).
    */
   let notBefore = 0;
+  const gate = async () => {
+    for (let wait = notBefore - Date.now(); wait > 0; wait = notBefore - Date.now())
+      await new Promise((r) => setTimeout(r, wait));
+  };
+  // Calls wait before their request starts (its time-out would otherwise run out in the wait,
+  // and the answer to a call sent at the very end of it be dropped unread); fetchFn waits again
+  // for requests already under way when the 429 came.
   const fetchFn: typeof fetch = async (input, init) => {
-    const wait = notBefore - Date.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await gate();
     const res = await fetch(input, init);
     if (res.status === 429) {
       const ms = retryAfterMs({ headers: res.headers });
@@ -90,6 +96,7 @@ export function createCountingChainClient(
           onCoalesced: () => {
             stats.coalesced++;
           },
+          before: gate,
         },
       ),
     }) as ChainClient;

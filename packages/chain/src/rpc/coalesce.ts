@@ -25,7 +25,12 @@ export const COALESCED_METHODS: ReadonlySet<string> = new Set([
  */
 export function coalesceTransport<T extends Transport>(
   transport: T,
-  opts: { methods?: ReadonlySet<string>; onCoalesced?: (method: string) => void } = {},
+  opts: {
+    methods?: ReadonlySet<string>;
+    onCoalesced?: (method: string) => void;
+    /** Awaited before a call goes to the transport (before its time-out starts), e.g. a Retry-After. */
+    before?: () => Promise<void> | void;
+  } = {},
 ): T {
   const methods = opts.methods ?? COALESCED_METHODS;
   return ((config: Parameters<T>[0]) => {
