@@ -27,6 +27,13 @@ export interface ProxyStats {
   served: Map<string, number>;
   /** For each rate-limited call answered again later: ms between the 429 and its retry. */
   retryGapsMs: number[];
+  /** The call (method and params, cut short) of each gap, for messages. */
+  retryGapCalls: string[];
+  /**
+   * 429s whose client gave up on the request before reading the answer (its time-out closed the
+   * connection): it never saw that Retry-After, so its next copy of the call is not a retry of it.
+   */
+  abandoned429: number;
 }
 
 export interface RpcProxy {
@@ -54,7 +61,13 @@ const num = (v: unknown): number | null =>
 const keyOf = (c: Call) => JSON.stringify([c.method, c.params ?? []]);
 
 export async function startRpcProxy(o: ProxyOptions): Promise<RpcProxy> {
-  const stats: ProxyStats = { requests: 0, served: new Map(), retryGapsMs: [] };
+  const stats: ProxyStats = {
+    requests: 0,
+    served: new Map(),
+    retryGapsMs: [],
+    retryGapCalls: [],
+    abandoned429: 0,
+  };
   const limitedAt = new Map<string, number>();
   let refusals = 0;
   const count = (name: string) => stats.served.set(name, (stats.served.get(name) ?? 0) + 1);
@@ -73,12 +86,55 @@ export async function startRpcProxy(o: ProxyOptions): Promise<RpcProxy> {
         .result,
     ) ?? 0;
 
-  /** What a node `behind` blocks behind answers (geth-like: clamps log ranges, null beyond its head). */
+  /** The number of a block named by hash (EIP-1898 `{ blockHash }` or a bare hash); null if none. */
+  const numberOfHash = async (hash: unknown): Promise<number | null> => {
+    if (typeof hash !== 'string') return null;
+    const b = (
+      await upstream([{ jsonrpc: '2.0', id: 0, method: 'eth_getBlockByHash', params: [hash, false] }])
+    )[0] as {
+      result: { number: string } | null;
+    };
+    return b.result ? num(b.result.number) : null;
+  };
+  const refuse = (c: Call, message: string) => ({
+    jsonrpc: '2.0',
+    id: c.id,
+    error: { code: -32000, message },
+  });
+
+  /**
+   * What a node `behind` blocks behind answers (geth-like): clamps log ranges past its head to the
+   * blocks it has (short, no error), null for headers beyond it, "header not found" for a call at
+   * a block beyond it (by number or hash), "unknown block" for logs of a block hash it lacks.
+   */
   async function lagging(calls: Call[], behind: number): Promise<unknown[]> {
     const its = Math.max(0, (await head()) - behind);
     const out: unknown[] = [];
     for (const c of calls) {
       const p = c.params ?? [];
+      const byHash = (p[1] as { blockHash?: unknown } | undefined)?.blockHash;
+      if (
+        c.method === 'eth_call' &&
+        byHash !== undefined &&
+        ((await numberOfHash(byHash)) ?? its + 1) > its
+      ) {
+        count('lagging: eth_call beyond its head');
+        out.push(refuse(c, 'header not found'));
+        continue;
+      }
+      if (c.method === 'eth_getBlockByHash' && ((await numberOfHash(p[0])) ?? its + 1) > its) {
+        count('lagging: block beyond its head');
+        out.push({ jsonrpc: '2.0', id: c.id, result: null });
+        continue;
+      }
+      const logsHash = (p[0] as { blockHash?: unknown } | undefined)?.blockHash;
+      if (c.method === 'eth_getLogs' && logsHash !== undefined) {
+        if (((await numberOfHash(logsHash)) ?? its + 1) > its) {
+          count('lagging: getLogs by hash beyond its head');
+          out.push(refuse(c, 'unknown block'));
+        } else out.push(...(await upstream([c])));
+        continue;
+      }
       if (c.method === 'eth_blockNumber') {
         out.push({ jsonrpc: '2.0', id: c.id, result: hex(its) });
         continue;
@@ -106,7 +162,7 @@ export async function startRpcProxy(o: ProxyOptions): Promise<RpcProxy> {
       }
       if (c.method === 'eth_call' && (num(p[1]) ?? 0) > its) {
         count('lagging: eth_call beyond its head');
-        out.push({ jsonrpc: '2.0', id: c.id, error: { code: -32000, message: 'header not found' } });
+        out.push(refuse(c, 'header not found'));
         continue;
       }
       out.push(...(await upstream([c])));
@@ -131,7 +187,14 @@ export async function startRpcProxy(o: ProxyOptions): Promise<RpcProxy> {
       : { jsonrpc: '2.0', id: c.id, error: { code: -32600, message: 'block range is too large' } };
   }
 
+  let arrivals = 0;
+  const limitedSeq = new Map<string, number>();
+  const watching = new WeakMap<object, () => void>();
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    const seq = ++arrivals;
+    watching.get(req.socket)?.();
+    watching.delete(req.socket);
+    const t0 = Date.now();
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Call | Call[];
@@ -142,13 +205,35 @@ export async function startRpcProxy(o: ProxyOptions): Promise<RpcProxy> {
       const at = limitedAt.get(keyOf(c));
       if (at !== undefined) {
         stats.retryGapsMs.push(now - at);
+        stats.retryGapCalls.push(
+          `[#${seq} after the 429'd #${limitedSeq.get(keyOf(c))}, body read ${now - t0} ms] ${keyOf(c).slice(0, 120)}`,
+        );
         limitedAt.delete(keyOf(c));
       }
     }
     const fault = o.fault(n, calls);
     if (fault?.kind === 'status') {
       count(`HTTP ${fault.status}`);
-      if (fault.status === 429) for (const c of calls) limitedAt.set(keyOf(c), now);
+      if (fault.status === 429) {
+        for (const c of calls) {
+          limitedAt.set(keyOf(c), now);
+          limitedSeq.set(keyOf(c), seq);
+        }
+        // A client that timed out closes the connection instead of reading the answer.
+        const abandoned = () => {
+          let any = false;
+          for (const c of calls)
+            if (limitedSeq.get(keyOf(c)) === seq && limitedAt.delete(keyOf(c))) any = true;
+          if (any) stats.abandoned429++;
+        };
+        // Until the connection carries another request (the answer was read) or a keep-alive
+        // close could be meant (after Retry-After), a close is a give-up.
+        const socket = req.socket;
+        const stop = () => socket.off('close', abandoned);
+        socket.once('close', abandoned);
+        watching.set(socket, stop);
+        setTimeout(stop, 1_000);
+      }
       res.writeHead(fault.status, { 'content-type': 'text/plain', ...fault.headers });
       res.end(fault.body ?? '');
       return;

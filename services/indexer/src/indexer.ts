@@ -14,6 +14,7 @@ import {
   getHeaders,
   getHeadNumber,
   getLogsAdaptive,
+  getLogsByBlockHash,
   type HeadWatcher,
   type IndexerLog,
   type LogFilter,
@@ -44,6 +45,7 @@ import type { IndexerMetrics } from './metrics.js';
 import { BatchPipeline } from './pipeline.js';
 import { createThreadedPublisher, type RecordPublisher } from './publisher/index.js';
 import { type BlockWalk, processBlock } from './sync/block.js';
+import { completeByBloom, missingChunkLogs, type ShortAnswers } from './sync/bloom.js';
 import { checkConsistency, decodeAll, RangePlanner } from './sync/ranges.js';
 import { planReorg, revertRecord } from './sync/reorg.js';
 import {
@@ -396,10 +398,11 @@ export class IndexerEngine {
     });
   }
 
-  private async headers(numbers: readonly number[]): Promise<Map<number, BlockHeader>> {
+  /** Headers by number; `required`: a block the node has not got is retried ('behind'), never left out. */
+  private async headers(numbers: readonly number[], required = false): Promise<Map<number, BlockHeader>> {
     const out = new Map<number, BlockHeader>();
     if (numbers.length === 0) return out;
-    const hs = await this.rpc(() => getHeaders(this.client, numbers));
+    const hs = await this.rpc(() => getHeaders(this.client, numbers, { required }));
     for (const h of hs) if (h) out.set(h.number, h);
     return out;
   }
@@ -587,9 +590,33 @@ export class IndexerEngine {
     }
   }
 
+  /** Completing eth_getLogs answers a node behind the head left short (sync/bloom.ts). */
+  private get shortAnswers(): ShortAnswers {
+    return {
+      byHash: (f, hash) => this.rpc(() => getLogsByBlockHash(this.logsClient, f, hash)),
+      log: this.log,
+      onShort: () => this.metrics.inconsistentRanges.inc(),
+    };
+  }
+  private get factoryFilter(): LogFilter {
+    return { address: [this.o.factory], topic0: FACTORY_TOPICS };
+  }
+
+  /** The factory's logs over [from, to], completed by the blooms where the range reaches into the kept window. */
+  private async factoryLogs(from: number, to: number, target: number): Promise<IndexerLog[]> {
+    const logs = await this.getLogs(this.factoryFilter, from, to);
+    const check = Math.max(from, target - this.o.reorgWindow + 1);
+    if (check > to) return logs;
+    const headers = await this.headers(
+      Array.from({ length: to - check + 1 }, (_, i) => check + i),
+      true,
+    );
+    return completeByBloom(this.factoryFilter, logs, headers, check, to, this.shortAnswers);
+  }
+
   /** Factory logs of the segment: the vaults it creates, their tokens and pools, feed changes. */
   private async discover(from: number, to: number, target: number): Promise<Segment> {
-    const factoryLogs = await this.getLogs({ address: [this.o.factory], topic0: FACTORY_TOPICS }, from, to);
+    const factoryLogs = await this.factoryLogs(from, to, target);
     const pendingVaults = new Map<Address, PendingVault>();
     const feedSets: { token: Address; feed: Address; block: number }[] = [];
     for (const log of factoryLogs) {
@@ -703,7 +730,20 @@ export class IndexerEngine {
       const windowStart = seg.target - this.o.reorgWindow + 1;
       for (let b = Math.max(from, windowStart); b <= to; b++) want.add(b);
       for (const l of logs) if (l.blockTimestamp === null) want.add(Number(l.blockNumber));
-      const headers = await this.headers([...want].sort((a, b) => a - b));
+      const headers = await this.headers(
+        [...want].sort((a, b) => a - b),
+        true,
+      );
+      const short = await missingChunkLogs(
+        { from, to, filters: seg.filters, lists },
+        { filter: this.factoryFilter, logs: seg.factoryLogs },
+        headers,
+        this.shortAnswers,
+      );
+      if (short.length > 0) {
+        for (const l of short) logs.push(l);
+        logs.sort((a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!);
+      }
 
       const problem = checkConsistency(logs, headers, from, to);
       const decoded = problem
@@ -814,7 +854,7 @@ export class IndexerEngine {
       if (out.touched.size > 0) touchedBy.set(b, out.touched);
     }
     this.valuedBlocks += await valuateRecords(records, {
-      read: (block, vaults) => this.rpc(() => this.valuator.read(block, vaults)),
+      read: (block, vaults, hash) => this.rpc(() => this.valuator.read(block, vaults, hash)),
       vault: (vault) => {
         const v = this.registry.get(vault) ?? this.aheadVaults.get(vault);
         if (!v) throw new IndexerHaltError(`record for vault ${vault} unknown to the registry`);

@@ -1,5 +1,6 @@
 import { createPublicClient, http } from 'viem';
 import { type ChainClient, type ChainClientConfig, chainOf } from '../client/index.js';
+import { coalesceTransport } from './coalesce.js';
 import { retryAfterMs } from './retry.js';
 
 /** JSON-RPC calls and HTTP requests made by one client (a batch is one request, many calls). */
@@ -7,6 +8,8 @@ export interface RpcStats {
   httpRequests: number;
   calls: number;
   byMethod: Map<string, number>;
+  /** Calls that joined an identical call already in flight instead of going on the wire. */
+  coalesced: number;
 }
 
 export interface CountingChainClient {
@@ -30,7 +33,7 @@ export function createCountingChainClient(
     maxLogsResponseBytes?: number;
   },
 ): CountingChainClient {
-  const stats: RpcStats = { httpRequests: 0, calls: 0, byMethod: new Map() };
+  const stats: RpcStats = { httpRequests: 0, calls: 0, byMethod: new Map(), coalesced: 0 };
   const chain = chainOf(config);
   const count = (body: unknown) => {
     if (typeof body !== 'string') return;
@@ -52,9 +55,15 @@ export function createCountingChainClient(
    * send the same call again at once).
    */
   let notBefore = 0;
+  const gate = async () => {
+    for (let wait = notBefore - Date.now(); wait > 0; wait = notBefore - Date.now())
+      await new Promise((r) => setTimeout(r, wait));
+  };
+  // Calls wait before their request starts (its time-out would otherwise run out in the wait,
+  // and the answer to a call sent at the very end of it be dropped unread); fetchFn waits again
+  // for requests already under way when the 429 came.
   const fetchFn: typeof fetch = async (input, init) => {
-    const wait = notBefore - Date.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await gate();
     const res = await fetch(input, init);
     if (res.status === 429) {
       const ms = retryAfterMs({ headers: res.headers });
@@ -67,20 +76,29 @@ export function createCountingChainClient(
       chain,
       cacheTime: config.cacheTime ?? 0,
       pollingInterval: config.pollingInterval ?? 1000,
-      transport: http(config.rpcUrl, {
-        batch: !batched || batch === false ? false : batch === true ? { batchSize: 200 } : batch,
-        // getLogs answers are large by design (the indexer sizes ranges to thousands of logs);
-        // above this the range is refused and split (classifyRpcError: 'range').
-        maxResponseBodySize: batched ? undefined : (config.maxLogsResponseBytes ?? 16 * 1024 * 1024),
-        timeout: config.timeoutMs ?? 30_000,
-        // Retries are ours (withRetry), classified; the transport's own would hide range errors.
-        retryCount: config.retryCount ?? 0,
-        fetchFn,
-        onFetchRequest: (_request, init) => {
-          stats.httpRequests++;
-          count(init.body);
+      // Identical calls in flight share one request (see coalesceTransport).
+      transport: coalesceTransport(
+        http(config.rpcUrl, {
+          batch: !batched || batch === false ? false : batch === true ? { batchSize: 200 } : batch,
+          // getLogs answers are large by design (the indexer sizes ranges to thousands of logs);
+          // above this the range is refused and split (classifyRpcError: 'range').
+          maxResponseBodySize: batched ? undefined : (config.maxLogsResponseBytes ?? 16 * 1024 * 1024),
+          timeout: config.timeoutMs ?? 30_000,
+          // Retries are ours (withRetry), classified; the transport's own would hide range errors.
+          retryCount: config.retryCount ?? 0,
+          fetchFn,
+          onFetchRequest: (_request, init) => {
+            stats.httpRequests++;
+            count(init.body);
+          },
+        }),
+        {
+          onCoalesced: () => {
+            stats.coalesced++;
+          },
+          before: gate,
         },
-      }),
+      ),
     }) as ChainClient;
   return { client: make(true), logsClient: make(false), stats };
 }

@@ -15,6 +15,12 @@ describe('classifyRpcError', () => {
     ['request timed out', 'timeout'],
     ['fetch failed', 'transient'],
     ['execution reverted', 'fatal'],
+    ['header not found', 'behind'],
+    ['header for hash not found', 'behind'],
+    ['unknown block', 'behind'],
+    ['block out of range', 'behind'],
+    ['block range extends beyond current head block', 'behind'],
+    ['toBlock is greater than the latest block', 'behind'],
   ] as const)('%s → %s', (message, kind) => {
     expect(classifyRpcError(err(message))).toBe(kind);
   });
@@ -25,5 +31,20 @@ describe('classifyRpcError', () => {
     expect(classifyRpcError(err('x', { status: 503 }))).toBe('transient');
     expect(classifyRpcError(err('x', { name: 'TimeoutError' }))).toBe('timeout');
     expect(classifyRpcError(Object.assign(err('x'), { name: 'TimeoutError' }))).toBe('timeout');
+  });
+});
+
+describe('classifyRpcError through a wrapping error', () => {
+  it('classifies by the cause a wrapper keeps (a multicall that failed as a whole)', () => {
+    const timeout = Object.assign(new Error('The request took too long to respond.'), {
+      name: 'TimeoutError',
+      details: 'The request timed out.',
+    });
+    expect(classifyRpcError(new Error('slot0 on 0xpool at block 5 failed: x', { cause: timeout }))).toBe(
+      'timeout',
+    );
+    expect(classifyRpcError(new Error('slot0 failed', { cause: err('x', { status: 429 }) }))).toBe(
+      'rate-limit',
+    );
   });
 });

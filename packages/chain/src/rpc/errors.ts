@@ -10,6 +10,11 @@ export type RpcErrorKind =
   | 'timeout'
   /** Rate limited (HTTP 429, -32005 limit): back off and retry. */
   | 'rate-limit'
+  /**
+   * The node has not got the block yet ("header not found", "unknown block", "block out of
+   * range"): a node behind the head, e.g. one of several behind one URL. Retry, patiently.
+   */
+  | 'behind'
   /** Network / 5xx / connection reset: retry. */
   | 'transient'
   /** Anything else (bad params, execution reverted): retrying will not help. */
@@ -28,6 +33,17 @@ const rangePatterns = [
   /limit exceeded/i,
   /query timeout exceeded/i,
   /payload too large/i,
+];
+
+/** Real providers' wording for "I don't have that block (yet)" (geth, erigon, reth, Alchemy, Infura, QuickNode). */
+const behindPatterns = [
+  /header (for hash )?not found/i,
+  /unknown block/i,
+  /block (is )?not found/i,
+  /block (number )?out of range/i,
+  /beyond (the )?current head/i,
+  /greater than (the )?(latest|current|head) block/i,
+  /requested block .*(not (yet )?available|in the future)/i,
 ];
 
 function messageOf(err: unknown): string {
@@ -69,6 +85,7 @@ export function classifyRpcError(err: unknown): RpcErrorKind {
   if (status === 413 || name === 'ResponseBodyTooLargeError' || /exceeded the size limit/i.test(msg))
     return 'range';
   if (status === 429 || /rate limit|too many requests/i.test(msg)) return 'rate-limit';
+  if (behindPatterns.some((p) => p.test(msg))) return 'behind';
   if (rangePatterns.some((p) => p.test(msg))) return 'range';
   const code = codeOf(err);
   if (code === -32005) return 'range';

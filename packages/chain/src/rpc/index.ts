@@ -1,10 +1,19 @@
 /** RPC plumbing for the indexer: counted client, classified errors, retries, adaptive getLogs, headers, state reads. */
-export { type BlockHeader, getChainIdFromNode, getHeaders, getHeadNumber } from './blocks.js';
+export {
+  type BlockHeader,
+  BlockNotAvailableError,
+  getChainIdFromNode,
+  getHeaders,
+  getHeadNumber,
+} from './blocks.js';
+export { type BloomFilter, bloomMayMatch, bloomOf, compileBloomFilter } from './bloom.js';
 export { type CountingChainClient, createCountingChainClient, type RpcStats } from './client.js';
+export { COALESCED_METHODS, coalesceTransport } from './coalesce.js';
 export { classifyRpcError, describeRpcError, type RpcErrorKind } from './errors.js';
 export {
   type AdaptiveLogsOptions,
   getLogsAdaptive,
+  getLogsByBlockHash,
   getLogsOnce,
   type IndexerLog,
   type LogFilter,

@@ -47,6 +47,16 @@ function toLog(l: RpcLog): IndexerLog {
   };
 }
 
+function filterParams(filter: LogFilter, block: Record<string, string>): Record<string, unknown> {
+  const params: Record<string, unknown> = {
+    ...block,
+    topics: [filter.topic0.length === 1 ? filter.topic0[0] : [...filter.topic0]],
+  };
+  if (filter.topic2) (params.topics as unknown[]).push(null, [...filter.topic2]);
+  if (filter.address) params.address = filter.address.length === 1 ? filter.address[0] : [...filter.address];
+  return params;
+}
+
 /** One eth_getLogs over [from, to] (inclusive), no retry, no split. */
 export async function getLogsOnce(
   client: ChainClient,
@@ -54,16 +64,26 @@ export async function getLogsOnce(
   from: number,
   to: number,
 ): Promise<IndexerLog[]> {
-  const params: Record<string, unknown> = {
-    fromBlock: hex(from),
-    toBlock: hex(to),
-    topics: [filter.topic0.length === 1 ? filter.topic0[0] : [...filter.topic0]],
-  };
-  if (filter.topic2) (params.topics as unknown[]).push(null, [...filter.topic2]);
-  if (filter.address) params.address = filter.address.length === 1 ? filter.address[0] : [...filter.address];
+  const params = filterParams(filter, { fromBlock: hex(from), toBlock: hex(to) });
   const raw = (await client.request({
     method: 'eth_getLogs',
     params: [params] as never,
+  })) as unknown as RpcLog[];
+  return raw.map(toLog);
+}
+
+/**
+ * eth_getLogs of one block named by hash (EIP-234), no retry: a node that has not got the block
+ * refuses it ("unknown block": 'behind') where a range query past its head answers short.
+ */
+export async function getLogsByBlockHash(
+  client: ChainClient,
+  filter: LogFilter,
+  blockHash: Hash,
+): Promise<IndexerLog[]> {
+  const raw = (await client.request({
+    method: 'eth_getLogs',
+    params: [filterParams(filter, { blockHash })] as never,
   })) as unknown as RpcLog[];
   return raw.map(toLog);
 }
@@ -94,7 +114,9 @@ export async function getLogsAdaptive(
       ...opts,
       // Range refusals and timeouts are answered by splitting, not by asking again.
       retryOn:
-        to - from + 1 > minRange ? ['rate-limit', 'transient'] : ['timeout', 'rate-limit', 'transient'],
+        to - from + 1 > minRange
+          ? ['rate-limit', 'transient', 'behind']
+          : ['timeout', 'rate-limit', 'transient', 'behind'],
     });
   } catch (err) {
     const kind = classifyRpcError(err);

@@ -53,3 +53,28 @@ describe('Retry-After', () => {
     expect(await firstDelay(unavailable)).toBeLessThan(100);
   });
 });
+
+describe('a node behind the head', () => {
+  it("retries 'behind' answers on a budget of their own, not the others'", async () => {
+    let n = 0;
+    const got = await withRetry(
+      async () => {
+        n++;
+        if (n <= 8) throw new Error('header not found');
+        if (n === 9) throw new Error('fetch failed');
+        return 'ok';
+      },
+      { retries: 1, baseDelayMs: 1 },
+    );
+    expect(got).toBe('ok');
+    expect(n).toBe(10);
+    await expect(
+      withRetry(
+        async () => {
+          throw new Error('unknown block');
+        },
+        { behindRetries: 3, baseDelayMs: 1 },
+      ),
+    ).rejects.toThrow('unknown block');
+  });
+});

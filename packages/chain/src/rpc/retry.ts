@@ -6,6 +6,11 @@ export interface RetryOptions {
   /** First back-off (ms, default 100); doubles each attempt up to maxDelayMs (default 5000). */
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /**
+   * Retries of 'behind' answers (the node has not got the block yet), on a budget of their own
+   * so a lagging node does not spend the others: default 40, each ≤ 1 s apart (≈ 30 s in all).
+   */
+  behindRetries?: number;
   /** Which kinds to retry (default: everything but 'fatal'). */
   retryOn?: readonly RpcErrorKind[];
   /** Called before each retry (log it, count it). */
@@ -60,17 +65,29 @@ export async function withRetry<T>(fn: () => Promise<T>, opts: RetryOptions = {}
   const retries = opts.retries ?? 5;
   const base = opts.baseDelayMs ?? 100;
   const max = opts.maxDelayMs ?? 5000;
-  const retryOn = opts.retryOn ?? ['range', 'timeout', 'rate-limit', 'transient'];
-  for (let attempt = 0; ; attempt++) {
+  const behindRetries = opts.behindRetries ?? 40;
+  const retryOn = opts.retryOn ?? ['range', 'timeout', 'rate-limit', 'transient', 'behind'];
+  let attempt = 0;
+  let behind = 0;
+  for (;;) {
     try {
       return await fn();
     } catch (error) {
       const kind = classifyRpcError(error);
-      if (attempt >= retries || !retryOn.includes(kind) || opts.signal?.aborted) throw error;
-      const backoff = Math.min(max, base * 2 ** attempt) * (0.5 + Math.random() / 2);
+      if (!retryOn.includes(kind) || opts.signal?.aborted) throw error;
+      if (kind === 'behind') {
+        if (behind++ >= behindRetries) throw error;
+        const delayMs = Math.min(1000, base * 2 ** Math.min(behind - 1, 10)) * (0.5 + Math.random() / 2);
+        opts.onRetry?.({ attempt: attempt + behind, kind, error, delayMs });
+        await sleep(delayMs, opts.signal);
+        continue;
+      }
+      if (attempt >= retries) throw error;
+      attempt++;
+      const backoff = Math.min(max, base * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
       const asked = kind === 'rate-limit' ? retryAfterMs(error) : undefined;
       const delayMs = asked === undefined ? backoff : Math.max(backoff, asked);
-      opts.onRetry?.({ attempt: attempt + 1, kind, error, delayMs });
+      opts.onRetry?.({ attempt, kind, error, delayMs });
       await sleep(delayMs, opts.signal);
     }
   }

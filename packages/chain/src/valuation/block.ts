@@ -7,7 +7,15 @@ import {
   type TokenContext,
   type ValuationContext,
 } from '@vault-yield/domain';
-import { type Address, BaseError, decodeErrorResult, encodeDeployData, type Hex, parseAbi } from 'viem';
+import {
+  type Address,
+  BaseError,
+  decodeErrorResult,
+  encodeDeployData,
+  type Hash,
+  type Hex,
+  parseAbi,
+} from 'viem';
 import type { ChainClient } from '../client/index.js';
 import { formatScaled } from './decimal.js';
 
@@ -62,8 +70,16 @@ export interface BlockValuatorConfig {
 }
 
 export interface BlockValuator {
-  /** Contexts by vault (lowercase), each the vault's state after `block`. */
-  read(block: number, vaults: readonly ValuedVault[]): Promise<Map<Address, ValuationContext>>;
+  /**
+   * Contexts by vault (lowercase), each the vault's state after `block`. With `blockHash` the
+   * reads name the block by hash (EIP-1898): a node without that block refuses them ('behind')
+   * instead of answering from another one.
+   */
+  read(
+    block: number,
+    vaults: readonly ValuedVault[],
+    blockHash?: Hash,
+  ): Promise<Map<Address, ValuationContext>>;
   /** eth_calls made so far (each one lens call). */
   readonly calls: number;
 }
@@ -197,6 +213,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
   /** One lens call at `block`; a batch whose answer overflows the size limit is halved. */
   const lens = async (
     block: bigint,
+    blockHash: Hash | undefined,
     tokens: readonly Address[],
     pools: readonly Address[],
     batch: readonly ValuedVault[],
@@ -215,14 +232,16 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     });
     calls++;
     try {
-      const { data: answer } = await client.call({ data, blockNumber: block });
+      const { data: answer } = await client.call(
+        blockHash ? { data, blockHash } : { data, blockNumber: block },
+      );
       return [{ batch, words: new Words(answer ?? '0x') }];
     } catch (err) {
       if (batch.length > 1 && isSizeLimit(err)) {
         const half = Math.ceil(batch.length / 2);
         const [a, b] = await Promise.all([
-          lens(block, tokens, pools, batch.slice(0, half)),
-          lens(block, tokens, pools, batch.slice(half)),
+          lens(block, blockHash, tokens, pools, batch.slice(0, half)),
+          lens(block, blockHash, tokens, pools, batch.slice(half)),
         ]);
         return [...a, ...b];
       }
@@ -236,7 +255,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     }
   };
 
-  const read = async (blockNumber: number, vaults: readonly ValuedVault[]) => {
+  const read = async (blockNumber: number, vaults: readonly ValuedVault[], blockHash?: Hash) => {
     const block = BigInt(blockNumber);
     const tokens = [...new Set(vaults.flatMap(tokensOf))].sort();
     const pools = [...new Set(vaults.map((v) => lower(v.pool)))].sort();
@@ -251,7 +270,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     const worker = async () => {
       while (next < jobs.length) {
         const i = next++;
-        answers[i] = await lens(block, tokens, pools, jobs[i]!);
+        answers[i] = await lens(block, blockHash, tokens, pools, jobs[i]!);
       }
     };
     await Promise.all(Array.from({ length: Math.min(inFlight, jobs.length) }, worker));

@@ -21,6 +21,12 @@ export interface ReorgPlan {
  * Compares the kept blocks with the canonical headers: null when every kept block is still
  * canonical, else the common ancestor and what lies above it. Throws ReorgTooDeepError when no
  * kept block is canonical (the reorg is deeper than the window) — with what to do about it.
+ *
+ * A kept block the node returned no header for proves nothing alone: a node behind the head (one
+ * of several behind one URL) has not got it yet, and a chain cut shorter (a rollback) has not got
+ * it any more. Such blocks at the top count as orphaned only below a proven difference — a lower
+ * block whose hash changed; with none, the answer is null (wait: the chain grows past them again,
+ * with new hashes where it was reorganised).
  */
 export function planReorg(
   kept: Iterable<StoredBlock>,
@@ -30,21 +36,20 @@ export function planReorg(
   const stored = [...kept].sort((a, b) => b.blockNumber - a.blockNumber);
   const orphaned: StoredBlock[] = [];
   let ancestor: StoredBlock | undefined;
+  let proven = false;
   for (const s of stored) {
-    if (canonical.get(s.blockNumber)?.hash === s.blockHash) {
+    const c = canonical.get(s.blockNumber);
+    if (c?.hash === s.blockHash) {
       ancestor = s;
       break;
     }
+    if (c) proven = true;
     orphaned.push(s);
   }
-  if (orphaned.length === 0) return null;
+  if (orphaned.length === 0 || !proven) return null;
   const lowest = stored[stored.length - 1]!;
   if (!ancestor || orphaned[orphaned.length - 1]!.blockNumber !== ancestor.blockNumber + 1) {
-    throw new ReorgTooDeepError(
-      `reorg deeper than the kept window: no kept block from ${lowest.blockNumber} to ${stored[0]!.blockNumber} ` +
-        `is still canonical (REORG_WINDOW=${reorgWindow}). Published records of orphaned blocks cannot be ` +
-        'reverted safely; rebuild the topic from a fresh checkpoint.',
-    );
+    throw new ReorgTooDeepError(reorgTooDeepMessage(lowest.blockNumber, stored[0]!.blockNumber, reorgWindow));
   }
   orphaned.reverse();
   const touched = new Map<Address, string[]>();
@@ -61,6 +66,20 @@ export function planReorg(
     depth: orphaned[orphaned.length - 1]!.blockNumber - ancestor.blockNumber,
     touched,
   };
+}
+
+/** What a reorg deeper than the kept window leaves, and what the operator does about it. */
+export function reorgTooDeepMessage(lowest: number, highest: number, reorgWindow: number): string {
+  return (
+    `reorg deeper than the kept window: none of the kept blocks ${lowest}..${highest} is canonical any more ` +
+    `(REORG_WINDOW=${reorgWindow}). The log holds records of orphaned blocks below the window, which cannot ` +
+    'be reverted: the indexer publishes nothing more to this topic and halts again at every start. Recover by ' +
+    'cutting a new log from the chain as it is now: `vault-yield reindex --topic <new topic>` (indexes from the ' +
+    'start block into the new topic, rebuilds the projection from it and switches the reader), then move the ' +
+    'indexer and projector to the new topic as it prints (README, "Reorgs"). Against the next one: ' +
+    'REORG_WINDOW above the deepest reorg the chain can make, or CONFIRMATIONS at least that deep (the indexer ' +
+    'then never publishes a block a reorg can still replace).'
+  );
 }
 
 /**

@@ -4,8 +4,12 @@ import type { ValuationContext, VaultRecord } from '@vault-yield/domain';
 type Address = `0x${string}`;
 
 export interface Valuation {
-  /** Contexts by vault at a block (BlockValuator.read, with the caller's retries). */
-  read(block: number, vaults: readonly ValuedVault[]): Promise<Map<Address, ValuationContext>>;
+  /** Contexts by vault at a block, named by its hash too (BlockValuator.read, with the caller's retries). */
+  read(
+    block: number,
+    vaults: readonly ValuedVault[],
+    blockHash: `0x${string}`,
+  ): Promise<Map<Address, ValuationContext>>;
   /** The valued set of a vault the records name. */
   vault(vault: Address): ValuedVault;
   /** Blocks read at once. */
@@ -32,7 +36,8 @@ export async function valuateRecords(records: readonly VaultRecord[], v: Valuati
   const worker = async () => {
     while (next < blocks.length) {
       const [block, vaults] = blocks[next++]!;
-      const contexts = await v.read(block, [...vaults.keys()].map(v.vault));
+      const hash = vaults.values().next().value![0]!.blockHash;
+      const contexts = await v.read(block, [...vaults.keys()].map(v.vault), hash);
       for (const [vault, list] of vaults) {
         const context = contexts.get(vault);
         if (!context) throw new Error(`invariant: no valuation of vault ${vault} at block ${block}`);
