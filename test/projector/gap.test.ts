@@ -1,9 +1,13 @@
+import { createLogger } from '@vault-yield/common';
 import type { VaultRecord } from '@vault-yield/domain';
+import { retryDeadLetters } from '@vault-yield/projector';
+import { createPgPool, createProjectionStore } from '@vault-yield/store';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { createHistoryGenerator } from './generator.js';
 import { checksums, createTopic, deleteTopics, projector, publish, query, VAULT_TABLES } from './support.js';
 
+const silent = createLogger({ name: 'gap-test', level: 'silent' });
 const dbs: TestDatabase[] = [];
 afterAll(async () => {
   for (const db of dbs) await db.drop();
@@ -131,9 +135,22 @@ describe('projector: a gap in a vault stream', () => {
     expect(
       await query(db.writerUrl, db.schema, 'select 1 from vault_snapshot where vault = $1', [y!.vault]),
     ).toEqual([]);
+    const lettersBefore = await checksums(db.writerUrl, db.schema, ['dead_letters']);
     // Every other vault is exactly as in the clean run.
     for (const t of VAULT_TABLES)
       expect(await othersSum(db, t, held), t).toBe(await othersSum(cleanDb, t, held));
+
+    // A dead-letter retry does not fold past the gap either: the letters stay, with what to do.
+    const pool = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'gap-retry', max: 2 });
+    try {
+      const outcomes = await retryDeadLetters(createProjectionStore(pool), silent);
+      expect(outcomes).toHaveLength(2);
+      for (const o of outcomes)
+        expect(o).toMatchObject({ ok: false, reason: expect.stringMatching(/still missing/) });
+    } finally {
+      await pool.end();
+    }
+    expect(await checksums(db.writerUrl, db.schema, ['dead_letters'])).toEqual(lettersBefore);
 
     // The missing records are published again (after the held ones): a fresh instance (no
     // cached states) folds them, then the held records, and nothing is left behind.
