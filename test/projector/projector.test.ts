@@ -301,4 +301,43 @@ describe('projector: revert', () => {
       await checksums(expected.writerUrl, expected.schema, VAULT_TABLES),
     );
   });
+
+  it('a vault created in the orphaned blocks goes with the revert and is created again from seq 1', async () => {
+    const gen = createHistoryGenerator({ vaults: 2, seed: 21 });
+    const history = gen.take(40);
+    const fresh = createHistoryGenerator({ vaults: 1, seed: 99, startBlock: gen.block() + 10 });
+    // The canonical chain creates it too (the indexer numbers it from 1 again: a new registry entry).
+    const canonical = fresh.take(3);
+    expect(canonical.map((r) => [r.type, r.seq])).toEqual([
+      ['vault.created', 1],
+      [canonical[1]!.type, 2],
+      [canonical[2]!.type, 3],
+    ]);
+    const orphaned = canonical.map((r) => ({ ...r, blockHash: blockHash(r.blockNumber, 1) }));
+    const first = canonical[0]!.blockNumber;
+    const revert = fresh.record(
+      fresh.vaults()[0]!,
+      'revert',
+      {
+        fromBlock: first,
+        orphanedBlockHashes: [...new Set(orphaned.map((r) => r.blockHash))],
+        fromSeq: 1,
+      },
+      { block: first - 1, blockHash: blockHash(first - 1) },
+    );
+    expect(revert.seq).toBe(4);
+    const reorged = uniqueTopic('proj-reorg-born');
+    const straight = uniqueTopic('proj-straight-born');
+    await createTopic(brokers(), reorged, 1);
+    await createTopic(brokers(), straight, 1);
+    // One batch: the revert and the new vault.created are folded in the same transaction.
+    await publish(brokers(), reorged, [...history, ...orphaned, revert, ...canonical]);
+    await publish(brokers(), straight, [...history, ...canonical]);
+    const got = await project(reorged, 'reorg_born');
+    const want = await project(straight, 'straight_born');
+    expect(await query(got.writerUrl, got.schema, 'select 1 from dead_letters')).toEqual([]);
+    expect(await checksums(got.writerUrl, got.schema, VAULT_TABLES)).toEqual(
+      await checksums(want.writerUrl, want.schema, VAULT_TABLES),
+    );
+  });
 });

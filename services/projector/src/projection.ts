@@ -335,7 +335,9 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         if (r.type === 'revert') {
           await flush();
           if (await revert(tx, w, r, log)) out.reverts++;
-          w.lastSeq = after;
+          // A vault created in the orphaned blocks is gone: if the canonical chain creates it
+          // again, the indexer numbers it from 1 (its registry entry went with the rewind).
+          w.lastSeq = w.state === null ? null : after;
           w.changed = w.changed || w.state !== null;
           return false;
         }
