@@ -108,8 +108,10 @@ export async function retryDeadLetters(
           log,
         );
         if (w.state) w.micros = microsOf(w.state);
-        await writeVaults(tx, [w], mine[0]!.partition);
         await tx.deleteDeadLetters(ids);
+        // Held letters not taken by this retry (--id) keep the vault held.
+        w.held = (await tx.lockHeld([target])).length > 0;
+        await writeVaults(tx, [w], mine[0]!.partition);
         await tx.markBehind([target]);
       });
       log.info({ vault, ids }, 'dead letters re-applied');
