@@ -190,6 +190,7 @@ async function publisherCeiling() {
         amount1In: '1490166371623',
       },
       schemaVersion: SCHEMA_VERSION,
+      seq: i + 1,
       chainId: 31337,
       blockTimestamp: 1_790_000_000 + Math.floor(i / 1365),
       lastInBlock: true,

@@ -90,6 +90,8 @@ describe('indexer backfill of the demo scenario', () => {
             (a.txIndex < b.txIndex || (a.txIndex === b.txIndex && a.logIndex < b.logIndex)));
         expect(ordered, `${vault}: ${recordId(a)} before ${recordId(b)}`).toBe(true);
       }
+      // Numbered 1, 2, 3, … in the log (marks included): no gap, no repeat.
+      expect(list.map((r) => r.seq)).toEqual(list.map((_r, i) => i + 1));
     }
   });
 

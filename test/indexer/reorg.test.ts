@@ -140,6 +140,12 @@ describe('indexer reorg handling', () => {
         .slice(revertAt + 1)
         .filter((r) => r.type === 'rewards.accrued' && r.blockNumber === before.number - depth + 1);
       expect(canonical.map((r) => (r.payload as { amount: string }).amount)).toEqual([String(7000 + depth)]);
+      // Numbers: the revert takes the next one above the orphaned records' and names the first
+      // it voids; the canonical records continue after it. Never a gap, never a repeat.
+      const firstVoided = mine.find((r) => orphaned.includes(r.blockHash))!;
+      expect(revert.payload.fromSeq).toBe(firstVoided.seq);
+      expect(revert.seq).toBe(mine[revertAt - 1]!.seq! + 1);
+      expect(mine.map((r) => r.seq)).toEqual(mine.map((_r, i) => i + 1));
     });
   }
 

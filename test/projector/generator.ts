@@ -214,6 +214,7 @@ export function createHistoryGenerator(options: GeneratorOptions): HistoryGenera
     const synthetic = type === 'mark' || type === 'revert';
     return {
       schemaVersion: SCHEMA_VERSION,
+      seq: m.seq,
       chainId: CHAIN_ID,
       blockNumber: b,
       blockHash: at?.blockHash ?? blockHash(b),

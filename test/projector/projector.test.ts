@@ -142,7 +142,8 @@ describe('projector: poison records', () => {
     // The fold is total over what the chain accepted; it refuses only log-rule breaks, such as a
     // record of a vault whose vault.created it never saw (envelope).
     const stranger = `0x${'ab'.repeat(20)}` as const;
-    const refused = { ...before[1]!, vault: stranger } as VaultRecord;
+    // Numbered 1, as a first record: a later number would be a gap (held, kind `gap`).
+    const refused = { ...before[1]!, vault: stranger, seq: 1 } as VaultRecord;
     const after = gen.take(40);
     await publish(brokers(), topic, before, [
       { key: m.vault, value: badJson },
@@ -242,7 +243,11 @@ describe('projector: revert', () => {
     const revert = gen.record(
       m,
       'revert',
-      { fromBlock: b + 1, orphanedBlockHashes: orphanHashes as [`0x${string}`] },
+      {
+        fromBlock: b + 1,
+        orphanedBlockHashes: orphanHashes as [`0x${string}`],
+        fromSeq: orphaned[0]!.seq!,
+      },
       { block: b + 3, blockHash: blockHash(b + 3) },
     );
     const canonical: VaultRecord[] = [
@@ -279,7 +284,9 @@ describe('projector: revert', () => {
     const reverts = (await p.metrics.reverts.get()).values[0]?.value;
     await p.stop();
 
-    await publish(brokers(), straight, [...history, ...canonical]);
+    // The same canonical history seen by a projector that never got the orphaned records (the
+    // indexer crashed before publishing them): their numbers are missing, and that is no gap.
+    await publish(brokers(), straight, [...history, revert, ...canonical]);
     const expected = await project(straight, 'straight');
 
     const [left] = await query<{ n: number }>(
@@ -292,6 +299,45 @@ describe('projector: revert', () => {
     expect(reverts).toBe(1);
     expect(await checksums(db.writerUrl, db.schema, VAULT_TABLES)).toEqual(
       await checksums(expected.writerUrl, expected.schema, VAULT_TABLES),
+    );
+  });
+
+  it('a vault created in the orphaned blocks goes with the revert and is created again from seq 1', async () => {
+    const gen = createHistoryGenerator({ vaults: 2, seed: 21 });
+    const history = gen.take(40);
+    const fresh = createHistoryGenerator({ vaults: 1, seed: 99, startBlock: gen.block() + 10 });
+    // The canonical chain creates it too (the indexer numbers it from 1 again: a new registry entry).
+    const canonical = fresh.take(3);
+    expect(canonical.map((r) => [r.type, r.seq])).toEqual([
+      ['vault.created', 1],
+      [canonical[1]!.type, 2],
+      [canonical[2]!.type, 3],
+    ]);
+    const orphaned = canonical.map((r) => ({ ...r, blockHash: blockHash(r.blockNumber, 1) }));
+    const first = canonical[0]!.blockNumber;
+    const revert = fresh.record(
+      fresh.vaults()[0]!,
+      'revert',
+      {
+        fromBlock: first,
+        orphanedBlockHashes: [...new Set(orphaned.map((r) => r.blockHash))],
+        fromSeq: 1,
+      },
+      { block: first - 1, blockHash: blockHash(first - 1) },
+    );
+    expect(revert.seq).toBe(4);
+    const reorged = uniqueTopic('proj-reorg-born');
+    const straight = uniqueTopic('proj-straight-born');
+    await createTopic(brokers(), reorged, 1);
+    await createTopic(brokers(), straight, 1);
+    // One batch: the revert and the new vault.created are folded in the same transaction.
+    await publish(brokers(), reorged, [...history, ...orphaned, revert, ...canonical]);
+    await publish(brokers(), straight, [...history, ...canonical]);
+    const got = await project(reorged, 'reorg_born');
+    const want = await project(straight, 'straight_born');
+    expect(await query(got.writerUrl, got.schema, 'select 1 from dead_letters')).toEqual([]);
+    expect(await checksums(got.writerUrl, got.schema, VAULT_TABLES)).toEqual(
+      await checksums(want.writerUrl, want.schema, VAULT_TABLES),
     );
   });
 });

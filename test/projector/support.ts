@@ -76,7 +76,9 @@ export function projector(
 
 /** Columns compared per table: everything but wall-clock and sequence-generated columns. */
 const TABLES: Record<string, { cols: string; order: string }> = {
-  vault_snapshot: { cols: '*', order: 'vault' },
+  // last_seq is a position in the log, not a figure: after a reorg it stands above a straight
+  // run's (reverts take numbers). Held vaults are compared through `held` and the dead letters.
+  vault_snapshot: { cols: `vault, to_jsonb(vault_snapshot) - 'last_seq' as r`, order: 'vault' },
   positions: { cols: '*', order: 'vault, position_id' },
   equity_points: { cols: '*', order: 'vault, seq' },
   ledger: { cols: '*', order: 'vault, chain_id, block_hash, tx_hash, log_index' },

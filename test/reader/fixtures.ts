@@ -247,7 +247,7 @@ export function samplePayload(type: RecordType | typeof RECONCILED): unknown {
 /** Inserts ledger rows; each carries a whole VaultRecord that parses with the record schema. */
 export async function insertLedger(db: Writer, specs: readonly LedgerSpec[]): Promise<void> {
   if (specs.length === 0) return;
-  const rows = specs.map((s) => {
+  const rows = specs.map((s, i) => {
     if (s.type === RECONCILED) {
       // As the projector writes it: after every transaction of the block, logIndex −2.
       const payload = s.payload ?? samplePayload(s.type);
@@ -268,6 +268,7 @@ export async function insertLedger(db: Writer, specs: readonly LedgerSpec[]): Pr
     const synthetic = s.type === 'mark' || s.type === 'revert';
     const record = vaultRecord.parse({
       schemaVersion: SCHEMA_VERSION,
+      seq: i + 1,
       chainId: s.chainId ?? 31337,
       blockNumber: s.blockNumber,
       blockHash: s.blockHash ?? blockHashOf(s.blockNumber),

@@ -10,6 +10,7 @@ export {
   type IndexerStore,
   type StoredBlock,
   type StoredIndexerVault,
+  type StoredVaultSeq,
 } from './indexer/index.js';
 export {
   appliedVersions,

@@ -21,6 +21,14 @@ export {
   ReorgTooDeepError,
 } from './errors.js';
 export { createIndexerMetrics, type IndexerMetrics } from './metrics.js';
+export {
+  type RederiveInput,
+  RepublishError,
+  type RepublishOptions,
+  type RepublishResult,
+  rederiveVaultRecords,
+  republishVault,
+} from './republish.js';
 export { type ValuationSnapshot, ValuationTracker, type ValuedSet } from './valuation.js';
 export {
   emptyMarkState,

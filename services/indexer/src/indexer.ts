@@ -48,6 +48,7 @@ import { type BlockWalk, processBlock } from './sync/block.js';
 import { completeByBloom, missingChunkLogs, type ShortAnswers } from './sync/bloom.js';
 import { checkConsistency, decodeAll, RangePlanner } from './sync/ranges.js';
 import { planReorg, revertRecord } from './sync/reorg.js';
+import { assignSeqs, revertSeqs } from './sync/sequence.js';
 import {
   type Batch,
   CHILD_TOPICS,
@@ -853,13 +854,15 @@ export class IndexerEngine {
       for (const v of out.changed) changed.add(v);
       if (out.touched.size > 0) touchedBy.set(b, out.touched);
     }
+    const entry = (vault: Address) => {
+      const v = this.registry.get(vault) ?? this.aheadVaults.get(vault);
+      if (!v) throw new IndexerHaltError(`record for vault ${vault} unknown to the registry`);
+      return v;
+    };
+    const seqs = assignSeqs(records, (vault) => entry(vault).state);
     this.valuedBlocks += await valuateRecords(records, {
       read: (block, vaults, hash) => this.rpc(() => this.valuator.read(block, vaults, hash)),
-      vault: (vault) => {
-        const v = this.registry.get(vault) ?? this.aheadVaults.get(vault);
-        if (!v) throw new IndexerHaltError(`record for vault ${vault} unknown to the registry`);
-        return v;
-      },
+      vault: entry,
       concurrency: this.o.concurrency,
     });
     this.metrics.valuationCalls.set(this.valuator.calls);
@@ -882,6 +885,7 @@ export class IndexerEngine {
       kept,
       vaults,
       born: vaults.filter((v) => v.createdBlock >= chunk.from && v.createdBlock <= chunk.to),
+      seqs,
       checkpoint: { number: chunk.to, hash: last.hash },
       timing: { saveMs: 0, publishMs: 0 },
     };
@@ -889,10 +893,10 @@ export class IndexerEngine {
 
   /** Stage 1 of a batch: write-ahead of its kept blocks and the vaults it creates. */
   private async saveAhead(batch: Batch): Promise<void> {
-    const { kept, born } = batch;
+    const { kept, born, seqs } = batch;
     const t0 = performance.now();
-    if (kept.length > 0 || born.length > 0) {
-      await this.store.saveBlocks(this.chainId, kept, born);
+    if (kept.length > 0 || born.length > 0 || seqs.length > 0) {
+      await this.store.saveBlocks(this.chainId, kept, born, seqs);
       for (const k of kept) this.blocks.set(k.blockNumber, k);
     }
     batch.timing.saveMs = performance.now() - t0;
@@ -994,13 +998,22 @@ export class IndexerEngine {
       }
     };
     const reverts: VaultRecord[] = [];
+    const orphanSeqs = await this.store.seqsAbove(this.chainId, A);
+    const reverted: VaultEntry[] = [];
     for (const vault of [...touched.keys()].sort()) {
       const v = this.registry.get(vault) ?? this.aheadVaults.get(vault);
       if (!v) {
         this.log.warn({ vault }, 'reorg: touched vault unknown to the registry; skipping its revert');
         continue;
       }
-      reverts.push(revertRecord(this.chainId, ancestor, vault, touched.get(vault)!, await contextFor(v)));
+      const seqs = revertSeqs(
+        v.state,
+        orphanSeqs.filter((o) => o.vault === vault),
+      );
+      reverts.push(
+        revertRecord(this.chainId, ancestor, vault, touched.get(vault)!, await contextFor(v), seqs),
+      );
+      reverted.push(v);
     }
 
     const changedVaults: StoredIndexerVault[] = [];
@@ -1011,7 +1024,7 @@ export class IndexerEngine {
         const v = this.registry.get(vault);
         if (!v) continue;
         const positions = await this.rpc(() => readVaultPositions(this.client, vault, A));
-        const state = emptyMarkState();
+        const state = { ...emptyMarkState(), nextSeq: v.state.nextSeq };
         for (const p of positions) state.positions[p.positionId] = [p.tickLower, p.tickUpper];
         state.flags = rangeFlags(state.positions, this.tracker.poolTick(v.pool));
         v.state = state;
@@ -1021,6 +1034,8 @@ export class IndexerEngine {
       }
     }
 
+    // The numbers the reverts took are saved with the rewind (the vaults' next numbers).
+    if (!rewindState) for (const v of reverted) if (v.createdBlock <= A) changedVaults.push(this.stored(v));
     if (reverts.length > 0) {
       await (await this.publisher).publish(reverts);
       for (const r of reverts) this.metrics.recordsPublished.inc({ type: r.type });
@@ -1034,6 +1049,7 @@ export class IndexerEngine {
         this.chainId,
         orphaned.map((o) => o.blockHash),
       );
+      await this.store.saveBlocks(this.chainId, [], changedVaults);
     } else {
       await this.store.rewind(this.chainId, {
         ancestor: { blockNumber: back.number, blockHash: back.hash },

@@ -76,6 +76,7 @@ describe('mark rules', () => {
       lastBlock: fc.option(fc.nat()),
       lastTs: fc.option(fc.nat()),
       dirty: fc.boolean(),
+      nextSeq: fc.integer({ min: 1, max: 2 ** 40 }),
     });
     fc.assert(
       fc.property(state, (s: VaultMarkState) => {

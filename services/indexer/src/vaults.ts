@@ -19,6 +19,11 @@ export interface VaultMarkState {
   lastTs: number | null;
   /** Prices or the pool moved since the last published record. */
   dirty: boolean;
+  /**
+   * The vault's next record sequence number (envelope `seq`); saved with the checkpoint, so a
+   * restart numbers republished records as before. Absent in states saved before schema 3: 1.
+   */
+  nextSeq?: number;
 }
 
 export interface VaultEntry extends ValuedSet {
@@ -35,7 +40,7 @@ export interface MarkCadence {
 }
 
 export function emptyMarkState(): VaultMarkState {
-  return { positions: {}, flags: {}, lastBlock: null, lastTs: null, dirty: false };
+  return { positions: {}, flags: {}, lastBlock: null, lastTs: null, dirty: false, nextSeq: 1 };
 }
 
 /**
@@ -45,7 +50,14 @@ export function emptyMarkState(): VaultMarkState {
 export function copyMarkState(s: VaultMarkState): VaultMarkState {
   const positions: Record<string, [number, number]> = {};
   for (const [id, [lo, hi]] of Object.entries(s.positions)) positions[id] = [lo, hi];
-  return { positions, flags: { ...s.flags }, lastBlock: s.lastBlock, lastTs: s.lastTs, dirty: s.dirty };
+  return {
+    positions,
+    flags: { ...s.flags },
+    lastBlock: s.lastBlock,
+    lastTs: s.lastTs,
+    dirty: s.dirty,
+    nextSeq: s.nextSeq ?? 1,
+  };
 }
 
 /** Range flags of the open positions at a pool tick (the pool's rule: lower ≤ tick < upper). */

@@ -19,6 +19,8 @@ export interface BatchStats {
   stale: Map<string, number>;
   reverts: number;
   vaults: number;
+  /** Held records folded once the gap before them was filled. */
+  released: number;
   /** Milliseconds spent per phase (for debug logs and profiling). */
   ms: { read: number; fold: number; write: number };
 }
@@ -69,6 +71,7 @@ export async function applyBatch(
       stale: out?.stale ?? new Map(),
       reverts: out?.reverts ?? 0,
       vaults: out?.vaults ?? 0,
+      released: out?.released ?? 0,
       ms: out?.ms ?? { read: 0, fold: 0, write: 0 },
     },
     nextOffset: run.nextOffset,

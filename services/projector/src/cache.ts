@@ -10,6 +10,9 @@ export interface CachedVault {
   head: LedgerPosition;
   /** The state's value and flows in micro-USD (what the next equity point is compared with). */
   micros: Micros;
+  /** Last sequence number folded, and whether records are held behind a gap. */
+  lastSeq: number | null;
+  held: boolean;
 }
 
 /**

@@ -164,7 +164,12 @@ export function equityRow(before: VaultState | null, after: VaultState): EquityR
   return equityPoint(before ? microsOf(before) : null, after).row;
 }
 
-export function snapshotRow(s: VaultState, lastRecordId: string, head: LedgerPosition): SnapshotRow {
+export function snapshotRow(
+  s: VaultState,
+  lastRecordId: string,
+  head: LedgerPosition,
+  seq: { lastSeq: number | null; held: boolean } = { lastSeq: null, held: false },
+): SnapshotRow {
   const view = toSnapshotView(s);
   return {
     vault: s.vault,
@@ -179,6 +184,8 @@ export function snapshotRow(s: VaultState, lastRecordId: string, head: LedgerPos
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
     head,
+    lastSeq: seq.lastSeq,
+    held: seq.held,
   };
 }
 

@@ -109,6 +109,7 @@ export function createProjector(options: ProjectorOptions): Projector {
     metrics.applied.inc(stats.applied);
     metrics.duplicates.inc(stats.duplicates);
     metrics.reverts.inc(stats.reverts);
+    metrics.released.inc(stats.released);
     for (const [feed, n] of stats.stale) metrics.stalePrices.inc({ feed }, n);
     for (const [kind, n] of Object.entries(stats.deadLetters))
       if (n > 0) metrics.deadLetters.inc({ kind }, n);

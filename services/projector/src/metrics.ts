@@ -18,8 +18,13 @@ export function createProjectorMetrics() {
     }),
     deadLetters: new Counter({
       name: 'projector_dead_letters_total',
-      help: 'Records written to dead_letters, by kind (decode = not JSON or schema failure, envelope = breaks the log rules, fold = the fold threw)',
+      help: 'Records written to dead_letters, by kind (decode = not JSON or schema failure, envelope = breaks the log rules, fold = the fold threw, gap = held: a record of its vault before it is missing)',
       labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    released: new Counter({
+      name: 'projector_held_records_released_total',
+      help: 'Held records (dead letters of kind gap) folded once the missing records before them arrived',
       registers: [registry],
     }),
     stalePrices: new Counter({

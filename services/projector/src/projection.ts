@@ -1,5 +1,8 @@
 import type { Logger } from '@vault-yield/common';
 import {
+  checkSeq,
+  decodeRecord,
+  nextSeqPosition,
   stalePrices,
   type VaultRecord,
   type VaultRecordOf,
@@ -43,6 +46,8 @@ export interface VaultBatchOut {
   duplicates: number;
   reverts: number;
   vaults: number;
+  /** Held records (earlier batches' or this one's) folded once the gap before them was filled. */
+  released: number;
   /** Records valued with a price older than its feed's heartbeat, by feed. */
   stale: Map<string, number>;
   /** The batch's vaults as they stand once this transaction commits (null: no state). */
@@ -74,6 +79,10 @@ export interface VaultWork {
   changed: boolean;
   /** `state`'s micros, computed once per state for the equity decision. */
   micros: Micros | null;
+  /** Last sequence number folded (null: none, or only unsequenced records). */
+  lastSeq: number | null;
+  /** Records of the vault are held behind a gap (dead letters of kind `gap`). */
+  held: boolean;
 }
 
 /** Where the fold loop puts its rows. */
@@ -167,6 +176,7 @@ async function loadWork(
     lastRecordId: string,
     head: LedgerPosition,
     micros: Micros | null,
+    seq: { lastSeq: number | null; held: boolean },
   ): VaultWork => ({
     vault,
     state,
@@ -176,10 +186,12 @@ async function loadWork(
     seen: new Set(),
     changed: false,
     micros,
+    lastSeq: seq.lastSeq,
+    held: seq.held,
   });
   for (const vault of vaults) {
     const c = cache?.get(partition, vault);
-    if (c) work.set(vault, fresh(vault, c.state, c.lastRecordId, c.head, c.micros));
+    if (c) work.set(vault, fresh(vault, c.state, c.lastRecordId, c.head, c.micros, c));
     else missing.push(vault);
   }
   const stored = await tx.loadVaults(missing);
@@ -188,7 +200,10 @@ async function loadWork(
     const state = s ? deserializeState(s.state) : null;
     work.set(
       vault,
-      fresh(vault, state, s?.lastRecordId ?? '', s?.head ?? NO_HEAD, state ? microsOf(state) : null),
+      fresh(vault, state, s?.lastRecordId ?? '', s?.head ?? NO_HEAD, state ? microsOf(state) : null, {
+        lastSeq: s?.lastSeq ?? null,
+        held: s?.held ?? false,
+      }),
     );
   }
   return work;
@@ -208,12 +223,20 @@ export async function writeVaults(
     states.set(
       w.vault,
       w.state && w.micros
-        ? { partition, state: w.state, lastRecordId: w.lastRecordId, head: w.head, micros: w.micros }
+        ? {
+            partition,
+            state: w.state,
+            lastRecordId: w.lastRecordId,
+            head: w.head,
+            micros: w.micros,
+            lastSeq: w.lastSeq,
+            held: w.held,
+          }
         : null,
     );
     if (!w.changed || !w.state) continue;
     touched.push(w.vault);
-    snapshots.push(snapshotRow(w.state, w.lastRecordId, w.head));
+    snapshots.push(snapshotRow(w.state, w.lastRecordId, w.head, w));
     positions.push(...positionRows(w.state));
   }
   await tx.upsertSnapshots(snapshots);
@@ -233,6 +256,7 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         duplicates: 0,
         reverts: 0,
         vaults: 0,
+        released: 0,
         stale: new Map(),
         states: new Map(),
         ms: { read: 0, fold: 0, write: 0 },
@@ -277,43 +301,144 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         sink = { ledger: [], equity: [] };
         lap('write');
       };
+      /** One record of a vault, live or released from the hold: true when it was held (a gap). */
+      const step = async (w: VaultWork, item: RunnerItem<VaultRecord>): Promise<boolean> => {
+        const r = item.record;
+        const verdict = checkSeq({ lastSeq: w.lastSeq, hasState: w.state !== null }, r);
+        if (verdict === 'duplicate') {
+          out.duplicates++;
+          return false;
+        }
+        if (verdict === 'gap') {
+          // Never fold past a lost record: hold this one (and, by the same check, every later one).
+          if (!w.held)
+            log.error(
+              { vault: w.vault, offset: item.offset, lastSeq: w.lastSeq, seq: r.seq },
+              'gap in the vault stream: vault held until the missing records arrive (vault-yield republish)',
+            );
+          const reason = `gap: seq ${r.seq} after ${w.lastSeq ?? 'none'}; missing ${(w.lastSeq ?? 0) + 1}..${(r.seq ?? 0) - 1}`;
+          const seq = r.seq ?? null;
+          refused.push({
+            offset: item.offset,
+            key: item.key,
+            value: item.value,
+            vault: w.vault,
+            kind: 'gap',
+            reason,
+            seq,
+          });
+          w.held = true;
+          w.changed = true;
+          return true;
+        }
+        const after = nextSeqPosition({ lastSeq: w.lastSeq, hasState: w.state !== null }, r);
+        if (r.type === 'revert') {
+          await flush();
+          if (await revert(tx, w, r, log)) out.reverts++;
+          // A vault created in the orphaned blocks is gone: if the canonical chain creates it
+          // again, the indexer numbers it from 1 (its registry entry went with the rewind).
+          w.lastSeq = w.state === null ? null : after;
+          w.changed = w.changed || w.state !== null;
+          return false;
+        }
+        const id = recordId(r);
+        if (w.seen.has(id) || (comparePosition(positionOf(r), w.storedHead) <= 0 && existing.has(id))) {
+          out.duplicates++;
+          return false;
+        }
+        // A refused record is in dead letters, not lost: its number counts as reached.
+        w.lastSeq = after;
+        const no = foldInto(w, r, sink, { raw: item.value });
+        if (no) {
+          // Loud: a dead letter leaves the vault behind until it is retried.
+          log.error(
+            { vault: w.vault, offset: item.offset, kind: no.kind, reason: no.reason },
+            no.crashed
+              ? 'fold threw a non-FoldError: record dead-lettered'
+              : 'record breaks the log rules: dead-lettered',
+          );
+          refused.push({
+            offset: item.offset,
+            key: item.key,
+            value: item.value,
+            vault: w.vault,
+            kind: no.kind,
+            reason: no.reason,
+            seq: r.seq ?? null,
+          });
+          return false;
+        }
+        out.applied++;
+        for (const p of stalePrices(w.state!)) out.stale.set(p.feed, (out.stale.get(p.feed) ?? 0) + 1);
+        return false;
+      };
+
+      /** Folds the vault's held records that now follow its last number; the rest stay held. */
+      const release = async (w: VaultWork, stored: boolean, heldHere: Refusal[]): Promise<number> => {
+        const letters = stored ? await tx.lockHeld([w.vault]) : [];
+        const pending: { seq: number; item: RunnerItem<VaultRecord>; id?: number; here?: Refusal }[] = [];
+        for (const l of letters) {
+          const d = decodeRecord(l.value);
+          if (d.ok && d.record.seq !== undefined)
+            pending.push({
+              seq: d.record.seq,
+              id: l.id,
+              item: { offset: l.offset, key: l.key, value: l.value, record: d.record },
+            });
+        }
+        for (const h of heldHere) {
+          const d = decodeRecord(h.value);
+          if (d.ok && d.record.seq !== undefined)
+            pending.push({
+              seq: d.record.seq,
+              here: h,
+              item: { offset: h.offset, key: h.key, value: h.value, record: d.record },
+            });
+        }
+        pending.sort((a, b) => a.seq - b.seq);
+        const done: number[] = [];
+        const gone = new Set<Refusal>();
+        let released = 0;
+        for (const p of pending) {
+          const verdict = checkSeq({ lastSeq: w.lastSeq, hasState: w.state !== null }, p.item.record);
+          if (verdict === 'gap') break;
+          if (p.id !== undefined) done.push(p.id);
+          if (p.here) gone.add(p.here);
+          if (verdict === 'apply') {
+            await step(w, p.item);
+            released++;
+          } else out.duplicates++;
+        }
+        await tx.deleteDeadLetters(done);
+        for (let i = refused.length - 1; i >= 0; i--) if (gone.has(refused[i]!)) refused.splice(i, 1);
+        w.held = pending.some(
+          (p) => !(p.id !== undefined && done.includes(p.id)) && !(p.here && gone.has(p.here)),
+        );
+        w.changed = w.changed || w.state !== null;
+        if (released > 0)
+          log.info(
+            { vault: w.vault, released, lastSeq: w.lastSeq, held: w.held },
+            'gap filled: held records folded',
+          );
+        return released;
+      };
+
       for (const [vault, list] of byVault) {
         const w = work.get(vault) as VaultWork;
+        const wasHeld = w.held;
+        const before = w.lastSeq;
+        // A vault never folded has no snapshot to say `held`: its letters are looked for.
+        const unknown = w.state === null && w.lastSeq === null;
+        const heldHere: Refusal[] = [];
         for (const item of list) {
-          const r = item.record;
-          if (r.type === 'revert') {
-            await flush();
-            if (await revert(tx, w, r, log)) out.reverts++;
-            continue;
-          }
-          const id = recordId(r);
-          if (w.seen.has(id) || (comparePosition(positionOf(r), w.storedHead) <= 0 && existing.has(id))) {
-            out.duplicates++;
-            continue;
-          }
-          const no = foldInto(w, r, sink, { raw: item.value });
-          if (no) {
-            // Loud: a dead letter leaves the vault behind until it is retried.
-            log.error(
-              { vault, offset: item.offset, kind: no.kind, reason: no.reason },
-              no.crashed
-                ? 'fold threw a non-FoldError: record dead-lettered'
-                : 'record breaks the log rules: dead-lettered',
-            );
-            refused.push({
-              offset: item.offset,
-              key: item.key,
-              value: item.value,
-              vault,
-              kind: no.kind,
-              reason: no.reason,
-            });
-            continue;
-          }
-          out.applied++;
-          for (const p of stalePrices(w.state!)) out.stale.set(p.feed, (out.stale.get(p.feed) ?? 0) + 1);
+          const n = refused.length;
+          if (await step(w, item)) heldHere.push(refused[n]!);
         }
+        // The gap may be filled now (a republished record): fold what was held, in order.
+        if ((wasHeld || unknown || heldHere.length > 0) && w.lastSeq !== before)
+          out.released += await release(w, wasHeld || unknown, heldHere);
       }
+
       await flush();
       lap('fold');
       const { touched, states } = await writeVaults(tx, work.values(), partition);

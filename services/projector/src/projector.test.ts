@@ -130,7 +130,7 @@ describe('applyBatch ledger COPY', () => {
       await store.transaction((tx) => applyBatch(tx, one(first.map(rec), n), log, { copyLedger: true }));
       // Same identity as the vault's last record, but a later position: not caught as a duplicate.
       const last = first[n - 1] as VaultRecord;
-      const odd = { ...last, txIndex: last.txIndex + 1 } as VaultRecord;
+      const odd = { ...last, txIndex: last.txIndex + 1, seq: (last.seq ?? 0) + 1 } as VaultRecord;
       const batch2 = one([rec(odd, n)], n + 1);
       await expect(
         store.transaction((tx) => applyBatch(tx, batch2, log, { copyLedger: true })),

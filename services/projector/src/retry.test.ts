@@ -89,10 +89,13 @@ describe('dead-letter retry', () => {
       `select snapshot::jsonb -> 'behind' as b from vault_snapshot where vault = $1`,
       [vault],
     );
-    expect(behind.rows[0]?.b).toEqual({
-      deadLetters: 2,
-      kinds: ['fold'],
+    // Without the two, the vault's later records are a gap in its numbers: held, not folded.
+    const held = records.filter((r, i) => r.vault === vault && i > all.indexOf(lettered[0]!)).length - 1;
+    expect(behind.rows[0]?.b).toMatchObject({
+      deadLetters: 2 + held,
+      kinds: ['fold', 'gap'],
       first: { partition: 0, offset: lettered[0]!.offset },
+      gap: { missingFrom: records[all.indexOf(lettered[0]!)]!.seq },
     });
 
     const outcomes = await retryDeadLetters(dirtyStore, log);

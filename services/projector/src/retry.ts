@@ -1,5 +1,5 @@
 import type { Logger } from '@vault-yield/common';
-import { decodeRecord, type VaultRecord } from '@vault-yield/domain';
+import { checkSeq, decodeRecord, nextSeqPosition, type VaultRecord } from '@vault-yield/domain';
 import type { ProjectionStore } from '@vault-yield/store';
 import { ledgerRow, microsOf } from './fold.js';
 import { NO_HEAD, refoldVault, type VaultWork, writeVaults } from './projection.js';
@@ -14,6 +14,28 @@ export interface RetryOutcome {
 }
 
 class StillRefused extends Error {}
+
+/**
+ * Letters re-applied by a retry must not fold past a gap: their numbers, with what the vault
+ * folded, must leave none missing (held records are retried once the missing ones arrived, and
+ * the projector re-applies those by itself). Returns the vault's last number after the retry.
+ */
+function checkHeld(
+  lastSeq: number | null,
+  hasState: boolean,
+  records: readonly { record: VaultRecord }[],
+): number | null {
+  let at = lastSeq;
+  const numbered = records.map((r) => r.record).filter((r) => r.seq !== undefined);
+  for (const r of numbered.sort((a, b) => a.seq! - b.seq!)) {
+    if (checkSeq({ lastSeq: at, hasState: hasState || at !== null }, r) === 'gap')
+      throw new StillRefused(
+        `records ${(at ?? 0) + 1}..${r.seq! - 1} of ${r.vault} are still missing: republish them (vault-yield republish)`,
+      );
+    at = nextSeqPosition({ lastSeq: at, hasState }, r);
+  }
+  return at;
+}
 
 /**
  * Re-applies dead letters after a fix is deployed: for each vault, in one transaction, decodes its
@@ -61,8 +83,10 @@ export async function retryDeadLetters(
           const [topic, partition] = p.split('\u0000') as [string, string];
           await tx.bumpEpochs(topic, Number(partition));
         }
-        await tx.insertLedger(records.map((r) => ledgerRow(r.record, r.value)));
         const target = records[0]!.record.vault;
+        const stored = (await tx.loadVaults([target])).get(target);
+        const lastSeq = checkHeld(stored?.lastSeq ?? null, stored !== undefined, records);
+        await tx.insertLedger(records.map((r) => ledgerRow(r.record, r.value)));
         const w: VaultWork = {
           vault: target,
           state: null,
@@ -72,6 +96,8 @@ export async function retryDeadLetters(
           seen: new Set(),
           changed: false,
           micros: null,
+          lastSeq,
+          held: false,
         };
         await refoldVault(
           tx,
@@ -82,8 +108,10 @@ export async function retryDeadLetters(
           log,
         );
         if (w.state) w.micros = microsOf(w.state);
-        await writeVaults(tx, [w], mine[0]!.partition);
         await tx.deleteDeadLetters(ids);
+        // Held letters not taken by this retry (--id) keep the vault held.
+        w.held = (await tx.lockHeld([target])).length > 0;
+        await writeVaults(tx, [w], mine[0]!.partition);
         await tx.markBehind([target]);
       });
       log.info({ vault, ids }, 'dead letters re-applied');

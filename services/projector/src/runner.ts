@@ -29,6 +29,8 @@ export interface Refusal {
   vault: string | null;
   kind: DeadLetterKind;
   reason: string;
+  /** The record's sequence number (held records: kind `gap`). */
+  seq?: number | null;
 }
 
 export interface ProjectionRun<Out> {
@@ -77,7 +79,7 @@ export async function runBatch<Out>(
   const first = BigInt(batch.messages[0]?.offset ?? '0');
   if (first > expected) return { kind: 'gap', seekTo: expected.toString() };
 
-  const deadLetters: Record<DeadLetterKind, number> = { decode: 0, envelope: 0, fold: 0 };
+  const deadLetters: Record<DeadLetterKind, number> = { decode: 0, envelope: 0, fold: 0, gap: 0 };
   if (BigInt(commit.nextOffset) <= expected) {
     return {
       kind: 'applied',

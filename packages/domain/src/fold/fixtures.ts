@@ -188,6 +188,8 @@ export function applyToChain(
 /** Builds consecutive records: one block (12 s) per record unless told otherwise. */
 export class History {
   block = 100;
+  /** The vault's last sequence number (the next record takes seq + 1). */
+  seq = 0;
   ts = 1_700_000_000;
   market: Market = market0;
   /** The vault's holdings on the test chain; tests may move them directly (a plain transfer). */
@@ -203,6 +205,7 @@ export class History {
     applyToChain(this.held, { type, payload: payload as Record<string, unknown> });
     return vaultRecord.parse({
       schemaVersion: SCHEMA_VERSION,
+      seq: ++this.seq,
       chainId: 31337,
       blockNumber: this.block,
       blockHash: hex(this.block),

@@ -2,6 +2,7 @@ export { FoldError, type FoldErrorReason, isFoldError } from './errors.js';
 export { createVaultState, evolve, foldRecord } from './evolve.js';
 export { PERFORMANCE_FEE_BPS, performanceFeeDueRaw, performanceFeeDueUsd, settleHighWater } from './fees.js';
 export { MIN_RETURN_BASE_USD, nextReturnIndex } from './returns.js';
+export { checkSeq, nextSeqPosition, type SeqPosition, type SeqVerdict } from './sequence.js';
 export { deserializeState, type SerializedState, serializedState, serializeState } from './serialize.js';
 export type { Address, PoolMark, Position, Suspension, TokenMark, VaultState } from './state.js';
 export { netUsd, strategyDeltaUsd } from './state.js';

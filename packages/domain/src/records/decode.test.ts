@@ -5,6 +5,7 @@ import {
   encodeRecord,
   fastParseRecord,
   SCHEMA_VERSION,
+  UNSEQUENCED_SCHEMA_VERSION,
   type VaultRecord,
   vaultRecord,
 } from './envelope.js';
@@ -75,10 +76,14 @@ const payloads: { [T in RecordType]: fc.Arbitrary<Record<string, unknown>> } = {
   'exit.completed': fc.constant({}),
   'strategy.selected': fc.record({ strategy: text(1, 32) }),
   mark: fc.constant({}),
-  revert: fc.record({
-    fromBlock: nonneg,
-    orphanedBlockHashes: fc.array(hash32, { minLength: 1, maxLength: 3 }),
-  }),
+  revert: fc.record(
+    {
+      fromBlock: nonneg,
+      orphanedBlockHashes: fc.array(hash32, { minLength: 1, maxLength: 3 }),
+      fromSeq: fc.integer({ min: 1, max: 2 ** 40 }),
+    },
+    { requiredKeys: ['fromBlock', 'orphanedBlockHashes'] },
+  ),
 };
 
 const token = fc.record({
@@ -112,30 +117,38 @@ const pool = fc.record({
   token1: address,
 });
 
+/** Schema 3 with its seq, or schema 2 (unsequenced) without. */
+const version = fc.oneof(
+  fc.integer({ min: 1, max: 2 ** 40 }).map((seq) => ({ schemaVersion: SCHEMA_VERSION, seq })),
+  fc.constant({ schemaVersion: UNSEQUENCED_SCHEMA_VERSION }),
+);
+
 const validRecord = fc.constantFrom(...recordTypes).chain((type) =>
-  fc.record({
-    schemaVersion: fc.constant(SCHEMA_VERSION),
-    chainId: fc.oneof(fc.integer({ min: 1, max: 2 ** 40 }), fc.constant(Number.MAX_SAFE_INTEGER)),
-    blockNumber: nonneg,
-    blockHash: hash32,
-    blockTimestamp: nonneg,
-    txHash: hash32,
-    txIndex: fc.integer({ min: -1, max: 1000 }),
-    logIndex: fc.integer({ min: -1, max: 1000 }),
-    vault: address,
-    lastInBlock: fc.boolean(),
-    context: fc.record({
-      tokens: fc.array(token, { minLength: 1, maxLength: 3 }),
-      pools: fc.array(pool, { maxLength: 2 }),
-      holdings: fc.record({
-        balances: fc.array(amount, { maxLength: 3 }),
-        positions: fc.array(holding, { maxLength: 2 }),
-        pendingRewards: fc.array(amount, { maxLength: 1 }),
+  fc
+    .record({
+      v: version,
+      chainId: fc.oneof(fc.integer({ min: 1, max: 2 ** 40 }), fc.constant(Number.MAX_SAFE_INTEGER)),
+      blockNumber: nonneg,
+      blockHash: hash32,
+      blockTimestamp: nonneg,
+      txHash: hash32,
+      txIndex: fc.integer({ min: -1, max: 1000 }),
+      logIndex: fc.integer({ min: -1, max: 1000 }),
+      vault: address,
+      lastInBlock: fc.boolean(),
+      context: fc.record({
+        tokens: fc.array(token, { minLength: 1, maxLength: 3 }),
+        pools: fc.array(pool, { maxLength: 2 }),
+        holdings: fc.record({
+          balances: fc.array(amount, { maxLength: 3 }),
+          positions: fc.array(holding, { maxLength: 2 }),
+          pendingRewards: fc.array(amount, { maxLength: 1 }),
+        }),
       }),
-    }),
-    type: fc.constant(type),
-    payload: payloads[type],
-  }),
+      type: fc.constant(type),
+      payload: payloads[type],
+    })
+    .map(({ v, ...r }) => ({ ...v, ...r })),
 );
 
 /** Values that sit on or just past the schema's edges, or are the wrong kind altogether. */

@@ -4,15 +4,32 @@ import { payloadSchemas, type RecordType } from './payloads.js';
 import { address, hash32 } from './primitives.js';
 
 /**
+ * 3: every record carries `seq`, the vault's sequence number (see below).
  * 2: the context carries the vault's holdings read from the chain and each price's feed, age and
- * heartbeat; `lastInBlock` marks where the fold reconciles with them. A log of version 1 is
- * migrated by `vault-yield reindex` (a new topic read from the chain); the projector dead-letters
- * records of any other version as undecodable.
+ * heartbeat; `lastInBlock` marks where the fold reconciles with them. Version 2 records still
+ * decode, as unsequenced (no `seq`, no gap check: the projector applies them as before). A log of
+ * version 1 is migrated by `vault-yield reindex` (a new topic read from the chain); the projector
+ * dead-letters records of any other version as undecodable.
  */
-export const SCHEMA_VERSION = 2 as const;
+export const SCHEMA_VERSION = 3 as const;
+/** The previous version, still decoded (unsequenced). */
+export const UNSEQUENCED_SCHEMA_VERSION = 2 as const;
 
 const envelopeBase = {
-  schemaVersion: z.literal(SCHEMA_VERSION),
+  schemaVersion: z.union([z.literal(SCHEMA_VERSION), z.literal(UNSEQUENCED_SCHEMA_VERSION)]),
+  /**
+   * Schema 3 (required; absent in schema 2): the vault's sequence number, 1 for its first record,
+   * then +1 per record the indexer publishes for the vault, in log order, marks and reverts
+   * included. Assigned by the indexer and kept with its checkpoint, so a record republished after
+   * a crash carries the same number. A revert takes the next number like any record (above every
+   * number of the orphaned blocks); the canonical records after it continue from there, so the
+   * numbers of a vault only ever grow along the log. The projector folds `seq = last + 1`, skips
+   * `seq ≤ last` (duplicates), and holds the vault at `seq > last + 1` (a gap: a lost record);
+   * for a revert the condition is `last ≥ payload.fromSeq − 1` (only what precedes the orphaned
+   * blocks must be folded: the records it voids, and numbers of blocks never published, may be
+   * missing).
+   */
+  seq: z.number().int().positive().optional(),
   chainId: z.number().int().positive(),
   blockNumber: z.number().int().nonnegative(),
   blockHash: hash32,
@@ -46,26 +63,35 @@ function variant<T extends RecordType>(type: T) {
  * (chainId, blockHash, txHash, logIndex, vault) — `vault` is part of it because synthesised
  * records share tx/log positions across vaults. Duplicates are expected and harmless.
  */
-export const vaultRecord = z.discriminatedUnion('type', [
-  variant('vault.created'),
-  variant('deposit'),
-  variant('withdrawal'),
-  variant('position.opened'),
-  variant('position.resized'),
-  variant('position.rebalanced'),
-  variant('position.closed'),
-  variant('fees.collected'),
-  variant('rewards.accrued'),
-  variant('rewards.claimed'),
-  variant('fee.charged'),
-  variant('suspended'),
-  variant('resumed'),
-  variant('exit.requested'),
-  variant('exit.completed'),
-  variant('strategy.selected'),
-  variant('mark'),
-  variant('revert'),
-]);
+export const vaultRecord = z
+  .discriminatedUnion('type', [
+    variant('vault.created'),
+    variant('deposit'),
+    variant('withdrawal'),
+    variant('position.opened'),
+    variant('position.resized'),
+    variant('position.rebalanced'),
+    variant('position.closed'),
+    variant('fees.collected'),
+    variant('rewards.accrued'),
+    variant('rewards.claimed'),
+    variant('fee.charged'),
+    variant('suspended'),
+    variant('resumed'),
+    variant('exit.requested'),
+    variant('exit.completed'),
+    variant('strategy.selected'),
+    variant('mark'),
+    variant('revert'),
+  ])
+  .superRefine((r, ctx) => {
+    if ((r.seq === undefined) !== (r.schemaVersion === UNSEQUENCED_SCHEMA_VERSION))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['seq'],
+        message: `schema ${SCHEMA_VERSION} requires seq; schema ${UNSEQUENCED_SCHEMA_VERSION} has none`,
+      });
+  });
 
 export type VaultRecord = z.output<typeof vaultRecord>;
 export type VaultRecordOf<T extends RecordType> = Extract<VaultRecord, { type: T }>;
@@ -250,7 +276,8 @@ const fastPayloads: { [T in RecordType]: (v: unknown) => z.output<(typeof payloa
   mark: empty,
   revert: (v) => {
     const p = obj(v);
-    return { fromBlock: int(p.fromBlock, 0), orphanedBlockHashes: list(p.orphanedBlockHashes, 1, hash) };
+    const out = { fromBlock: int(p.fromBlock, 0), orphanedBlockHashes: list(p.orphanedBlockHashes, 1, hash) };
+    return p.fromSeq === undefined ? out : { ...out, fromSeq: int(p.fromSeq, 1) };
   },
 };
 const fastPayload = new Map<unknown, (v: unknown) => unknown>(Object.entries(fastPayloads));
@@ -314,10 +341,15 @@ export function fastParseRecord(json: unknown): VaultRecord | undefined {
     // The discriminator first, as the union does; an unknown type is a rejection.
     const payload = fastPayload.get(r.type);
     if (!payload) return undefined;
-    if (r.schemaVersion !== SCHEMA_VERSION) return undefined;
+    const version = r.schemaVersion;
+    if (version !== SCHEMA_VERSION && version !== UNSEQUENCED_SCHEMA_VERSION) return undefined;
+    // Schema 3 has a seq, schema 2 none (see envelopeBase.seq).
+    if ((r.seq === undefined) !== (version === UNSEQUENCED_SCHEMA_VERSION)) return undefined;
+    const seq = r.seq === undefined ? undefined : int(r.seq, 1);
     const ctx = obj(r.context);
     return {
-      schemaVersion: SCHEMA_VERSION,
+      schemaVersion: version,
+      ...(seq === undefined ? {} : { seq }),
       chainId: int(r.chainId, 1),
       blockNumber: int(r.blockNumber, 0),
       blockHash: hash(r.blockHash),

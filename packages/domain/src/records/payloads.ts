@@ -86,11 +86,13 @@ export const payloadSchemas = {
   /**
    * Synthesised by the indexer after a reorg: every record of this vault at blockNumber ≥
    * fromBlock whose blockHash is in `orphanedBlockHashes` is void. The projector deletes them and
-   * re-folds the vault from what remains.
+   * re-folds the vault from what remains. `fromSeq` (schema 3): the vault's first sequence number
+   * in the orphaned blocks; every number below it must have been folded for the revert to apply.
    */
   revert: z.object({
     fromBlock: z.number().int().nonnegative(),
     orphanedBlockHashes: z.array(hash32).min(1),
+    fromSeq: z.number().int().positive().optional(),
   }),
 } as const;
 

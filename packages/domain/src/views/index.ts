@@ -71,11 +71,25 @@ export type StalePriceView = z.infer<typeof stalePriceView>;
 export const behindView = z.object({
   deadLetters: z.number().int().positive().describe('records of this vault in dead letters'),
   kinds: z
-    .array(z.enum(['decode', 'envelope', 'fold']))
-    .describe('why: decode (unreadable), envelope (breaks the log rules), fold (the fold failed: a bug)'),
+    .array(z.enum(['decode', 'envelope', 'fold', 'gap']))
+    .describe(
+      'why: decode (unreadable), envelope (breaks the log rules), fold (the fold failed: a bug), gap (held: a record before them is missing from the log)',
+    ),
   first: z
     .object({ partition: z.number().int().nonnegative(), offset: z.string() })
     .describe('log position of the earliest one'),
+  gap: z
+    .object({
+      lastSeq: z.number().int().nonnegative().nullable().describe('the last sequence number folded'),
+      missingFrom: z.number().int().positive().describe('first missing sequence number'),
+      missingTo: z.number().int().positive().describe('last missing sequence number'),
+      fromBlock: z.number().int().nonnegative().describe('block of the last record folded'),
+      toBlock: z.number().int().nonnegative().describe('block of the first record held'),
+    })
+    .optional()
+    .describe(
+      'present when the vault is held: its figures stand at `lastSeq` until the missing records are republished (`vault-yield republish --vault … --from-block fromBlock --to-block toBlock`)',
+    ),
 });
 export type BehindView = z.infer<typeof behindView>;
 

@@ -57,6 +57,8 @@ export {
   type DeadLetterCount,
   type DeadLetterEntry,
   deadLetterCounts,
+  type HeldVaultRow,
+  heldVaultRows,
   type IndexerCheckpointRow,
   indexerCheckpoints,
   listDeadLetters,

@@ -107,6 +107,44 @@ export async function stalePriceRows(db: Queryable, schema: string, limit = 50):
   return rows.map((r) => ({ ...r, ageSeconds: Number(r.ageSeconds), updatedAt: Number(r.updatedAt) }));
 }
 
+/** A vault held behind a gap in its stream (snapshot `behind.gap`). */
+export interface HeldVaultRow {
+  vault: string;
+  lastSeq: number | null;
+  missingFrom: number | null;
+  missingTo: number | null;
+  fromBlock: number | null;
+  toBlock: number | null;
+  held: number;
+}
+
+/** Vaults held behind a gap (migration 0010), most held records first; at most `limit`. */
+export async function heldVaultRows(db: Queryable, schema: string, limit = 50): Promise<HeldVaultRow[]> {
+  if (!(await hasTable(db, schema, 'vault_snapshot'))) return [];
+  try {
+    const { rows } = await db.query<{ vault: string; g: Record<string, number> | null; held: number }>(
+      `select s.vault, s.snapshot->'behind'->'gap' as g,
+              (select count(*)::int from ${ident(schema)}.dead_letters d where d.vault = s.vault and d.kind = 'gap') as held
+         from ${ident(schema)}.vault_snapshot s where s.held
+        order by held desc, s.vault limit $1`,
+      [limit],
+    );
+    return rows.map((r) => ({
+      vault: r.vault,
+      lastSeq: r.g?.lastSeq ?? null,
+      missingFrom: r.g?.missingFrom ?? null,
+      missingTo: r.g?.missingTo ?? null,
+      fromBlock: r.g?.fromBlock ?? null,
+      toBlock: r.g?.toBlock ?? null,
+      held: r.held,
+    }));
+  } catch (err) {
+    // Not migrated to 0010 yet: nothing can be held.
+    if ((err as { code?: string }).code === '42703') return [];
+    throw err;
+  }
+}
+
 export interface DeadLetterEntry {
   id: number;
   topic: string;

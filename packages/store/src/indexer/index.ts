@@ -21,6 +21,15 @@ export interface StoredBlock {
   vaults: string[];
 }
 
+/** The sequence numbers the indexer gave a vault's records in one block (first..last). */
+export interface StoredVaultSeq {
+  vault: string;
+  blockNumber: number;
+  blockHash: string;
+  firstSeq: number;
+  lastSeq: number;
+}
+
 /** A vault the indexer knows, with its opaque mark state (JSON the indexer owns). */
 export interface StoredIndexerVault {
   vault: string;
@@ -84,7 +93,14 @@ export interface IndexerStore {
     chainId: number,
     blocks: readonly StoredBlock[],
     newVaults?: readonly StoredIndexerVault[],
+    seqs?: readonly StoredVaultSeq[],
   ): Promise<void>;
+  /** The vaults' sequence rows above a block (a reorg's orphaned blocks, write-ahead included). */
+  seqsAbove(chainId: number, block: number): Promise<StoredVaultSeq[]>;
+  /** One vault's sequence rows in a block range, ascending (what `vault-yield republish` re-derives). */
+  vaultSeqs(chainId: number, vault: string, fromBlock: number, toBlock: number): Promise<StoredVaultSeq[]>;
+  /** A vault of the registry (null when unknown). */
+  vault(chainId: number, vault: string): Promise<StoredIndexerVault | null>;
   /**
    * After Kafka acknowledged a batch: checkpoint (with its topic), vault registry and states, in
    * one transaction. Throws, writing nothing, when the stored checkpoint is of another topic.
@@ -126,6 +142,38 @@ async function upsertVaults(
       vaults.map((v) => JSON.stringify(v.state)),
     ],
   );
+}
+
+async function insertSeqs(c: PoolClient, chainId: number, seqs: readonly StoredVaultSeq[]): Promise<void> {
+  await c.query(
+    `insert into indexer_vault_seqs (chain_id, vault, block_number, block_hash, first_seq, last_seq)
+     select $1, v, n, h, f, l from unnest($2::text[], $3::int8[], $4::text[], $5::int8[], $6::int8[]) as u(v, n, h, f, l)
+     on conflict (chain_id, vault, block_number) do update set block_hash = excluded.block_hash,
+       first_seq = excluded.first_seq, last_seq = excluded.last_seq`,
+    [
+      chainId,
+      seqs.map((r) => r.vault),
+      seqs.map((r) => r.blockNumber),
+      seqs.map((r) => r.blockHash),
+      seqs.map((r) => r.firstSeq),
+      seqs.map((r) => r.lastSeq),
+    ],
+  );
+}
+
+async function readSeqs(pool: Pool, where: string, params: unknown[]): Promise<StoredVaultSeq[]> {
+  const { rows } = await pool.query<{ vault: string; n: string; h: string; f: string; l: string }>(
+    `select vault, block_number::text as n, block_hash as h, first_seq::text as f, last_seq::text as l
+     from indexer_vault_seqs where ${where} order by vault, block_number`,
+    params,
+  );
+  return rows.map((r) => ({
+    vault: r.vault,
+    blockNumber: Number(r.n),
+    blockHash: r.h,
+    firstSeq: Number(r.f),
+    lastSeq: Number(r.l),
+  }));
 }
 
 async function insertBlocks(c: PoolClient, chainId: number, blocks: readonly StoredBlock[]): Promise<void> {
@@ -249,12 +297,51 @@ export function createIndexerStore(pool: Pool): IndexerStore {
 
     checkpoint: (chainId) => readCheckpoint(pool, chainId),
 
-    async saveBlocks(chainId, blocks, newVaults = []) {
-      if (blocks.length === 0 && newVaults.length === 0) return;
+    async saveBlocks(chainId, blocks, newVaults = [], seqs = []) {
+      if (blocks.length === 0 && newVaults.length === 0 && seqs.length === 0) return;
       await withTransaction(pool, async (client) => {
         await upsertVaults(client, chainId, newVaults);
         if (blocks.length > 0) await insertBlocks(client, chainId, blocks);
+        if (seqs.length > 0) await insertSeqs(client, chainId, seqs);
       });
+    },
+
+    seqsAbove: (chainId, block) => readSeqs(pool, 'chain_id = $1 and block_number > $2', [chainId, block]),
+
+    vaultSeqs: (chainId, vault, fromBlock, toBlock) =>
+      readSeqs(pool, 'chain_id = $1 and vault = $2 and block_number between $3 and $4', [
+        chainId,
+        vault.toLowerCase(),
+        fromBlock,
+        toBlock,
+      ]),
+
+    async vault(chainId, vault) {
+      const { rows } = await pool.query<{
+        vault: string;
+        created_block: string;
+        token0: string;
+        token1: string;
+        pool: string;
+        reward_token: string;
+        state: unknown;
+      }>(
+        `select vault, created_block::text, token0, token1, pool, reward_token, state from indexer_vaults
+         where chain_id = $1 and vault = $2`,
+        [chainId, vault.toLowerCase()],
+      );
+      const v = rows[0];
+      return v
+        ? {
+            vault: v.vault,
+            createdBlock: Number(v.created_block),
+            token0: v.token0,
+            token1: v.token1,
+            pool: v.pool,
+            rewardToken: v.reward_token,
+            state: v.state,
+          }
+        : null;
     },
 
     async commit(chainId, c) {
@@ -276,6 +363,10 @@ export function createIndexerStore(pool: Pool): IndexerStore {
           chainId,
           r.ancestor.blockNumber,
         ]);
+        await client.query('delete from indexer_vault_seqs where chain_id = $1 and block_number > $2', [
+          chainId,
+          r.ancestor.blockNumber,
+        ]);
         await client.query('delete from indexer_vaults where chain_id = $1 and created_block > $2', [
           chainId,
           r.vaultsCreatedAbove,
@@ -291,6 +382,10 @@ export function createIndexerStore(pool: Pool): IndexerStore {
         chainId,
         [...blockHashes],
       ]);
+      await pool.query(
+        'delete from indexer_vault_seqs where chain_id = $1 and block_hash = any($2::text[])',
+        [chainId, [...blockHashes]],
+      );
     },
 
     async recordBadLog(row) {

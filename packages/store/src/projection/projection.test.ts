@@ -212,6 +212,8 @@ describe('projection store', () => {
 
   it('upserts snapshots, replaces positions and reads states back', async () => {
     const snap = (records: number): SnapshotRow => ({
+      lastSeq: null,
+      held: false,
       vault: V1,
       chainId: 1,
       owner: V2,
@@ -252,6 +254,8 @@ describe('projection store', () => {
       createdAt: 1000,
       lastRecordId: 'id-2',
       head: { blockNumber: 12, txIndex: 2, logIndex: 3 },
+      lastSeq: null,
+      held: false,
     });
     const { rows } = await pool.query<{ position_id: string; liquidity: string }>(
       'select position_id, liquidity from positions',

@@ -61,6 +61,10 @@ export interface SnapshotRow {
   createdAt: number;
   updatedAt: number;
   head: LedgerPosition;
+  /** Last sequence number folded (null: none, or only unsequenced records). */
+  lastSeq: number | null;
+  /** Records of the vault are held behind a gap (dead letters of kind `gap`). */
+  held: boolean;
 }
 
 /** What the projector needs back to continue folding a vault. */
@@ -72,6 +76,8 @@ export interface StoredVault {
   createdAt: number;
   lastRecordId: string;
   head: LedgerPosition;
+  lastSeq: number | null;
+  held: boolean;
 }
 
 export interface PositionRow {
@@ -96,14 +102,18 @@ export interface DeadLetterRow {
   /** The vault (the message key) when known. */
   vault: string | null;
   kind: DeadLetterKind;
+  /** The record's sequence number (kind `gap`: the projector re-applies it in this order). */
+  seq?: number | null;
 }
 
 /**
  * Why a record is a dead letter: `decode` (not JSON, or fails the record schema), `envelope`
  * (decodes but breaks the log's rules: wrong vault, out of order, before its vault.created, …),
- * `fold` (the fold threw: a bug, fixed by a deploy and `vault-yield dead-letters retry`).
+ * `fold` (the fold threw: a bug, fixed by a deploy and `vault-yield dead-letters retry`), `gap`
+ * (held: a record of the vault's stream before it is missing; re-applied by the projector once
+ * the missing records arrive, e.g. after `vault-yield republish`).
  */
-export type DeadLetterKind = 'decode' | 'envelope' | 'fold';
+export type DeadLetterKind = 'decode' | 'envelope' | 'fold' | 'gap';
 
 export interface PartitionOffset {
   groupId: string;

@@ -67,6 +67,11 @@ export interface ProjectionTx {
    * kinds and first position); others keep the fold's `behind: null`. Call after the snapshots.
    */
   markBehind(vaults: readonly string[]): Promise<void>;
+  /**
+   * Locks (`for update`) and returns the held records (dead letters of kind `gap`) of these
+   * vaults, in sequence order.
+   */
+  lockHeld(vaults: readonly string[]): Promise<(DeadLetterRow & { id: number })[]>;
   /** Revert: deletes the vault's ledger rows at blockNumber ≥ fromBlock in the orphaned blocks. */
   deleteOrphaned(vault: string, fromBlock: number, blockHashes: readonly string[]): Promise<number>;
   /** The vault's remaining ledger records (parsed JSON), in fold order. */
@@ -115,12 +120,13 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         reason: string;
         vault: string | null;
         kind: DeadLetterRow['kind'];
+        seq: string | null;
       }>(
-        `select id::text, topic, partition, "offset"::text as offset, key, value, reason, vault, kind
+        `select id::text, topic, partition, "offset"::text as offset, key, value, reason, vault, kind, seq::text
          from dead_letters where $1::int8 is null or id = $1 order by topic, partition, "offset" for update`,
         [id ?? null],
       );
-      return rows.map((r) => ({ ...r, id: Number(r.id) }));
+      return rows.map((r) => ({ ...r, id: Number(r.id), seq: r.seq === null ? null : Number(r.seq) }));
     },
 
     async deleteDeadLetters(ids) {
@@ -152,9 +158,11 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         head_block_number: number;
         head_tx_index: number;
         head_log_index: number;
+        last_seq: string | null;
+        held: boolean;
       }>(
         `select vault, state, records_applied, created_at, last_record_id,
-                head_block_number, head_tx_index, head_log_index
+                head_block_number, head_tx_index, head_log_index, last_seq, held
          from vault_snapshot where vault = any($1::text[])`,
         [vaults],
       );
@@ -170,6 +178,8 @@ export function projectionTx(client: PoolClient): ProjectionTx {
             txIndex: r.head_tx_index,
             logIndex: r.head_log_index,
           },
+          lastSeq: r.last_seq === null ? null : Number(r.last_seq),
+          held: r.held,
         });
       }
       return out;
@@ -268,23 +278,23 @@ export function projectionTx(client: PoolClient): ProjectionTx {
           `{"v":${JSON.stringify(r.vault)},"c":${r.chainId},"o":${JSON.stringify(r.owner)},"s":${JSON.stringify(r.strategy)},` +
           `"st":${JSON.stringify(r.status)},"sn":${r.snapshot},"sx":${r.state},"l":${JSON.stringify(r.lastRecordId)},` +
           `"n":${r.recordsApplied},"ca":${r.createdAt},"ua":${r.updatedAt},` +
-          `"hb":${r.head.blockNumber},"ht":${r.head.txIndex},"hl":${r.head.logIndex}}`,
+          `"hb":${r.head.blockNumber},"ht":${r.head.txIndex},"hl":${r.head.logIndex},"sq":${r.lastSeq},"hd":${r.held}}`,
       );
       await client.query(
         `insert into vault_snapshot (vault, chain_id, owner, strategy, status, snapshot, state, last_record_id,
                                      records_applied, created_at, updated_at,
-                                     head_block_number, head_tx_index, head_log_index)
-         select v, c, o, s, st, sn, sx, l, n, ca, ua, hb, ht, hl
+                                     head_block_number, head_tx_index, head_log_index, last_seq, held)
+         select v, c, o, s, st, sn, sx, l, n, ca, ua, hb, ht, hl, sq, hd
          from json_to_recordset($1::json)
            as x(v text, c int, o text, s text, st text, sn json, sx json, l text, n int8, ca int8, ua int8,
-                hb int8, ht int, hl int)
+                hb int8, ht int, hl int, sq int8, hd bool)
          on conflict (vault) do update set
            chain_id = excluded.chain_id, owner = excluded.owner, strategy = excluded.strategy,
            status = excluded.status, snapshot = excluded.snapshot, state = excluded.state,
            last_record_id = excluded.last_record_id, records_applied = excluded.records_applied,
            created_at = excluded.created_at, updated_at = excluded.updated_at,
            head_block_number = excluded.head_block_number, head_tx_index = excluded.head_tx_index,
-           head_log_index = excluded.head_log_index`,
+           head_log_index = excluded.head_log_index, last_seq = excluded.last_seq, held = excluded.held`,
         [`[${parts.join(',')}]`],
       );
     },
@@ -310,9 +320,9 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     async insertDeadLetters(rows) {
       if (rows.length === 0) return;
       await client.query(
-        `insert into dead_letters (topic, partition, "offset", key, value, reason, vault, kind)
+        `insert into dead_letters (topic, partition, "offset", key, value, reason, vault, kind, seq)
          select * from unnest($1::text[], $2::int[], $3::int8[], $4::bytea[], $5::bytea[], $6::text[],
-                              $7::text[], $8::text[])
+                              $7::text[], $8::text[], $9::int8[])
          on conflict (topic, partition, "offset") do nothing`,
         [
           rows.map((r) => r.topic),
@@ -323,27 +333,59 @@ export function projectionTx(client: PoolClient): ProjectionTx {
           rows.map((r) => r.reason),
           rows.map((r) => r.vault),
           rows.map((r) => r.kind),
+          rows.map((r) => r.seq ?? null),
         ],
       );
     },
 
     async markBehind(vaults) {
       if (vaults.length === 0) return;
-      // Only vaults with dead letters pay for the json rewrite; the others match no row.
+      // Only vaults with dead letters pay for the json rewrite; the others match no row. A vault
+      // held behind a gap also says which numbers (and blocks) are missing: what to republish.
       await client.query(
         `update vault_snapshot s
-         set snapshot = (s.snapshot::jsonb || jsonb_build_object('behind', b.behind))::json
+         set snapshot = (s.snapshot::jsonb || jsonb_build_object('behind', b.behind || case
+               when b.held_seq is null then '{}'::jsonb
+               else jsonb_build_object('gap', jsonb_build_object(
+                 'lastSeq', s.last_seq, 'missingFrom', coalesce(s.last_seq, 0) + 1,
+                 'missingTo', b.held_seq - 1, 'fromBlock', greatest(s.head_block_number, 0),
+                 'toBlock', b.held_block))
+               end))::json
          from (
            select vault, jsonb_build_object(
                     'deadLetters', count(*),
                     'kinds', jsonb_agg(distinct kind),
                     'first', (array_agg(jsonb_build_object('partition', partition, 'offset', "offset"::text)
-                                        order by partition, "offset"))[1]) as behind
+                                        order by partition, "offset"))[1]) as behind,
+                  min(seq) filter (where kind = 'gap') as held_seq,
+                  (array_agg((convert_from(value, 'UTF8')::jsonb->>'blockNumber')::int8 order by seq)
+                     filter (where kind = 'gap'))[1] as held_block
            from dead_letters where vault = any($1::text[]) group by vault
          ) b
          where s.vault = b.vault`,
         [vaults],
       );
+    },
+
+    async lockHeld(vaults) {
+      if (vaults.length === 0) return [];
+      const { rows } = await client.query<{
+        id: string;
+        topic: string;
+        partition: number;
+        offset: string;
+        key: Buffer | null;
+        value: Buffer | null;
+        reason: string;
+        vault: string | null;
+        kind: DeadLetterRow['kind'];
+        seq: string | null;
+      }>(
+        `select id::text, topic, partition, "offset"::text as offset, key, value, reason, vault, kind, seq::text
+         from dead_letters where kind = 'gap' and vault = any($1::text[]) order by vault, seq, id for update`,
+        [vaults],
+      );
+      return rows.map((r) => ({ ...r, id: Number(r.id), seq: r.seq === null ? null : Number(r.seq) }));
     },
 
     async deleteOrphaned(vault, fromBlock, blockHashes) {

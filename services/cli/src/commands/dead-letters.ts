@@ -16,8 +16,11 @@ const help = `usage: vault-yield dead-letters list [--json] [--schema NAME]
        vault-yield dead-letters retry [--id N] [--schema NAME]
 
 A dead letter is a record the projector could not apply: it does not decode (kind decode),
-breaks the log's rules (envelope), or made the fold throw (fold: a bug). Its vault's snapshot
-says \`behind\` until it is re-applied.
+breaks the log's rules (envelope), or made the fold throw (fold: a bug), or is held behind a
+gap in its vault's sequence numbers (gap: a record before it is missing; the projector folds it
+by itself once \`vault-yield republish\` has published the missing ones). Its vault's snapshot
+says \`behind\` until it is re-applied. A retry never folds past a gap: a vault whose letters
+leave numbers missing stays, with the numbers to republish.
 
   list    every dead letter: id, partition:offset, vault, kind, reason
   retry   after a fix is deployed: re-applies the dead letters (all, or the one --id N), each

@@ -40,6 +40,11 @@ export const commands: CommandEntry[] = [
     load: async () => (await import('./reindex.js')).reindexCommand,
   },
   {
+    name: 'republish',
+    summary: "publish a vault's records of a block range again (fills a gap the projector holds at)",
+    load: async () => (await import('./republish.js')).republishCommand,
+  },
+  {
     name: 'dead-letters',
     summary: 'list the records the projector could not apply, or retry them after a fix',
     load: async () => (await import('./dead-letters.js')).deadLettersCommand,

@@ -7,6 +7,8 @@ import {
   type DeadLetterCount,
   type DeadLetterEntry,
   deadLetterCounts,
+  type HeldVaultRow,
+  heldVaultRows,
   indexerCheckpoints,
   listBuilds,
   listDeadLetters,
@@ -64,6 +66,8 @@ export interface StatusReport {
   deadLetters: DeadLetterCount[];
   /** Prices older than their feed's heartbeat in current snapshots (oldest first, at most 50). */
   stalePrices: StalePriceRow[];
+  /** Vaults held behind a gap in their stream (at most 50): what to republish. */
+  held: HeldVaultRow[];
   /** The first dead letters (at most 20), so none goes unnoticed. */
   deadLetterList: DeadLetterEntry[];
   builds: { schema: string; purpose: string; state: string; group: string; topic: string }[];
@@ -80,6 +84,8 @@ Reports, for operators:
   - the projector lag per group, topic and partition: the topic's high watermark minus the next
     offset stored with the live projection (needs KAFKA_BROKERS)
   - dead letters per topic in the live schema, and the builds recorded by rebuild/verify/reindex
+  - held vaults: a record of the vault's stream is missing (sequence gap); the projector holds
+    the vault until \`vault-yield republish\` publishes the missing range again
   - stale prices: vaults whose current value uses a price older than its feed's heartbeat
 
 options:
@@ -166,6 +172,7 @@ environment:
         projector,
         deadLetters: await deadLetterCounts(pool, liveSchema),
         stalePrices: await stalePriceRows(pool, liveSchema),
+        held: await heldVaultRows(pool, liveSchema),
         deadLetterList: await listDeadLetters(pool, liveSchema, 20),
         builds: (await listBuilds(pool, env.VIEWS_SCHEMA)).map((b: BuildRecord) => ({
           schema: b.schema,
@@ -223,6 +230,12 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
       `              #${l.id} ${l.topic}:${l.partition}:${l.offset} ${l.vault ?? '(vault unknown)'} ${l.kind ?? '-'}: ${l.reason}`,
     );
   if (dl > 0) out.push('              (`vault-yield dead-letters list`; `retry` after a fix)');
+  out.push(`held vaults   ${r.held.length === 0 ? 'none' : r.held.length}`);
+  for (const h of r.held)
+    out.push(
+      `              vault ${h.vault}: folded to seq ${h.lastSeq ?? '-'}, missing ${h.missingFrom ?? '?'}..${h.missingTo ?? '?'}, ${h.held} held; ` +
+        `vault-yield republish --vault ${h.vault} --from-block ${h.fromBlock ?? '?'} --to-block ${h.toBlock ?? '?'}`,
+    );
   out.push(`stale prices  ${r.stalePrices.length === 0 ? 'none' : r.stalePrices.length}`);
   for (const p of r.stalePrices) {
     out.push(

@@ -38,6 +38,7 @@ function record(v: number, i: number): VaultRecord {
     type: 'deposit',
     payload: { from: hex(0xf0, 40), token: hex(0xa1, 40), amount: String(i) },
     schemaVersion: SCHEMA_VERSION,
+    seq: i + 1,
     chainId: 31337,
     blockTimestamp: 1_700_000_000 + i,
     lastInBlock: true,

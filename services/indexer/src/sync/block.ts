@@ -24,6 +24,43 @@ export const PENDING_CONTEXT: ValuationContext = Object.freeze({
   holdings: { balances: [], positions: [], pendingRewards: [] },
 }) as unknown as ValuationContext;
 
+/** The record of a vault event (context pending, numbered later): what processBlock publishes. */
+export function eventRecord(chainId: number, cr: ChainRecord, ts: number): VaultRecord {
+  return {
+    ...cr,
+    schemaVersion: SCHEMA_VERSION,
+    chainId,
+    blockTimestamp: ts,
+    lastInBlock: false,
+    context: PENDING_CONTEXT,
+  } as VaultRecord;
+}
+
+/** A vault's mark at a block (context pending, numbered later). */
+export function markRecord(
+  chainId: number,
+  block: number,
+  blockHash: Hash,
+  ts: number,
+  vault: Address,
+): VaultRecord {
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    chainId,
+    blockNumber: block,
+    blockHash,
+    blockTimestamp: ts,
+    txHash: ZERO_HASH,
+    txIndex: -1,
+    logIndex: -1,
+    vault,
+    lastInBlock: true,
+    context: PENDING_CONTEXT,
+    type: 'mark',
+    payload: {},
+  };
+}
+
 /** What the block walk reads and moves: the vault registry and the valuation tracker. */
 export interface BlockWalk {
   chainId: number;
@@ -103,14 +140,7 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
   const changed = new Set<Address>();
   for (const cr of chainRecords) {
     const v = registry.get(cr.vault)!;
-    const record = {
-      ...cr,
-      schemaVersion: SCHEMA_VERSION,
-      chainId: walk.chainId,
-      blockTimestamp: ts,
-      lastInBlock: false,
-      context: PENDING_CONTEXT,
-    } as VaultRecord;
+    const record = eventRecord(walk.chainId, cr, ts);
     applyRecordToPositions(v.state, record);
     records.push(record);
     touched.add(v.vault);
@@ -155,21 +185,7 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
   }
   for (const vault of [...marks].sort()) {
     const v = registry.get(vault)!;
-    records.push({
-      schemaVersion: SCHEMA_VERSION,
-      chainId: walk.chainId,
-      blockNumber: b,
-      blockHash: input.blockHash,
-      blockTimestamp: ts,
-      txHash: ZERO_HASH,
-      txIndex: -1,
-      logIndex: -1,
-      vault,
-      lastInBlock: true,
-      context: PENDING_CONTEXT,
-      type: 'mark',
-      payload: {},
-    });
+    records.push(markRecord(walk.chainId, b, input.blockHash, ts, vault));
     markPublished(v.state, b, ts, tracker.poolTick(v.pool));
     registry.setDirty(v, false);
     changed.add(vault);

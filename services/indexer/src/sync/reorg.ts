@@ -85,7 +85,8 @@ export function reorgTooDeepMessage(lowest: number, highest: number, reorgWindow
 /**
  * The revert record of a vault touched by orphaned blocks, at the common ancestor. Its tx hash is
  * the first orphaned block's hash: unique per orphaning and never a real tx hash, so its identity
- * never meets a mark's at the same block (marks use ZERO_HASH).
+ * never meets a mark's at the same block (marks use ZERO_HASH). Numbers: see sequence.ts
+ * `revertSeqs` (the next number; `fromSeq`, the first number it voids).
  */
 export function revertRecord(
   chainId: number,
@@ -93,9 +94,12 @@ export function revertRecord(
   vault: Address,
   orphanedHashes: readonly string[],
   context: ValuationContext,
+  seqs: { seq: number; fromSeq: number | undefined },
 ): VaultRecord {
+  const payload = { fromBlock: ancestor.blockNumber + 1, orphanedBlockHashes: orphanedHashes as Hash[] };
   return {
     schemaVersion: SCHEMA_VERSION,
+    seq: seqs.seq,
     chainId,
     blockNumber: ancestor.blockNumber,
     blockHash: ancestor.blockHash as Hash,
@@ -107,6 +111,6 @@ export function revertRecord(
     lastInBlock: true,
     context,
     type: 'revert',
-    payload: { fromBlock: ancestor.blockNumber + 1, orphanedBlockHashes: orphanedHashes as Hash[] },
+    payload: seqs.fromSeq === undefined ? payload : { ...payload, fromSeq: seqs.fromSeq },
   };
 }

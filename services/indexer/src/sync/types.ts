@@ -6,7 +6,7 @@ import {
   type LogFilter,
 } from '@vault-yield/chain';
 import type { VaultRecord } from '@vault-yield/domain';
-import type { StoredBlock, StoredIndexerVault } from '@vault-yield/store';
+import type { StoredBlock, StoredIndexerVault, StoredVaultSeq } from '@vault-yield/store';
 import type { ValuationSnapshot, ValuedSet } from '../valuation.js';
 
 type Address = `0x${string}`;
@@ -52,6 +52,8 @@ export interface Batch {
   kept: StoredBlock[];
   vaults: StoredIndexerVault[];
   born: StoredIndexerVault[];
+  /** The sequence numbers of the records per vault and block (saved ahead of the publish). */
+  seqs: StoredVaultSeq[];
   checkpoint: { number: number; hash: string };
   /** Stage durations (ms), for the debug log. */
   timing: { saveMs: number; publishMs: number };

@@ -74,7 +74,14 @@ suspended until resumed, and exits remain available while suspended.
 \`behind\` (additive): null when every record of the vault in the log was applied; otherwise
 \`{ deadLetters, kinds, first: { partition, offset } }\`: the projector could not apply some of
 the vault's records (unreadable, breaking the log's rules, or a fold bug), so the figures may miss
-their effect until an operator re-applies them (\`vault-yield dead-letters retry\`). The fold
+their effect until an operator re-applies them (\`vault-yield dead-letters retry\`).
+A vault **held** behind a gap says so: \`kinds\` holds \`gap\` and \`behind.gap\` is
+\`{ lastSeq, missingFrom, missingTo, fromBlock, toBlock }\`. Every record carries its vault's
+sequence number (record schema 3); a number missing from the log (a record lost on its way) is
+never folded past: the snapshot stays at \`lastSeq\` (its figures, positions and equity stop
+there), later records of the vault are held, and every other vault goes on. Once the missing
+records are published again (\`vault-yield republish\`), the projector folds them and the held
+ones by itself, and the vault is exactly what a run without the loss would have made. The fold
 itself never refuses what the chain accepted: what the events do not explain is reconciled
 against the balances read at the block (\`balance.reconciled\` rows).
 Caching: \`ETag\` changes with every record applied to the vault; send it back in

@@ -1,0 +1,111 @@
+import { parseArgs } from 'node:util';
+import { createConfig, envField, kafkaSecurity } from '@vault-yield/common';
+import { z } from 'zod';
+import { indexerEnvSchema } from '../../../indexer/src/config.js';
+import type { Command } from '../command.js';
+import { cliLogger, opsEnvSchema, optionValue, usageError } from '../ops/env.js';
+
+const republishEnvSchema = z.object({
+  ...opsEnvSchema.pick({
+    DATABASE_URL: true,
+    KAFKA_BROKERS: true,
+    KAFKA_TOPIC: true,
+    PROJECTION_SCHEMA: true,
+    LOG_LEVEL: true,
+  }).shape,
+  ...indexerEnvSchema.pick({
+    RPC_URL: true,
+    CHAIN_ID: true,
+    FACTORY_ADDRESS: true,
+    FEED_HEARTBEAT_SECONDS: true,
+    FEED_HEARTBEATS: true,
+    KAFKA_SASL_MECHANISM: true,
+    KAFKA_SASL_USERNAME: true,
+    KAFKA_SASL_PASSWORD: true,
+    KAFKA_SSL: true,
+    KAFKA_SSL_CA_FILE: true,
+  }).shape,
+  /** Schema of the indexer's tables (default PROJECTION_SCHEMA). */
+  INDEXER_SCHEMA: envField.identifier().optional(),
+});
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address');
+const block = z.coerce.number().int().nonnegative();
+
+export const republishCommand: Command = {
+  help: `usage: vault-yield republish --vault 0x… --from-block N [--to-block M] [--dry-run] [--json]
+
+Publishes a vault's records of blocks N..M (default M: the indexer's checkpoint) to the log again,
+re-derived from the chain exactly as the indexer derived them: the same decoding and record
+construction, the sequence numbers they were published with (indexer_vault_seqs), contexts read
+at their blocks. A vault the projector holds behind a gap in its numbers (\`vault-yield status\`
+prints the command, with the blocks) then folds the missing records and those it held; records
+the log already holds are duplicates the projector skips.
+
+Refused (exit 1): a vault the indexer does not know; a block reorganised since it was published
+(its records are void); a block whose events no longer match its numbers. Revert records are not
+re-derivable (their orphaned blocks are gone): their numbers are reported, not published.
+
+options:
+  --vault 0x…        the vault (required)
+  --from-block N     first block (required; the held vault's \`behind.gap.fromBlock\`)
+  --to-block M       last block (default: the indexer's checkpoint)
+  --dry-run          re-derive and report; publish nothing
+  --json             the result as JSON on stdout
+
+environment:
+  DATABASE_URL, KAFKA_BROKERS, RPC_URL, FACTORY_ADDRESS (required); KAFKA_TOPIC (vault-records);
+  CHAIN_ID; FEED_HEARTBEAT_SECONDS, FEED_HEARTBEATS (the indexer's); INDEXER_SCHEMA (default
+  PROJECTION_SCHEMA); KAFKA_SASL_*, KAFKA_SSL*`,
+  async run(argv) {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        vault: { type: 'string' },
+        'from-block': { type: 'string' },
+        'to-block': { type: 'string' },
+        'dry-run': { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
+    });
+    if (!values.vault) throw usageError('--vault is required');
+    if (values['from-block'] === undefined) throw usageError('--from-block is required');
+    const vault = optionValue('vault', address, values.vault) as `0x${string}`;
+    const fromBlock = optionValue('from-block', block, values['from-block']);
+    const toBlock =
+      values['to-block'] === undefined ? undefined : optionValue('to-block', block, values['to-block']);
+    if (toBlock !== undefined && toBlock < fromBlock) throw usageError('--to-block is below --from-block');
+    const env = createConfig(republishEnvSchema);
+    const logger = cliLogger('republish', env.LOG_LEVEL);
+    const { republishVault } = await import('@vault-yield/indexer');
+    const result = await republishVault({
+      rpcUrl: env.RPC_URL,
+      chainId: env.CHAIN_ID,
+      factory: env.FACTORY_ADDRESS as `0x${string}`,
+      databaseUrl: env.DATABASE_URL,
+      schema: env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA,
+      kafka: { brokers: env.KAFKA_BROKERS, topic: env.KAFKA_TOPIC, security: kafkaSecurity(env) },
+      heartbeats: {
+        default: env.FEED_HEARTBEAT_SECONDS ?? 3600,
+        byFeed: Object.fromEntries(
+          Object.entries(env.FEED_HEARTBEATS ?? {}).map(([f, s]) => [f.toLowerCase(), s]),
+        ),
+      },
+      vault,
+      fromBlock,
+      toBlock,
+      dryRun: values['dry-run'],
+      logger,
+    });
+    if (values.json) console.log(JSON.stringify(result, null, 2));
+    else {
+      console.log(
+        `${result.published ? 'republished' : 're-derived (dry run)'} ${result.records} records of ${result.vault}, ` +
+          `blocks ${result.fromBlock}..${result.toBlock}, seq ${result.firstSeq ?? '-'}..${result.lastSeq ?? '-'}`,
+      );
+      for (const [a, b] of result.notRederived)
+        console.log(`not re-derivable (revert records): seq ${a}..${b}`);
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,203 @@
+import {
+  type ChainClient,
+  type ChainRecord,
+  createBlockValuator,
+  createChainClient,
+  eventTopics,
+  getChainIdFromNode,
+  getHeaders,
+  getLogsAdaptive,
+  type ValuedVault,
+} from '@vault-yield/chain';
+import type { KafkaSecurity, Logger } from '@vault-yield/common';
+import type { VaultRecord } from '@vault-yield/domain';
+import { createPublisher } from '@vault-yield/log';
+import { createIndexerStore, createPgPool, type StoredVaultSeq } from '@vault-yield/store';
+import { eventRecord, markRecord } from './sync/block.js';
+import { decodeAll } from './sync/ranges.js';
+import { valuateRecords } from './sync/valuate.js';
+
+type Address = `0x${string}`;
+type Hash = `0x${string}`;
+
+/** Thrown when the chain no longer gives what was published (a reorg since, or rows missing). */
+export class RepublishError extends Error {
+  override name = 'RepublishError';
+}
+
+export interface RederiveInput {
+  client: ChainClient;
+  chainId: number;
+  factory: Address;
+  vault: ValuedVault;
+  /** The vault's numbers per block (indexer_vault_seqs), ascending. */
+  seqs: readonly StoredVaultSeq[];
+  heartbeatOf: (feed: Address) => number;
+  concurrency?: number;
+}
+
+/**
+ * A vault's records of the blocks its sequence rows name, re-derived from the chain as the
+ * indexer derived them: the same log decoding and record construction (sync/block.ts), numbered
+ * from the rows (first..last per block), valued by the same block valuator at each block — so
+ * each record is the one published, byte for byte. A block with no event of the vault and one
+ * number held a mark (a vault gets its mark only in a block without events of its own).
+ */
+export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultRecord[]> {
+  const { client, chainId, factory, vault, seqs } = input;
+  if (seqs.length === 0) return [];
+  const from = seqs[0]!.blockNumber;
+  const to = seqs[seqs.length - 1]!.blockNumber;
+  const lists = await Promise.all([
+    getLogsAdaptive(client, { address: [vault.vault], topic0: eventTopics.vault }, from, to),
+    getLogsAdaptive(client, { address: [factory], topic0: eventTopics.factory }, from, to),
+  ]);
+  const logs = lists.flat();
+  logs.sort((a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!);
+  const decoded = decodeAll(logs, factory, (a) => a === vault.vault);
+  if (decoded.failures.length > 0)
+    throw new RepublishError(`a log of ${vault.vault} does not decode: ${decoded.failures[0]!.reason}`);
+  const events = new Map<number, ChainRecord[]>();
+  for (const l of logs) {
+    const r = decoded.map.get(l);
+    if (r?.ok !== true || r.kind !== 'record' || r.record.vault !== vault.vault) continue;
+    const list = events.get(r.record.blockNumber) ?? [];
+    events.set(r.record.blockNumber, list);
+    list.push(r.record);
+  }
+  const headers = await getHeaders(
+    client,
+    seqs.map((s) => s.blockNumber),
+  );
+  const byNumber = new Map(headers.filter((h) => h !== null).map((h) => [h!.number, h!]));
+  const records: VaultRecord[] = [];
+  for (const row of seqs) {
+    const h = byNumber.get(row.blockNumber);
+    if (!h || h.hash !== row.blockHash)
+      throw new RepublishError(
+        `block ${row.blockNumber} is no longer ${row.blockHash} (a reorg since it was published): its records are void`,
+      );
+    const evs = events.get(row.blockNumber) ?? [];
+    const count = row.lastSeq - row.firstSeq + 1;
+    let block: VaultRecord[];
+    if (evs.length === count) block = evs.map((cr) => eventRecord(chainId, cr, h.timestamp));
+    else if (evs.length === 0 && count === 1)
+      block = [markRecord(chainId, row.blockNumber, h.hash as Hash, h.timestamp, vault.vault)];
+    else
+      throw new RepublishError(
+        `block ${row.blockNumber}: ${evs.length} events of ${vault.vault} for ${count} numbers (${row.firstSeq}..${row.lastSeq})`,
+      );
+    // Numbered after construction, as sync/sequence.ts does (the same key order).
+    block.forEach((r, i) => {
+      r.seq = row.firstSeq + i;
+    });
+    records.push(...block);
+  }
+  const valuator = createBlockValuator(client, { factory, heartbeatOf: input.heartbeatOf });
+  await valuateRecords(records, {
+    read: (block, vaults) => valuator.read(block, vaults),
+    vault: () => vault,
+    concurrency: input.concurrency ?? 4,
+  });
+  return records;
+}
+
+export interface RepublishOptions {
+  rpcUrl: string;
+  chainId?: number;
+  factory: Address;
+  databaseUrl: string;
+  /** The indexer's schema (indexer_vaults, indexer_vault_seqs, checkpoint). */
+  schema: string;
+  kafka: { brokers: readonly string[]; topic: string; security?: KafkaSecurity };
+  heartbeats: { default: number; byFeed: Record<string, number> };
+  vault: Address;
+  fromBlock: number;
+  /** Default: the indexer's checkpoint. */
+  toBlock?: number;
+  /** Re-derive and report, publish nothing. */
+  dryRun?: boolean;
+  logger: Logger;
+}
+
+export interface RepublishResult {
+  vault: Address;
+  fromBlock: number;
+  toBlock: number;
+  records: number;
+  firstSeq: number | null;
+  lastSeq: number | null;
+  /** Numbers inside the range no block row holds (revert records: not re-derivable). */
+  notRederived: [number, number][];
+  published: boolean;
+}
+
+/**
+ * `vault-yield republish`: re-derives a vault's records of a block range (rederiveVaultRecords)
+ * and publishes them to the log. Records the log holds already are duplicates the projector
+ * skips; a held vault folds the missing ones, then what it held.
+ */
+export async function republishVault(o: RepublishOptions): Promise<RepublishResult> {
+  const vault = o.vault.toLowerCase() as Address;
+  const pool = createPgPool({ url: o.databaseUrl, schema: o.schema, applicationName: 'republish', max: 2 });
+  try {
+    const store = createIndexerStore(pool);
+    const client = createChainClient({ rpcUrl: o.rpcUrl, cacheTime: 0 });
+    const chainId = o.chainId ?? (await getChainIdFromNode(client));
+    const v = await store.vault(chainId, vault);
+    if (!v)
+      throw new RepublishError(`vault ${vault} is unknown to the indexer of chain ${chainId} in ${o.schema}`);
+    const checkpoint = await store.checkpoint(chainId);
+    const toBlock = o.toBlock ?? checkpoint?.blockNumber ?? o.fromBlock;
+    const seqs = await store.vaultSeqs(chainId, vault, o.fromBlock, toBlock);
+    const notRederived: [number, number][] = [];
+    for (let i = 1; i < seqs.length; i++) {
+      const gap = seqs[i]!.firstSeq - seqs[i - 1]!.lastSeq;
+      if (gap > 1) notRederived.push([seqs[i - 1]!.lastSeq + 1, seqs[i]!.firstSeq - 1]);
+    }
+    const records = await rederiveVaultRecords({
+      client,
+      chainId,
+      factory: o.factory.toLowerCase() as Address,
+      vault: {
+        vault,
+        token0: v.token0 as Address,
+        token1: v.token1 as Address,
+        pool: v.pool as Address,
+        rewardToken: v.rewardToken as Address,
+      },
+      seqs,
+      heartbeatOf: (feed) => o.heartbeats.byFeed[feed.toLowerCase()] ?? o.heartbeats.default,
+    });
+    let published = false;
+    if (!o.dryRun && records.length > 0) {
+      const publisher = await createPublisher({
+        brokers: o.kafka.brokers,
+        clientId: 'republish',
+        topic: o.kafka.topic,
+        logger: o.logger,
+        ...o.kafka.security,
+      });
+      try {
+        await publisher.publish(records);
+        published = true;
+      } finally {
+        await publisher.close();
+      }
+    }
+    const result: RepublishResult = {
+      vault,
+      fromBlock: o.fromBlock,
+      toBlock,
+      records: records.length,
+      firstSeq: records[0]?.seq ?? null,
+      lastSeq: records.at(-1)?.seq ?? null,
+      notRederived,
+      published,
+    };
+    o.logger.info(result, published ? 'records republished' : 'records re-derived (not published)');
+    return result;
+  } finally {
+    await pool.end();
+  }
+}
