@@ -1,10 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { alive, jarVersion, java, libDir, runToEnd } from './index.js';
+import { alive, jarVersion, java, kraftClusterId, libDir, runToEnd } from './index.js';
 
 /**
  * A 3-broker KRaft cluster on loopback for the cluster tests: every node is broker and
@@ -186,7 +185,7 @@ export async function startLocalKafkaCluster(options: LocalClusterOptions): Prom
   mkdirSync(dataDir, { recursive: true });
   const user = { username: 'vault', password: 'vault-secret' };
   const { keystore, caFile } = makeCertificate(dataDir);
-  const clusterId = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+  const clusterId = kraftClusterId();
   const nodes: (ClusterNode & { props: string; logFile: string; logFrom: number; binds: number })[] = [];
   for (let i = 0; i < n; i++) {
     const dir = join(dataDir, `node-${i + 1}`);

@@ -133,6 +133,18 @@ export function java(
   );
 }
 
+/**
+ * A KRaft cluster id (a UUID in base64url), never starting with '-': StorageTool's argument parser
+ * would take one as an option and fail the format (Kafka's own Uuid.randomUuid redraws those too).
+ * One id in 64 did, and failed a CI run.
+ */
+export function kraftClusterId(): string {
+  for (;;) {
+    const id = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
 export async function runToEnd(args: string[], logFile: string): Promise<void> {
   const child = java(args, logFile, 256);
   const code = await new Promise<number | null>((res) => child.on('exit', res));
@@ -179,7 +191,7 @@ export async function startLocalKafka(options: LocalKafkaOptions = {}): Promise<
   const propsPath = join(dataDir, 'server.properties');
   writeFileSync(propsPath, properties(port, logDir));
   if (!existsSync(join(logDir, 'meta.properties'))) {
-    const clusterId = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+    const clusterId = kraftClusterId();
     await runToEnd(['kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsPath, '-g'], logFile);
   }
   const child = java(['kafka.Kafka', propsPath], logFile, heapMiB);
