@@ -51,7 +51,7 @@ export interface IndexerStatus {
   recordsPublished: number;
   /** Bytes of record values acknowledged by Kafka. */
   bytesPublished: number;
-  /** eth_calls made to read holdings and prices at record blocks (deployless multicalls). */
+  /** eth_calls made to read holdings and prices at record blocks (VaultLens reads, each a batch of vaults). */
   valuationCalls: number;
   /** Blocks with records, each valued with one read (round trip). */
   valuedBlocks: number;

@@ -58,8 +58,8 @@ export function createIndexerMetrics() {
       registers: [registry],
     }),
     valuationCalls: new Gauge({
-      name: 'indexer_valuation_multicalls',
-      help: 'eth_calls (deployless multicalls) made to read vault holdings and prices at their blocks',
+      name: 'indexer_valuation_calls',
+      help: 'eth_calls (VaultLens reads) made to read vault holdings and prices at their blocks',
       registers: [registry],
     }),
   };

@@ -31,6 +31,12 @@ export function createCountingChainClient(
   config: ChainClientConfig & {
     /** Largest eth_getLogs answer the logs client reads (default 16 MiB). */
     maxLogsResponseBytes?: number;
+    /**
+     * Largest answer to one JSON-RPC batch of the batched client (default 64 MiB). A batch of 200
+     * block headers of busy blocks (each lists its transaction hashes) passed viem's 10 MiB default
+     * on the bench chain (17.8 MB) and failed every step: a batch cannot be split by a retry.
+     */
+    maxBatchResponseBytes?: number;
   },
 ): CountingChainClient {
   const stats: RpcStats = { httpRequests: 0, calls: 0, byMethod: new Map(), coalesced: 0 };
@@ -82,7 +88,9 @@ export function createCountingChainClient(
           batch: !batched || batch === false ? false : batch === true ? { batchSize: 200 } : batch,
           // getLogs answers are large by design (the indexer sizes ranges to thousands of logs);
           // above this the range is refused and split (classifyRpcError: 'range').
-          maxResponseBodySize: batched ? undefined : (config.maxLogsResponseBytes ?? 16 * 1024 * 1024),
+          maxResponseBodySize: batched
+            ? (config.maxBatchResponseBytes ?? 64 * 1024 * 1024)
+            : (config.maxLogsResponseBytes ?? 16 * 1024 * 1024),
           timeout: config.timeoutMs ?? 30_000,
           // Retries are ours (withRetry), classified; the transport's own would hide range errors.
           retryCount: config.retryCount ?? 0,

@@ -94,9 +94,6 @@ const POSITION_WORDS = 12;
 class Words {
   private at = 0;
   constructor(private readonly hex: Hex) {}
-  get length(): number {
-    return (this.hex.length - 2) / 64;
-  }
   next(): bigint {
     const start = 2 + this.at++ * 64;
     if (start + 64 > this.hex.length)
