@@ -9,7 +9,6 @@ import {
   createValuationReader,
   decodeLog,
   describeRpcError,
-  eventTopics,
   getChainIdFromNode,
   getHeaders,
   getHeadNumber,
@@ -20,15 +19,13 @@ import {
   type LogFilter,
   type RpcStats,
   readFactoryInfo,
-  readTokenFeed,
   readVaultPositions,
   readVaultRewardTokens,
   refOf,
-  type ValuationReader,
   withRetry,
 } from '@vault-yield/chain';
 import type { Logger } from '@vault-yield/common';
-import { type ValuationContext, type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
+import { type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
 import { createLogAdmin } from '@vault-yield/log';
 import {
   createIndexerStore,
@@ -46,12 +43,13 @@ import { BatchPipeline } from './pipeline.js';
 import { createThreadedPublisher, type RecordPublisher } from './publisher/index.js';
 import { type BlockWalk, processBlock } from './sync/block.js';
 import { completeByBloom, missingChunkLogs, type ShortAnswers } from './sync/bloom.js';
+import { segmentFilters } from './sync/filters.js';
 import { checkConsistency, decodeAll, RangePlanner } from './sync/ranges.js';
-import { planReorg, revertRecord } from './sync/reorg.js';
-import { assignSeqs, revertSeqs } from './sync/sequence.js';
+import { rewindOnReorg } from './sync/rewind.js';
+import { assignSeqs } from './sync/sequence.js';
+import { createSnapshotReads, type SnapshotReads } from './sync/snapshots.js';
 import {
   type Batch,
-  CHILD_TOPICS,
   type Cursor,
   FACTORY_TOPICS,
   type FetchedChunk,
@@ -61,24 +59,14 @@ import {
   sleep,
 } from './sync/types.js';
 import { valuateRecords } from './sync/valuate.js';
-import { type ValuationSnapshot, ValuationTracker, type ValuedSet } from './valuation.js';
-import {
-  copyMarkState,
-  emptyMarkState,
-  rangeFlags,
-  type VaultEntry,
-  type VaultMarkState,
-  VaultRegistry,
-} from './vaults.js';
+import { type ValuationSnapshot, ValuationTracker } from './valuation.js';
+import { copyMarkState, type VaultEntry, type VaultMarkState, VaultRegistry } from './vaults.js';
 
 type Address = `0x${string}`;
 type Hash = `0x${string}`;
 
 /** The engine's options: the resolved config (every default filled in) and its collaborators. */
 export type IndexerOptions = ResolvedIndexerConfig & { logger: Logger; metrics: IndexerMetrics };
-
-/** An address as an indexed event topic (left-padded to 32 bytes). */
-const asTopic = (a: Address): Hash => `0x${'0'.repeat(24)}${a.slice(2)}` as Hash;
 
 /**
  * The indexing engine: scans the chain from the checkpoint, publishes the vault records (with
@@ -106,8 +94,8 @@ export class IndexerEngine {
   private client!: ChainClient;
   private logsClient!: ChainClient;
   private stats!: RpcStats;
-  private reader!: ValuationReader;
   private valuator!: BlockValuator;
+  private snapshots!: SnapshotReads;
   /** New heads over WebSocket (RPC_WS_URL), else polling. */
   heads!: HeadWatcher;
   private pool!: Pool;
@@ -165,7 +153,12 @@ export class IndexerEngine {
     this.logsClient = logsClient;
     this.stats = stats;
     this.chainId = this.o.chainId ?? (await this.rpc(() => getChainIdFromNode(client)));
-    this.reader = createValuationReader(client, { factory: this.o.factory, cacheSize: 50_000 });
+    this.snapshots = createSnapshotReads({
+      client,
+      reader: createValuationReader(client, { factory: this.o.factory, cacheSize: 50_000 }),
+      factory: this.o.factory,
+      rpc: (fn) => this.rpc(fn),
+    });
     this.valuator = createBlockValuator(client, { factory: this.o.factory, heartbeatOf: this.heartbeatOf });
     this.heads = createHeadWatcher({
       wsUrl: this.o.rpcWsUrl,
@@ -298,7 +291,7 @@ export class IndexerEngine {
         state: v.state as VaultMarkState,
       });
     }
-    this.tracker = await this.trackerAt(this.cursor.number, [...this.registry.all()]);
+    this.tracker = await this.snapshots.trackerAt(this.cursor.number, [...this.registry.all()]);
     this.metrics.checkpointBlock.set(this.cursor.number);
     this.metrics.vaults.set(this.registry.size);
     this.log.info(
@@ -328,59 +321,6 @@ export class IndexerEngine {
         `schema of its own (PROJECTION_SCHEMA): a new schema indexes from the start block, and ` +
         `\`vault-yield reindex --topic ${topic}\` writes the topic and its checkpoint namespace up to the head`,
     );
-  }
-
-  /** Valuation state of these vaults' tokens and pools read at `block` (end of block). */
-  private async trackerAt(
-    block: number,
-    vaults: readonly ValuedSet[],
-    lenient = false,
-  ): Promise<ValuationTracker> {
-    const t = new ValuationTracker();
-    if (block < 0) return t;
-    const tokens = new Set<Address>();
-    const pools = new Set<Address>();
-    for (const v of vaults) {
-      tokens.add(v.token0);
-      tokens.add(v.token1);
-      tokens.add(v.rewardToken);
-      pools.add(v.pool);
-    }
-    const snaps = await Promise.all([
-      ...[...tokens].map((token) => this.tokenSnapshot(token, block, lenient)),
-      ...[...pools].map((pool) => this.poolSnapshot(pool, block, lenient)),
-    ]);
-    for (const s of snaps) if (s) t.applySnapshot(s);
-    return t;
-  }
-
-  private async tokenSnapshot(
-    token: Address,
-    block: number,
-    lenient = false,
-  ): Promise<ValuationSnapshot | null> {
-    try {
-      const [info, feed] = await this.rpc(() =>
-        Promise.all([this.reader.tokenInfo(token), readTokenFeed(this.client, this.o.factory, token, block)]),
-      );
-      return { kind: 'token', block, info, feed };
-    } catch (err) {
-      if (lenient) return null;
-      throw err;
-    }
-  }
-
-  private async poolSnapshot(
-    pool: Address,
-    block: number,
-    lenient = false,
-  ): Promise<ValuationSnapshot | null> {
-    try {
-      return { kind: 'pool', block, pool: await this.rpc(() => this.reader.poolContext(pool, block)) };
-    } catch (err) {
-      if (lenient) return null;
-      throw err;
-    }
   }
 
   // ---------------------------------------------------------------- RPC helpers
@@ -664,11 +604,11 @@ export class IndexerEngine {
       }
     }
     const reads: Promise<ValuationSnapshot | null>[] = [];
-    for (const [t, b] of newTokens) reads.push(this.tokenSnapshot(t, b));
-    for (const [p, b] of newPools) reads.push(this.poolSnapshot(p, b));
+    for (const [t, b] of newTokens) reads.push(this.snapshots.token(t, b));
+    for (const [p, b] of newPools) reads.push(this.snapshots.pool(p, b));
     for (const fs of feedSets) {
       if (this.tracker.hasToken(fs.token) || newTokens.has(fs.token))
-        reads.push(this.tokenSnapshot(fs.token, fs.block));
+        reads.push(this.snapshots.token(fs.token, fs.block));
     }
     const snapshots = new Map<number, ValuationSnapshot[]>();
     const feeds = new Set<Address>(this.tracker.feedAddresses());
@@ -680,30 +620,12 @@ export class IndexerEngine {
       snapshots.set(s.block, list);
       if (s.kind === 'token') feeds.add(s.feed.feed);
     }
-    const vaults = [...this.registry.byAddress.keys(), ...pendingVaults.keys()];
-    const limit = this.o.addressFilterLimit;
-    const valuation = [...pools, ...feeds];
-    let filters: LogFilter[];
-    if (vaults.length + valuation.length <= limit) {
-      filters =
-        vaults.length + valuation.length === 0
-          ? []
-          : [{ address: [...vaults, ...valuation], topic0: CHILD_TOPICS }];
-    } else {
-      // Too many addresses for one filter: vault events by topic (filtered here), pools and feeds by address.
-      filters = [{ topic0: eventTopics.vault }];
-      if (valuation.length > 0)
-        filters.push({ address: valuation, topic0: [eventTopics.swap, eventTopics.answerUpdated] });
-    }
-    // Transfers of the vaults' tokens to a vault: tokens sent straight to it show in no vault event.
-    const tokens = [...new Set([...this.tracker.tokenAddresses(), ...newTokens.keys()])];
-    // Recipients go in the filter (a token's own transfers are mostly not ours), `limit` per query.
-    if (tokens.length > 0) {
-      for (let i = 0; i < vaults.length; i += limit) {
-        const to = vaults.slice(i, i + limit).map(asTopic);
-        filters.push({ address: tokens, topic0: [eventTopics.transfer], topic2: to });
-      }
-    }
+    const filters = segmentFilters({
+      vaults: [...this.registry.byAddress.keys(), ...pendingVaults.keys()],
+      valuation: [...pools, ...feeds],
+      tokens: [...new Set([...this.tracker.tokenAddresses(), ...newTokens.keys()])],
+      limit: this.o.addressFilterLimit,
+    });
     return { from, to, target, factoryLogs, pendingVaults, snapshots, filters };
   }
 
@@ -960,109 +882,42 @@ export class IndexerEngine {
 
   // ---------------------------------------------------------------- reorgs
 
-  /**
-   * Compares the kept blocks with the canonical chain. On a difference: finds the common
-   * ancestor, publishes a revert for every vault touched by an orphaned block, and moves the
-   * checkpoint, registry and valuation state back to the ancestor.
-   */
-  async checkReorg(): Promise<void> {
-    if (this.blocks.size === 0) return;
-    const canon = await this.headers([...this.blocks.keys()]);
-    const plan = planReorg(this.blocks.values(), canon, this.o.reorgWindow);
-    if (!plan) return;
-    const { ancestor, orphaned, depth, touched } = plan;
-    this.log.warn(
-      {
-        ancestor: ancestor.blockNumber,
-        depth,
-        orphaned: orphaned.map((o) => o.blockNumber),
-        vaults: touched.size,
+  /** Repairs a reorg found among the kept blocks (sync/rewind.ts). */
+  checkReorg(): Promise<void> {
+    const e = this;
+    return rewindOnReorg({
+      chainId: e.chainId,
+      head: e.head,
+      reorgWindow: e.o.reorgWindow,
+      topic: e.o.kafka.topic,
+      get cursor() {
+        return e.cursor;
       },
-      'reorg: reverting to the common ancestor',
-    );
-    const A = ancestor.blockNumber;
-    const rewindState = A < this.cursor.number;
-
-    // Valuation at the ancestor for every vault concerned (a vault born in an orphaned block may
-    // use contracts that did not exist then: its revert falls back to the current head's state).
-    const involved = [...this.registry.all(), ...this.aheadVaults.values()].filter(
-      (v) => rewindState || touched.has(v.vault),
-    );
-    const atA = await this.trackerAt(A, involved, true);
-    const contextFor = async (v: ValuedSet & { vault: Address }): Promise<ValuationContext> => {
-      try {
-        return (await this.rpc(() => this.valuator.read(A, [v]))).get(v.vault)!;
-      } catch {
-        // Born after the ancestor: its contracts may not exist there; value it at the head.
-        return (await this.rpc(() => this.valuator.read(this.head, [v]))).get(v.vault)!;
-      }
-    };
-    const reverts: VaultRecord[] = [];
-    const orphanSeqs = await this.store.seqsAbove(this.chainId, A);
-    const reverted: VaultEntry[] = [];
-    for (const vault of [...touched.keys()].sort()) {
-      const v = this.registry.get(vault) ?? this.aheadVaults.get(vault);
-      if (!v) {
-        this.log.warn({ vault }, 'reorg: touched vault unknown to the registry; skipping its revert');
-        continue;
-      }
-      const seqs = revertSeqs(
-        v.state,
-        orphanSeqs.filter((o) => o.vault === vault),
-      );
-      reverts.push(
-        revertRecord(this.chainId, ancestor, vault, touched.get(vault)!, await contextFor(v), seqs),
-      );
-      reverted.push(v);
-    }
-
-    const changedVaults: StoredIndexerVault[] = [];
-    if (rewindState) {
-      for (const v of [...this.registry.all()]) if (v.createdBlock > A) this.registry.remove(v.vault);
-      this.tracker = atA;
-      for (const vault of touched.keys()) {
-        const v = this.registry.get(vault);
-        if (!v) continue;
-        const positions = await this.rpc(() => readVaultPositions(this.client, vault, A));
-        const state = { ...emptyMarkState(), nextSeq: v.state.nextSeq };
-        for (const p of positions) state.positions[p.positionId] = [p.tickLower, p.tickUpper];
-        state.flags = rangeFlags(state.positions, this.tracker.poolTick(v.pool));
-        v.state = state;
-        // Its last published context is gone: mark it at the next price move.
-        this.registry.setDirty(v, true);
-        changedVaults.push(this.stored(v));
-      }
-    }
-
-    // The numbers the reverts took are saved with the rewind (the vaults' next numbers).
-    if (!rewindState) for (const v of reverted) if (v.createdBlock <= A) changedVaults.push(this.stored(v));
-    if (reverts.length > 0) {
-      await (await this.publisher).publish(reverts);
-      for (const r of reverts) this.metrics.recordsPublished.inc({ type: r.type });
-      this.recordsPublished += reverts.length;
-    }
-    // Back to the ancestor, or (orphaned write-ahead rows only) to the unchanged checkpoint.
-    const back = rewindState ? { number: A, hash: ancestor.blockHash } : this.cursor;
-    if (back.hash === null) {
-      // Nothing checkpointed yet (fresh start): only drop the orphaned write-ahead rows.
-      await this.store.dropBlocks(
-        this.chainId,
-        orphaned.map((o) => o.blockHash),
-      );
-      await this.store.saveBlocks(this.chainId, [], changedVaults);
-    } else {
-      await this.store.rewind(this.chainId, {
-        ancestor: { blockNumber: back.number, blockHash: back.hash },
-        topic: this.o.kafka.topic,
-        vaultsCreatedAbove: back.number,
-        vaults: changedVaults,
-      });
-    }
-    this.cursor = back;
-    for (const n of [...this.blocks.keys()]) if (n > back.number) this.blocks.delete(n);
-    this.aheadVaults.clear();
-    this.metrics.reorgs.inc();
-    this.metrics.reorgDepth.set(depth);
-    this.metrics.checkpointBlock.set(this.cursor.number);
+      set cursor(c) {
+        e.cursor = c;
+      },
+      get tracker() {
+        return e.tracker;
+      },
+      set tracker(t) {
+        e.tracker = t;
+      },
+      blocks: e.blocks,
+      registry: e.registry,
+      aheadVaults: e.aheadVaults,
+      store: e.store,
+      log: e.log,
+      metrics: e.metrics,
+      headers: (numbers) => e.headers(numbers),
+      trackerAt: (block, vaults, lenient) => e.snapshots.trackerAt(block, vaults, lenient),
+      value: async (block, v) => (await e.rpc(() => e.valuator.read(block, [v]))).get(v.vault)!,
+      positionsAt: (vault, block) => e.rpc(() => readVaultPositions(e.client, vault, block)),
+      publish: async (records) => {
+        await (await e.publisher).publish(records);
+        for (const r of records) e.metrics.recordsPublished.inc({ type: r.type });
+        e.recordsPublished += records.length;
+      },
+      stored: (v) => e.stored(v),
+    });
   }
 }

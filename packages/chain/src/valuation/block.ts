@@ -85,6 +85,8 @@ export interface BlockValuator {
 }
 
 const lower = (a: string) => a.toLowerCase() as Address;
+/** Where a read is made: the block by hash (EIP-1898) or by number. */
+type At = { blockHash: Hash } | { blockNumber: bigint };
 const WORD_BYTES = 32;
 /** Words per vault before its positions, and per position (see VaultLens.sol). */
 const VAULT_WORDS = 5;
@@ -152,29 +154,30 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     }
     return p;
   };
-  const metaOf = (token: Address) =>
+  const metaOf = (token: Address, at: At) =>
     once(tokenMeta, token, async () => {
       const [symbol, decimals] = await Promise.all([
-        client.readContract({ address: token, abi: tokenMetaAbi, functionName: 'symbol' }),
-        client.readContract({ address: token, abi: tokenMetaAbi, functionName: 'decimals' }),
+        client.readContract({ address: token, abi: tokenMetaAbi, functionName: 'symbol', ...at }),
+        client.readContract({ address: token, abi: tokenMetaAbi, functionName: 'decimals', ...at }),
       ]);
       return { symbol, decimals: Number(decimals) };
     });
-  const decimalsOfFeed = (feed: Address) =>
+  const decimalsOfFeed = (feed: Address, at: At) =>
     once(feedDecimals, feed, async () =>
-      Number(await client.readContract({ address: feed, abi: feedAbi, functionName: 'decimals' })),
+      Number(await client.readContract({ address: feed, abi: feedAbi, functionName: 'decimals', ...at })),
     );
-  const poolOf = (pool: Address) =>
+  const poolOf = (pool: Address, at: At) =>
     once(poolMeta, pool, async () => {
       const [fee, token0, token1, venue] = await Promise.all([
-        client.readContract({ address: pool, abi: poolAbi, functionName: 'fee' }),
-        client.readContract({ address: pool, abi: poolAbi, functionName: 'token0' }),
-        client.readContract({ address: pool, abi: poolAbi, functionName: 'token1' }),
+        client.readContract({ address: pool, abi: poolAbi, functionName: 'fee', ...at }),
+        client.readContract({ address: pool, abi: poolAbi, functionName: 'token0', ...at }),
+        client.readContract({ address: pool, abi: poolAbi, functionName: 'token1', ...at }),
         client.readContract({
           address: config.factory,
           abi: factoryAbi,
           functionName: 'venueOf',
           args: [pool],
+          ...at,
         }),
       ]);
       if (!venue) throw new BlockValuationError(`pool ${pool} has no venue in the factory's registry`);
@@ -254,11 +257,14 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
 
   const read = async (blockNumber: number, vaults: readonly ValuedVault[], blockHash?: Hash) => {
     const block = BigInt(blockNumber);
+    // Constants are read once, at the block that first needs them: a node lagging behind the head
+    // may not have a pool created a moment ago at `latest`, but has it at this (named) block.
+    const at: At = blockHash ? { blockHash } : { blockNumber: block };
     const tokens = [...new Set(vaults.flatMap(tokensOf))].sort();
     const pools = [...new Set(vaults.map((v) => lower(v.pool)))].sort();
     const [metas, poolMetas] = await Promise.all([
-      Promise.all(tokens.map(metaOf)),
-      Promise.all(pools.map(poolOf)),
+      Promise.all(tokens.map((t) => metaOf(t, at))),
+      Promise.all(pools.map((p) => poolOf(p, at))),
     ]);
     // Every batch repeats the tokens and pools (cheap): each answer stands on its own.
     const jobs = batches(vaults, tokens.length * 3 + pools.length * 4);
@@ -289,7 +295,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
         g1: words.next(),
       }));
       if (!tokenCtx) {
-        const feedDecs = await Promise.all(rounds.map((r) => decimalsOfFeed(lower(r.feed))));
+        const feedDecs = await Promise.all(rounds.map((r) => decimalsOfFeed(lower(r.feed), at)));
         tokenCtx = new Map();
         for (const [i, t] of tokens.entries()) {
           const r = rounds[i]!;

@@ -1,0 +1,47 @@
+import { eventTopics, type LogFilter } from '@vault-yield/chain';
+import { CHILD_TOPICS } from './types.js';
+
+type Address = `0x${string}`;
+type Hash = `0x${string}`;
+
+/** An address as an indexed event topic (left-padded to 32 bytes). */
+export const asTopic = (a: Address): Hash => `0x${'0'.repeat(24)}${a.slice(2)}` as Hash;
+
+/** What a segment's log queries watch. */
+export interface WatchedAddresses {
+  vaults: readonly Address[];
+  /** Pools (Swap) and feeds (AnswerUpdated) the valuation follows. */
+  valuation: readonly Address[];
+  /** Tokens the vaults hold: their transfers *to* a vault. */
+  tokens: readonly Address[];
+  /** Addresses per filter at most (providers cap them). */
+  limit: number;
+}
+
+/**
+ * The eth_getLogs filters of a segment: vault, pool and feed events by address while they fit
+ * one filter (else vault events by topic, filtered by the caller, and pools and feeds by address);
+ * and ERC-20 transfers of the vaults' tokens whose recipient is a vault (tokens sent straight to a
+ * vault show in no vault event), `limit` recipients per filter.
+ */
+export function segmentFilters(w: WatchedAddresses): LogFilter[] {
+  const { vaults, valuation, tokens, limit } = w;
+  let filters: LogFilter[];
+  if (vaults.length + valuation.length <= limit) {
+    filters =
+      vaults.length + valuation.length === 0
+        ? []
+        : [{ address: [...vaults, ...valuation], topic0: CHILD_TOPICS }];
+  } else {
+    filters = [{ topic0: eventTopics.vault }];
+    if (valuation.length > 0)
+      filters.push({ address: [...valuation], topic0: [eventTopics.swap, eventTopics.answerUpdated] });
+  }
+  if (tokens.length > 0) {
+    for (let i = 0; i < vaults.length; i += limit) {
+      const to = vaults.slice(i, i + limit).map(asTopic);
+      filters.push({ address: [...tokens], topic0: [eventTopics.transfer], topic2: to });
+    }
+  }
+  return filters;
+}
