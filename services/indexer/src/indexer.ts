@@ -7,7 +7,6 @@ import {
   createCountingChainClient,
   createHeadWatcher,
   createValuationReader,
-  decodeLog,
   describeRpcError,
   getChainIdFromNode,
   getHeaders,
@@ -43,7 +42,7 @@ import { BatchPipeline } from './pipeline.js';
 import { createThreadedPublisher, type RecordPublisher } from './publisher/index.js';
 import { type BlockWalk, processBlock } from './sync/block.js';
 import { completeByBloom, missingChunkLogs, type ShortAnswers } from './sync/bloom.js';
-import { segmentFilters } from './sync/filters.js';
+import { planSegment } from './sync/discover.js';
 import { checkConsistency, decodeAll, RangePlanner } from './sync/ranges.js';
 import { rewindOnReorg } from './sync/rewind.js';
 import { assignSeqs } from './sync/sequence.js';
@@ -53,13 +52,12 @@ import {
   type Cursor,
   FACTORY_TOPICS,
   type FetchedChunk,
-  type PendingVault,
   ReorgDetected,
   type Segment,
   sleep,
 } from './sync/types.js';
 import { valuateRecords } from './sync/valuate.js';
-import { type ValuationSnapshot, ValuationTracker } from './valuation.js';
+import { ValuationTracker } from './valuation.js';
 import { copyMarkState, type VaultEntry, type VaultMarkState, VaultRegistry } from './vaults.js';
 
 type Address = `0x${string}`;
@@ -558,75 +556,20 @@ export class IndexerEngine {
   /** Factory logs of the segment: the vaults it creates, their tokens and pools, feed changes. */
   private async discover(from: number, to: number, target: number): Promise<Segment> {
     const factoryLogs = await this.factoryLogs(from, to, target);
-    const pendingVaults = new Map<Address, PendingVault>();
-    const feedSets: { token: Address; feed: Address; block: number }[] = [];
-    for (const log of factoryLogs) {
-      const r = decodeLog(log);
-      if (!r.ok) return this.badLog(log, r.reason, from, to);
-      if (r.kind === 'record' && r.record.type === 'vault.created') {
-        const p = r.record.payload;
-        if (this.registry.get(r.record.vault)) continue;
-        pendingVaults.set(r.record.vault, {
-          vault: r.record.vault,
-          createdBlock: r.record.blockNumber,
-          token0: p.token0,
-          token1: p.token1,
-          pool: p.pool,
-          rewardToken: p.token0, // replaced below by the vault's own rewardToken()
-        });
-      } else if (r.kind === 'valuation' && r.event.kind === 'feedSet') {
-        feedSets.push({ token: r.event.token, feed: r.event.feed, block: r.event.blockNumber });
-      }
-    }
-    // One deployless multicall per creation block instead of an eth_call per vault.
-    const pending = [...pendingVaults.values()];
-    if (pending.length > 0) {
-      const tokens = await this.rpc(() =>
-        readVaultRewardTokens(
-          this.client,
-          pending.map((v) => ({ vault: v.vault, blockNumber: v.createdBlock })),
-        ),
-      );
-      pending.forEach((v, i) => {
-        v.rewardToken = tokens[i]!;
-      });
-    }
-    // First block each new token / pool is needed at: read its state there.
-    const newTokens = new Map<Address, number>();
-    const newPools = new Map<Address, number>();
-    for (const v of pendingVaults.values()) {
-      for (const t of [v.token0, v.token1, v.rewardToken]) {
-        if (!this.tracker.hasToken(t))
-          newTokens.set(t, Math.min(newTokens.get(t) ?? v.createdBlock, v.createdBlock));
-      }
-      if (!this.tracker.hasPool(v.pool)) {
-        newPools.set(v.pool, Math.min(newPools.get(v.pool) ?? v.createdBlock, v.createdBlock));
-      }
-    }
-    const reads: Promise<ValuationSnapshot | null>[] = [];
-    for (const [t, b] of newTokens) reads.push(this.snapshots.token(t, b));
-    for (const [p, b] of newPools) reads.push(this.snapshots.pool(p, b));
-    for (const fs of feedSets) {
-      if (this.tracker.hasToken(fs.token) || newTokens.has(fs.token))
-        reads.push(this.snapshots.token(fs.token, fs.block));
-    }
-    const snapshots = new Map<number, ValuationSnapshot[]>();
-    const feeds = new Set<Address>(this.tracker.feedAddresses());
-    const pools = new Set<Address>([...this.tracker.poolAddresses(), ...newPools.keys()]);
-    for (const s of await Promise.all(reads)) {
-      if (!s) continue;
-      const list = snapshots.get(s.block) ?? [];
-      list.push(s);
-      snapshots.set(s.block, list);
-      if (s.kind === 'token') feeds.add(s.feed.feed);
-    }
-    const filters = segmentFilters({
-      vaults: [...this.registry.byAddress.keys(), ...pendingVaults.keys()],
-      valuation: [...pools, ...feeds],
-      tokens: [...new Set([...this.tracker.tokenAddresses(), ...newTokens.keys()])],
-      limit: this.o.addressFilterLimit,
-    });
-    return { from, to, target, factoryLogs, pendingVaults, snapshots, filters };
+    return planSegment(
+      {
+        registry: this.registry,
+        tracker: this.tracker,
+        snapshots: this.snapshots,
+        addressFilterLimit: this.o.addressFilterLimit,
+        badLog: (log, reason) => this.badLog(log, reason, from, to),
+        rewardTokens: (vaults) => this.rpc(() => readVaultRewardTokens(this.client, vaults)),
+      },
+      factoryLogs,
+      from,
+      to,
+      target,
+    );
   }
 
   private async fetchChunk(seg: Segment, from: number, to: number): Promise<FetchedChunk> {
