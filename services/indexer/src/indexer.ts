@@ -406,6 +406,7 @@ export class IndexerEngine {
     let failingSince = 0;
     while (!this.stopping) {
       try {
+        const seen = this.heads.heads;
         const progressed = await this.step();
         failures = 0;
         // A step that found nothing new has just checked that the checkpointed tip is still
@@ -415,7 +416,7 @@ export class IndexerEngine {
           return;
         }
         // The next head wakes it when a WebSocket announces heads; the poll interval is the floor.
-        if (!progressed) await this.heads.wait(this.o.pollIntervalMs, this.abort.signal);
+        if (!progressed) await this.heads.wait(this.o.pollIntervalMs, this.abort.signal, seen);
       } catch (err) {
         if (err instanceof IndexerHaltError) throw err;
         if (this.stopping) break;

@@ -37,6 +37,13 @@ describe('head watcher against a real anvil', () => {
       await mine();
       // Resolved by the head, not by the ten-minute timeout (the test would time out instead).
       expect(await woke).toBe(before + 1);
+      // A head announced while the caller was busy (after it read `heads`) is not slept through.
+      const seen = watcher.heads;
+      await mine();
+      for (let i = 0; i < 100 && watcher.heads === seen; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(watcher.heads).toBe(seen + 1);
+      // Resolves at once (else the ten-minute wait outlasts the test's time-out).
+      await watcher.wait(600_000, signal, seen);
       expect(modes).toEqual(['subscribed']);
     } finally {
       await watcher.close();

@@ -8,8 +8,12 @@ import { watchBlockNumber } from 'viem/actions';
  * and a follower without a WebSocket URL just sleeps.
  */
 export interface HeadWatcher {
-  /** Resolves at the next announced head, after `ms`, or when `signal` aborts. */
-  wait(ms: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Resolves at the next announced head, after `ms`, or when `signal` aborts; at once when heads
+   * were announced since the caller read `heads` as `since` (one that landed while the caller was
+   * busy is not slept through).
+   */
+  wait(ms: number, signal: AbortSignal, since?: number): Promise<void>;
   /** 'subscribed' once the subscription delivered a head (until it fails), else 'polling'. */
   readonly mode: 'subscribed' | 'polling';
   /** Heads announced so far. */
@@ -82,8 +86,8 @@ export function createHeadWatcher(config: HeadWatcherConfig): HeadWatcher {
   if (config.wsUrl) connect(config.wsUrl);
 
   return {
-    wait(ms, signal) {
-      if (signal.aborted) return Promise.resolve();
+    wait(ms, signal, since) {
+      if (signal.aborted || (since !== undefined && heads > since)) return Promise.resolve();
       return new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
