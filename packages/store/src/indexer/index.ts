@@ -244,6 +244,27 @@ async function readCheckpoint(pool: Pool, chainId: number): Promise<StoredCheckp
 }
 
 /** SQL of the indexer: checkpoint, kept block window, vault registry, bad logs. */
+/** An indexer_vaults row as read (created_block as text: int8). */
+interface VaultRow {
+  vault: string;
+  created_block: string;
+  token0: string;
+  token1: string;
+  pool: string;
+  reward_token: string;
+  state: unknown;
+}
+const VAULT_COLUMNS = 'vault, created_block::text, token0, token1, pool, reward_token, state';
+const storedVault = (v: VaultRow): StoredIndexerVault => ({
+  vault: v.vault,
+  createdBlock: Number(v.created_block),
+  token0: v.token0,
+  token1: v.token1,
+  pool: v.pool,
+  rewardToken: v.reward_token,
+  state: v.state,
+});
+
 export function createIndexerStore(pool: Pool): IndexerStore {
   return {
     async load(chainId) {
@@ -260,17 +281,9 @@ export function createIndexerStore(pool: Pool): IndexerStore {
            where chain_id = $1 order by block_number desc`,
           [chainId],
         ),
-        pool.query<{
-          vault: string;
-          created_block: number;
-          token0: string;
-          token1: string;
-          pool: string;
-          reward_token: string;
-          state: unknown;
-        }>(
-          `select vault, created_block, token0, token1, pool, reward_token, state from indexer_vaults
-           where chain_id = $1 order by created_block, vault`,
+        pool.query<VaultRow>(
+          `select ${VAULT_COLUMNS} from indexer_vaults
+           where chain_id = $1 order by indexer_vaults.created_block, vault`,
           [chainId],
         ),
       ]);
@@ -283,15 +296,7 @@ export function createIndexerStore(pool: Pool): IndexerStore {
           blockTimestamp: Number(b.block_timestamp),
           vaults: b.vaults,
         })),
-        vaults: vaults.rows.map((v) => ({
-          vault: v.vault,
-          createdBlock: Number(v.created_block),
-          token0: v.token0,
-          token1: v.token1,
-          pool: v.pool,
-          rewardToken: v.reward_token,
-          state: v.state,
-        })),
+        vaults: vaults.rows.map(storedVault),
       };
     },
 
@@ -317,31 +322,11 @@ export function createIndexerStore(pool: Pool): IndexerStore {
       ]),
 
     async vault(chainId, vault) {
-      const { rows } = await pool.query<{
-        vault: string;
-        created_block: string;
-        token0: string;
-        token1: string;
-        pool: string;
-        reward_token: string;
-        state: unknown;
-      }>(
-        `select vault, created_block::text, token0, token1, pool, reward_token, state from indexer_vaults
-         where chain_id = $1 and vault = $2`,
+      const { rows } = await pool.query<VaultRow>(
+        `select ${VAULT_COLUMNS} from indexer_vaults where chain_id = $1 and vault = $2`,
         [chainId, vault.toLowerCase()],
       );
-      const v = rows[0];
-      return v
-        ? {
-            vault: v.vault,
-            createdBlock: Number(v.created_block),
-            token0: v.token0,
-            token1: v.token1,
-            pool: v.pool,
-            rewardToken: v.reward_token,
-            state: v.state,
-          }
-        : null;
+      return rows[0] ? storedVault(rows[0]) : null;
     },
 
     async commit(chainId, c) {

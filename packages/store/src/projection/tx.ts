@@ -109,25 +109,8 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       );
     },
 
-    async lockDeadLetters(id) {
-      const { rows } = await client.query<{
-        id: string;
-        topic: string;
-        partition: number;
-        offset: string;
-        key: Buffer | null;
-        value: Buffer | null;
-        reason: string;
-        vault: string | null;
-        kind: DeadLetterRow['kind'];
-        seq: string | null;
-      }>(
-        `select id::text, topic, partition, "offset"::text as offset, key, value, reason, vault, kind, seq::text
-         from dead_letters where $1::int8 is null or id = $1 order by topic, partition, "offset" for update`,
-        [id ?? null],
-      );
-      return rows.map((r) => ({ ...r, id: Number(r.id), seq: r.seq === null ? null : Number(r.seq) }));
-    },
+    lockDeadLetters: (id) =>
+      lockLetters(client, '$1::int8 is null or id = $1 order by topic, partition, "offset"', [id ?? null]),
 
     async deleteDeadLetters(ids) {
       if (ids.length === 0) return;
@@ -369,23 +352,9 @@ export function projectionTx(client: PoolClient): ProjectionTx {
 
     async lockHeld(vaults) {
       if (vaults.length === 0) return [];
-      const { rows } = await client.query<{
-        id: string;
-        topic: string;
-        partition: number;
-        offset: string;
-        key: Buffer | null;
-        value: Buffer | null;
-        reason: string;
-        vault: string | null;
-        kind: DeadLetterRow['kind'];
-        seq: string | null;
-      }>(
-        `select id::text, topic, partition, "offset"::text as offset, key, value, reason, vault, kind, seq::text
-         from dead_letters where kind = 'gap' and vault = any($1::text[]) order by vault, seq, id for update`,
-        [vaults],
-      );
-      return rows.map((r) => ({ ...r, id: Number(r.id), seq: r.seq === null ? null : Number(r.seq) }));
+      return lockLetters(client, "kind = 'gap' and vault = any($1::text[]) order by vault, seq, id", [
+        vaults,
+      ]);
     },
 
     async deleteOrphaned(vault, fromBlock, blockHashes) {
@@ -420,4 +389,25 @@ export function isUniqueViolation(err: unknown): boolean {
 
 export function comparePosition(a: LedgerPosition, b: LedgerPosition): number {
   return a.blockNumber - b.blockNumber || a.txIndex - b.txIndex || a.logIndex - b.logIndex;
+}
+
+/** Dead letters matching `whereOrder` (a condition and its order), locked for update. */
+async function lockLetters(client: PoolClient, whereOrder: string, params: unknown[]) {
+  const { rows } = await client.query<{
+    id: string;
+    topic: string;
+    partition: number;
+    offset: string;
+    key: Buffer | null;
+    value: Buffer | null;
+    reason: string;
+    vault: string | null;
+    kind: DeadLetterRow['kind'];
+    seq: string | null;
+  }>(
+    `select id::text, topic, partition, "offset"::text as offset, key, value, reason, vault, kind, seq::text
+     from dead_letters where ${whereOrder} for update`,
+    params,
+  );
+  return rows.map((r) => ({ ...r, id: Number(r.id), seq: r.seq === null ? null : Number(r.seq) }));
 }
