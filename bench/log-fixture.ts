@@ -51,22 +51,29 @@ export async function createLogFixture(o: {
   const [kafka, postgres] = await Promise.all([resolveKafka(), resolvePostgres()]);
   console.log(`kafka: ${kafka.description}; postgres: ${postgres.description}`);
   const brokers = kafka.url.split(',');
-  const topic = `bench-${o.name}-${Date.now().toString(36)}`;
+  // BENCH_TOPIC: a topic a kept run (BENCH_KEEP=true) produced with the same options, read again.
+  const reused = process.env.BENCH_TOPIC;
+  const topic = reused ?? `bench-${o.name}-${Date.now().toString(36)}`;
   const db = await createBenchDatabase(postgres.url, o.name, o.schema);
   const admin = await createLogAdmin({ brokers, clientId: 'bench-admin' });
-  await admin.ensureTopic({ topic, partitions: o.partitions });
-
-  const publisher = await createPublisher({ brokers, clientId: 'bench-publisher', topic });
-  const gen = createHistoryGenerator({ vaults: o.vaults, seed: o.seed });
-  const t0 = performance.now();
-  for (let done = 0; done < o.records; ) {
-    const n = Math.min(50_000, o.records - done);
-    await publisher.publish(gen.take(n));
-    done += n;
+  let produceSeconds = 0;
+  if (reused) console.log(`reading the kept topic ${topic} (BENCH_TOPIC)`);
+  else {
+    await admin.ensureTopic({ topic, partitions: o.partitions });
+    const publisher = await createPublisher({ brokers, clientId: 'bench-publisher', topic });
+    const gen = createHistoryGenerator({ vaults: o.vaults, seed: o.seed });
+    const t0 = performance.now();
+    for (let done = 0; done < o.records; ) {
+      const n = Math.min(50_000, o.records - done);
+      await publisher.publish(gen.take(n));
+      done += n;
+    }
+    await publisher.close();
+    produceSeconds = (performance.now() - t0) / 1000;
+    console.log(
+      `produced ${o.records} records for ${o.vaults} vaults in ${produceSeconds.toFixed(1)} s (topic ${topic})`,
+    );
   }
-  await publisher.close();
-  const produceSeconds = (performance.now() - t0) / 1000;
-  console.log(`produced ${o.records} records for ${o.vaults} vaults in ${produceSeconds.toFixed(1)} s`);
   return {
     brokers,
     adminUrl: postgres.url,
@@ -76,7 +83,7 @@ export async function createLogFixture(o: {
     produceSeconds,
     async close(keep) {
       if (!keep) {
-        await admin.deleteTopic(topic).catch(() => {});
+        if (!reused) await admin.deleteTopic(topic).catch(() => {});
         await dropDatabase(postgres.url, db.database).catch(() => {});
       }
       await admin.close();

@@ -6,17 +6,18 @@
  *
  * BENCH_RECORDS (default 300,000) generated records of BENCH_VAULTS (default 1,000) vaults are
  * folded by the projector's own fold (services/projector/src/fold.ts) into the exact rows it
- * writes (untimed). Then BENCH_SESSIONS (default: this machine's cores) concurrent sessions, each
+ * writes (untimed): ledger rows, equity points and the records' bodies (one bundle per vault and
+ * transaction). Then BENCH_SESSIONS (default: this machine's cores) concurrent sessions, each
  * with its own share of the vaults (as partitions are shared), write them through the projector's
- * own statements (ProjectionTx: COPY into ledger and equity_points) in transactions of BENCH_BATCH
+ * own statements (ProjectionTx: COPY into ledger, record_bundles and equity_points) in transactions of BENCH_BATCH
  * (default 4,000) records, like the projector's batches. Prints records/s and the CPU the Postgres
  * backends spent per record; last line `store-ceiling: <records/s> records/s`.
  */
 import { availableParallelism, loadavg } from 'node:os';
-import { encodeRecord, type VaultState } from '@vault-yield/domain';
+import type { VaultState } from '@vault-yield/domain';
 import { createPgPool, createProjectionStore, type EquityRow, type LedgerRow } from '@vault-yield/store';
 import { dropDatabase } from '../infra/postgres/index.js';
-import { equityPoint, foldStep, ledgerRow, type Micros } from '../services/projector/src/fold.js';
+import { bodyOf, equityPoint, foldStep, ledgerRow, type Micros } from '../services/projector/src/fold.js';
 import { resolvePostgres } from '../test/harness/resolve.js';
 import { createHistoryGenerator } from '../test/projector/generator.js';
 import { createBenchDatabase } from './log-fixture.js';
@@ -28,10 +29,15 @@ const SESSIONS = Number(process.env.BENCH_SESSIONS ?? availableParallelism());
 const BATCH = Number(process.env.BENCH_BATCH ?? 4_000);
 const KEEP = process.env.BENCH_KEEP === 'true';
 const SCHEMA = 'vault_yield';
+/** Statements run after the migrations (`;`-separated): a storage variant to measure. */
+const SQL = process.env.BENCH_SQL ?? '';
+/** `none`: no record bodies (what keeping them costs). */
+const BODIES = process.env.BENCH_BODIES !== 'none';
 
 interface Batch {
   ledger: LedgerRow[];
   equity: EquityRow[];
+  bundles: Map<string, Uint8Array[]>;
 }
 
 async function main() {
@@ -39,6 +45,11 @@ async function main() {
   console.log(`postgres: ${postgres.description}`);
   const db = await createBenchDatabase(postgres.url, 'store', SCHEMA);
   try {
+    if (SQL) {
+      const admin = createPgPool({ url: db.writerUrl, schema: SCHEMA, applicationName: 'bench-sql', max: 1 });
+      await admin.query(SQL).finally(() => admin.end());
+      console.log(`variant: ${SQL}`);
+    }
     // The rows the projector writes, per session (its vaults) and per transaction (BATCH records).
     const gen = createHistoryGenerator({ vaults: VAULTS, seed: 7 });
     const states = new Map<string, { state: VaultState; micros: Micros; session: number }>();
@@ -55,9 +66,14 @@ async function main() {
         const point = equityPoint(before?.micros ?? null, step.state);
         states.set(r.vault, { state: step.state, micros: point.micros, session });
         const s = sessions[session]!;
-        if (s.records % BATCH === 0) s.batches.push({ ledger: [], equity: [] });
+        if (s.records % BATCH === 0) s.batches.push({ ledger: [], equity: [], bundles: new Map() });
         const batch = s.batches.at(-1)!;
-        batch.ledger.push(ledgerRow(r, encodeRecord(r)));
+        batch.ledger.push(ledgerRow(r));
+        if (BODIES) {
+          const list = batch.bundles.get(r.vault) ?? [];
+          list.push(bodyOf(r, null));
+          batch.bundles.set(r.vault, list);
+        }
         if (point.row) {
           batch.equity.push(point.row);
           equityRows++;
@@ -92,6 +108,7 @@ async function main() {
           await store.transaction(async (tx) => {
             await tx.copyLedger(b.ledger);
             await tx.insertEquity(b.equity);
+            await tx.copyBundles(b.bundles);
           });
       }),
     );

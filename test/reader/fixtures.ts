@@ -307,14 +307,13 @@ export async function insertLedger(db: Writer, specs: readonly LedgerSpec[]): Pr
       ts: s.ts ?? record.blockTimestamp * 1000,
       type: record.type,
       payload: record.payload,
-      record,
     };
   });
   await db.query(
-    `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record)
-     select chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record
+    `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload)
+     select chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload
      from jsonb_to_recordset($1::jsonb) as x(chain_id int, block_hash text, tx_hash text, log_index int, vault text,
-       block_number bigint, tx_index int, ts bigint, type text, payload jsonb, record jsonb)`,
+       block_number bigint, tx_index int, ts bigint, type text, payload jsonb)`,
     [JSON.stringify(rows)],
   );
 }

@@ -3,6 +3,7 @@ import {
   type DecodeResult,
   decodeRecord,
   deserializeState,
+  encodeRecord,
   evolve,
   formatFixed,
   isFoldError,
@@ -46,12 +47,11 @@ export const positionOf = (r: VaultRecord): LedgerPosition => ({
 });
 
 /**
- * The ledger row of an applied record. `raw` is the record's bytes as read from the log: they are
- * its JSON already, so they go to the `record` column as they are (json, read back only by
- * re-folds, which parse it with the same schema and so get the same record).
- * The served `payload` is the parsed payload (canonical: lowercased, unknown keys dropped).
+ * The ledger row of an applied record (its identity, order and what the reader serves). The
+ * served `payload` is the parsed payload (canonical: lowercased, unknown keys dropped). The
+ * record itself is stored as a body in a bundle (`bodyOf`).
  */
-export function ledgerRow(r: VaultRecord, raw?: Buffer | null): LedgerRow {
+export function ledgerRow(r: VaultRecord): LedgerRow {
   return {
     vault: r.vault,
     chainId: r.chainId,
@@ -62,9 +62,17 @@ export function ledgerRow(r: VaultRecord, raw?: Buffer | null): LedgerRow {
     txIndex: r.txIndex,
     ts: r.blockTimestamp * 1000,
     type: r.type,
-    record: raw ?? JSON.stringify(r),
     payload: JSON.stringify(r.payload),
   };
+}
+
+/**
+ * The bytes kept for re-folds of an applied record: as read from the log (its JSON already, so a
+ * re-fold parses it with the same schema and gets the same record), or its own encoding when it
+ * has none or when it spans lines (bundle bodies are one line per record).
+ */
+export function bodyOf(r: VaultRecord, raw: Uint8Array | null | undefined): Uint8Array {
+  return raw && raw.byteLength > 0 && raw.indexOf(0x0a) < 0 ? raw : encodeRecord(r);
 }
 
 /**
@@ -90,8 +98,7 @@ export function reconciledRows(r: VaultRecord, s: VaultState): LedgerRow[] {
       txIndex: RECONCILED_TX_INDEX,
       ts: r.blockTimestamp * 1000,
       type: RECONCILED,
-      // Not a record of the log: re-folds skip this type and derive it again.
-      record: `{"type":"${RECONCILED}","payload":${payload}}`,
+      // Not a record of the log (no body): re-folds skip this type and derive it again.
       payload,
     };
   });

@@ -21,6 +21,7 @@ import {
 } from '@vault-yield/store';
 import type { CachedVault, StateCache } from './cache.js';
 import {
+  bodyOf,
   deserializeState,
   equityPoint,
   foldStep,
@@ -89,7 +90,11 @@ export interface VaultWork {
 export interface RowSink {
   ledger: LedgerRow[];
   equity: EquityRow[];
+  /** Live records' bodies per vault, in log order (one bundle row each per flush). */
+  bodies: Map<string, Uint8Array[]>;
 }
+
+export const emptySink = (): RowSink => ({ ledger: [], equity: [], bodies: new Map() });
 
 const keyOf = (r: VaultRecord): RecordKey => ({
   vault: r.vault,
@@ -116,7 +121,15 @@ export function foldInto(
   const point = equityPoint(w.state ? w.micros : null, step.state);
   if (point.row) sink.equity.push(point.row);
   w.micros = point.micros;
-  if (live) sink.ledger.push(ledgerRow(r, live.raw));
+  if (live) {
+    sink.ledger.push(ledgerRow(r));
+    let bodies = sink.bodies.get(r.vault);
+    if (!bodies) {
+      bodies = [];
+      sink.bodies.set(r.vault, bodies);
+    }
+    bodies.push(bodyOf(r, live.raw));
+  }
   if (step.state.reconciled.length > 0) sink.ledger.push(...reconciledRows(r, step.state));
   const id = recordId(r);
   w.seen.add(id);
@@ -143,7 +156,7 @@ export async function refoldVault(
   await tx.clearVault(w.vault, { snapshot: true });
   await tx.deleteReconciled(w.vault);
   Object.assign(w, { state: null, micros: null, head: NO_HEAD, lastRecordId: '', seen: new Set<string>() });
-  const sink: RowSink = { ledger: [], equity: [] };
+  const sink = emptySink();
   for (const json of rows) {
     const parsed = vaultRecord.safeParse(json);
     if (!parsed.success) {
@@ -155,6 +168,8 @@ export async function refoldVault(
   }
   await tx.insertLedger(sink.ledger);
   await tx.insertEquity(sink.equity);
+  // Nothing left (the vault was born in orphaned blocks): its bodies are all reverted ones.
+  if (rows.length === 0) await tx.deleteBundles(w.vault);
   // The remaining ledger is now fully known in memory: no database lookups for this vault.
   w.storedHead = NO_HEAD;
   w.changed = true;
@@ -292,13 +307,14 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
       lap('read');
 
       const refused: Refusal[] = [];
-      let sink: RowSink = { ledger: [], equity: [] };
+      let sink = emptySink();
       const flush = async () => {
         lap('fold');
         if (opts.copyLedger) await tx.copyLedger(sink.ledger);
         else await tx.insertLedger(sink.ledger);
+        await tx.copyBundles(sink.bodies);
         await tx.insertEquity(sink.equity);
-        sink = { ledger: [], equity: [] };
+        sink = emptySink();
         lap('write');
       };
       /** One record of a vault, live or released from the hold: true when it was held (a gap). */

@@ -28,7 +28,6 @@ const V1 = `0x${'1'.repeat(40)}`;
 const V2 = `0x${'2'.repeat(40)}`;
 
 function row(vault: string, block: number, log: number, hashTag = 'b'): LedgerRow {
-  const record = { vault, blockNumber: block, logIndex: log, payload: { n: block * 10 + log } };
   return {
     vault,
     chainId: 1,
@@ -39,9 +38,27 @@ function row(vault: string, block: number, log: number, hashTag = 'b'): LedgerRo
     txIndex: log,
     ts: block * 1000,
     type: 'mark',
-    record: JSON.stringify(record),
-    payload: JSON.stringify(record.payload),
+    payload: JSON.stringify({ n: block * 10 + log }),
   };
+}
+
+/** A ledger row's record as the log holds it (its identity, block and payload). */
+const recordOf = (r: LedgerRow) => ({
+  chainId: r.chainId,
+  blockHash: r.blockHash,
+  txHash: r.txHash,
+  logIndex: r.logIndex,
+  vault: r.vault,
+  blockNumber: r.blockNumber,
+  payload: JSON.parse(r.payload) as unknown,
+});
+
+/** The rows' records as bundle bodies (one bundle per vault, in the rows' order). */
+function bodies(rows: readonly LedgerRow[]): Map<string, Uint8Array[]> {
+  const out = new Map<string, Uint8Array[]>();
+  for (const r of rows)
+    out.set(r.vault, [...(out.get(r.vault) ?? []), Buffer.from(JSON.stringify(recordOf(r)))]);
+  return out;
 }
 
 describe('projection store', () => {
@@ -112,47 +129,24 @@ describe('projection store', () => {
     const V4 = `0x${'4'.repeat(40)}`;
     // Text that COPY must escape: backslashes, tabs, newlines (JSON keeps them escaped, but a
     // backslash escape is itself a backslash), and non-ASCII.
-    const odd = (vault: string, block: number): LedgerRow => {
-      const record = { vault, blockNumber: block, payload: { reason: 'a\\b\t"c"\n\r\u00e9 ✓ \\N' } };
-      return {
-        ...row(vault, block, 0),
-        record: JSON.stringify(record),
-        payload: JSON.stringify(record.payload),
-      };
-    };
-    // The record as bytes read from the log (written as they are), one needing escapes, one not.
-    const V5 = `0x${'5'.repeat(40)}`;
-    const bytes = (r: LedgerRow): LedgerRow => ({ ...r, record: Buffer.from(r.record as string, 'utf8') });
+    const odd = (vault: string, block: number): LedgerRow => ({
+      ...row(vault, block, 0),
+      payload: JSON.stringify({ reason: 'a\\b\t"c"\n\r\u00e9 ✓ \\N' }),
+    });
     await store.transaction((tx) => tx.insertLedger([odd(V3, 20), row(V3, 21, 0)]));
     await store.transaction((tx) => tx.copyLedger([odd(V4, 20), row(V4, 21, 0)]));
-    await store.transaction((tx) => tx.copyLedger([bytes(odd(V5, 20)), bytes(row(V5, 21, 0))]));
     const text = async (vault: string) =>
       (
         await pool.query<{ t: string }>(
           `select string_agg(concat_ws('|', chain_id, block_hash, tx_hash, log_index, block_number, tx_index, ts, type,
-                  payload::text, record::text), E'\n' order by block_number) as t from ledger where vault = $1`,
+                  payload::text), E'\n' order by block_number) as t from ledger where vault = $1`,
           [vault],
         )
       ).rows[0]?.t.replaceAll(vault, 'V');
     expect(await text(V4)).toBe(await text(V3));
     expect(await text(V4)).toContain('a\\\\b\\t');
-    expect(await text(V5)).toBe(await text(V3));
-    // Bytes that are not valid UTF-8 (a record the decoder read with U+FFFD in their place) do not
-    // fail the COPY, and with it the batch: they are written as the decoder read them.
-    const V6 = `0x${'6'.repeat(40)}`;
-    const badUtf8 = Buffer.concat([
-      Buffer.from(`{"vault":"${V6}","n":"`),
-      Buffer.from([0xff]),
-      Buffer.from('"}'),
-    ]);
-    await store.transaction((tx) => tx.copyLedger([{ ...row(V6, 20, 0), record: badUtf8 }]));
-    const { rows: stored } = await pool.query<{ r: { n: string } }>(
-      'select record as r from ledger where vault = $1',
-      [V6],
-    );
-    expect(stored[0]?.r.n).toBe('\uFFFD');
     // json columns keep the text exactly as written (the reader serves it as stored).
-    expect(await text(V3)).toContain(`|${odd(V3, 20).payload}|`);
+    expect(await text(V3)).toContain(`|mark|${odd(V3, 20).payload}\n`);
 
     await expect(
       store.transaction((tx) => tx.copyLedger([row(V4, 22, 0), row(V4, 21, 0)])),
@@ -195,19 +189,70 @@ describe('projection store', () => {
   });
 
   it('deletes only the orphaned rows and reads the rest back in fold order', async () => {
-    await store.transaction((tx) =>
-      tx.insertLedger([row(V1, 13, 0, 'e'), row(V1, 14, 0, 'e'), row(V2, 13, 0, 'e')]),
-    );
+    const early = [row(V1, 10, 0), row(V1, 10, 1), row(V1, 12, 0)];
+    const late = [row(V1, 13, 0, 'e'), row(V1, 14, 0, 'e'), row(V2, 13, 0, 'e')];
+    // Bodies in two bundles, the later one first in fold order (bundles are matched by identity).
+    await store.transaction(async (tx) => {
+      await tx.insertLedger(late);
+      await tx.copyBundles(bodies([late[1]!, late[0]!, late[2]!]));
+      await tx.copyBundles(bodies(early));
+    });
     const removed = await store.transaction((tx) =>
       tx.deleteOrphaned(V1, 13, [h(13, 'e'), h(14, 'e'), h(10)]),
     );
     expect(removed).toBe(2);
     const records = await store.transaction((tx) => tx.ledgerRecords(V1));
-    expect(records.map((r) => (r as { blockNumber: number }).blockNumber)).toEqual([10, 10, 12]);
+    expect(records).toEqual(early.map(recordOf));
     const [v2] = (
       await pool.query<{ n: number }>('select count(*)::int as n from ledger where vault = $1', [V2])
     ).rows;
     expect(v2?.n).toBe(2);
+  });
+
+  it("keeps record bodies byte for byte in bundles and reads each ledger row's body back", async () => {
+    const V7 = `0x${'7'.repeat(40)}`;
+    const rows = [row(V7, 30, 0), row(V7, 31, 0), row(V7, 32, 0)];
+    // Bytes COPY must escape (backslash, tab, carriage return), non-ASCII, and bytes that are not
+    // valid UTF-8 (written as the decoder reads them, U+FFFD: one bad byte must not fail the batch).
+    const escaped = Buffer.from(
+      JSON.stringify({ ...recordOf(rows[0]!), note: 'a\\b\t"c"\r é ✓ \\N' }).replace('"note"', '\t\r"note"'),
+    );
+    const text = JSON.stringify({ ...recordOf(rows[1]!), note: 'XX' });
+    const at = text.indexOf('XX');
+    const bad = Buffer.concat([
+      Buffer.from(text.slice(0, at)),
+      Buffer.from([0xff]),
+      Buffer.from(text.slice(at + 2)),
+    ]);
+    const first = Buffer.from(JSON.stringify({ ...recordOf(rows[2]!), v: 1 }));
+    const republished = Buffer.from(JSON.stringify({ ...recordOf(rows[2]!), v: 2 }));
+    await store.transaction(async (tx) => {
+      await tx.copyLedger(rows);
+      await tx.copyBundles(new Map([[V7, [escaped, bad, first]]]));
+      await tx.copyBundles(new Map([[V7, [republished]]]));
+    });
+    const back = await store.transaction((tx) => tx.ledgerRecords(V7));
+    expect(back[0]).toEqual(JSON.parse(escaped.toString('utf8')));
+    expect((back[1] as { note: string }).note).toBe('\uFFFD');
+    // A republished record's latest body wins.
+    expect((back[2] as { v: number }).v).toBe(2);
+
+    // A body spanning lines would split into two: refused, and the transaction with it.
+    await expect(
+      store.transaction((tx) => tx.copyBundles(new Map([[V7, [Buffer.from('{\n"a":1}')]]]))),
+    ).rejects.toThrow(/spans lines/);
+    // A ledger row without a body is a loud error, never a re-fold that silently skips a record.
+    await store.transaction((tx) => tx.copyLedger([row(V7, 33, 0)]));
+    await expect(store.transaction((tx) => tx.ledgerRecords(V7))).rejects.toThrow(/has no record body/);
+    await store.transaction(async (tx) => {
+      await tx.deleteOrphaned(V7, 30, [h(30), h(31), h(32), h(33)]);
+      expect(await tx.ledgerRecords(V7)).toEqual([]);
+      await tx.deleteBundles(V7);
+    });
+    const [left] = (
+      await pool.query<{ n: number }>('select count(*)::int as n from record_bundles where vault = $1', [V7])
+    ).rows;
+    expect(left?.n).toBe(0);
   });
 
   it('upserts snapshots, replaces positions and reads states back', async () => {

@@ -15,11 +15,6 @@ export interface LedgerRow extends RecordKey {
   /** Unix ms (block time). */
   ts: number;
   type: string;
-  /**
-   * The whole VaultRecord as JSON: the UTF-8 bytes read from the log (written as they are), or
-   * its serialisation.
-   */
-  record: string | Uint8Array;
   /** Its payload as JSON text (the `payload` column, which the reader serves). */
   payload: string;
 }

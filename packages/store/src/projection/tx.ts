@@ -57,6 +57,11 @@ export interface ProjectionTx {
    * a unique violation (see `isUniqueViolation`): only for rows known to be new.
    */
   copyLedger(rows: readonly LedgerRow[]): Promise<void>;
+  /**
+   * Stores the records' bodies: one bundle row per vault, its records (JSON, one line each: a
+   * record holding a line feed is refused) in log order. Re-folds read them back by identity.
+   */
+  copyBundles(bundles: ReadonlyMap<string, readonly Uint8Array[]>): Promise<void>;
   insertEquity(rows: readonly EquityRow[]): Promise<void>;
   upsertSnapshots(rows: readonly SnapshotRow[]): Promise<void>;
   /** Deletes every row of these vaults' positions, then inserts `rows`. */
@@ -74,10 +79,24 @@ export interface ProjectionTx {
   lockHeld(vaults: readonly string[]): Promise<(DeadLetterRow & { id: number })[]>;
   /** Revert: deletes the vault's ledger rows at blockNumber ≥ fromBlock in the orphaned blocks. */
   deleteOrphaned(vault: string, fromBlock: number, blockHashes: readonly string[]): Promise<number>;
-  /** The vault's remaining ledger records (parsed JSON), in fold order. */
+  /**
+   * The vault's remaining ledger records (parsed JSON), in fold order: each ledger row's body
+   * from `record_bundles` (throws when one has none).
+   */
   ledgerRecords(vault: string): Promise<unknown[]>;
+  /** Drops the vault's record bodies (once its ledger is empty: what is left was reverted). */
+  deleteBundles(vault: string): Promise<void>;
   /** Removes a vault's derived rows (snapshot, positions, equity) before a re-fold rewrites them. */
   clearVault(vault: string, opts: { snapshot: boolean }): Promise<void>;
+}
+
+const LINE_FEED = 0x0a;
+
+/** A record body's ledger identity (chain, block hash, tx hash, log index; hashes lowercase, as stored). */
+function bodyKey(json: unknown): string {
+  const r = (json ?? {}) as Record<string, unknown>;
+  const hex = (v: unknown) => String(v).toLowerCase();
+  return `${r.chainId}|${hex(r.blockHash)}|${hex(r.txHash)}|${r.logIndex}`;
 }
 
 export function projectionTx(client: PoolClient): ProjectionTx {
@@ -203,17 +222,16 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       const parts = new Array<string>(rows.length);
       for (let i = 0; i < rows.length; i++) {
         const r = rows[i] as LedgerRow;
-        const record = typeof r.record === 'string' ? r.record : Buffer.from(r.record).toString('utf8');
         parts[i] =
           `{"c":${r.chainId},"bh":${JSON.stringify(r.blockHash)},"th":${JSON.stringify(r.txHash)},"li":${r.logIndex},` +
           `"v":${JSON.stringify(r.vault)},"bn":${r.blockNumber},"ti":${r.txIndex},"ts":${r.ts},"t":${JSON.stringify(r.type)},` +
-          `"p":${r.payload},"r":${record}}`;
+          `"p":${r.payload}}`;
       }
       const res = await client.query(
-        `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record)
-         select c, bh, th, li, v, bn, ti, ts, t, p, r
+        `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload)
+         select c, bh, th, li, v, bn, ti, ts, t, p
          from json_to_recordset($1::json)
-           as x(c int, bh text, th text, li int, v text, bn int8, ti int, ts int8, t text, p json, r json)
+           as x(c int, bh text, th text, li int, v text, bn int8, ti int, ts int8, t text, p json)
          on conflict do nothing`,
         [`[${parts.join(',')}]`],
       );
@@ -224,15 +242,31 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       if (rows.length === 0) return;
       await copyRows(
         client,
-        'copy ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record) from stdin',
+        'copy ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload) from stdin',
         rows,
-        (w, r) => {
+        (w, r) =>
           w.text(
             `${r.chainId}\t${copyText(r.blockHash)}\t${copyText(r.txHash)}\t${r.logIndex}\t${copyText(r.vault)}\t` +
-              `${r.blockNumber}\t${r.txIndex}\t${r.ts}\t${copyText(r.type)}\t${copyText(r.payload)}\t`,
-          );
-          if (typeof r.record === 'string') w.text(copyText(r.record));
-          else w.bytes(r.record);
+              `${r.blockNumber}\t${r.txIndex}\t${r.ts}\t${copyText(r.type)}\t${copyText(r.payload)}\n`,
+          ),
+      );
+    },
+
+    async copyBundles(bundles) {
+      if (bundles.size === 0) return;
+      await copyRows(
+        client,
+        'copy record_bundles (vault, body) from stdin',
+        [...bundles],
+        (w, [vault, records]) => {
+          w.text(`${copyText(vault)}\t`);
+          records.forEach((r, i) => {
+            if (r.indexOf(LINE_FEED) >= 0)
+              throw new Error(`a record of ${vault} spans lines: bundle bodies are one line each`);
+            // COPY text: `\n` is a line feed inside the field.
+            if (i > 0) w.text('\\n');
+            w.bytes(r);
+          });
           w.text('\n');
         },
       );
@@ -366,12 +400,34 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     },
 
     async ledgerRecords(vault) {
-      const { rows } = await client.query<{ record: unknown }>(
-        `select record from ledger where vault = $1 and type <> 'balance.reconciled'
+      const { rows: keys } = await client.query<{ k: string }>(
+        `select chain_id || '|' || block_hash || '|' || tx_hash || '|' || log_index as k from ledger
+         where vault = $1 and type <> 'balance.reconciled'
          order by block_number, tx_index, log_index, chain_id, tx_hash, block_hash`,
         [vault],
       );
-      return rows.map((r) => r.record);
+      if (keys.length === 0) return [];
+      const { rows: bundles } = await client.query<{ body: string }>(
+        'select body from record_bundles where vault = $1 order by id',
+        [vault],
+      );
+      const bodies = new Map<string, unknown>();
+      for (const b of bundles)
+        for (const line of b.body.split('\n')) {
+          const json = JSON.parse(line) as unknown;
+          // Later bundles win: a republished record's latest body.
+          bodies.set(bodyKey(json), json);
+        }
+      return keys.map(({ k }) => {
+        const body = bodies.get(k);
+        if (body === undefined)
+          throw new Error(`ledger row ${k} of ${vault} has no record body in record_bundles`);
+        return body;
+      });
+    },
+
+    async deleteBundles(vault) {
+      await client.query('delete from record_bundles where vault = $1', [vault]);
     },
 
     async clearVault(vault, { snapshot }) {

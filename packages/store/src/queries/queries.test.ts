@@ -68,10 +68,10 @@ describe('read queries (read-only role)', () => {
       // 600 rows over 200 blocks, 3 per block (a mark at tx -1 and two logs), block time
       // non-decreasing (two blocks share each second).
       await writer.query(
-        `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, record)
+        `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload)
          select 1, '0x' || lpad(to_hex(b), 64, '0'), '0x' || lpad(to_hex(b * 10 + k), 64, '0'),
                 case when k = 0 then -1 else k end, $1, b, case when k = 0 then -1 else 0 end,
-                1000 * (b / 2), case when k = 0 then 'mark' else 'deposit' end, '{}', '{}'
+                1000 * (b / 2), case when k = 0 then 'mark' else 'deposit' end, '{}'
          from generate_series(1, 200) b, generate_series(0, 2) k`,
         [v],
       );
