@@ -8,23 +8,25 @@
  * BENCH_RECORDS (default 1,000,000), BENCH_VAULTS (default 1,000), BENCH_PARTITIONS (default 4),
  * BENCH_INSTANCES (default 1: projector processes sharing the partitions in one consumer group),
  * BENCH_KEEP=true keeps the topic and database, BENCH_NODE_OPTIONS (default
- * `--max-old-space-size=256`: caps the V8 heap so the projector's RSS stays bounded; the projector
- * holds at most PROJECTOR_CONCURRENCY batches of PROJECTOR_MAX_BATCH_BYTES).
+ * `--max-old-space-size=256 --max-semi-space-size=32`, as docker-compose runs it: caps the V8 heap
+ * so the projector's RSS stays bounded, and gives a batch's short-lived objects a larger young
+ * generation; the projector holds at most PROJECTOR_CONCURRENCY batches of PROJECTOR_MAX_BATCH_BYTES).
  */
 
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createPgPool } from '@vault-yield/store';
+import { createCostSampler } from './costs.js';
 import { createLogFixture } from './log-fixture.js';
-import { cpuSeconds, peakRss } from './proc.js';
+import { peakRss } from './proc.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
 const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 4);
 const KEEP = process.env.BENCH_KEEP === 'true';
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 1);
-const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=256';
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=256 --max-semi-space-size=32';
 const SCHEMA = 'vault_yield';
 const root = join(import.meta.dirname, '..');
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
@@ -82,14 +84,25 @@ async function main() {
       child.on('exit', () => {
         exited = true;
       });
+    const costs = createCostSampler({
+      pool,
+      brokers,
+      topic,
+      pids: () => children.map((c) => c.pid as number),
+    });
     let rss = 0;
     let last = 0;
     let lastReport = start;
+    let lastSample = start;
     for (;;) {
       if (exited) throw new Error('projector exited before catching up');
       for (const child of children) rss = Math.max(rss, peakRss(child.pid as number));
       const n = await progress();
       if (n >= RECORDS) break;
+      if (performance.now() - lastSample > 1000) {
+        await costs.sample();
+        lastSample = performance.now();
+      }
       if (performance.now() - lastReport > 5000) {
         const rate = ((n - last) / (performance.now() - lastReport)) * 1000;
         console.log(`  ${n} / ${RECORDS} (${rate.toFixed(0)} records/s, rss peak ${mib(rss)} MiB)`);
@@ -100,13 +113,9 @@ async function main() {
     }
     const seconds = (performance.now() - start) / 1000;
     for (const child of children) rss = Math.max(rss, peakRss(child.pid as number));
-    // CPU per record, of the projector and of the Postgres backends serving it: unlike records/s,
-    // these hold on a machine shared with other work (backends closed mid-run are not counted).
-    const nodeCpu = children.reduce((sum, child) => sum + cpuSeconds(child.pid as number), 0);
-    const { rows: backends } = await pool.query<{ pid: number }>(
-      `select pid from pg_stat_activity where datname = current_database() and application_name = 'vault-yield-projector'`,
-    );
-    const pgCpu = backends.reduce((sum, b) => sum + cpuSeconds(b.pid), 0);
+    // Costs per record (CPU of projector, Postgres and broker; bytes in Kafka and Postgres): unlike
+    // records/s, these hold on a machine shared with other work.
+    const costLines = await costs.report(RECORDS, SCHEMA);
     await Promise.all(
       children.map((child) => {
         const gone = new Promise((r) => child.on('exit', r));
@@ -118,10 +127,8 @@ async function main() {
     const rate = RECORDS / seconds;
     console.log(`folded ${RECORDS} records in ${seconds.toFixed(1)} s (process start included)`);
     console.log(`peak RSS of the projector: ${mib(rss)} MiB${INSTANCES > 1 ? ' (largest instance)' : ''}`);
-    const us = (cpu: number) => ((cpu * 1e6) / RECORDS).toFixed(1);
-    console.log(
-      `CPU per record: projector ${us(nodeCpu)} µs, Postgres ${us(pgCpu)} µs (${backends.length} backends); machine load ${loadavg()[0]?.toFixed(2)}`,
-    );
+    for (const line of costLines) console.log(line);
+    console.log(`machine load ${loadavg()[0]?.toFixed(2)}`);
     console.log(`projector: ${rate.toFixed(0)} records/s`);
   } finally {
     await fixture.close(KEEP);

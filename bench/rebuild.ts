@@ -14,7 +14,9 @@
 
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { createPgPool } from '@vault-yield/store';
 import { ROLES } from '../infra/postgres/index.js';
+import { createCostSampler } from './costs.js';
 import { createLogFixture } from './log-fixture.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
@@ -37,6 +39,7 @@ async function main() {
     schema: 'vault_yield',
   });
   const { brokers, topic, db } = fixture;
+  const pool = createPgPool({ url: db.writerUrl, applicationName: 'bench-costs', max: 1 });
   try {
     // One rebuild per variant (extra rebuild options), each into its own schema, same topic.
     const figures: number[] = [];
@@ -66,16 +69,23 @@ async function main() {
           stdio: ['ignore', 'inherit', 'inherit'],
         },
       );
-      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const costs = createCostSampler({ pool, brokers, topic, pids: () => [child.pid as number] });
+      // Sampled while the rebuild runs: its process and backends are gone once it exits.
+      const sampling = setInterval(() => void costs.sample().catch(() => {}), 1000);
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve)).finally(() =>
+        clearInterval(sampling),
+      );
       if (code !== 0) throw new Error(`rebuild exited with ${code}`);
       const seconds = (performance.now() - start) / 1000;
       figures.push(RECORDS / seconds);
       console.log(
         `variant [${args.join(' ') || 'default'}]: ${RECORDS} records in ${seconds.toFixed(1)} s (process start, indexes, SET LOGGED, switch included) = ${Math.round(RECORDS / seconds)} records/s`,
       );
+      for (const line of await costs.report(RECORDS, `vault_yield_bench_${i}`)) console.log(`  ${line}`);
     }
     console.log(`rebuild: ${Math.round(figures[0] ?? 0)} records/s`);
   } finally {
+    await pool.end();
     await fixture.close(KEEP);
   }
 }

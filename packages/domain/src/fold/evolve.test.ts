@@ -91,6 +91,27 @@ describe('evolve: flows', () => {
     expect(USDC in t.idle).toBe(false);
   });
 
+  it('revalues only when a price, a pool or a holding moved, and then from the new holdings', () => {
+    const { h, s } = funded();
+    // Same context again (a vault's later record in its block): the maps are shared, value kept.
+    const same = evolve(s, h.mark());
+    expect(same.tokens).toBe(s.tokens);
+    expect(same.idle).toBe(s.idle);
+    expect(same.valueUsd).toBe(s.valueUsd);
+    expect(same.valueUsd).toBe(computeValueUsd(same));
+    // A state whose valueUsd disagrees with its maps shows which path ran: kept when nothing moved…
+    const tagged = { ...same, valueUsd: 1n };
+    expect(evolve(tagged, h.mark()).valueUsd).toBe(1n);
+    // …recomputed when a price moved, or when a balance did (a transfer, prices unchanged).
+    const repriced = evolve(tagged, h.mark({ weth: '2100' }));
+    expect(repriced.valueUsd).toBe(usd('4100'));
+    h.transfer(USDC, usdc(100));
+    const sent = evolve({ ...repriced, valueUsd: 1n }, h.mark());
+    expect(sent.tokens).toBe(repriced.tokens);
+    expect(sent.valueUsd).toBe(usd('4200'));
+    expect(sent.valueUsd).toBe(computeValueUsd(sent));
+  });
+
   it('prices move market delta by the basket; the split adds up to net', () => {
     const { h, s } = funded();
     const t = evolve(s, h.mark({ weth: '2100' }));

@@ -99,7 +99,15 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
   d.reconciled = [];
   applyContext(d, record.context);
   applyHoldings(d, record.context);
-  d.valueUsd = computeValueUsd(d);
+  // valueUsd is a function of these five maps alone, and they are replaced only when something
+  // in them changed: a vault's later records in one block (same context) skip the revaluation.
+  const moved =
+    d.tokens !== state.tokens ||
+    d.pools !== state.pools ||
+    d.idle !== state.idle ||
+    d.pendingRewards !== state.pendingRewards ||
+    d.positions !== state.positions;
+  d.valueUsd = moved ? computeValueUsd(d) : state.valueUsd;
   applyPayload(d, record);
   if (record.lastInBlock) reconcile(d);
   d.returnIndex = nextReturnIndex(state, d);

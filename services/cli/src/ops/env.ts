@@ -1,5 +1,6 @@
 import { createLogger, envField, kafkaSecurityShape, type Logger } from '@vault-yield/common';
 import { DEFAULT_MIN_DAILY_RETURNS } from '@vault-yield/domain';
+import { PROJECTOR_BATCH_DEFAULTS } from '@vault-yield/projector';
 import { z } from 'zod';
 
 /** Environment shared by the operator commands (rebuild, verify, reindex, status). */
@@ -19,10 +20,10 @@ export const opsEnvSchema = z.object({
   CATALOGUE_TOPIC: envField.topic().default('strategy-catalogue'),
   MIN_DAILY_RETURNS: envField.int(1, 10_000).default(DEFAULT_MIN_DAILY_RETURNS),
   /** Partitions folded at once by the build's projector, and its Postgres pool. */
-  PROJECTOR_CONCURRENCY: envField.int(1, 64).default(4),
+  PROJECTOR_CONCURRENCY: envField.int(1, 64).default(PROJECTOR_BATCH_DEFAULTS.concurrency),
   PG_POOL_MAX: envField.int(1, 100).default(6),
   /** Upper bound of one partition's batch (bytes). */
-  PROJECTOR_MAX_BATCH_BYTES: envField.int(64 * 1024).default(8 * 1024 * 1024),
+  PROJECTOR_MAX_BATCH_BYTES: envField.int(64 * 1024).default(PROJECTOR_BATCH_DEFAULTS.maxBatchBytes),
   LOG_LEVEL: envField.logLevel().default('warn'),
 });
 export type OpsEnv = z.output<typeof opsEnvSchema>;

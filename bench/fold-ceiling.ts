@@ -1,0 +1,124 @@
+/**
+ * Fold ceiling: the projector's own CPU per record with no Kafka and no Postgres — what one core
+ * spends to decode a record from its bytes, fold it and build the rows the projector writes
+ * (ledger row, equity point, body; each touched vault's snapshot once per batch). Its inverse
+ * bounds bench:projector from above per core, however fast Kafka and Postgres are.
+ *
+ * It also prices the record format: the same records with their static metadata left out (token
+ * symbol, decimals, feed, heartbeat; pool venue, fee tier, token0/1 — what a per-vault header
+ * could carry once, see #14), parsed as JSON, against the full records.
+ *
+ * BENCH_RECORDS (default 200,000) generated records of BENCH_VAULTS (default 1,000) vaults,
+ * BENCH_BATCH (default 7,500: records per partition batch of 12 MiB at ≈ 1.6 KB a record).
+ * Each stage runs over all records BENCH_ROUNDS (default 3) times; the best round counts.
+ * Last line `fold-ceiling: <records/s> records/s` (decode + fold + rows on one core).
+ */
+import { decodeRecord, type VaultRecord, type VaultState } from '@vault-yield/domain';
+import {
+  bodyOf,
+  equityPoint,
+  foldStep,
+  ledgerRow,
+  type Micros,
+  positionOf,
+  snapshotRow,
+} from '../services/projector/src/fold.js';
+import { createHistoryGenerator } from '../test/projector/generator.js';
+
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
+const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
+const BATCH = Number(process.env.BENCH_BATCH ?? 7_500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+/** The record as a per-vault header would leave it: only what moves from block to block. */
+function slim(r: VaultRecord): unknown {
+  const c = r.context;
+  return {
+    ...r,
+    context: {
+      tokens: c.tokens.map((t) => ({
+        address: t.address,
+        priceUsd: t.priceUsd,
+        priceUpdatedAt: t.priceUpdatedAt,
+      })),
+      pools: c.pools.map((p) => ({ address: p.address, sqrtPriceX96: p.sqrtPriceX96, tick: p.tick })),
+      holdings: c.holdings,
+    },
+  };
+}
+
+/** Best of ROUNDS: µs per record of `run` over every record. */
+function time(run: () => void): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < ROUNDS; i++) {
+    const t0 = performance.now();
+    run();
+    best = Math.min(best, ((performance.now() - t0) * 1000) / RECORDS);
+  }
+  return best;
+}
+
+function main() {
+  const gen = createHistoryGenerator({ vaults: VAULTS, seed: 11 });
+  const records = gen.take(RECORDS);
+  const bytes = records.map((r) => Buffer.from(JSON.stringify(r)));
+  const slimBytes = records.map((r) => Buffer.from(JSON.stringify(slim(r))));
+  const avg = (list: Buffer[]) => Math.round(list.reduce((a, b) => a + b.byteLength, 0) / list.length);
+  console.log(
+    `${RECORDS} records of ${VAULTS} vaults: ${avg(bytes)} bytes a record, ${avg(slimBytes)} without static metadata`,
+  );
+
+  let sink = 0;
+  const parse = time(() => {
+    for (const b of bytes) sink += (JSON.parse(b.toString('utf8')) as { logIndex: number }).logIndex;
+  });
+  const parseSlim = time(() => {
+    for (const b of slimBytes) sink += (JSON.parse(b.toString('utf8')) as { logIndex: number }).logIndex;
+  });
+  const decoded: VaultRecord[] = [];
+  const decode = time(() => {
+    decoded.length = 0;
+    for (const b of bytes) {
+      const d = decodeRecord(b);
+      if (!d.ok) throw new Error(`generated record refused: ${d.reason}`);
+      decoded.push(d.record);
+    }
+  });
+  const fold = time(() => {
+    const states = new Map<string, VaultState>();
+    for (const r of decoded) {
+      const step = foldStep(states.get(r.vault) ?? null, r);
+      if (!step.ok) throw new Error(`generated record refused by the fold: ${step.reason}`);
+      states.set(r.vault, step.state);
+    }
+    sink += states.size;
+  });
+  // Fold and rows together, as applyBatch does per batch: equity and ledger rows and bodies per
+  // record, one snapshot row per vault the batch touched.
+  const rows = time(() => {
+    const states = new Map<string, { state: VaultState; micros: Micros | null }>();
+    for (let from = 0; from < decoded.length; from += BATCH) {
+      const touched = new Map<string, VaultRecord>();
+      for (let i = from; i < Math.min(from + BATCH, decoded.length); i++) {
+        const r = decoded[i]!;
+        const before = states.get(r.vault);
+        const step = foldStep(before?.state ?? null, r);
+        if (!step.ok) throw new Error(step.reason);
+        const point = equityPoint(before?.micros ?? null, step.state);
+        states.set(r.vault, { state: step.state, micros: point.micros });
+        sink += ledgerRow(r).payload.length + bodyOf(r, bytes[i]).byteLength + (point.row ? 1 : 0);
+        touched.set(r.vault, r);
+      }
+      for (const [vault, last] of touched)
+        sink += snapshotRow(states.get(vault)!.state, String(last.seq), positionOf(last)).state.length;
+    }
+  });
+  const total = decode + rows;
+  const f = (us: number) => `${us.toFixed(1)} µs`;
+  console.log(`JSON.parse: ${f(parse)} a record; without static metadata ${f(parseSlim)}`);
+  console.log(`decode (parse + validate): ${f(decode)}; fold: ${f(fold)}; fold + rows: ${f(rows)}`);
+  console.log(`decode + fold + rows: ${f(total)} a record on one core (sink ${sink % 10})`);
+  console.log(`fold-ceiling: ${Math.round(1e6 / total)} records/s`);
+}
+
+main();
