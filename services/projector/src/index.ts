@@ -166,8 +166,10 @@ export function createProjector(options: ProjectorOptions): Projector {
         handleBatch,
         partitionsConsumedConcurrently: concurrency,
         maxBytesPerPartition: maxBatchBytes,
-        // A fetch brings at most one full batch for each partition folded at once.
-        maxBytes: concurrency * maxBatchBytes,
+        // One fetch answers for every assigned partition: room for four full batches, so a fetch
+        // over several partitions does not cut them short (fewer records per batch costs more
+        // per record: a vault's snapshot is written once per batch).
+        maxBytes: 4 * maxBatchBytes,
       });
       await consumer.start();
       const every = options.PROJECTOR_HEARTBEAT_MS ?? 20_000;
