@@ -2,11 +2,11 @@ import { baseConfigSchema, createConfig, type Env, envField, kafkaSecurityShape 
 import { z } from 'zod';
 
 /**
- * Batch shape defaults. Two partitions at once with batches up to 12 MiB fold ≈ 40 % faster than
- * four with 4 MiB (bench:projector, 1,000,000 records / 1,000 vaults on 2 cores: 11,508 vs 8,145
- * records/s): a vault's snapshot (state ≈ 3 KB + view) is written once per batch, so larger batches
- * spread it over more records, and two transactions keep Postgres as busy as four. Peak RSS ≈ 420
- * MiB with a 256 MiB old space.
+ * Batch shape defaults. Two partitions at once with batches up to 12 MiB fold 12–40 % faster than
+ * four with 4 MiB (bench:projector, 1,000,000 records / 1,000 vaults on 2 shared cores: 9,211–11,508
+ * vs 8,145–8,228 records/s): a vault's snapshot (state ≈ 3 KB + view) is written once per batch, so
+ * larger batches spread it over more records, and two transactions keep Postgres as busy as four.
+ * Peak RSS ≈ 420 MiB with a 256 MiB old space.
  */
 export const PROJECTOR_BATCH_DEFAULTS = { concurrency: 2, maxBatchBytes: 12 * 1024 * 1024 } as const;
 
