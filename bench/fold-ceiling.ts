@@ -9,7 +9,8 @@
  * could carry once, see #14), parsed as JSON, against the full records.
  *
  * BENCH_RECORDS (default 200,000) generated records of BENCH_VAULTS (default 1,000) vaults,
- * BENCH_BATCH (default 7,500: records per partition batch of 12 MiB at ≈ 1.6 KB a record).
+ * BENCH_BATCH (default 7,500: records per partition batch of 12 MiB at ≈ 1.6 KB a record),
+ * BENCH_RECORDS_PER_VAULT_BLOCK (default 1: a busy vault's records per block, see log-fixture.ts).
  * Each stage runs over all records BENCH_ROUNDS (default 3) times; the best round counts.
  * Last line `fold-ceiling: <records/s> records/s` (decode + fold + rows on one core).
  */
@@ -24,6 +25,7 @@ import {
   snapshotRow,
 } from '../services/projector/src/fold.js';
 import { createHistoryGenerator } from '../test/projector/generator.js';
+import { PER_VAULT_BLOCK } from './log-fixture.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
@@ -59,7 +61,7 @@ function time(run: () => void): number {
 }
 
 function main() {
-  const gen = createHistoryGenerator({ vaults: VAULTS, seed: 11 });
+  const gen = createHistoryGenerator({ vaults: VAULTS, seed: 11, recordsPerVaultBlock: PER_VAULT_BLOCK });
   const records = gen.take(RECORDS);
   const bytes = records.map((r) => Buffer.from(JSON.stringify(r)));
   const slimBytes = records.map((r) => Buffer.from(JSON.stringify(slim(r))));

@@ -11,6 +11,12 @@ import {
 import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
 import { createHistoryGenerator } from '../test/projector/generator.js';
 
+/**
+ * BENCH_RECORDS_PER_VAULT_BLOCK (default 1): a busy vault's records per block (all valued at the
+ * block's end, only the last `lastInBlock`), as the indexer writes them; see the generator.
+ */
+export const PER_VAULT_BLOCK = Number(process.env.BENCH_RECORDS_PER_VAULT_BLOCK ?? 1);
+
 /** A fresh project database named after the bench, migrated in `schema`. */
 export async function createBenchDatabase(
   adminUrl: string,
@@ -61,7 +67,11 @@ export async function createLogFixture(o: {
   else {
     await admin.ensureTopic({ topic, partitions: o.partitions });
     const publisher = await createPublisher({ brokers, clientId: 'bench-publisher', topic });
-    const gen = createHistoryGenerator({ vaults: o.vaults, seed: o.seed });
+    const gen = createHistoryGenerator({
+      vaults: o.vaults,
+      seed: o.seed,
+      recordsPerVaultBlock: PER_VAULT_BLOCK,
+    });
     const t0 = performance.now();
     for (let done = 0; done < o.records; ) {
       const n = Math.min(50_000, o.records - done);
@@ -71,7 +81,7 @@ export async function createLogFixture(o: {
     await publisher.close();
     produceSeconds = (performance.now() - t0) / 1000;
     console.log(
-      `produced ${o.records} records for ${o.vaults} vaults in ${produceSeconds.toFixed(1)} s (topic ${topic})`,
+      `produced ${o.records} records for ${o.vaults} vaults (${PER_VAULT_BLOCK} a vault per block) in ${produceSeconds.toFixed(1)} s (topic ${topic})`,
     );
   }
   return {

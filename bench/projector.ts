@@ -7,7 +7,8 @@
  * Env: KAFKA_BROKERS / DATABASE_URL (else the local runners, as the tests resolve them),
  * BENCH_RECORDS (default 1,000,000), BENCH_VAULTS (default 1,000), BENCH_PARTITIONS (default 4),
  * BENCH_INSTANCES (default 1: projector processes sharing the partitions in one consumer group),
- * BENCH_KEEP=true keeps the topic and database, BENCH_NODE_OPTIONS (default
+ * BENCH_RECORDS_PER_VAULT_BLOCK (default 1, see log-fixture.ts), BENCH_KEEP=true keeps the topic
+ * and database, BENCH_NODE_OPTIONS (default
  * `--max-old-space-size=256 --max-semi-space-size=32`, as docker-compose runs it: caps the V8 heap
  * so the projector's RSS stays bounded, and gives a batch's short-lived objects a larger young
  * generation; the projector holds at most PROJECTOR_CONCURRENCY batches of PROJECTOR_MAX_BATCH_BYTES).

@@ -7,7 +7,8 @@
  * included).
  *
  * Env: KAFKA_BROKERS / DATABASE_URL (else the local runners, as the tests resolve them),
- * BENCH_RECORDS, BENCH_VAULTS, BENCH_PARTITIONS (default 4), BENCH_KEEP=true keeps topic and database,
+ * BENCH_RECORDS, BENCH_VAULTS, BENCH_PARTITIONS (default 4), BENCH_RECORDS_PER_VAULT_BLOCK (default 1,
+ * see log-fixture.ts), BENCH_KEEP=true keeps topic and database,
  * BENCH_REBUILD_ARGS (extra rebuild options, e.g. `--unlogged`), BENCH_VARIANTS (`;`-separated option
  * sets, e.g. `;--unlogged`: one rebuild of the same topic each; the last line reports the first).
  */

@@ -76,6 +76,13 @@ export interface GeneratorOptions {
   startBlock?: number;
   /** Records per block on average (many vaults share a block). */
   recordsPerBlock?: number;
+  /**
+   * Records a busy vault has in one block (default 1): k > 1 emits each created vault's events in
+   * groups of k in one block, one price for the block, every record of the group carrying the
+   * block's end holdings, only the last `lastInBlock` — as the indexer writes a busy vault's
+   * block. Benches use it to price per-block valuation; tests keep the default.
+   */
+  recordsPerVaultBlock?: number;
 }
 
 const TICK0 = -200_000; // ~2000 USDC per WETH with 18/6 decimals
@@ -194,7 +201,7 @@ export function createHistoryGenerator(options: GeneratorOptions): HistoryGenera
     };
   }
 
-  function record<T extends RecordType>(
+  function recordAt<T extends RecordType>(
     m: VaultModel,
     type: T,
     payload: Payload<T>,
@@ -236,7 +243,19 @@ export function createHistoryGenerator(options: GeneratorOptions): HistoryGenera
     m.priceReward = Math.max(0.01, m.priceReward * (1 + (rand() - 0.5) * 0.02));
   }
 
-  function step(m: VaultModel): VaultRecord {
+  /**
+   * The vault's next record. `inBlock`: a later record of a group in the first one's block (its
+   * price stands; never a mark: a mark is a vault's only record of its block).
+   */
+  function step(m: VaultModel, inBlock?: { block: number; blockHash: Hex; index: number }): VaultRecord {
+    const at = inBlock && {
+      block: inBlock.block,
+      blockHash: inBlock.blockHash,
+      txIndex: 1_000 + inBlock.index,
+      logIndex: 1_000 + inBlock.index,
+    };
+    const record = <T extends RecordType>(m: VaultModel, type: T, payload: Payload<T>) =>
+      recordAt(m, type, payload, at);
     if (!m.created) {
       m.created = true;
       return record(m, 'vault.created', {
@@ -247,7 +266,7 @@ export function createHistoryGenerator(options: GeneratorOptions): HistoryGenera
         pool: m.pool,
       });
     }
-    movePrices(m);
+    if (!inBlock) movePrices(m);
     const r = rand();
     const empty = m.idle0 === 0n && m.idle1 === 0n && m.positions.length === 0;
     if (empty || r < 0.1) {
@@ -394,25 +413,50 @@ export function createHistoryGenerator(options: GeneratorOptions): HistoryGenera
       return m.exiting ? record(m, 'exit.requested', {}) : record(m, 'exit.completed', {});
     }
     if (r < 0.565) return record(m, 'strategy.selected', { strategy: `strat-${between(0, 4)}` });
+    if (inBlock) {
+      const amount = bigBetween(10n ** 15n, 10n ** 17n);
+      m.pending += amount;
+      return record(m, 'rewards.accrued', { rewardToken: m.reward, amount: amount.toString() });
+    }
     return record(m, 'mark', {});
   }
 
+  /** A created vault's records of one block (see recordsPerVaultBlock): k, or one mark. */
+  function blockOf(m: VaultModel, k: number): VaultRecord[] {
+    const first = step(m);
+    if (first.type === 'mark') return [first];
+    const group: VaultRecord[] = [first];
+    for (let i = 1; i < k; i++)
+      group.push(step(m, { block: first.blockNumber, blockHash: first.blockHash, index: i }));
+    // Every record of the block is valued at the block's end, as the indexer reads it.
+    const end = context(m, first.blockTimestamp);
+    return group.map((r, i) => ({ ...r, context: end, lastInBlock: i === group.length - 1 }) as VaultRecord);
+  }
+
   const uncreated = [...models];
+  const perVaultBlock = options.recordsPerVaultBlock ?? 1;
+  const queued: VaultRecord[] = [];
   const gen: HistoryGenerator = {
     next() {
+      const q = queued.shift();
+      if (q) return q;
       // Create vaults early (a quarter of the first records), then pick at random.
       if (uncreated.length > 0 && (rand() < 0.25 || models.length === uncreated.length)) {
         return step(uncreated.shift() as VaultModel);
       }
       const created = models.length - uncreated.length;
-      return step(models[Math.floor(rand() * created)] as VaultModel);
+      const m = models[Math.floor(rand() * created)] as VaultModel;
+      if (perVaultBlock <= 1) return step(m);
+      const [head, ...rest] = blockOf(m, perVaultBlock);
+      queued.push(...rest);
+      return head as VaultRecord;
     },
     take(n) {
       return Array.from({ length: n }, () => gen.next());
     },
     vaults: () => models,
     block: () => block,
-    record,
+    record: recordAt,
   };
   return gen;
 }
