@@ -400,13 +400,18 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     },
 
     async ledgerRecords(vault) {
-      const { rows: keys } = await client.query<{ k: string }>(
-        `select chain_id || '|' || block_hash || '|' || tx_hash || '|' || log_index as k from ledger
-         where vault = $1 and type <> 'balance.reconciled'
+      const { rows: ids } = await client.query<{
+        chainId: number;
+        blockHash: string;
+        txHash: string;
+        logIndex: number;
+      }>(
+        `select chain_id as "chainId", block_hash as "blockHash", tx_hash as "txHash", log_index as "logIndex"
+         from ledger where vault = $1 and type <> 'balance.reconciled'
          order by block_number, tx_index, log_index, chain_id, tx_hash, block_hash`,
         [vault],
       );
-      if (keys.length === 0) return [];
+      if (ids.length === 0) return [];
       const { rows: bundles } = await client.query<{ body: string }>(
         'select body from record_bundles where vault = $1 order by id',
         [vault],
@@ -418,7 +423,9 @@ export function projectionTx(client: PoolClient): ProjectionTx {
           // Later bundles win: a republished record's latest body.
           bodies.set(bodyKey(json), json);
         }
-      return keys.map(({ k }) => {
+      return ids.map((id) => {
+        // The same key function for rows and bodies: one format of the identity.
+        const k = bodyKey(id);
         const body = bodies.get(k);
         if (body === undefined)
           throw new Error(`ledger row ${k} of ${vault} has no record body in record_bundles`);
