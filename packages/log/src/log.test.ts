@@ -1,8 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import {
+  Kafka,
+  KafkaJSConnectionError,
+  KafkaJSNumberOfRetriesExceeded,
+  KafkaJSProtocolError,
+  logLevel,
+} from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { kafkaBrokers, uniqueTopic } from '../../../test/harness/index.js';
 import { createHistoryGenerator } from '../../../test/projector/generator.js';
+import { leaderUnavailable } from './admin/index.js';
 import {
   type BatchConsumer,
   createBatchConsumer,
@@ -158,6 +165,25 @@ describe('log admin: settings of an existing topic', () => {
     expect(
       retentionProblems('t', { 'cleanup.policy': 'delete,compact', 'retention.bytes': '5' }),
     ).toHaveLength(2);
+  });
+
+  it('reads offsets again while a leader is down or moving, and only then (leaderUnavailable)', () => {
+    const protocol = (type: string, code: number) =>
+      new KafkaJSProtocolError({ message: type, type, code, retriable: true } as unknown as Error);
+    // The error a failover gave a cluster run: ListOffsets to a broker no longer the leader.
+    expect(leaderUnavailable(protocol('NOT_LEADER_FOR_PARTITION', 6))).toBe(true);
+    expect(leaderUnavailable(protocol('LEADER_NOT_AVAILABLE', 5))).toBe(true);
+    expect(leaderUnavailable(new KafkaJSConnectionError('Connection error: ECONNREFUSED'))).toBe(true);
+    // Wrapped by kafkajs' retrier, as a read that ran out of retries is.
+    const wrapped = new KafkaJSNumberOfRetriesExceeded(protocol('NOT_LEADER_FOR_PARTITION', 6), {
+      retryCount: 1,
+      retryTime: 300,
+    });
+    expect(leaderUnavailable(wrapped)).toBe(true);
+    // Anything else is an answer, not a pause: thrown at once.
+    expect(leaderUnavailable(protocol('UNKNOWN_TOPIC_OR_PARTITION', 3))).toBe(false);
+    expect(leaderUnavailable(protocol('TOPIC_AUTHORIZATION_FAILED', 29))).toBe(false);
+    expect(leaderUnavailable(new Error('boom'))).toBe(false);
   });
 
   it('a topic the service creates gets the replication factor asked for', async () => {

@@ -73,10 +73,19 @@ export interface LogAdmin {
   close(): Promise<void>;
 }
 
-/** A broker that is down (connection refused or lost), possibly wrapped by kafkajs' retrier. */
-function unreachable(err: unknown): boolean {
-  for (let e = err as { name?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+/**
+ * An offsets read that a fresh client may answer in a moment: a broker down (connection refused
+ * or lost), or a partition whose leadership is moving (the broker asked is no longer, or not yet,
+ * its leader: the election after a broker failure), possibly wrapped by kafkajs' retrier.
+ */
+export function leaderUnavailable(err: unknown): boolean {
+  for (
+    let e = err as { name?: string; type?: string; cause?: unknown } | undefined;
+    e;
+    e = e.cause as typeof e
+  ) {
     if (e.name === 'KafkaJSConnectionError' || e.name === 'KafkaJSConnectionClosedError') return true;
+    if (e.type === 'NOT_LEADER_FOR_PARTITION' || e.type === 'LEADER_NOT_AVAILABLE') return true;
   }
   return false;
 }
@@ -161,7 +170,7 @@ export async function createLogAdmin(config: LogClientConfig): Promise<LogAdmin>
     async offsets(topic) {
       // kafkajs retries a dead leader's ListOffsets on its cached metadata until it gives up
       // (≈ 50 s), never refreshing it: ask a short-lived client, a new one (fresh metadata) each
-      // time a broker is unreachable, until the partition has a live leader again.
+      // time a broker is unreachable or a leader is moving, until the partition has a live leader.
       for (let attempt = 0; ; attempt++) {
         const quick = kafkaClient({ ...config, retries: 1 }).admin();
         try {
@@ -171,7 +180,7 @@ export async function createLogAdmin(config: LogClientConfig): Promise<LogAdmin>
             .map((r) => ({ partition: r.partition, low: r.low, high: r.high }))
             .sort((a, b) => a.partition - b.partition);
         } catch (err) {
-          if (attempt >= 30 || !unreachable(err)) throw err;
+          if (attempt >= 30 || !leaderUnavailable(err)) throw err;
           await new Promise((r) => setTimeout(r, 500));
         } finally {
           await quick.disconnect().catch(() => {});
