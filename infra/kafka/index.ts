@@ -202,7 +202,7 @@ export async function startLocalKafka(options: LocalKafkaOptions = {}): Promise<
 
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (!alive(pid)) throw new Error(`Kafka exited during start; see ${logFile}`);
+    if (!alive(pid)) throw new Error(`Kafka exited during start; see ${logFile}${logTail(logFile)}`);
     if (await kafkaAnswers(brokers)) return { brokers, pid, version, started: true, logFile };
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -220,5 +220,15 @@ export async function stopLocalKafka(options: Pick<LocalKafkaOptions, 'dataDir'>
   process.kill(pid, 'SIGTERM');
   for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
   if (alive(pid)) process.kill(pid, 'SIGKILL');
+  // Gone for certain before we return: a broker still holding its log dir lock makes the next start fail.
+  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
   return true;
+}
+
+/** The log's last lines that say why a broker stopped, for an error message that outlives its temp dir. */
+function logTail(logFile: string): string {
+  if (!existsSync(logFile)) return '';
+  const lines = readFileSync(logFile, 'utf8').split('\n');
+  const telling = lines.filter((l) => /ERROR|FATAL|Exception|already in use/.test(l)).slice(-3);
+  return telling.length > 0 ? `\n${telling.map((l) => l.slice(0, 400)).join('\n')}` : '';
 }
