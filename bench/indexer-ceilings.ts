@@ -6,7 +6,8 @@
  *    anvil and this process spent;
  * 2. how fast packages/log's publisher alone (idempotent producer, acks -1, keyed by vault) takes
  *    records shaped like the indexer's (one vault event + a 3-token, 1-pool valuation context,
- *    ≈ 1 KB of JSON) into a fresh 4-partition topic, with encodeRecord's share measured apart.
+ *    ≈ 1 KB of JSON, or its binary encoding: BENCH_RECORD_ENCODING) into a fresh 4-partition topic,
+ *    with the encoding's share measured apart.
  * Needs the cached bench chain (run `bench:indexer` once with BENCH_CHAIN_CACHE first) and Kafka
  * (resolved as the tests do). Last line: `indexer-ceilings: <best getLogs logs/s> logs/s`.
  *
@@ -16,10 +17,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { createCountingChainClient, eventTopics, getLogsOnce, type LogFilter } from '@vault-yield/chain';
-import { encodeRecord, SCHEMA_VERSION, type VaultRecord } from '@vault-yield/domain';
+import { encodeRecordAs, SCHEMA_VERSION, type VaultRecord } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import { startAnvil } from '../infra/chain/index.js';
 import { resolveKafka } from '../test/harness/resolve.js';
+import { ENCODING } from './log-fixture.js';
 import { cpuSeconds } from './proc.js';
 
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
@@ -199,7 +201,7 @@ async function publisherCeiling() {
   }
   const e0 = process.cpuUsage();
   const t0 = performance.now();
-  const encoded = records.map((r) => ({ key: r.vault, value: encodeRecord(r) }));
+  const encoded = records.map((r) => ({ key: r.vault, value: encodeRecordAs(r, ENCODING) }));
   const encodeS = (performance.now() - t0) / 1000;
   const encodeCpu = process.cpuUsage(e0);
   const bytes = encoded.reduce((n, m) => n + m.value.length, 0);
@@ -218,7 +220,7 @@ async function publisherCeiling() {
       );
     }
     console.log(
-      `encodeRecord: ${encoded.length} records in ${encodeS.toFixed(2)} s, CPU ` +
+      `encode (${ENCODING}): ${encoded.length} records in ${encodeS.toFixed(2)} s, CPU ` +
         `${((encodeCpu.user + encodeCpu.system) / 1e6).toFixed(2)} s`,
     );
   } finally {

@@ -9,7 +9,7 @@
  * BENCH_VAULTS (default 1,000), BENCH_EVENTS_PER_VAULT (default 300: every planned event lands,
  * 300,000 in all; generating that chain takes ≈ 3 minutes and its cached state ≈ 7.5 GB; 500 × 100
  * takes 33 s and 0.9 GB), BENCH_CONCURRENCY (4),
- * BENCH_KEEP=true keeps the topic and database, BENCH_CHAIN_CACHE=<dir> keeps the generated chain
+ * BENCH_RECORD_ENCODING=json writes the earlier encoding (default binary), BENCH_KEEP=true keeps the topic and database, BENCH_CHAIN_CACHE=<dir> keeps the generated chain
  * (anvil state dump) there and reuses it on the next run, BENCH_CPU_PROFILE=<file.cpuprofile>
  * writes a V8 CPU profile of the backfill (the indexer runs in this process).
  */
@@ -25,6 +25,7 @@ import { createRpc, deployReferenceStack, playBulk, startAnvil } from '../infra/
 import { dropDatabase, ensureProjectDatabase, ensureRoles, ROLES } from '../infra/postgres/index.js';
 import { createIndexer } from '../services/indexer/src/index.js';
 import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
+import { ENCODING } from './log-fixture.js';
 import { cpuSeconds } from './proc.js';
 
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
@@ -89,7 +90,7 @@ async function main() {
       rpcUrl: anvil.rpcUrl,
       chainId: anvil.chainId,
       factory: chain.factory,
-      kafka: { brokers, topic, partitions: 4 },
+      kafka: { brokers, topic, partitions: 4, encoding: ENCODING },
       databaseUrl: db.writerUrl,
       schema: SCHEMA,
       pollIntervalMs: 50,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { RecordEncoding } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher, type LogAdmin } from '@vault-yield/log';
 import { createPgPool, migrate } from '@vault-yield/store';
 import {
@@ -16,6 +17,9 @@ import { createHistoryGenerator } from '../test/projector/generator.js';
  * block's end, only the last `lastInBlock`), as the indexer writes them; see the generator.
  */
 export const PER_VAULT_BLOCK = Number(process.env.BENCH_RECORDS_PER_VAULT_BLOCK ?? 1);
+
+/** BENCH_RECORD_ENCODING (default binary, as the indexer writes): `json` produces the earlier encoding. */
+export const ENCODING: RecordEncoding = process.env.BENCH_RECORD_ENCODING === 'json' ? 'json' : 'binary';
 
 /** A fresh project database named after the bench, migrated in `schema`. */
 export async function createBenchDatabase(
@@ -66,7 +70,12 @@ export async function createLogFixture(o: {
   if (reused) console.log(`reading the kept topic ${topic} (BENCH_TOPIC)`);
   else {
     await admin.ensureTopic({ topic, partitions: o.partitions });
-    const publisher = await createPublisher({ brokers, clientId: 'bench-publisher', topic });
+    const publisher = await createPublisher({
+      brokers,
+      clientId: 'bench-publisher',
+      topic,
+      encoding: ENCODING,
+    });
     const gen = createHistoryGenerator({
       vaults: o.vaults,
       seed: o.seed,
@@ -81,7 +90,7 @@ export async function createLogFixture(o: {
     await publisher.close();
     produceSeconds = (performance.now() - t0) / 1000;
     console.log(
-      `produced ${o.records} records for ${o.vaults} vaults (${PER_VAULT_BLOCK} a vault per block) in ${produceSeconds.toFixed(1)} s (topic ${topic})`,
+      `produced ${o.records} ${ENCODING} records for ${o.vaults} vaults (${PER_VAULT_BLOCK} a vault per block) in ${produceSeconds.toFixed(1)} s (topic ${topic})`,
     );
   }
   return {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type Env, kafkaSecurity } from '@vault-yield/common';
-import { encodeRecord, type VaultRecord } from '@vault-yield/domain';
+import { encodeBinaryRecord, type VaultRecord } from '@vault-yield/domain';
 import { createBatchConsumer, createLogAdmin, createPublisher, type LogClientConfig } from '@vault-yield/log';
 import { loadProjectorConfig } from '@vault-yield/projector';
 import { Kafka, logLevel } from 'kafkajs';
@@ -215,7 +215,7 @@ describe('broker SIGKILL mid-publish (kafkajs patched: tulios/kafkajs#1303)', ()
         if (start === 6_000) setTimeout(() => cluster.kill(victim), run * 5);
         try {
           await sending;
-          for (const r of batch) acknowledged.push(digest(encodeRecord(r)));
+          for (const r of batch) acknowledged.push(digest(encodeBinaryRecord(r)));
         } catch (err) {
           error = (err as Error).message;
         }

@@ -1,5 +1,5 @@
 import { createLogger } from '@vault-yield/common';
-import type { VaultRecord } from '@vault-yield/domain';
+import type { RecordEncoding, VaultRecord } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher, type RawMessage } from '@vault-yield/log';
 import { createProjector, type Projector, type ProjectorOptions } from '@vault-yield/projector';
 import { createPgPool } from '@vault-yield/store';
@@ -32,8 +32,9 @@ export async function publish(
   topic: string,
   records: readonly VaultRecord[],
   raw: readonly RawMessage[] = [],
+  encoding?: RecordEncoding,
 ): Promise<void> {
-  const publisher = await createPublisher({ brokers, clientId: 'test-publisher', topic });
+  const publisher = await createPublisher({ brokers, clientId: 'test-publisher', topic, encoding });
   try {
     await publisher.publish(records);
     if (raw.length > 0) await publisher.publishRaw(raw);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { decodeRecord } from '@vault-yield/domain';
 import {
   Kafka,
   KafkaJSConnectionError,
@@ -222,7 +223,9 @@ describe('publisher', () => {
     let total = 0;
     const { consumer } = memoryConsumer(topic, new Map(), (b) => {
       for (const m of b.messages) {
-        const r = JSON.parse(m.decoded) as { vault: string; blockNumber: number };
+        const d = decodeRecord(m.value);
+        if (!d.ok) throw new Error(d.reason);
+        const r = d.record;
         const entry = seen.get(r.vault) ?? { partition: b.partition, blocks: [] };
         expect(entry.partition).toBe(b.partition);
         entry.blocks.push(r.blockNumber);

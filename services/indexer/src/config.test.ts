@@ -17,7 +17,7 @@ describe('indexer config: one shape, defaults in one place', () => {
       rpcTimeoutMs: 30_000,
       factory: '0x00000000000000000000000000000000000000aa',
       confirmations: 0,
-      kafka: { brokers: ['127.0.0.1:9092'], topic: 'vault-records', partitions: 12 },
+      kafka: { brokers: ['127.0.0.1:9092'], topic: 'vault-records', partitions: 12, encoding: 'binary' },
       schema: 'vault_yield',
       pollIntervalMs: 1000,
       maxBlockRange: 10_000,
@@ -41,10 +41,12 @@ describe('indexer config: one shape, defaults in one place', () => {
       MARK_INTERVAL_BLOCKS: '0',
       FEED_HEARTBEAT_SECONDS: '86400',
       FEED_HEARTBEATS: `${feed}=60`,
+      RECORD_ENCODING: 'json',
     });
     const config = indexerConfigSchema.parse(indexerConfigFromEnv(env));
     expect(config.confirmations).toBe(3);
     expect(config.kafka.topic).toBe('records-b');
+    expect(config.kafka.encoding).toBe('json');
     expect(config.mark).toEqual({ intervalBlocks: 0, minIntervalMs: 0 });
     expect(config.heartbeats).toEqual({ default: 86400, byFeed: { [feed.toLowerCase()]: 60 } });
   });
@@ -53,6 +55,9 @@ describe('indexer config: one shape, defaults in one place', () => {
     expect(() => loadIndexerEnv({ ...required, CONCURRENCY: '0' })).toThrow(ConfigError);
     expect(() => loadIndexerEnv({ ...required, CONCURRENCY: '0' })).toThrow(/CONCURRENCY: .*\(got "0"\)/);
     expect(() => loadIndexerEnv({ ...required, FEED_HEARTBEATS: 'feed=1' })).toThrow(/FEED_HEARTBEATS/);
+    expect(() => loadIndexerEnv({ ...required, RECORD_ENCODING: 'avro' })).toThrow(
+      /RECORD_ENCODING: expected binary or json \(got "avro"\)/,
+    );
     expect(() => loadIndexerEnv({ ...required, RPC_WS_URL: 'http://127.0.0.1:8545' })).toThrow(
       /RPC_WS_URL: expected a ws:\/\/ or wss:\/\/ URL/,
     );

@@ -7,6 +7,7 @@ import {
   kafkaSecurityShape,
   type Logger,
 } from '@vault-yield/common';
+import { RECORD_ENCODINGS } from '@vault-yield/domain';
 import type { LogSecurity } from '@vault-yield/log';
 import { z } from 'zod';
 
@@ -43,6 +44,8 @@ export const indexerEnvSchema = baseConfigSchema.extend({
   RPC_TIMEOUT_MS: envField.int(100, 600_000).optional(),
   /** Replication factor of the topic the indexer creates; unset: 3, or 1 on a single broker. */
   KAFKA_REPLICATION_FACTOR: envField.int(1, 16).optional(),
+  /** How records are written: binary (default) or json (while a projector older than binary records still reads the topic). */
+  RECORD_ENCODING: z.enum(RECORD_ENCODINGS, { error: 'expected binary or json' }).optional(),
   DATABASE_URL: envField.postgresUrl(),
   PROJECTION_SCHEMA: envField.identifier().optional(),
   POLL_INTERVAL_MS: envField.int(10, 600_000).optional(),
@@ -126,6 +129,8 @@ export const indexerConfigSchema = z.object({
      * leaves what `setDefaultLogSecurity` set (plaintext by default).
      */
     security: z.custom<LogSecurity>().optional(),
+    /** How records are written to the log (packages/domain records/codec.ts). */
+    encoding: z.enum(RECORD_ENCODINGS).default('binary'),
   }),
   databaseUrl: z.string().min(1),
   /** Postgres schema holding indexer_checkpoint & co. */
@@ -186,6 +191,7 @@ export function indexerConfigFromEnv(env: IndexerEnv, logger?: Logger): IndexerC
       partitions: env.KAFKA_PARTITIONS,
       replicationFactor: env.KAFKA_REPLICATION_FACTOR,
       security: kafkaSecurity(env),
+      encoding: env.RECORD_ENCODING,
     },
     databaseUrl: env.DATABASE_URL,
     schema: env.PROJECTION_SCHEMA,

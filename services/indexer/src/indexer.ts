@@ -206,6 +206,7 @@ export class IndexerEngine {
       clientId: 'indexer',
       topic: this.o.kafka.topic,
       logger: this.log,
+      encoding: this.o.kafka.encoding,
       onAcked: (_records, bytes) => {
         this.bytesPublished += bytes;
         this.metrics.recordBytes.inc(bytes);

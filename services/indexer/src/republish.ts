@@ -10,7 +10,7 @@ import {
   type ValuedVault,
 } from '@vault-yield/chain';
 import type { KafkaSecurity, Logger } from '@vault-yield/common';
-import type { VaultRecord } from '@vault-yield/domain';
+import type { RecordEncoding, VaultRecord } from '@vault-yield/domain';
 import { createPublisher } from '@vault-yield/log';
 import { createIndexerStore, createPgPool, type StoredVaultSeq } from '@vault-yield/store';
 import { eventRecord, markRecord } from './sync/block.js';
@@ -109,7 +109,7 @@ export interface RepublishOptions {
   databaseUrl: string;
   /** The indexer's schema (indexer_vaults, indexer_vault_seqs, checkpoint). */
   schema: string;
-  kafka: { brokers: readonly string[]; topic: string; security?: KafkaSecurity };
+  kafka: { brokers: readonly string[]; topic: string; security?: KafkaSecurity; encoding?: RecordEncoding };
   heartbeats: { default: number; byFeed: Record<string, number> };
   vault: Address;
   fromBlock: number;
@@ -176,6 +176,7 @@ export async function republishVault(o: RepublishOptions): Promise<RepublishResu
         clientId: 'republish',
         topic: o.kafka.topic,
         logger: o.logger,
+        encoding: o.kafka.encoding,
         ...o.kafka.security,
       });
       try {

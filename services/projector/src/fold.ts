@@ -67,12 +67,12 @@ export function ledgerRow(r: VaultRecord): LedgerRow {
 }
 
 /**
- * The bytes kept for re-folds of an applied record: as read from the log (its JSON already, so a
- * re-fold parses it with the same schema and gets the same record), or its own encoding when it
- * has none or when it spans lines (bundle bodies are one line per record).
+ * The bytes kept for re-folds of an applied record: as read from the log (either encoding: a
+ * re-fold decodes them as the projector did and gets the same record), or its JSON encoding
+ * when it has none.
  */
 export function bodyOf(r: VaultRecord, raw: Uint8Array | null | undefined): Uint8Array {
-  return raw && raw.byteLength > 0 && raw.indexOf(0x0a) < 0 ? raw : encodeRecord(r);
+  return raw && raw.byteLength > 0 ? raw : encodeRecord(r);
 }
 
 /**

@@ -7,7 +7,6 @@ import {
   type VaultRecord,
   type VaultRecordOf,
   type VaultState,
-  vaultRecord,
 } from '@vault-yield/domain';
 import {
   comparePosition,
@@ -152,18 +151,18 @@ export async function refoldVault(
   onRefused: (reason: string) => void,
   log: Logger,
 ): Promise<number> {
-  const rows = await tx.ledgerRecords(w.vault);
+  const rows = await tx.ledgerRecords(w.vault, (body) => {
+    const d = decodeRecord(body);
+    if (d.ok) return d.record;
+    log.error({ vault: w.vault, reason: d.reason }, 'record body no longer decodes; left out of the re-fold');
+    return undefined;
+  });
   await tx.clearVault(w.vault, { snapshot: true });
   await tx.deleteReconciled(w.vault);
   Object.assign(w, { state: null, micros: null, head: NO_HEAD, lastRecordId: '', seen: new Set<string>() });
   const sink = emptySink();
-  for (const json of rows) {
-    const parsed = vaultRecord.safeParse(json);
-    if (!parsed.success) {
-      log.error({ vault: w.vault }, 'ledger row no longer parses; skipped in re-fold');
-      continue;
-    }
-    const refused = foldInto(w, parsed.data, sink, null);
+  for (const r of rows) {
+    const refused = foldInto(w, r, sink, null);
     if (refused) onRefused(refused.reason);
   }
   await tx.insertLedger(sink.ledger);
@@ -342,6 +341,7 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
             kind: 'gap',
             reason,
             seq,
+            blockNumber: r.blockNumber,
           });
           w.held = true;
           w.changed = true;
@@ -381,6 +381,7 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
             kind: no.kind,
             reason: no.reason,
             seq: r.seq ?? null,
+            blockNumber: r.blockNumber,
           });
           return false;
         }

@@ -31,6 +31,8 @@ export interface Refusal {
   reason: string;
   /** The record's sequence number (held records: kind `gap`). */
   seq?: number | null;
+  /** The record's block. */
+  blockNumber?: number | null;
 }
 
 export interface ProjectionRun<Out> {

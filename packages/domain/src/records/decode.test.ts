@@ -1,15 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  decodeRecord,
-  encodeRecord,
-  fastParseRecord,
-  SCHEMA_VERSION,
-  UNSEQUENCED_SCHEMA_VERSION,
-  type VaultRecord,
-  vaultRecord,
-} from './envelope.js';
-import { type RecordType, recordTypes } from './payloads.js';
+import { decodeRecord } from './codec.js';
+import { encodeRecord, fastParseRecord, type VaultRecord, vaultRecord } from './envelope.js';
+import { recordTypes } from './payloads.js';
+import { validRecord } from './record.arbitrary.js';
 
 /**
  * The fast decode path must accept exactly the inputs `vaultRecord` accepts and return the same
@@ -17,139 +11,6 @@ import { type RecordType, recordTypes } from './payloads.js';
  * schema's bounds) and single mutations of them (a key removed, a value replaced by an odd one, an
  * extra key, a string nudged) are compared with `vaultRecord.safeParse`.
  */
-
-const hexDigits = (n: number) =>
-  fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: n, maxLength: n });
-const address = hexDigits(40).map((h) => `0x${h}`);
-const hash32 = hexDigits(64).map((h) => `0x${h}`);
-const uint = fc.oneof(fc.constant('0'), fc.bigInt({ min: 1n, max: 2n ** 256n }).map(String));
-const int = fc.bigInt({ min: -(2n ** 200n), max: 2n ** 200n }).map(String);
-const decimal = fc
-  .tuple(uint, fc.option(fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 1, maxLength: 36 })))
-  .map(([i, f]) => (f === null ? i : `${i}.${f}`));
-const tick = fc.oneof(fc.integer({ min: -887272, max: 887272 }), fc.constantFrom(-887272, 887272));
-const text = (min: number, max: number) => fc.string({ minLength: min, maxLength: max });
-const nonneg = fc.oneof(fc.nat(), fc.constantFrom(0, Number.MAX_SAFE_INTEGER));
-const tickPair = fc
-  .tuple(tick, tick)
-  .filter(([a, b]) => a !== b)
-  .map(([a, b]): [number, number] => (a < b ? [a, b] : [b, a]));
-
-const payloads: { [T in RecordType]: fc.Arbitrary<Record<string, unknown>> } = {
-  'vault.created': fc.record({
-    owner: address,
-    strategy: text(1, 32),
-    token0: address,
-    token1: address,
-    pool: address,
-  }),
-  deposit: fc.record({ from: address, token: address, amount: uint }),
-  withdrawal: fc.record({ to: address, token: address, amount: uint }),
-  'position.opened': fc
-    .tuple(
-      fc.record({ positionId: uint, pool: address, liquidity: uint, amount0: uint, amount1: uint }),
-      tickPair,
-    )
-    .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
-  'position.resized': fc.record({ positionId: uint, liquidity: uint, amount0Delta: int, amount1Delta: int }),
-  'position.rebalanced': fc
-    .tuple(
-      fc.record({
-        positionId: uint,
-        liquidity: uint,
-        amount0Out: uint,
-        amount1Out: uint,
-        amount0In: uint,
-        amount1In: uint,
-      }),
-      tickPair,
-    )
-    .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
-  'position.closed': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
-  'fees.collected': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
-  'rewards.accrued': fc.record({ rewardToken: address, amount: uint }),
-  'rewards.claimed': fc.record({ rewardToken: address, amount: uint }),
-  'fee.charged': fc.record({ token: address, amount: uint, recipient: address }),
-  suspended: fc.record({ reason: text(1, 500) }),
-  resumed: fc.constant({}),
-  'exit.requested': fc.constant({}),
-  'exit.completed': fc.constant({}),
-  'strategy.selected': fc.record({ strategy: text(1, 32) }),
-  mark: fc.constant({}),
-  revert: fc.record(
-    {
-      fromBlock: nonneg,
-      orphanedBlockHashes: fc.array(hash32, { minLength: 1, maxLength: 3 }),
-      fromSeq: fc.integer({ min: 1, max: 2 ** 40 }),
-    },
-    { requiredKeys: ['fromBlock', 'orphanedBlockHashes'] },
-  ),
-};
-
-const token = fc.record({
-  address,
-  symbol: text(1, 32),
-  decimals: fc.integer({ min: 0, max: 36 }),
-  priceUsd: decimal,
-  feed: address,
-  priceUpdatedAt: nonneg,
-  heartbeat: fc.integer({ min: 1, max: 2 ** 31 }),
-});
-const amount = fc.record({ token: address, amount: uint });
-const holding = fc
-  .record({
-    id: uint,
-    pool: address,
-    tickLower: tick,
-    tickUpper: tick,
-    liquidity: uint,
-    owed0: uint,
-    owed1: uint,
-  })
-  .filter((p) => p.tickLower < p.tickUpper);
-const pool = fc.record({
-  address,
-  venue: text(1, 64),
-  feeTier: nonneg,
-  sqrtPriceX96: uint,
-  tick,
-  token0: address,
-  token1: address,
-});
-
-/** Schema 3 with its seq, or schema 2 (unsequenced) without. */
-const version = fc.oneof(
-  fc.integer({ min: 1, max: 2 ** 40 }).map((seq) => ({ schemaVersion: SCHEMA_VERSION, seq })),
-  fc.constant({ schemaVersion: UNSEQUENCED_SCHEMA_VERSION }),
-);
-
-const validRecord = fc.constantFrom(...recordTypes).chain((type) =>
-  fc
-    .record({
-      v: version,
-      chainId: fc.oneof(fc.integer({ min: 1, max: 2 ** 40 }), fc.constant(Number.MAX_SAFE_INTEGER)),
-      blockNumber: nonneg,
-      blockHash: hash32,
-      blockTimestamp: nonneg,
-      txHash: hash32,
-      txIndex: fc.integer({ min: -1, max: 1000 }),
-      logIndex: fc.integer({ min: -1, max: 1000 }),
-      vault: address,
-      lastInBlock: fc.boolean(),
-      context: fc.record({
-        tokens: fc.array(token, { minLength: 1, maxLength: 3 }),
-        pools: fc.array(pool, { maxLength: 2 }),
-        holdings: fc.record({
-          balances: fc.array(amount, { maxLength: 3 }),
-          positions: fc.array(holding, { maxLength: 2 }),
-          pendingRewards: fc.array(amount, { maxLength: 1 }),
-        }),
-      }),
-      type: fc.constant(type),
-      payload: payloads[type],
-    })
-    .map(({ v, ...r }) => ({ ...v, ...r })),
-);
 
 /** Values that sit on or just past the schema's edges, or are the wrong kind altogether. */
 const odd: fc.Arbitrary<unknown> = fc.oneof(

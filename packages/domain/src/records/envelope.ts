@@ -373,15 +373,10 @@ export function fastParseRecord(json: unknown): VaultRecord | undefined {
   }
 }
 
-/** Parses bytes from the log; never throws — a bad record is a value the caller dead-letters. */
-export function decodeRecord(bytes: Buffer | Uint8Array | null): DecodeResult {
-  if (!bytes || bytes.length === 0) return { ok: false, reason: 'empty record value' };
+/** Parses a JSON record (codec.ts `decodeRecord` takes either encoding); never throws. */
+export function decodeJsonRecord(buf: Buffer): DecodeResult {
   let json: unknown;
   try {
-    // No copy: a Buffer decodes in place, a plain Uint8Array through a view of the same memory.
-    const buf = Buffer.isBuffer(bytes)
-      ? bytes
-      : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     json = JSON.parse(buf.toString('utf8'));
   } catch (e) {
     return { ok: false, reason: `not JSON: ${(e as Error).message}` };

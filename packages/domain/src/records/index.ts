@@ -1,3 +1,5 @@
+export * from './binary.js';
+export * from './codec.js';
 export * from './context.js';
 export * from './envelope.js';
 export * from './payloads.js';

@@ -1,4 +1,4 @@
-import { encodeRecord, type VaultRecord } from '@vault-yield/domain';
+import { encodeRecordAs, type RecordEncoding, type VaultRecord } from '@vault-yield/domain';
 import { CompressionTypes, type Message } from 'kafkajs';
 import { kafkaClient, type LogClientConfig } from '../kafka.js';
 import { KeyCachedPartitioner } from './partitioner.js';
@@ -13,6 +13,8 @@ export interface PublisherConfig extends LogClientConfig {
   topic: string;
   /** Upper bound of one produce request's payload; stays under the topic's max.message.bytes. */
   maxRequestBytes?: number;
+  /** How records are written (default binary; packages/domain records/codec.ts). */
+  encoding?: RecordEncoding;
 }
 
 /**
@@ -62,7 +64,7 @@ export async function createPublisher(config: PublisherConfig): Promise<Publishe
       const messages: Message[] = [];
       const size: number[] = [];
       for (const r of records) {
-        const value = encodeRecord(r);
+        const value = encodeRecordAs(r, config.encoding ?? 'binary');
         messages.push({ key: r.vault, value });
         size.push(value.length + 64);
       }

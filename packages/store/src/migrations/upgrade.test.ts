@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
 import { createPgPool, type Pool } from '../pool/index.js';
 import { createProjectionStore } from '../projection/index.js';
+import { unframe } from '../projection/tx.js';
 import { migrate, migrations } from './index.js';
 
 /** Upgrades of a database that holds data: the schema is built to an older version, filled, migrated. */
@@ -31,8 +32,8 @@ const V1 = `0x${'a'.repeat(40)}`;
 const V2 = `0x${'b'.repeat(40)}`;
 const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 
-describe('0011 record bundles', () => {
-  it('moves every ledger record into bundles, in fold order, and re-folds read them back', async () => {
+describe('0011 record bundles, 0012 framed bodies', () => {
+  it('moves every ledger record into bundles, in fold order, framed by length, and re-folds read them back', async () => {
     const record = (vault: string, block: number, log: number) => ({
       chainId: 1,
       blockHash: hash(block),
@@ -71,26 +72,44 @@ describe('0011 record bundles', () => {
       [hash(12), hash(1200), V1],
     );
 
+    // Dead letters: a held record (its block is kept in a column from 0012 on) and bytes that are
+    // not JSON, nor even UTF-8 (the migration must not try to read them).
+    await pool.query(
+      `insert into dead_letters (topic, partition, "offset", key, value, reason, vault, kind, seq)
+       values ('t', 0, 1, null, $1, 'gap', $2, 'gap', 7), ('t', 0, 2, null, $3, 'not a record', null, 'decode', null)`,
+      [Buffer.from(JSON.stringify({ ...record(V1, 42, 0), seq: 7 })), V1, Buffer.from([0xb1, 0xff, 0x00])],
+    );
+
     const result = await migrate(pool, SCHEMA);
-    expect(result.applied).toContain(11);
+    expect(result.applied).toEqual(expect.arrayContaining([11, 12]));
+    const { rows: letters } = await pool.query<{ kind: string; block: string | null }>(
+      'select kind, block_number::text as block from dead_letters order by "offset"',
+    );
+    expect(letters).toEqual([
+      { kind: 'gap', block: '42' },
+      { kind: 'decode', block: null },
+    ]);
 
     const { rows: columns } = await pool.query<{ column_name: string }>(
       `select column_name from information_schema.columns where table_schema = $1 and table_name = 'ledger'`,
       [SCHEMA],
     );
     expect(columns.map((c) => c.column_name)).not.toContain('record');
-    const { rows: bundles } = await pool.query<{ vault: string; lines: number }>(
-      `select vault, array_length(string_to_array(body, E'\\n'), 1) as lines from record_bundles order by vault`,
+    const { rows: bundles } = await pool.query<{ vault: string; frames: Buffer }>(
+      'select vault, frames from record_bundles order by vault',
     );
-    expect(bundles).toEqual([
-      { vault: V1, lines: 3 },
-      { vault: V2, lines: 1 },
+    expect(bundles.map((b) => ({ vault: b.vault, records: unframe(b.frames).length }))).toEqual([
+      { vault: V1, records: 3 },
+      { vault: V2, records: 1 },
     ]);
+    // Each frame is the record's JSON on one line (the pretty-printed one compacted by 0011).
+    expect(unframe(bundles[1]!.frames)[0]!.toString('utf8')).toBe(JSON.stringify(record(V2, 11, 0)));
 
     const store = createProjectionStore(pool);
+    const json = (body: Buffer) => JSON.parse(body.toString('utf8')) as ReturnType<typeof record>;
     const back = await store.transaction(async (tx) => ({
-      v1: await tx.ledgerRecords(V1),
-      v2: await tx.ledgerRecords(V2),
+      v1: await tx.ledgerRecords(V1, json),
+      v2: await tx.ledgerRecords(V2, json),
     }));
     expect(back.v1).toEqual([record(V1, 10, 0), record(V1, 10, 1), record(V1, 12, 0)]);
     expect(back.v2).toEqual([record(V2, 11, 0)]);

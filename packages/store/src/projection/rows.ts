@@ -99,6 +99,8 @@ export interface DeadLetterRow {
   kind: DeadLetterKind;
   /** The record's sequence number (kind `gap`: the projector re-applies it in this order). */
   seq?: number | null;
+  /** The record's block, when it decoded (status names where a held vault waits). */
+  blockNumber?: number | null;
 }
 
 /**

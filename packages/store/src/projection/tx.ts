@@ -58,8 +58,8 @@ export interface ProjectionTx {
    */
   copyLedger(rows: readonly LedgerRow[]): Promise<void>;
   /**
-   * Stores the records' bodies: one bundle row per vault, its records (JSON, one line each: a
-   * record holding a line feed is refused) in log order. Re-folds read them back by identity.
+   * Stores the records' bodies: one bundle row per vault, its records as read from the log (either
+   * encoding), each framed by its length, in log order. Re-folds read them back by identity.
    */
   copyBundles(bundles: ReadonlyMap<string, readonly Uint8Array[]>): Promise<void>;
   insertEquity(rows: readonly EquityRow[]): Promise<void>;
@@ -80,23 +80,42 @@ export interface ProjectionTx {
   /** Revert: deletes the vault's ledger rows at blockNumber ≥ fromBlock in the orphaned blocks. */
   deleteOrphaned(vault: string, fromBlock: number, blockHashes: readonly string[]): Promise<number>;
   /**
-   * The vault's remaining ledger records (parsed JSON), in fold order: each ledger row's body
-   * from `record_bundles` (throws when one has none).
+   * The vault's remaining ledger records in fold order: each ledger row's body from
+   * `record_bundles`, decoded by `decode` (undefined: not a record), matched by identity (the
+   * latest body wins; throws when a row has none).
    */
-  ledgerRecords(vault: string): Promise<unknown[]>;
+  ledgerRecords<R extends BodyIdentity>(vault: string, decode: (body: Buffer) => R | undefined): Promise<R[]>;
   /** Drops the vault's record bodies (once its ledger is empty: what is left was reverted). */
   deleteBundles(vault: string): Promise<void>;
   /** Removes a vault's derived rows (snapshot, positions, equity) before a re-fold rewrites them. */
   clearVault(vault: string, opts: { snapshot: boolean }): Promise<void>;
 }
 
-const LINE_FEED = 0x0a;
+/** What identifies a record body in the ledger (hashes lowercase, as stored). */
+export interface BodyIdentity {
+  chainId: number;
+  blockHash: string;
+  txHash: string;
+  logIndex: number;
+}
 
-/** A record body's ledger identity (chain, block hash, tx hash, log index; hashes lowercase, as stored). */
-function bodyKey(json: unknown): string {
-  const r = (json ?? {}) as Record<string, unknown>;
-  const hex = (v: unknown) => String(v).toLowerCase();
-  return `${r.chainId}|${hex(r.blockHash)}|${hex(r.txHash)}|${r.logIndex}`;
+const bodyKey = (r: BodyIdentity): string => `${r.chainId}|${r.blockHash}|${r.txHash}|${r.logIndex}`;
+
+/** A frame's length prefix: 4 bytes, big-endian (what the migration's int4send writes). */
+const FRAME_HEADER = 4;
+
+/** The bodies of a bundle, in order (subarrays of it). */
+export function unframe(frames: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let at = 0; at < frames.length; ) {
+    if (at + FRAME_HEADER > frames.length) throw new Error('record bundle ends inside a frame header');
+    const n = frames.readUInt32BE(at);
+    at += FRAME_HEADER;
+    if (at + n > frames.length) throw new Error('record bundle ends inside a record');
+    out.push(frames.subarray(at, at + n));
+    at += n;
+  }
+  return out;
 }
 
 export function projectionTx(client: PoolClient): ProjectionTx {
@@ -256,17 +275,17 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       if (bundles.size === 0) return;
       await copyRows(
         client,
-        'copy record_bundles (vault, body) from stdin',
+        'copy record_bundles (vault, frames) from stdin',
         [...bundles],
         (w, [vault, records]) => {
-          w.text(`${copyText(vault)}\t`);
-          records.forEach((r, i) => {
-            if (r.indexOf(LINE_FEED) >= 0)
-              throw new Error(`a record of ${vault} spans lines: bundle bodies are one line each`);
-            // COPY text: `\n` is a line feed inside the field.
-            if (i > 0) w.text('\\n');
-            w.bytes(r);
-          });
+          // bytea in COPY text: `\x` and hex (the backslash itself escaped).
+          w.text(`${copyText(vault)}\t\\\\x`);
+          const header = Buffer.allocUnsafe(FRAME_HEADER);
+          for (const r of records) {
+            header.writeUInt32BE(r.byteLength);
+            w.text(header.toString('hex'));
+            w.text(Buffer.from(r.buffer, r.byteOffset, r.byteLength).toString('hex'));
+          }
           w.text('\n');
         },
       );
@@ -337,9 +356,9 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     async insertDeadLetters(rows) {
       if (rows.length === 0) return;
       await client.query(
-        `insert into dead_letters (topic, partition, "offset", key, value, reason, vault, kind, seq)
+        `insert into dead_letters (topic, partition, "offset", key, value, reason, vault, kind, seq, block_number)
          select * from unnest($1::text[], $2::int[], $3::int8[], $4::bytea[], $5::bytea[], $6::text[],
-                              $7::text[], $8::text[], $9::int8[])
+                              $7::text[], $8::text[], $9::int8[], $10::int8[])
          on conflict (topic, partition, "offset") do nothing`,
         [
           rows.map((r) => r.topic),
@@ -351,6 +370,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
           rows.map((r) => r.vault),
           rows.map((r) => r.kind),
           rows.map((r) => r.seq ?? null),
+          rows.map((r) => r.blockNumber ?? null),
         ],
       );
     },
@@ -375,7 +395,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
                     'first', (array_agg(jsonb_build_object('partition', partition, 'offset', "offset"::text)
                                         order by partition, "offset"))[1]) as behind,
                   min(seq) filter (where kind = 'gap') as held_seq,
-                  (array_agg((convert_from(value, 'UTF8')::jsonb->>'blockNumber')::int8 order by seq)
+                  (array_agg(block_number order by seq)
                      filter (where kind = 'gap'))[1] as held_block
            from dead_letters where vault = any($1::text[]) group by vault
          ) b
@@ -399,7 +419,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       return res.rowCount ?? 0;
     },
 
-    async ledgerRecords(vault) {
+    async ledgerRecords<R extends BodyIdentity>(vault: string, decode: (body: Buffer) => R | undefined) {
       const { rows: ids } = await client.query<{
         chainId: number;
         blockHash: string;
@@ -412,16 +432,16 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         [vault],
       );
       if (ids.length === 0) return [];
-      const { rows: bundles } = await client.query<{ body: string }>(
-        'select body from record_bundles where vault = $1 order by id',
+      const { rows: bundles } = await client.query<{ frames: Buffer }>(
+        'select frames from record_bundles where vault = $1 order by id',
         [vault],
       );
-      const bodies = new Map<string, unknown>();
+      const bodies = new Map<string, R>();
       for (const b of bundles)
-        for (const line of b.body.split('\n')) {
-          const json = JSON.parse(line) as unknown;
+        for (const body of unframe(b.frames)) {
+          const r = decode(body);
           // Later bundles win: a republished record's latest body.
-          bodies.set(bodyKey(json), json);
+          if (r !== undefined) bodies.set(bodyKey(r), r);
         }
       return ids.map((id) => {
         // The same key function for rows and bodies: one format of the identity.

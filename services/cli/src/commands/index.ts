@@ -50,6 +50,11 @@ export const commands: CommandEntry[] = [
     load: async () => (await import('./dead-letters.js')).deadLettersCommand,
   },
   {
+    name: 'log',
+    summary: 'print records of the event log as JSON (`log tail`), whatever their encoding',
+    load: async () => (await import('./log.js')).logCommand,
+  },
+  {
     name: 'status',
     summary: 'indexer head vs chain head, projector lag per partition, live schema, dead letters',
     load: async () => (await import('./status.js')).statusCommand,

@@ -24,6 +24,7 @@ const republishEnvSchema = z.object({
     KAFKA_SASL_PASSWORD: true,
     KAFKA_SSL: true,
     KAFKA_SSL_CA_FILE: true,
+    RECORD_ENCODING: true,
   }).shape,
   /** Schema of the indexer's tables (default PROJECTION_SCHEMA). */
   INDEXER_SCHEMA: envField.identifier().optional(),
@@ -84,7 +85,12 @@ environment:
       factory: env.FACTORY_ADDRESS as `0x${string}`,
       databaseUrl: env.DATABASE_URL,
       schema: env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA,
-      kafka: { brokers: env.KAFKA_BROKERS, topic: env.KAFKA_TOPIC, security: kafkaSecurity(env) },
+      kafka: {
+        brokers: env.KAFKA_BROKERS,
+        topic: env.KAFKA_TOPIC,
+        security: kafkaSecurity(env),
+        encoding: env.RECORD_ENCODING,
+      },
       heartbeats: {
         default: env.FEED_HEARTBEAT_SECONDS ?? 3600,
         byFeed: Object.fromEntries(

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '@vault-yield/common';
-import { recordJson, type VaultRecord } from '@vault-yield/domain';
+import { encodeBinaryRecord, type RecordEncoding, recordJson, type VaultRecord } from '@vault-yield/domain';
 import { defaultLogSecurity } from '@vault-yield/log';
 import { type EncodedBatch, type FromPublisher, fromThreadError, type ToPublisher } from './protocol.js';
 
@@ -24,6 +24,8 @@ export interface ThreadedPublisherConfig {
   logger: Logger;
   /** Called with a batch's size in bytes (record values, as sent) once Kafka acknowledged it. */
   onAcked?: (records: number, bytes: number) => void;
+  /** How records are written to the log (default binary; see packages/domain records/codec.ts). */
+  encoding?: RecordEncoding;
 }
 
 /**
@@ -95,7 +97,7 @@ export async function createThreadedPublisher(config: ThreadedPublisherConfig): 
       if (broken) return Promise.reject(broken);
       if (records.length === 0) return Promise.resolve();
       const id = nextId++;
-      const batch = encodeBatch(records);
+      const batch = encodeBatch(records, config.encoding);
       const bytes = batch.bytes.byteLength;
       return new Promise<void>((resolve, reject) => {
         pending.set(id, {
@@ -118,11 +120,27 @@ export async function createThreadedPublisher(config: ThreadedPublisherConfig): 
 }
 
 /**
- * The batch as bytes: each record as packages/domain's encodeRecord writes it (what the
- * in-process publisher sends), written straight into one buffer that moves to the publisher
- * thread without a copy (unpooled: a transferred pool slab would detach every Buffer on it).
+ * The batch as bytes: each record in the log's encoding (packages/domain encodeRecordAs), written
+ * into one buffer that moves to the publisher thread without a copy (unpooled: a transferred pool
+ * slab would detach every Buffer on it).
  */
-export function encodeBatch(records: readonly VaultRecord[]): EncodedBatch {
+export function encodeBatch(
+  records: readonly VaultRecord[],
+  encoding: RecordEncoding = 'binary',
+): EncodedBatch {
+  if (encoding === 'binary') {
+    const values = records.map((r) => encodeBinaryRecord(r));
+    const offsets = new Uint32Array(values.length + 1);
+    let total = 0;
+    for (let i = 0; i < values.length; i++) {
+      offsets[i] = total;
+      total += values[i]!.byteLength;
+    }
+    offsets[values.length] = total;
+    const bytes = Buffer.allocUnsafeSlow(total);
+    for (let i = 0; i < values.length; i++) values[i]!.copy(bytes, offsets[i]!);
+    return { keys: records.map((r) => r.vault), offsets, bytes: bytes.buffer as ArrayBuffer };
+  }
   const texts = records.map((r) => recordJson(r));
   const offsets = new Uint32Array(texts.length + 1);
   let total = 0;

@@ -1,5 +1,11 @@
 import { createLogger } from '@vault-yield/common';
-import { encodeRecord, SCHEMA_VERSION, type VaultRecord } from '@vault-yield/domain';
+import {
+  decodeRecord,
+  encodeBinaryRecord,
+  encodeRecordAs,
+  SCHEMA_VERSION,
+  type VaultRecord,
+} from '@vault-yield/domain';
 import { createLogAdmin, createPublisher, type LogMessage } from '@vault-yield/log';
 import { describe, expect, it } from 'vitest';
 import { kafkaBrokers, uniqueTopic } from '../../../../test/harness/index.js';
@@ -55,22 +61,26 @@ async function newTopic(): Promise<string> {
 }
 
 describe('encodeBatch', () => {
-  it("packs encodeRecord's bytes back to back, multi-byte UTF-8 included, in a buffer of its own", () => {
-    const wide = { ...context, tokens: [{ ...context.tokens[0]!, symbol: 'WΞTH€😀' }] };
-    const records = [record(1, 1), { ...record(2, 2), context: wide }, record(3, 3)];
-    const pooled = Buffer.from('a pooled buffer that must survive the transfer');
-    const batch = encodeBatch(records);
-    const expected = records.map((r) => encodeRecord(r));
-    expect(Buffer.from(batch.bytes)).toEqual(Buffer.concat(expected));
-    expect([...batch.offsets]).toEqual([
-      0,
-      ...expected.map((_, i) => Buffer.concat(expected.slice(0, i + 1)).length),
-    ]);
-    expect(batch.keys).toEqual(records.map((r) => r.vault));
-    // A small batch must not sit on Node's shared allocation pool: transferring it detaches it.
-    structuredClone(batch.bytes, { transfer: [batch.bytes] });
-    expect(pooled.toString()).toBe('a pooled buffer that must survive the transfer');
-  });
+  it.each(['binary', 'json'] as const)(
+    "packs the %s encoding's bytes back to back, multi-byte UTF-8 included, in a buffer of its own",
+    (encoding) => {
+      const wide = { ...context, tokens: [{ ...context.tokens[0]!, symbol: 'WΞTH€😀' }] };
+      const records = [record(1, 1), { ...record(2, 2), context: wide }, record(3, 3)];
+      const pooled = Buffer.from('a pooled buffer that must survive the transfer');
+      const batch = encodeBatch(records, encoding);
+      const expected = records.map((r) => encodeRecordAs(r, encoding));
+      expect(expected.map((b) => decodeRecord(b))).toEqual(records.map((record) => ({ ok: true, record })));
+      expect(Buffer.from(batch.bytes)).toEqual(Buffer.concat(expected));
+      expect([...batch.offsets]).toEqual([
+        0,
+        ...expected.map((_, i) => Buffer.concat(expected.slice(0, i + 1)).length),
+      ]);
+      expect(batch.keys).toEqual(records.map((r) => r.vault));
+      // A small batch must not sit on Node's shared allocation pool: transferring it detaches it.
+      structuredClone(batch.bytes, { transfer: [batch.bytes] });
+      expect(pooled.toString()).toBe('a pooled buffer that must survive the transfer');
+    },
+  );
 });
 
 describe('publisher thread', () => {
@@ -104,17 +114,22 @@ describe('publisher thread', () => {
       readMessages(brokers(), inProcessTopic),
     ]);
     const view = (ms: LogMessage<null>[]) =>
-      ms.map((m) => ({ partition: m.partition, key: m.key?.toString(), value: m.value?.toString() }));
+      ms.map((m) => ({ partition: m.partition, key: m.key?.toString(), value: m.value?.toString('hex') }));
     expect(a).toHaveLength(total);
     expect(view(a)).toEqual(view(b));
-    // The bytes are encodeRecord's, and each vault's records come in publication order.
-    const encoded = new Set(batches.flat().map((r) => encodeRecord(r).toString()));
-    for (const m of a) expect(encoded.has(m.value!.toString())).toBe(true);
+    // The bytes are the binary encoding's (both publishers' default), and each vault's records
+    // come in publication order.
+    const encoded = new Set(batches.flat().map((r) => encodeBinaryRecord(r).toString('hex')));
+    for (const m of a) expect(encoded.has(m.value!.toString('hex'))).toBe(true);
     for (let v = 0; v < 25; v++) {
       const key = hex(0x1000 + v, 40);
       const blocks = a
         .filter((m) => m.key?.toString() === key)
-        .map((m) => JSON.parse(m.value!.toString()).blockNumber);
+        .map((m) => {
+          const d = decodeRecord(m.value);
+          if (!d.ok) throw new Error(d.reason);
+          return d.record.blockNumber;
+        });
       expect(blocks).toEqual(Array.from({ length: 120 }, (_, i) => 100 + i));
     }
   });

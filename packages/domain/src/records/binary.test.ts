@@ -1,0 +1,154 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BINARY_MAGIC, decodeBinaryRecord, encodeBinaryRecord } from './binary.js';
+import { decodeRecord, encodeRecordAs } from './codec.js';
+import { fastParseRecord, type VaultRecord, vaultRecord } from './envelope.js';
+import { validRecord } from './record.arbitrary.js';
+
+/** The record as the JSON path decodes it (lowercased, keys in schema order). */
+const canonical = (r: unknown): VaultRecord => {
+  const out = fastParseRecord(JSON.parse(JSON.stringify(r)));
+  if (!out) throw new Error('arbitrary produced an invalid record');
+  return out;
+};
+
+describe('binary records', () => {
+  it('decode to exactly what the JSON path decodes, keys in the same order', () => {
+    fc.assert(
+      fc.property(validRecord, (raw) => {
+        const r = canonical(raw);
+        const bytes = encodeBinaryRecord(r);
+        expect(bytes[0]).toBe(BINARY_MAGIC);
+        const d = decodeBinaryRecord(bytes);
+        if (!d.ok) throw new Error(d.reason);
+        // Same text: same values and the same key order (ledger payloads are stored as text).
+        expect(JSON.stringify(d.record)).toBe(JSON.stringify(r));
+        // Mixed-case input encodes to the same bytes as its lowercase form.
+        expect(encodeBinaryRecord(raw as VaultRecord).equals(bytes)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('decodeRecord takes either encoding of a record and gives the same record; JSON never starts with the magic byte', () => {
+    fc.assert(
+      fc.property(validRecord, (raw) => {
+        const r = canonical(raw);
+        const json = encodeRecordAs(r, 'json');
+        const binary = encodeRecordAs(r, 'binary');
+        expect(json[0]).not.toBe(BINARY_MAGIC);
+        expect(decodeRecord(binary)).toEqual(decodeRecord(json));
+        expect(decodeRecord(new Uint8Array(binary))).toEqual({ ok: true, record: r });
+        expect(binary.length).toBeLessThan(json.length);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('refuse a record cut short or with bytes left over, saying so', () => {
+    fc.assert(
+      fc.property(validRecord, fc.nat(), (raw, at) => {
+        const bytes = encodeBinaryRecord(canonical(raw));
+        const cut = decodeBinaryRecord(bytes.subarray(0, at % bytes.length));
+        expect(cut.ok).toBe(false);
+        const longer = decodeBinaryRecord(Buffer.concat([bytes, Buffer.from([0])]));
+        expect(longer).toEqual({ ok: false, reason: 'binary: 1 bytes left over' });
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('never throw on damaged bytes, and whatever they accept is a record the schema accepts', () => {
+    fc.assert(
+      fc.property(
+        validRecord,
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
+        (raw, edits) => {
+          const bytes = Buffer.from(encodeBinaryRecord(canonical(raw)));
+          for (const [at, value] of edits) bytes[at % bytes.length] = value;
+          const d = decodeBinaryRecord(bytes);
+          if (d.ok) {
+            const parsed = vaultRecord.safeParse(JSON.parse(JSON.stringify(d.record)));
+            expect(parsed.success).toBe(true);
+            expect(JSON.stringify(parsed.data)).toBe(JSON.stringify(d.record));
+          } else expect(d.reason).toMatch(/^binary: /);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('refuse what the schema refuses, from the bytes alone', () => {
+    const r = canonical(fc.sample(validRecord, { numRuns: 1, seed: 3 })[0]);
+    const bytes = encodeBinaryRecord(r);
+    expect(decodeBinaryRecord(Buffer.from('{"schemaVersion":3}'))).toEqual({
+      ok: false,
+      reason: 'binary: not a binary record',
+    });
+    const version = Buffer.from(bytes);
+    version[1] = 4;
+    expect(decodeBinaryRecord(version)).toEqual({ ok: false, reason: 'binary: schema version 4' });
+    const type = Buffer.from(bytes);
+    type[2] = 18;
+    expect(decodeBinaryRecord(type)).toEqual({ ok: false, reason: 'binary: unknown type' });
+    expect(decodeBinaryRecord(Buffer.alloc(0))).toEqual({ ok: false, reason: 'binary: ends early' });
+    // A list longer than the bytes left is refused before anything is allocated for it.
+    const table = bytes.indexOf(Buffer.from(r.vault.slice(2), 'hex')) - 1;
+    const huge = Buffer.concat([bytes.subarray(0, table), Buffer.from([0xff, 0xff, 0xff, 0x7f])]);
+    expect(decodeBinaryRecord(huge)).toEqual({
+      ok: false,
+      reason: 'binary: a list of 268435455 items in 0 bytes',
+    });
+  });
+
+  it('refuse to encode a record the schema would refuse, naming it', () => {
+    const r = canonical(fc.sample(validRecord, { numRuns: 1, seed: 5 })[0]);
+    const withBalance = (amount: string) =>
+      ({
+        ...r,
+        context: {
+          ...r.context,
+          holdings: { ...r.context.holdings, balances: [{ token: r.vault, amount }] },
+        },
+      }) as VaultRecord;
+    expect(() => encodeBinaryRecord(withBalance('01'))).toThrow(
+      /cannot encode record .*expected a number string, got 01/,
+    );
+    expect(() => encodeBinaryRecord(withBalance('-1'))).toThrow(/expected a number string/);
+    expect(() => encodeBinaryRecord({ ...r, vault: '0x12' } as VaultRecord)).toThrow(/expected an address/);
+    expect(() =>
+      encodeBinaryRecord({ ...r, type: 'suspended', payload: { reason: 'bad \ud800 text' } } as VaultRecord),
+    ).toThrow(/lone surrogate/);
+    expect(() =>
+      encodeBinaryRecord({
+        ...r,
+        type: 'position.opened',
+        payload: {
+          positionId: '1',
+          pool: r.vault,
+          tickLower: 10,
+          tickUpper: 10,
+          liquidity: '1',
+          amount0: '0',
+          amount1: '0',
+        },
+      } as VaultRecord),
+    ).toThrow(/tickLower must be below tickUpper/);
+  });
+
+  it('keep a legitimate U+FFFD and refuse invalid UTF-8', () => {
+    const r = canonical(fc.sample(validRecord, { numRuns: 1, seed: 9 })[0]);
+    const odd = { ...r, type: 'suspended', payload: { reason: 'replaced \ufffd char' } } as VaultRecord;
+    const bytes = encodeBinaryRecord(odd);
+    const d = decodeBinaryRecord(bytes);
+    expect(d.ok && d.record.payload).toEqual({ reason: 'replaced \ufffd char' });
+    // The same length of bytes, one of them not UTF-8: read as U+FFFD, which is not what was written.
+    const at = bytes.indexOf(Buffer.from('\ufffd', 'utf8'));
+    const bad = Buffer.from(bytes);
+    bad[at] = 0xff;
+    expect(decodeBinaryRecord(bad)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/invalid UTF-8/),
+    });
+  });
+});

@@ -1,0 +1,22 @@
+import { BINARY_MAGIC, decodeBinaryRecord, encodeBinaryRecord } from './binary.js';
+import { type DecodeResult, decodeJsonRecord, encodeRecord, type VaultRecord } from './envelope.js';
+
+/**
+ * The log's two encodings of a record: `json` (UTF-8 text, what schema 2 and 3 logs hold) and
+ * `binary` (binary.ts, the default for new records). A log may hold both: the first byte tells
+ * them apart, and every reader takes either.
+ */
+export const RECORD_ENCODINGS = ['binary', 'json'] as const;
+export type RecordEncoding = (typeof RECORD_ENCODINGS)[number];
+
+export function encodeRecordAs(r: VaultRecord, encoding: RecordEncoding): Buffer {
+  return encoding === 'binary' ? encodeBinaryRecord(r) : encodeRecord(r);
+}
+
+/** Parses bytes from the log, in either encoding; never throws — a bad record is a value the caller dead-letters. */
+export function decodeRecord(bytes: Buffer | Uint8Array | null): DecodeResult {
+  if (!bytes || bytes.length === 0) return { ok: false, reason: 'empty record value' };
+  // No copy: a Buffer decodes in place, a plain Uint8Array through a view of the same memory.
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return buf[0] === BINARY_MAGIC ? decodeBinaryRecord(buf) : decodeJsonRecord(buf);
+}
