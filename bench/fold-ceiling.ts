@@ -9,7 +9,7 @@
  * could carry once, see #14), parsed as JSON, against the full records.
  *
  * BENCH_RECORDS (default 200,000) generated records of BENCH_VAULTS (default 1,000) vaults,
- * BENCH_BATCH (default 7,500: records per partition batch of 12 MiB at ≈ 1.6 KB a record),
+ * BENCH_BATCH (default 7,500: records per partition batch of 4 MiB at ≈ 560 B a binary record),
  * BENCH_RECORDS_PER_VAULT_BLOCK (default 1: a busy vault's records per block, see log-fixture.ts).
  * Each stage runs over all records BENCH_ROUNDS (default 3) times; the best round counts.
  * Last line `fold-ceiling: <records/s> records/s` (decode + fold + rows on one core).

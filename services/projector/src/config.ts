@@ -2,13 +2,16 @@ import { baseConfigSchema, createConfig, type Env, envField, kafkaSecurityShape 
 import { z } from 'zod';
 
 /**
- * Batch shape defaults. Two partitions at once with batches up to 12 MiB fold 12–40 % faster than
- * four with 4 MiB (bench:projector, 1,000,000 records / 1,000 vaults on 2 shared cores: 9,211–11,508
- * vs 8,145–8,228 records/s): a vault's snapshot (state ≈ 3 KB + view) is written once per batch, so
- * larger batches spread it over more records, and two transactions keep Postgres as busy as four.
- * Peak RSS ≈ 420 MiB with a 256 MiB old space.
+ * Batch shape defaults. Two partitions at once, each batch a few thousand records: a vault's
+ * snapshot (state ≈ 3 KB + view) is written once per batch, so larger batches spread it over more
+ * records, and two transactions keep Postgres as busy as four. Bounded in bytes (kafkajs fetches
+ * by bytes): 4 MiB holds ≈ 7,000 binary records (≈ 600 B each). Measured with binary records
+ * (bench:projector, 1,000,000 records / 1,000 vaults, 2 shared cores): 9,460–10,376 records/s,
+ * projector 94–101 µs a record, RSS ≈ 355 MiB; 12 MiB (≈ 20,000 records a batch) held so many
+ * decoded records at once that the 256 MiB old space thrashed (6,566 records/s, 181 µs, 508 MiB).
+ * A log still in JSON (≈ 2.2 KB a record) gets batches of ≈ 1,900 records: set 12 MiB for it.
  */
-export const PROJECTOR_BATCH_DEFAULTS = { concurrency: 2, maxBatchBytes: 12 * 1024 * 1024 } as const;
+export const PROJECTOR_BATCH_DEFAULTS = { concurrency: 2, maxBatchBytes: 4 * 1024 * 1024 } as const;
 
 export const projectorConfigSchema = baseConfigSchema.extend({
   KAFKA_BROKERS: envField.brokers(),
