@@ -138,7 +138,7 @@ async function main() {
     );
     console.log(
       `average record size: ${(s.bytesPublished / Math.max(1, s.recordsPublished)).toFixed(0)} bytes ` +
-        `(${s.bytesPublished} bytes of JSON values for ${s.recordsPublished} records)`,
+        `(${s.bytesPublished} bytes of record values for ${s.recordsPublished} records)`,
     );
     console.log(`peak RSS (bench process, sampled during the backfill): ${mib(peak)} MiB`);
     const sec = (n: number) => (Number.isNaN(n) ? 'n/a' : `${n.toFixed(2)} s`);
