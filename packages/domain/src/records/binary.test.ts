@@ -116,6 +116,19 @@ describe('binary records', () => {
     );
     expect(() => encodeBinaryRecord(withBalance('-1'))).toThrow(/expected a number string/);
     expect(() => encodeBinaryRecord({ ...r, vault: '0x12' } as VaultRecord)).toThrow(/expected an address/);
+    // The one value the schema allows that the varint of (value − minimum) cannot hold exactly.
+    expect(() => encodeBinaryRecord({ ...r, txIndex: Number.MAX_SAFE_INTEGER } as VaultRecord)).toThrow(
+      /out of the encoding's range/,
+    );
+    const edge = encodeBinaryRecord({
+      ...r,
+      txIndex: Number.MAX_SAFE_INTEGER - 1,
+      blockNumber: Number.MAX_SAFE_INTEGER,
+    });
+    expect(decodeBinaryRecord(edge)).toMatchObject({
+      ok: true,
+      record: { txIndex: Number.MAX_SAFE_INTEGER - 1, blockNumber: Number.MAX_SAFE_INTEGER },
+    });
     expect(() =>
       encodeBinaryRecord({ ...r, type: 'suspended', payload: { reason: 'bad \ud800 text' } } as VaultRecord),
     ).toThrow(/lone surrogate/);

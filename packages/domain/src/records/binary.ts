@@ -19,7 +19,8 @@ import type { RecordType } from './payloads.js';
  * Layout (v1): 0xB1 · schemaVersion · type · flags (bit 0 lastInBlock) · [seq, schema 3] · chainId ·
  * blockNumber · blockTimestamp · blockHash (32) · txHash (32) · txIndex+1 · logIndex+1 ·
  * addresses (n, n × 20 bytes) · vault (index) · context · payload. Integers are unsigned LEB128
- * varints of (value − the field's minimum); strings and digit strings a varint byte length and
+ * varints of (value − the field's minimum), at most 2^53 − 1 (so a txIndex or logIndex of
+ * 2^53 − 1, which the schema allows and no chain reaches, is refused at encode); strings and digit strings a varint byte length and
  * their bytes. The first byte never starts JSON text (0xB1 is a UTF-8 continuation byte), so a
  * log may hold both encodings and the decoder tells them apart by it.
  *
@@ -163,6 +164,8 @@ class Writer {
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max)
       throw new Bad(`expected an integer in ${min}..${max}, got ${String(v)}`);
     let x = v - min;
+    // The decoder reads at most 2^53 − 1 exactly (txIndex = MAX_SAFE_INTEGER would need 2^53).
+    if (x > Number.MAX_SAFE_INTEGER) throw new Bad(`integer ${v} out of the encoding's range`);
     this.room(8);
     while (x >= 0x80) {
       this.buf[this.at++] = (x % 0x80) | 0x80;
