@@ -9,6 +9,7 @@ import {
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { price, short, usd, usdSigned } from '../../services/reader/src/dashboard/app/dom.js';
+import { startBoth } from '../harness/index.js';
 import { launch, openPage, shot } from './browser.js';
 import { type DevStack, startDevStack } from './dev-stack.js';
 
@@ -44,7 +45,10 @@ describe('dashboard on the dev stack', () => {
   }
 
   beforeAll(async () => {
-    [dev, browser] = await Promise.all([startDevStack(), launch()]);
+    await startBoth(startDevStack(), launch(), (d, b) => {
+      if (d) dev = d;
+      if (b) browser = b;
+    });
     api = createClient(dev.url);
     // The projector catches up after the URL is printed: wait until the vault list and every
     // vault's ledger stop changing (with --no-live nothing moves once the demo is folded).

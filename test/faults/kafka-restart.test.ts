@@ -11,7 +11,7 @@ import {
   type ReferenceStack,
   startAnvil,
 } from '../../infra/chain/index.js';
-import { createTestDatabase, type TestDatabase, uniqueTopic } from '../harness/index.js';
+import { createTestDatabase, startBoth, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { silent } from '../indexer/support.js';
 import { checksums, projector, query, VAULT_TABLES } from '../projector/support.js';
 import { type OwnKafka, startOwnKafka, until } from './support.js';
@@ -32,7 +32,10 @@ describe('Kafka broker restart mid-stream', () => {
   const running: { stop(): Promise<void> }[] = [];
 
   beforeAll(async () => {
-    [kafka, anvil] = await Promise.all([startOwnKafka(), startAnvil()]);
+    await startBoth(startOwnKafka(), startAnvil(), (k, a) => {
+      if (k) kafka = k;
+      if (a) anvil = a;
+    });
     stack = await deployReferenceStack(anvil.rpcUrl);
     demo = await playDemoScenario(stack);
   }, 180_000);

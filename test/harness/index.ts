@@ -52,3 +52,19 @@ export async function createTestDatabase(label = 'test'): Promise<TestDatabase> 
     drop: () => dropDatabase(adminUrl, database),
   };
 }
+
+/**
+ * Starts two parts side by side. Unlike Promise.all, a part that started is never lost when the
+ * other fails: `keep` receives each one that did (the caller's afterAll stops it), then the first
+ * failure is thrown. (A dashboard run without chromium leaked the dev stack's anvil that way.)
+ */
+export async function startBoth<A, B>(
+  a: Promise<A>,
+  b: Promise<B>,
+  keep: (a: A | undefined, b: B | undefined) => void,
+): Promise<void> {
+  const [x, y] = await Promise.allSettled([a, b]);
+  keep(x.status === 'fulfilled' ? x.value : undefined, y.status === 'fulfilled' ? y.value : undefined);
+  if (x.status === 'rejected') throw x.reason;
+  if (y.status === 'rejected') throw y.reason;
+}
