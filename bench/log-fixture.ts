@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RecordEncoding } from '@vault-yield/domain';
+import { DEFAULT_RECORD_ENCODING, type RecordEncoding } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher, type LogAdmin } from '@vault-yield/log';
 import { createPgPool, migrate } from '@vault-yield/store';
 import {
@@ -19,7 +19,8 @@ import { createHistoryGenerator } from '../test/projector/generator.js';
 export const PER_VAULT_BLOCK = Number(process.env.BENCH_RECORDS_PER_VAULT_BLOCK ?? 1);
 
 /** BENCH_RECORD_ENCODING (default binary, as the indexer writes): `json` produces the earlier encoding. */
-export const ENCODING: RecordEncoding = process.env.BENCH_RECORD_ENCODING === 'json' ? 'json' : 'binary';
+export const ENCODING: RecordEncoding =
+  process.env.BENCH_RECORD_ENCODING === 'json' ? 'json' : DEFAULT_RECORD_ENCODING;
 
 /** A fresh project database named after the bench, migrated in `schema`. */
 export async function createBenchDatabase(

@@ -7,7 +7,7 @@ import {
   kafkaSecurityShape,
   type Logger,
 } from '@vault-yield/common';
-import { RECORD_ENCODINGS } from '@vault-yield/domain';
+import { DEFAULT_RECORD_ENCODING, RECORD_ENCODINGS } from '@vault-yield/domain';
 import type { LogSecurity } from '@vault-yield/log';
 import { z } from 'zod';
 
@@ -130,7 +130,7 @@ export const indexerConfigSchema = z.object({
      */
     security: z.custom<LogSecurity>().optional(),
     /** How records are written to the log (packages/domain records/codec.ts). */
-    encoding: z.enum(RECORD_ENCODINGS).default('binary'),
+    encoding: z.enum(RECORD_ENCODINGS).default(DEFAULT_RECORD_ENCODING),
   }),
   databaseUrl: z.string().min(1),
   /** Postgres schema holding indexer_checkpoint & co. */

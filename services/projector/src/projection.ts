@@ -154,7 +154,10 @@ export async function refoldVault(
   const rows = await tx.ledgerRecords(w.vault, (body) => {
     const d = decodeRecord(body);
     if (d.ok) return d.record;
-    log.error({ vault: w.vault, reason: d.reason }, 'record body no longer decodes; left out of the re-fold');
+    log.error(
+      { vault: w.vault, reason: d.reason },
+      'record body no longer decodes: its ledger row has no body, the re-fold stops',
+    );
     return undefined;
   });
   await tx.clearVault(w.vault, { snapshot: true });

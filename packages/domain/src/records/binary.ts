@@ -1,3 +1,4 @@
+import { MAX_TICK } from '../math/tick-math.js';
 import type { ValuationContext } from './context.js';
 import {
   type DecodeResult,
@@ -6,6 +7,7 @@ import {
   type VaultRecord,
 } from './envelope.js';
 import type { RecordType } from './payloads.js';
+import { PATTERNS } from './primitives.js';
 
 /**
  * The binary encoding of a record (the same schema as the JSON one, a quarter of its bytes).
@@ -133,9 +135,7 @@ const PAYLOADS: { [T in Exclude<RecordType, 'revert'>]: Fields } = {
 /** Payloads whose ticks must be ordered (tickLower < tickUpper), as the schema refines them. */
 const TICKED = new Set<RecordType>(['position.opened', 'position.rebalanced']);
 
-const MAX_TICK = 887272;
-const HEX40 = /^0x[0-9a-fA-F]{40}$/;
-const HEX64 = /^0x[0-9a-fA-F]{64}$/;
+const { address: HEX40, hash32: HEX64, uint: UINT, int: INT, decimal: DECIMAL } = PATTERNS;
 
 /** Thrown inside the codec with what was wrong; decodeBinaryRecord turns it into a reason. */
 class Bad extends Error {}
@@ -209,10 +209,7 @@ class Writer {
   }
 }
 
-const UINT = /^(0|[1-9][0-9]*)$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const INT = /^-?(0|[1-9][0-9]*)$/;
-const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]{1,36})?$/;
 
 /** Addresses of a record in order of first appearance, lowercase (the table's order). */
 class Table {

@@ -8,6 +8,13 @@ import { type DecodeResult, decodeJsonRecord, encodeRecord, type VaultRecord } f
  */
 export const RECORD_ENCODINGS = ['binary', 'json'] as const;
 export type RecordEncoding = (typeof RECORD_ENCODINGS)[number];
+/** What writers use unless told otherwise. */
+export const DEFAULT_RECORD_ENCODING: RecordEncoding = 'binary';
+
+/** Which encoding bytes from the log are in (by their first byte; JSON text never starts with it). */
+export function encodingOf(bytes: Uint8Array): RecordEncoding {
+  return bytes[0] === BINARY_MAGIC ? 'binary' : 'json';
+}
 
 export function encodeRecordAs(r: VaultRecord, encoding: RecordEncoding): Buffer {
   return encoding === 'binary' ? encodeBinaryRecord(r) : encodeRecord(r);
@@ -18,5 +25,5 @@ export function decodeRecord(bytes: Buffer | Uint8Array | null): DecodeResult {
   if (!bytes || bytes.length === 0) return { ok: false, reason: 'empty record value' };
   // No copy: a Buffer decodes in place, a plain Uint8Array through a view of the same memory.
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return buf[0] === BINARY_MAGIC ? decodeBinaryRecord(buf) : decodeJsonRecord(buf);
+  return encodingOf(buf) === 'binary' ? decodeBinaryRecord(buf) : decodeJsonRecord(buf);
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { MAX_TICK } from '../math/tick-math.js';
 import { type ValuationContext, valuationContext } from './context.js';
 import { payloadSchemas, type RecordType } from './payloads.js';
-import { address, hash32 } from './primitives.js';
+import { address, hash32, PATTERNS } from './primitives.js';
 
 /**
  * 3: every record carries `seq`, the vault's sequence number (see below).
@@ -150,12 +151,7 @@ type Json = Record<string, unknown>;
 type Hex = `0x${string}`;
 /** Thrown (as a sentinel, never escaping fastParseRecord) on the first check that fails. */
 const REJECT = Symbol('reject');
-const HEX40 = /^0x[0-9a-fA-F]{40}$/;
-const HEX64 = /^0x[0-9a-fA-F]{64}$/;
-const UINT = /^(0|[1-9][0-9]*)$/;
-const INT = /^-?(0|[1-9][0-9]*)$/;
-const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]{1,36})?$/;
-const MAX_TICK = 887272;
+const { address: HEX40, hash32: HEX64, uint: UINT, int: INT, decimal: DECIMAL } = PATTERNS;
 
 function obj(v: unknown): Json {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw REJECT;

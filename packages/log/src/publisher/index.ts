@@ -1,4 +1,9 @@
-import { encodeRecordAs, type RecordEncoding, type VaultRecord } from '@vault-yield/domain';
+import {
+  DEFAULT_RECORD_ENCODING,
+  encodeRecordAs,
+  type RecordEncoding,
+  type VaultRecord,
+} from '@vault-yield/domain';
 import { CompressionTypes, type Message } from 'kafkajs';
 import { kafkaClient, type LogClientConfig } from '../kafka.js';
 import { KeyCachedPartitioner } from './partitioner.js';
@@ -64,7 +69,7 @@ export async function createPublisher(config: PublisherConfig): Promise<Publishe
       const messages: Message[] = [];
       const size: number[] = [];
       for (const r of records) {
-        const value = encodeRecordAs(r, config.encoding ?? 'binary');
+        const value = encodeRecordAs(r, config.encoding ?? DEFAULT_RECORD_ENCODING);
         messages.push({ key: r.vault, value });
         size.push(value.length + 64);
       }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createConfig, envField, kafkaSecurity, kafkaSecurityShape } from '@vault-yield/common';
-import { BINARY_MAGIC, decodeRecord } from '@vault-yield/domain';
+import { decodeRecord, encodingOf } from '@vault-yield/domain';
 import { createBatchConsumer, createLogAdmin, type LogMessage } from '@vault-yield/log';
 import { z } from 'zod';
 import type { Command } from '../command.js';
@@ -44,7 +44,8 @@ export function tailLine(m: Pick<LogMessage<unknown>, 'partition' | 'offset' | '
       error: d.reason,
       valueHex: m.value?.toString('hex') ?? null,
     });
-  const encoding = m.value?.[0] === BINARY_MAGIC ? 'binary' : 'json';
+  // A decoded record has a value.
+  const encoding = encodingOf(m.value as Buffer);
   return JSON.stringify({ partition: m.partition, offset: m.offset, encoding, record: d.record });
 }
 

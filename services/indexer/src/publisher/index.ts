@@ -1,6 +1,12 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '@vault-yield/common';
-import { encodeBinaryRecord, type RecordEncoding, recordJson, type VaultRecord } from '@vault-yield/domain';
+import {
+  DEFAULT_RECORD_ENCODING,
+  encodeBinaryRecord,
+  type RecordEncoding,
+  recordJson,
+  type VaultRecord,
+} from '@vault-yield/domain';
 import { defaultLogSecurity } from '@vault-yield/log';
 import { type EncodedBatch, type FromPublisher, fromThreadError, type ToPublisher } from './protocol.js';
 
@@ -126,31 +132,25 @@ export async function createThreadedPublisher(config: ThreadedPublisherConfig): 
  */
 export function encodeBatch(
   records: readonly VaultRecord[],
-  encoding: RecordEncoding = 'binary',
+  encoding: RecordEncoding = DEFAULT_RECORD_ENCODING,
 ): EncodedBatch {
-  if (encoding === 'binary') {
-    const values = records.map((r) => encodeBinaryRecord(r));
-    const offsets = new Uint32Array(values.length + 1);
-    let total = 0;
-    for (let i = 0; i < values.length; i++) {
-      offsets[i] = total;
-      total += values[i]!.byteLength;
-    }
-    offsets[values.length] = total;
-    const bytes = Buffer.allocUnsafeSlow(total);
-    for (let i = 0; i < values.length; i++) values[i]!.copy(bytes, offsets[i]!);
-    return { keys: records.map((r) => r.vault), offsets, bytes: bytes.buffer as ArrayBuffer };
-  }
-  const texts = records.map((r) => recordJson(r));
-  const offsets = new Uint32Array(texts.length + 1);
+  // JSON stays text until it is written into the batch (no Buffer per record).
+  const values: (Buffer | string)[] =
+    encoding === 'binary' ? records.map((r) => encodeBinaryRecord(r)) : records.map((r) => recordJson(r));
+  const offsets = new Uint32Array(values.length + 1);
   let total = 0;
-  for (let i = 0; i < texts.length; i++) {
+  for (let i = 0; i < values.length; i++) {
     offsets[i] = total;
-    total += Buffer.byteLength(texts[i]!, 'utf8');
+    const v = values[i]!;
+    total += typeof v === 'string' ? Buffer.byteLength(v, 'utf8') : v.byteLength;
   }
-  offsets[texts.length] = total;
+  offsets[values.length] = total;
   const bytes = Buffer.allocUnsafeSlow(total);
-  for (let i = 0; i < texts.length; i++) bytes.write(texts[i]!, offsets[i]!, 'utf8');
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (typeof v === 'string') bytes.write(v, offsets[i]!, 'utf8');
+    else v.copy(bytes, offsets[i]!);
+  }
   return { keys: records.map((r) => r.vault), offsets, bytes: bytes.buffer as ArrayBuffer };
 }
 
