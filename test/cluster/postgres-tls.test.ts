@@ -175,6 +175,7 @@ describe('Postgres over TLS', () => {
     await p.caughtUp();
     await p.stop();
     const sums = await checksums(verified(), 'vault_yield', VAULT_TABLES);
-    expect(sums.ledger?.rows).toBe(records.length);
+    // Sequenced marks have no ledger rows.
+    expect(sums.ledger?.rows).toBe(records.filter((r) => r.type !== 'mark').length);
   });
 });

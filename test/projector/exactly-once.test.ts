@@ -51,7 +51,7 @@ describe('projector exactly-once under SIGKILL', () => {
     await p.caughtUp({ timeoutMs: 150_000 });
     await p.stop();
     const expected = await checksums(clean.writerUrl, clean.schema);
-    expect(expected.ledger?.rows).toBe(RECORDS);
+    expect(expected.ledger?.rows).toBe([...first, ...second].filter((r) => r.type !== 'mark').length);
     expect(expected.dead_letters?.rows).toBe(poison.length);
 
     // The crash run.

@@ -118,7 +118,9 @@ describe('projector: a gap in a vault stream', () => {
       `select count(*)::int as n, max(block_number)::int as max from ledger where vault = $1 and type <> 'balance.reconciled'`,
       [x!.vault],
     );
-    expect(lx).toEqual({ n: before.length, max: before.at(-1)!.blockNumber });
+    // Marks have no ledger rows (last_seq above says the fold reached the gap, marks included).
+    const ledgered = before.filter((r) => r.type !== 'mark');
+    expect(lx).toEqual({ n: ledgered.length, max: ledgered.at(-1)!.blockNumber });
     // Y never folded: no snapshot, every record held.
     const letters = await query<{ vault: string; kind: string; n: number }>(
       db.writerUrl,

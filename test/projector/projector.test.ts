@@ -47,7 +47,8 @@ describe('projector: duplicates and instances', () => {
     await publish(brokers(), topic, records);
     const db = await project(topic, 'base');
     baseline = await checksums(db.writerUrl, db.schema);
-    expect(baseline.ledger?.rows).toBe(records.length);
+    // Sequenced marks have no ledger rows (migration 0013).
+    expect(baseline.ledger?.rows).toBe(records.filter((r) => r.type !== 'mark').length);
   }, 120_000);
 
   it('gives the same tables when every record is published twice', async () => {
@@ -218,7 +219,7 @@ describe('projector: poison records', () => {
       db.schema,
       'select count(*)::int as n from ledger',
     );
-    expect(ledger?.n).toBe(before.length + after.length);
+    expect(ledger?.n).toBe([...before, ...after].filter((r) => r.type !== 'mark').length);
     const applied = await query<{ vault: string; records_applied: number }>(
       db.writerUrl,
       db.schema,
@@ -291,7 +292,8 @@ describe('projector: revert', () => {
       `select count(*)::int as n from ledger where vault = $1 and block_hash = any($2) and type <> 'balance.reconciled'`,
       [m.vault, orphanHashes],
     );
-    expect(mid?.n).toBe(3);
+    // The deposit; the two marks have no ledger rows (re-folds take them from the bundles).
+    expect(mid?.n).toBe(1);
     // The revert, the canonical records, then the revert again (a republished duplicate).
     await publish(brokers(), reorged, [revert, ...canonical, revert]);
     await p.caughtUp();
@@ -314,6 +316,65 @@ describe('projector: revert', () => {
     expect(await checksums(db.writerUrl, db.schema, VAULT_TABLES)).toEqual(
       await checksums(expected.writerUrl, expected.schema, VAULT_TABLES),
     );
+  });
+
+  it('a revert that orphans only marks (no ledger rows) drops them and re-folds the vault', async () => {
+    const gen = createHistoryGenerator({ vaults: 2, seed: 31 });
+    const history = gen.take(60);
+    const m = gen.vaults()[0] as VaultModel;
+    const b = gen.block() + 10;
+    const orphanHashes = [blockHash(b + 1, 1), blockHash(b + 2, 1)] as [`0x${string}`, `0x${string}`];
+    // Marks of a fork where the vault's token was worth half as much: value, equity points and
+    // the snapshot all move with them.
+    const price = m.price0;
+    m.price0 = price / 2;
+    const orphaned = [
+      gen.record(m, 'mark', {}, { block: b + 1, blockHash: orphanHashes[0] }),
+      gen.record(m, 'mark', {}, { block: b + 2, blockHash: orphanHashes[1] }),
+    ];
+    m.price0 = price;
+    const revert = gen.record(
+      m,
+      'revert',
+      { fromBlock: b + 1, orphanedBlockHashes: orphanHashes, fromSeq: orphaned[0]!.seq! },
+      { block: b + 2, blockHash: blockHash(b + 2) },
+    );
+    const canonical = [gen.record(m, 'mark', {}, { block: b + 2, blockHash: blockHash(b + 2) })];
+
+    const reorged = uniqueTopic('proj-reorg-marks');
+    const straight = uniqueTopic('proj-straight-marks');
+    await createTopic(brokers(), reorged, 1);
+    await createTopic(brokers(), straight, 1);
+    await publish(brokers(), reorged, [...history, ...orphaned]);
+    const db = await database('reorg_marks');
+    const p = projector({
+      brokers: brokers(),
+      url: db.writerUrl,
+      schema: db.schema,
+      topic: reorged,
+      group: 'rm',
+    });
+    await p.start();
+    await p.caughtUp();
+    await publish(brokers(), reorged, [revert, ...canonical]);
+    await p.caughtUp();
+    const reverts = (await p.metrics.reverts.get()).values[0]?.value;
+    await p.stop();
+
+    await publish(brokers(), straight, [...history, revert, ...canonical]);
+    const expected = await project(straight, 'straight_marks');
+    expect(reverts).toBe(1);
+    expect(await checksums(db.writerUrl, db.schema, VAULT_TABLES)).toEqual(
+      await checksums(expected.writerUrl, expected.schema, VAULT_TABLES),
+    );
+    // The vault's bundles: what survived the revert, written again as one, and the canonical mark's.
+    const [bundles] = await query<{ n: number; flagged: boolean }>(
+      db.writerUrl,
+      db.schema,
+      'select count(*)::int as n, bool_and(marks_off_ledger) as flagged from record_bundles where vault = $1',
+      [m.vault],
+    );
+    expect(bundles).toEqual({ n: 2, flagged: true });
   });
 
   it('a vault created in the orphaned blocks goes with the revert and is created again from seq 1', async () => {

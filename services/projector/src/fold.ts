@@ -47,6 +47,14 @@ export const positionOf = (r: VaultRecord): LedgerPosition => ({
 });
 
 /**
+ * A sequenced mark has no ledger row (migration 0013): GET events never serve it, its sequence
+ * number catches a republished copy, and re-folds read it from the record bundles. Unsequenced
+ * marks (schema 2) keep their rows: there the ledger is the duplicate check.
+ */
+export const offLedger = (r: Pick<VaultRecord, 'type' | 'seq'>): boolean =>
+  r.type === 'mark' && r.seq !== undefined;
+
+/**
  * The ledger row of an applied record (its identity, order and what the reader serves). The
  * served `payload` is the parsed payload (canonical: lowercased, unknown keys dropped). The
  * record itself is stored as a body in a bundle (`bodyOf`).

@@ -27,6 +27,7 @@ import {
   ledgerRow,
   type Micros,
   microsOf,
+  offLedger,
   positionOf,
   positionRows,
   reconciledRows,
@@ -121,7 +122,7 @@ export function foldInto(
   if (point.row) sink.equity.push(point.row);
   w.micros = point.micros;
   if (live) {
-    sink.ledger.push(ledgerRow(r));
+    if (!offLedger(r)) sink.ledger.push(ledgerRow(r));
     let bodies = sink.bodies.get(r.vault);
     if (!bodies) {
       bodies = [];
@@ -140,42 +141,64 @@ export function foldInto(
   return null;
 }
 
+/** What a revert orphans: the vault's records at `fromBlock` or later in these blocks. */
+export interface Orphaned {
+  fromBlock: number;
+  blockHashes: ReadonlySet<string>;
+}
+
 /**
- * Re-folds a vault from its ledger (fold order) through `foldInto`: clears its derived rows and
- * its `balance.reconciled` rows (derived again), and leaves `w` holding the result. A ledger row
- * the fold refuses is skipped when `onRefused` returns, or aborts the re-fold when it throws.
+ * Re-folds a vault from its stored records (fold order; see ProjectionTx.vaultRecords) through
+ * `foldInto`: clears its derived rows and its `balance.reconciled` rows (derived again), and
+ * leaves `w` holding the result. A stored record the fold refuses is skipped when `onRefused`
+ * returns, or aborts the re-fold when it throws. After a revert (`orphaned`), the marks of the
+ * orphaned blocks (no ledger rows to delete) are left out, and the vault's bundles are written
+ * again with exactly the records that remain. Returns the records folded and the marks dropped.
  */
 export async function refoldVault(
   tx: ProjectionTx,
   w: VaultWork,
   onRefused: (reason: string) => void,
   log: Logger,
-): Promise<number> {
-  const rows = await tx.ledgerRecords(w.vault, (body) => {
-    const d = decodeRecord(body);
-    if (d.ok) return d.record;
-    log.error(
-      { vault: w.vault, reason: d.reason },
-      'record body no longer decodes: its ledger row has no body, the re-fold stops',
-    );
-    return undefined;
+  orphaned?: Orphaned,
+): Promise<{ remaining: number; droppedMarks: number }> {
+  const stored = await tx.vaultRecords<VaultRecord>(w.vault, {
+    decode: (body) => {
+      const d = decodeRecord(body);
+      if (d.ok) return d.record;
+      log.error(
+        { vault: w.vault, reason: d.reason },
+        'record body no longer decodes: its ledger row has no body, the re-fold stops',
+      );
+      return undefined;
+    },
+    offLedger,
   });
+  const kept = orphaned
+    ? stored.filter(
+        ({ record: r }) => !(r.blockNumber >= orphaned.fromBlock && orphaned.blockHashes.has(r.blockHash)),
+      )
+    : stored;
   await tx.clearVault(w.vault, { snapshot: true });
   await tx.deleteReconciled(w.vault);
   Object.assign(w, { state: null, micros: null, head: NO_HEAD, lastRecordId: '', seen: new Set<string>() });
   const sink = emptySink();
-  for (const r of rows) {
-    const refused = foldInto(w, r, sink, null);
+  for (const { record } of kept) {
+    const refused = foldInto(w, record, sink, null);
     if (refused) onRefused(refused.reason);
   }
   await tx.insertLedger(sink.ledger);
   await tx.insertEquity(sink.equity);
-  // Nothing left (the vault was born in orphaned blocks): its bodies are all reverted ones.
-  if (rows.length === 0) await tx.deleteBundles(w.vault);
+  // The bundles then hold what survived the revert, and no reverted mark can count again.
+  if (orphaned)
+    await tx.rewriteBundles(
+      w.vault,
+      kept.map((s) => s.body),
+    );
   // The remaining ledger is now fully known in memory: no database lookups for this vault.
   w.storedHead = NO_HEAD;
   w.changed = true;
-  return rows.length;
+  return { remaining: kept.length, droppedMarks: stored.length - kept.length };
 }
 
 /** Loads the vaults' states: from the cache when it holds them, else from their snapshot rows. */
@@ -481,8 +504,9 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
 
 /**
  * Revert: delete the vault's ledger rows from the orphaned blocks, then re-fold the vault from the
- * ledger rows that remain. A revert that orphans nothing (a duplicate, or blocks the vault never
- * touched) changes nothing. Returns whether anything was removed.
+ * records that remain (its orphaned marks, which have no rows, left out). A revert that orphans
+ * nothing (a duplicate, or blocks the vault never touched) changes nothing. Returns whether
+ * anything was removed.
  */
 async function revert(
   tx: ProjectionTx,
@@ -490,14 +514,18 @@ async function revert(
   r: VaultRecordOf<'revert'>,
   log: Logger,
 ): Promise<boolean> {
-  const removed = await tx.deleteOrphaned(w.vault, r.payload.fromBlock, r.payload.orphanedBlockHashes);
-  if (removed === 0) return false;
-  const remaining = await refoldVault(
+  const { fromBlock, orphanedBlockHashes } = r.payload;
+  const removed = await tx.deleteOrphaned(w.vault, fromBlock, orphanedBlockHashes);
+  // Marks have no ledger rows: a vault whose fold reached the window may have some to drop.
+  if (removed === 0 && w.head.blockNumber < fromBlock) return false;
+  const { remaining, droppedMarks } = await refoldVault(
     tx,
     w,
     (reason) => log.warn({ vault: w.vault, reason }, 'ledger row refused in re-fold; skipped'),
     log,
+    { fromBlock, blockHashes: new Set(orphanedBlockHashes) },
   );
-  log.info({ vault: w.vault, removed, remaining }, 'reverted and re-folded vault');
+  if (removed + droppedMarks === 0) return false;
+  log.info({ vault: w.vault, removed: removed + droppedMarks, remaining }, 'reverted and re-folded vault');
   return true;
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '@vault-yield/common';
 import { checkSeq, decodeRecord, nextSeqPosition, type VaultRecord } from '@vault-yield/domain';
 import type { ProjectionStore } from '@vault-yield/store';
-import { bodyOf, ledgerRow, microsOf } from './fold.js';
+import { bodyOf, ledgerRow, microsOf, offLedger } from './fold.js';
 import { NO_HEAD, refoldVault, type VaultWork, writeVaults } from './projection.js';
 
 export interface RetryOutcome {
@@ -86,7 +86,7 @@ export async function retryDeadLetters(
         const target = records[0]!.record.vault;
         const stored = (await tx.loadVaults([target])).get(target);
         const lastSeq = checkHeld(stored?.lastSeq ?? null, stored !== undefined, records);
-        await tx.insertLedger(records.map((r) => ledgerRow(r.record)));
+        await tx.insertLedger(records.filter((r) => !offLedger(r.record)).map((r) => ledgerRow(r.record)));
         await tx.copyBundles(new Map([[target, records.map((r) => bodyOf(r.record, r.value))]]));
         const w: VaultWork = {
           vault: target,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
 import { createPgPool, type Pool } from '../pool/index.js';
+import { copyBinary } from './copy.js';
 import {
   createProjectionStore,
   isUniqueViolation,
@@ -50,6 +51,7 @@ const recordOf = (r: LedgerRow) => ({
   logIndex: r.logIndex,
   vault: r.vault,
   blockNumber: r.blockNumber,
+  txIndex: r.txIndex,
   payload: JSON.parse(r.payload) as unknown,
 });
 
@@ -61,6 +63,18 @@ const json = (body: Buffer) => {
     typeof recordOf
   >;
 };
+
+type Body = ReturnType<typeof json> & { offLedger?: boolean };
+
+/** The vault's records as a re-fold reads them (`offLedger`: these tests' flag). */
+const vaultRecords = (
+  tx: Parameters<Parameters<ProjectionStore['transaction']>[0]>[0],
+  vault: string,
+  decode: (b: Buffer) => Body | undefined = json,
+) =>
+  tx
+    .vaultRecords<Body>(vault, { decode, offLedger: (r) => r.offLedger === true })
+    .then((rs) => rs.map((s) => s.record));
 
 function bodies(rows: readonly LedgerRow[]): Map<string, Uint8Array[]> {
   const out = new Map<string, Uint8Array[]>();
@@ -209,7 +223,7 @@ describe('projection store', () => {
       tx.deleteOrphaned(V1, 13, [h(13, 'e'), h(14, 'e'), h(10)]),
     );
     expect(removed).toBe(2);
-    const records = await store.transaction((tx) => tx.ledgerRecords(V1, json));
+    const records = await store.transaction((tx) => vaultRecords(tx, V1));
     expect(records).toEqual(early.map(recordOf));
     const [v2] = (
       await pool.query<{ n: number }>('select count(*)::int as n from ledger where vault = $1', [V2])
@@ -247,28 +261,87 @@ describe('projection store', () => {
       seen.push(Buffer.from(b));
       return json(b);
     };
-    const back = await store.transaction((tx) => tx.ledgerRecords(V7, keep));
+    const back = await store.transaction((tx) => vaultRecords(tx, V7, keep));
     expect(seen).toEqual([escaped, bad, first, republished]);
     expect(back[0]).toEqual(JSON.parse(escaped.toString('utf8')));
     // A republished record's latest body wins.
     expect((back[2] as unknown as { v: number }).v).toBe(2);
     // A body its decoder refuses (undefined) is no body: the earlier one of that record counts.
     const notV2 = (b: Buffer) => ((json(b) as { v?: number }).v === 2 ? undefined : json(b));
-    const older = await store.transaction((tx) => tx.ledgerRecords(V7, notV2));
+    const older = await store.transaction((tx) => vaultRecords(tx, V7, notV2));
     expect((older[2] as unknown as { v: number }).v).toBe(1);
 
     // A ledger row without a body is a loud error, never a re-fold that silently skips a record.
     await store.transaction((tx) => tx.copyLedger([row(V7, 33, 0)]));
-    await expect(store.transaction((tx) => tx.ledgerRecords(V7, json))).rejects.toThrow(/has no record body/);
+    await expect(store.transaction((tx) => vaultRecords(tx, V7))).rejects.toThrow(/has no record body/);
     await store.transaction(async (tx) => {
       await tx.deleteOrphaned(V7, 30, [h(30), h(31), h(32), h(33)]);
-      expect(await tx.ledgerRecords(V7, json)).toEqual([]);
-      await tx.deleteBundles(V7);
+      expect(await vaultRecords(tx, V7)).toEqual([]);
+      await tx.rewriteBundles(V7, []);
     });
     const [left] = (
       await pool.query<{ n: number }>('select count(*)::int as n from record_bundles where vault = $1', [V7])
     ).rows;
     expect(left?.n).toBe(0);
+  });
+
+  it('reads records without ledger rows from the bundles that are their authority, in fold order', async () => {
+    const V8 = `0x${'8'.repeat(40)}`;
+    const ledgered = [row(V8, 40, 0), row(V8, 42, 0)];
+    const off = (block: number): Body => ({ ...recordOf(row(V8, block, -1)), offLedger: true });
+    const buf = (r: object) => Buffer.from(JSON.stringify(r));
+    await store.transaction(async (tx) => {
+      await tx.copyLedger(ledgered);
+      await tx.copyBundles(
+        new Map([[V8, [buf(off(43)), ...ledgered.map((r) => buf(recordOf(r))), buf(off(41))]]]),
+      );
+    });
+    // A bundle written before 0013 is not the authority on its marks: one whose ledger row a
+    // revert deleted (block 39) must not count again.
+    const legacy = buf(off(39));
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(legacy.length);
+    await pool.query('insert into record_bundles (vault, frames, marks_off_ledger) values ($1, $2, false)', [
+      V8,
+      Buffer.concat([length, legacy]),
+    ]);
+    const blocks = async () =>
+      (await store.transaction((tx) => vaultRecords(tx, V8))).map((r) => r.blockNumber);
+    expect(await blocks()).toEqual([40, 41, 42, 43]);
+    // Written again as one bundle (what survives a revert): the authority from then on.
+    await store.transaction(async (tx) => {
+      const kept = (await tx.vaultRecords<Body>(V8, { decode: json, offLedger: (r) => r.offLedger === true }))
+        .filter((s) => s.record.blockNumber !== 43)
+        .map((s) => s.body);
+      await tx.rewriteBundles(V8, kept);
+    });
+    expect(await blocks()).toEqual([40, 41, 42]);
+    const { rows: bundles } = await pool.query<{ n: number; flagged: boolean }>(
+      'select count(*)::int as n, bool_and(marks_off_ledger) as flagged from record_bundles where vault = $1',
+      [V8],
+    );
+    expect(bundles).toEqual([{ n: 1, flagged: true }]);
+  });
+
+  it('binary COPY carries text, bytes given in pieces and booleans exactly', async () => {
+    const bytes = (n: number, seed: number) =>
+      Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256));
+    const rows = [
+      ['plain', [bytes(3, 1), bytes(0, 0), bytes(70_000, 2)], true],
+      ['é ✓ \t\\N', [], false],
+      ['', [bytes(1, 0)], true],
+    ] as const;
+    const client = await pool.connect();
+    try {
+      await client.query('create temp table copied (n serial, t text, b bytea, f boolean)');
+      await copyBinary(client, 'copy copied (t, b, f) from stdin (format binary)', rows);
+      const { rows: back } = await client.query<{ t: string; b: Buffer; f: boolean }>(
+        'select t, b, f from copied order by n',
+      );
+      expect(back).toEqual(rows.map(([t, b, f]) => ({ t, b: Buffer.concat([...b]), f })));
+    } finally {
+      client.release();
+    }
   });
 
   it('upserts snapshots, replaces positions and reads states back', async () => {

@@ -1,5 +1,5 @@
 import type { PoolClient } from '../pool/index.js';
-import { copyRows, copyText } from './copy.js';
+import { type BinaryField, copyBinary, copyRows, copyText } from './copy.js';
 import type {
   DeadLetterRow,
   EquityRow,
@@ -80,13 +80,20 @@ export interface ProjectionTx {
   /** Revert: deletes the vault's ledger rows at blockNumber ≥ fromBlock in the orphaned blocks. */
   deleteOrphaned(vault: string, fromBlock: number, blockHashes: readonly string[]): Promise<number>;
   /**
-   * The vault's remaining ledger records in fold order: each ledger row's body from
-   * `record_bundles`, decoded by `decode` (undefined: not a record), matched by identity (the
-   * latest body wins; throws when a row has none).
+   * The vault's records in fold order, for a re-fold: the body of each of its ledger rows (matched
+   * by identity, the latest body winning; throws when a row has none) and the records that have no
+   * ledger row (`offLedger`: sequenced marks, migration 0013) from the bundles that are their
+   * authority. `decode` returns undefined for bytes that are not a record.
    */
-  ledgerRecords<R extends BodyIdentity>(vault: string, decode: (body: Buffer) => R | undefined): Promise<R[]>;
-  /** Drops the vault's record bodies (once its ledger is empty: what is left was reverted). */
-  deleteBundles(vault: string): Promise<void>;
+  vaultRecords<R extends RecordIdentity>(
+    vault: string,
+    opts: { decode: (body: Buffer) => R | undefined; offLedger: (r: R) => boolean },
+  ): Promise<StoredRecord<R>[]>;
+  /**
+   * Replaces the vault's bundles by one holding `bodies` (in fold order), the authority on its
+   * marks: after a revert, what survives it (none: the vault's bundles are dropped).
+   */
+  rewriteBundles(vault: string, bodies: readonly Uint8Array[]): Promise<void>;
   /** Removes a vault's derived rows (snapshot, positions, equity) before a re-fold rewrites them. */
   clearVault(vault: string, opts: { snapshot: boolean }): Promise<void>;
 }
@@ -99,10 +106,40 @@ export interface BodyIdentity {
   logIndex: number;
 }
 
+/** A record's identity and its place in the fold order (block, tx, log; then the identity). */
+export interface RecordIdentity extends BodyIdentity {
+  blockNumber: number;
+  txIndex: number;
+}
+
+/** A record read back for a re-fold, with its body as stored (a subarray of its bundle). */
+export interface StoredRecord<R> {
+  record: R;
+  body: Buffer;
+}
+
+/** The ledger's fold order (`order by block_number, tx_index, log_index, chain_id, tx_hash, block_hash`). */
+export function compareFoldOrder(a: RecordIdentity, b: RecordIdentity): number {
+  return (
+    a.blockNumber - b.blockNumber ||
+    a.txIndex - b.txIndex ||
+    a.logIndex - b.logIndex ||
+    a.chainId - b.chainId ||
+    (a.txHash < b.txHash ? -1 : a.txHash > b.txHash ? 1 : 0) ||
+    (a.blockHash < b.blockHash ? -1 : a.blockHash > b.blockHash ? 1 : 0)
+  );
+}
+
 const bodyKey = (r: BodyIdentity): string => `${r.chainId}|${r.blockHash}|${r.txHash}|${r.logIndex}`;
 
 /** A frame's length prefix: 4 bytes, big-endian (what the migration's int4send writes). */
 const FRAME_HEADER = 4;
+
+function frameHeader(length: number): Buffer {
+  const b = Buffer.allocUnsafe(FRAME_HEADER);
+  b.writeUInt32BE(length);
+  return b;
+}
 
 /** The bodies of a bundle, in order (subarrays of it). */
 export function unframe(frames: Buffer): Buffer[] {
@@ -273,21 +310,17 @@ export function projectionTx(client: PoolClient): ProjectionTx {
 
     async copyBundles(bundles) {
       if (bundles.size === 0) return;
-      await copyRows(
+      const rows: BinaryField[][] = [];
+      for (const [vault, records] of bundles) {
+        const frames: Uint8Array[] = [];
+        for (const r of records) frames.push(frameHeader(r.byteLength), r);
+        // Written from 0013 on: the bundle is the authority on its sequenced marks.
+        rows.push([vault, frames, true]);
+      }
+      await copyBinary(
         client,
-        'copy record_bundles (vault, frames) from stdin',
-        [...bundles],
-        (w, [vault, records]) => {
-          // bytea in COPY text: `\x` and hex (the backslash itself escaped).
-          w.text(`${copyText(vault)}\t\\\\x`);
-          const header = Buffer.allocUnsafe(FRAME_HEADER);
-          for (const r of records) {
-            header.writeUInt32BE(r.byteLength);
-            w.text(header.toString('hex'));
-            w.text(Buffer.from(r.buffer, r.byteOffset, r.byteLength).toString('hex'));
-          }
-          w.text('\n');
-        },
+        'copy record_bundles (vault, frames, marks_off_ledger) from stdin (format binary)',
+        rows,
       );
     },
 
@@ -419,7 +452,10 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       return res.rowCount ?? 0;
     },
 
-    async ledgerRecords<R extends BodyIdentity>(vault: string, decode: (body: Buffer) => R | undefined) {
+    async vaultRecords<R extends RecordIdentity>(
+      vault: string,
+      { decode, offLedger }: { decode: (body: Buffer) => R | undefined; offLedger: (r: R) => boolean },
+    ) {
       const { rows: ids } = await client.query<{
         chainId: number;
         blockHash: string;
@@ -431,30 +467,39 @@ export function projectionTx(client: PoolClient): ProjectionTx {
          order by block_number, tx_index, log_index, chain_id, tx_hash, block_hash`,
         [vault],
       );
-      if (ids.length === 0) return [];
-      const { rows: bundles } = await client.query<{ frames: Buffer }>(
-        'select frames from record_bundles where vault = $1 order by id',
+      const { rows: bundles } = await client.query<{ frames: Buffer; marks_off_ledger: boolean }>(
+        'select frames, marks_off_ledger from record_bundles where vault = $1 order by id',
         [vault],
       );
-      const bodies = new Map<string, R>();
+      const bodies = new Map<string, StoredRecord<R>>();
+      // Records without a ledger row, from the bundles that are their authority (0013 on).
+      const unledgered = new Map<string, StoredRecord<R>>();
       for (const b of bundles)
         for (const body of unframe(b.frames)) {
-          const r = decode(body);
+          const record = decode(body);
+          if (record === undefined) continue;
           // Later bundles win: a republished record's latest body.
-          if (r !== undefined) bodies.set(bodyKey(r), r);
+          const k = bodyKey(record);
+          bodies.set(k, { record, body });
+          if (b.marks_off_ledger && offLedger(record)) unledgered.set(k, { record, body });
         }
-      return ids.map((id) => {
+      const out = ids.map((id) => {
         // The same key function for rows and bodies: one format of the identity.
         const k = bodyKey(id);
-        const body = bodies.get(k);
-        if (body === undefined)
+        const stored = bodies.get(k);
+        if (stored === undefined)
           throw new Error(`ledger row ${k} of ${vault} has no record body in record_bundles`);
-        return body;
+        unledgered.delete(k);
+        return stored;
       });
+      if (unledgered.size === 0) return out;
+      for (const k of unledgered.keys()) out.push(bodies.get(k) as StoredRecord<R>);
+      return out.sort((a, b) => compareFoldOrder(a.record, b.record));
     },
 
-    async deleteBundles(vault) {
+    async rewriteBundles(vault, bodies) {
       await client.query('delete from record_bundles where vault = $1', [vault]);
+      if (bodies.length > 0) await this.copyBundles(new Map([[vault, bodies]]));
     },
 
     async clearVault(vault, { snapshot }) {
