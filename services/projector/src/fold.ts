@@ -119,14 +119,22 @@ export interface Micros {
   capitalOut: bigint;
   /** The strategy in force (a switch always makes a point: returns count for the strategy then). */
   strategy: string;
+  /** The exact flows these round: the next state's are rounded again only when they moved. */
+  exact: { capitalIn: bigint; capitalOut: bigint };
 }
 
-export const microsOf = (s: VaultState): Micros => ({
-  value: toMicros(s.valueUsd),
-  capitalIn: toMicros(s.capitalInUsd),
-  capitalOut: toMicros(s.capitalOutUsd),
-  strategy: s.strategy,
-});
+/** `s`'s micros; the flows' are taken from `prev` when its exact flows are `s`'s (most records move none). */
+export function microsOf(s: VaultState, prev: Micros | null = null): Micros {
+  const sameIn = prev !== null && prev.exact.capitalIn === s.capitalInUsd;
+  const sameOut = prev !== null && prev.exact.capitalOut === s.capitalOutUsd;
+  return {
+    value: toMicros(s.valueUsd),
+    capitalIn: sameIn ? prev.capitalIn : toMicros(s.capitalInUsd),
+    capitalOut: sameOut ? prev.capitalOut : toMicros(s.capitalOutUsd),
+    strategy: s.strategy,
+    exact: sameIn && sameOut ? prev.exact : { capitalIn: s.capitalInUsd, capitalOut: s.capitalOutUsd },
+  };
+}
 
 const MICRO = 1_000_000n;
 /** `formatFixed(x, 6)` given `toMicros(x)`: the same text without rounding twice. */
@@ -148,7 +156,7 @@ export function equityPoint(
   before: Micros | null,
   after: VaultState,
 ): { row: EquityRow | null; micros: Micros } {
-  const micros = microsOf(after);
+  const micros = microsOf(after, before);
   if (
     before &&
     before.value === micros.value &&

@@ -102,7 +102,9 @@ export function applyHoldings(d: Draft, ctx: ValuationContext): void {
   d.idle = sameOr(d.idle, amountMap(ctx, h.balances));
   d.pendingRewards = sameOr(d.pendingRewards, amountMap(ctx, h.pendingRewards));
   const positions: Record<string, Position> = {};
-  let changed = h.positions.length !== Object.keys(d.positions).length;
+  let held = 0;
+  for (const _ in d.positions) held++;
+  let changed = h.positions.length !== held;
   for (const p of h.positions) {
     const pool = ctx.pools.find((x) => x.address === p.pool);
     if (!pool) throw new FoldError('unknown-pool', `position ${p.id}: pool ${p.pool} is not in the context`);
@@ -146,10 +148,14 @@ function sameOr(
   prev: Readonly<Record<Address, bigint>>,
   next: Record<Address, bigint>,
 ): Readonly<Record<Address, bigint>> {
-  const keys = Object.keys(next);
-  if (keys.length !== Object.keys(prev).length) return next;
-  for (const k of keys) if (prev[k as Address] !== next[k as Address]) return next;
-  return prev;
+  // Counted and compared in place (no key arrays: this runs twice for every record).
+  let n = 0;
+  for (const k in next) {
+    if (prev[k as Address] !== next[k as Address]) return next;
+    n++;
+  }
+  for (const _ in prev) n--;
+  return n === 0 ? prev : next;
 }
 
 /** map[key] += delta, dropping zero entries (a book may go negative inside a block). */

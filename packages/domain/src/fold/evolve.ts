@@ -236,19 +236,26 @@ function outflow(d: Draft, token: Address, raw: bigint): Fixed {
  * holdings. `reconciled` lists what was booked (the projector writes a `balance.reconciled` row).
  */
 function reconcile(d: Draft): void {
-  const tokens = new Set<Address>([
-    ...(Object.keys(d.book) as Address[]),
-    ...(Object.keys(d.idle) as Address[]),
-  ]);
+  const book = d.book;
+  const idle = d.idle;
+  d.book = idle;
+  // The usual case: the book is the holdings already (a record that moved nothing, or events
+  // that explain every change): nothing to book, no allocation.
+  if (book === idle) return;
+  const differ: Address[] = [];
+  for (const token in idle)
+    if (idle[token as Address] !== (book[token as Address] ?? 0n)) differ.push(token as Address);
+  for (const token in book)
+    if (!(token in idle) && book[token as Address] !== 0n) differ.push(token as Address);
+  if (differ.length === 0) return;
+  // Booked in address order (the capital flows of one record compound: the order is part of the result).
   const booked: Reconciliation[] = [];
-  for (const token of [...tokens].sort()) {
-    const diff = (d.idle[token] ?? 0n) - (d.book[token] ?? 0n);
-    if (diff === 0n) continue;
+  for (const token of differ.sort()) {
+    const diff = (idle[token] ?? 0n) - (book[token] ?? 0n);
     const valueUsd = diff > 0n ? inflow(d, token, diff) : outflow(d, token, -diff);
     booked.push({ token, amount: diff, valueUsd });
   }
-  d.book = d.idle;
-  if (booked.length > 0) d.reconciled = booked;
+  d.reconciled = booked;
 }
 
 type Fixed = bigint;

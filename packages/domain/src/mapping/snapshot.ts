@@ -49,11 +49,22 @@ function uncollectedFeesUsd(s: VaultState): bigint {
   return v;
 }
 
+/** Whether any price the state knows is older than its feed's heartbeat (no allocation: the projector asks per record). */
+function anyPriceStale(s: VaultState): boolean {
+  const now = Math.floor(s.updatedAt / 1000);
+  for (const token in s.tokens) {
+    const t = s.tokens[token as Address]!;
+    if (now - t.priceUpdatedAt > t.heartbeat) return true;
+  }
+  return false;
+}
+
 /**
  * Prices older than their feed's heartbeat at the snapshot's block time, for every token the
  * vault's value uses (held, in a position, or pending as a reward), by token address.
  */
 export function stalePrices(s: VaultState): StalePriceView[] {
+  if (!anyPriceStale(s)) return [];
   const used = new Set<string>([...Object.keys(s.idle), ...Object.keys(s.pendingRewards)]);
   for (const id in s.positions) {
     const p = s.positions[id]!;

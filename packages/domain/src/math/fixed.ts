@@ -22,6 +22,8 @@ export function divRound(n: bigint, d: bigint): bigint {
   if (d <= 0n) throw new RangeError('divRound: divisor must be positive');
   let q = n / d;
   const r = n - q * d;
+  // Exact: the common case for amounts at whole units; skips three bigint allocations.
+  if (r === 0n) return q;
   const twice = (r < 0n ? -r : r) * 2n;
   if (twice > d || (twice === d && (q & 1n) !== 0n)) q += n < 0n ? -1n : 1n;
   return q;
@@ -59,8 +61,9 @@ export function formatFixed(x: Fixed, dp = FIXED_DECIMALS): string {
 }
 
 /** Rounds to whole micro-units (6 dp), half-even: the precision of the JSON edge. */
+const MICRO_UNIT = 10n ** 12n;
 export function toMicros(x: Fixed): bigint {
-  return divRound(x, 10n ** 12n);
+  return divRound(x, MICRO_UNIT);
 }
 
 /** Micro-units (from `toMicros`) to a JSON number. */
