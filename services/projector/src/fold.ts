@@ -1,12 +1,12 @@
 import {
   createVaultState,
-  type DecodeResult,
-  decodeRecord,
+  decodeRecordLazily,
   deserializeState,
   encodeRecord,
   evolve,
   formatFixed,
   isFoldError,
+  type LazyRecord,
   RECONCILED,
   RECONCILED_LOG_INDEX,
   RECONCILED_TX_INDEX,
@@ -22,8 +22,9 @@ import type { EquityRow, LedgerPosition, LedgerRow, PositionRow, SnapshotRow } f
 
 /** The projector's use of the pure fold (packages/domain), plus the row mappings it writes. */
 
-export type Decoded = DecodeResult;
-export const decode = (value: Buffer | null): Decoded => decodeRecord(value);
+/** The consumer decodes each record's head; the projection decodes the rest as it folds it. */
+export type Decoded = LazyRecord;
+export const decode = (value: Buffer | null): Decoded => decodeRecordLazily(value);
 
 /** Folds one record; a refusal is a value (the caller dead-letters it and keeps its state). */
 export type FoldStep = { ok: true; state: VaultState } | { ok: false; reason: string; crashed: boolean };
@@ -40,7 +41,7 @@ export function foldStep(state: VaultState | null, record: VaultRecord): FoldSte
   }
 }
 
-export const positionOf = (r: VaultRecord): LedgerPosition => ({
+export const positionOf = (r: Pick<VaultRecord, 'blockNumber' | 'txIndex' | 'logIndex'>): LedgerPosition => ({
   blockNumber: r.blockNumber,
   txIndex: r.txIndex,
   logIndex: r.logIndex,

@@ -3,6 +3,7 @@ import {
   checkSeq,
   decodeRecord,
   nextSeqPosition,
+  type RecordHead,
   stalePrices,
   type VaultRecord,
   type VaultRecordOf,
@@ -34,7 +35,7 @@ import {
   recordId,
   snapshotRow,
 } from './fold.js';
-import type { Projection, ProjectionRun, Refusal, RunnerItem } from './runner.js';
+import { type Projection, type ProjectionRun, type Refusal, type RunnerItem, vaultOfKey } from './runner.js';
 
 /**
  * The vault projection: folds each vault's records (packages/domain) into its rows — ledger,
@@ -96,7 +97,7 @@ export interface RowSink {
 
 export const emptySink = (): RowSink => ({ ledger: [], equity: [], bodies: new Map() });
 
-const keyOf = (r: VaultRecord): RecordKey => ({
+const keyOf = (r: RecordHead): RecordKey => ({
   vault: r.vault,
   chainId: r.chainId,
   blockHash: r.blockHash,
@@ -284,7 +285,7 @@ export async function writeVaults(
   return { touched, states };
 }
 
-export function createVaultProjection(opts: VaultProjectionOptions): Projection<VaultRecord, VaultBatchOut> {
+export function createVaultProjection(opts: VaultProjectionOptions): Projection<VaultBatchOut> {
   const { log, cache } = opts;
   return {
     locked(partition, offset, epoch) {
@@ -307,12 +308,12 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         out.ms[phase] += now - t;
         t = now;
       };
-      const byVault = new Map<string, RunnerItem<VaultRecord>[]>();
+      const byVault = new Map<string, RunnerItem[]>();
       for (const item of items) {
-        let list = byVault.get(item.record.vault);
+        let list = byVault.get(item.head.vault);
         if (!list) {
           list = [];
-          byVault.set(item.record.vault, list);
+          byVault.set(item.head.vault, list);
         }
         list.push(item);
       }
@@ -320,9 +321,9 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
       const suspects: RecordKey[] = [];
       for (const [vault, list] of byVault) {
         const w = work.get(vault) as VaultWork;
-        for (const { record } of list) {
-          if (record.type !== 'revert' && comparePosition(positionOf(record), w.storedHead) <= 0) {
-            suspects.push(keyOf(record));
+        for (const { head } of list) {
+          if (head.type !== 'revert' && comparePosition(positionOf(head), w.storedHead) <= 0) {
+            suspects.push(keyOf(head));
           }
         }
       }
@@ -343,8 +344,21 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         lap('write');
       };
       /** One record of a vault, live or released from the hold: true when it was held (a gap). */
-      const step = async (w: VaultWork, item: RunnerItem<VaultRecord>): Promise<boolean> => {
-        const r = item.record;
+      const step = async (w: VaultWork, item: RunnerItem): Promise<boolean> => {
+        // The whole record, decoded now: it dies young, with the fold's own garbage.
+        const whole = item.record();
+        if (!whole.ok) {
+          refused.push({
+            offset: item.offset,
+            key: item.key,
+            value: item.value,
+            vault: vaultOfKey(item.key),
+            kind: 'decode',
+            reason: whole.reason,
+          });
+          return false;
+        }
+        const r = whole.record;
         const verdict = checkSeq({ lastSeq: w.lastSeq, hasState: w.state !== null }, r);
         if (verdict === 'duplicate') {
           out.duplicates++;
@@ -419,14 +433,16 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
       /** Folds the vault's held records that now follow its last number; the rest stay held. */
       const release = async (w: VaultWork, stored: boolean, heldHere: Refusal[]): Promise<number> => {
         const letters = stored ? await tx.lockHeld([w.vault]) : [];
-        const pending: { seq: number; item: RunnerItem<VaultRecord>; id?: number; here?: Refusal }[] = [];
+        const pending: { seq: number; item: RunnerItem; record: VaultRecord; id?: number; here?: Refusal }[] =
+          [];
         for (const l of letters) {
           const d = decodeRecord(l.value);
           if (d.ok && d.record.seq !== undefined)
             pending.push({
               seq: d.record.seq,
               id: l.id,
-              item: { offset: l.offset, key: l.key, value: l.value, record: d.record },
+              item: { offset: l.offset, key: l.key, value: l.value, head: d.record, record: () => d },
+              record: d.record,
             });
         }
         for (const h of heldHere) {
@@ -435,7 +451,8 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
             pending.push({
               seq: d.record.seq,
               here: h,
-              item: { offset: h.offset, key: h.key, value: h.value, record: d.record },
+              item: { offset: h.offset, key: h.key, value: h.value, head: d.record, record: () => d },
+              record: d.record,
             });
         }
         pending.sort((a, b) => a.seq - b.seq);
@@ -443,7 +460,7 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         const gone = new Set<Refusal>();
         let released = 0;
         for (const p of pending) {
-          const verdict = checkSeq({ lastSeq: w.lastSeq, hasState: w.state !== null }, p.item.record);
+          const verdict = checkSeq({ lastSeq: w.lastSeq, hasState: w.state !== null }, p.record);
           if (verdict === 'gap') break;
           if (p.id !== undefined) done.push(p.id);
           if (p.here) gone.add(p.here);

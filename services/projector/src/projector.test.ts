@@ -1,5 +1,12 @@
 import { createLogger } from '@vault-yield/common';
-import { encodeRecord, formatFixed, toMicros, type VaultRecord } from '@vault-yield/domain';
+import {
+  decodeRecord,
+  encodeBinaryRecord,
+  encodeRecord,
+  formatFixed,
+  toMicros,
+  type VaultRecord,
+} from '@vault-yield/domain';
 import type { LogBatch } from '@vault-yield/log';
 import { createPgPool, createProjectionStore } from '@vault-yield/store';
 import fc from 'fast-check';
@@ -140,6 +147,66 @@ describe('applyBatch ledger COPY', () => {
       const r = await store.transaction((tx) => applyBatch(tx, batch2, log, { copyLedger: false }));
       expect(r.kind === 'applied' && r.stats.applied).toBe(1);
       expect(await store.storedOffsets('g', 't', [1])).toEqual(new Map([[1, String(n + 1)]]));
+    } finally {
+      await p.end();
+    }
+  });
+});
+
+describe('applyBatch lazy decode', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('apply_lazy');
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('a record whose head decodes but whose rest does not is a decode dead letter, and the vault waits behind it', async () => {
+    const p = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'apply-test', max: 2 });
+    const store = createProjectionStore(p);
+    try {
+      const records = createHistoryGenerator({ vaults: 1, seed: 5 }).take(6);
+      const values = records.map((r) => encodeBinaryRecord(r));
+      // A byte too many: the head (identity, seq, type, vault) is intact, the record is not.
+      values[2] = Buffer.concat([values[2]!, Buffer.from([0])]);
+      const refusal = decodeRecord(values[2]);
+      expect(refusal).toEqual({ ok: false, reason: expect.stringMatching(/bytes left over/) });
+      const vault = records[0]!.vault;
+      const result = await store.transaction((tx) =>
+        applyBatch(
+          tx,
+          {
+            topic: 't',
+            partition: 0,
+            messages: values.map((value, i) => ({
+              partition: 0,
+              offset: String(i),
+              key: Buffer.from(vault),
+              value,
+              timestamp: 0,
+              decoded: decode(value),
+            })),
+            commit: { groupId: 'g', topic: 't', partition: 0, nextOffset: '6' },
+            highWatermark: '6',
+          },
+          log,
+        ),
+      );
+      if (result.kind !== 'applied') throw new Error('expected the batch applied');
+      expect(result.stats.applied).toBe(2);
+      expect(result.stats.deadLetters).toEqual({ decode: 1, envelope: 0, fold: 0, gap: 3 });
+      // The same letter the runner writes for bytes that do not decode at all.
+      expect(result.letters[0]).toEqual({
+        vault,
+        offset: '2',
+        kind: 'decode',
+        reason: (refusal as { reason: string }).reason,
+      });
+      const { rows } = await p.query<{ last_seq: string; held: boolean }>(
+        'select last_seq::text, held from vault_snapshot',
+      );
+      expect(rows).toEqual([{ last_seq: '2', held: true }]);
     } finally {
       await p.end();
     }

@@ -1,4 +1,4 @@
-import type { DecodeResult } from '@vault-yield/domain';
+import type { DecodeResult, LazyRecord, RecordHead } from '@vault-yield/domain';
 import type { LogBatch } from '@vault-yield/log';
 import type { DeadLetterKind, DeadLetterRow, ProjectionTx } from '@vault-yield/store';
 
@@ -13,12 +13,17 @@ import type { DeadLetterKind, DeadLetterRow, ProjectionTx } from '@vault-yield/s
  * skips records whose identity it already holds (republished duplicates).
  */
 
-/** A decoded message of the batch, as the projection gets it. */
-export interface RunnerItem<R> {
+/**
+ * A message of the batch whose head decoded, as the projection gets it: the whole record is
+ * decoded by `record()` when the projection folds it (and may still be refused then: a dead
+ * letter of kind `decode`, as if the runner had refused it).
+ */
+export interface RunnerItem {
   offset: string;
   key: Buffer | null;
   value: Buffer | null;
-  record: R;
+  head: RecordHead;
+  record: () => DecodeResult;
 }
 
 /** A record the projection could not apply: it becomes a dead letter. */
@@ -42,10 +47,10 @@ export interface ProjectionRun<Out> {
   finish?(tx: ProjectionTx, letters: readonly DeadLetterRow[]): Promise<void>;
 }
 
-export interface Projection<R, Out> {
+export interface Projection<Out> {
   /** Called under the partition lock with the stored (offset, epoch): drop any cache that differs. */
   locked?(partition: number, offset: string, epoch: string): void;
-  apply(tx: ProjectionTx, items: readonly RunnerItem<R>[], partition: number): Promise<ProjectionRun<Out>>;
+  apply(tx: ProjectionTx, items: readonly RunnerItem[], partition: number): Promise<ProjectionRun<Out>>;
 }
 
 export type RunResult<Out> =
@@ -71,8 +76,8 @@ export const vaultOfKey = (key: Buffer | null): string | null => {
 
 export async function runBatch<Out>(
   tx: ProjectionTx,
-  batch: LogBatch<DecodeResult>,
-  projection: Projection<Extract<DecodeResult, { ok: true }>['record'], Out>,
+  batch: LogBatch<LazyRecord>,
+  projection: Projection<Out>,
 ): Promise<RunResult<Out>> {
   const { commit } = batch;
   const stored = await tx.lockPartitionAt(commit.groupId, commit.topic, commit.partition);
@@ -99,7 +104,7 @@ export async function runBatch<Out>(
     deadLetters[r.kind]++;
     return { topic: commit.topic, partition: commit.partition, ...r };
   };
-  const items: RunnerItem<Extract<DecodeResult, { ok: true }>['record']>[] = [];
+  const items: RunnerItem[] = [];
   for (const m of batch.messages) {
     if (BigInt(m.offset) < expected) {
       skipped++;
@@ -119,7 +124,13 @@ export async function runBatch<Out>(
       );
       continue;
     }
-    items.push({ offset: m.offset, key: m.key, value: m.value, record: m.decoded.record });
+    items.push({
+      offset: m.offset,
+      key: m.key,
+      value: m.value,
+      head: m.decoded.head,
+      record: m.decoded.record,
+    });
   }
   const run = await projection.apply(tx, items, commit.partition);
   for (const r of run.refused) letters.push(letter(r));

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BINARY_MAGIC, decodeBinaryRecord, encodeBinaryRecord } from './binary.js';
-import { decodeRecord, encodeRecordAs } from './codec.js';
+import { decodeRecord, decodeRecordLazily, encodeRecordAs } from './codec.js';
 import { fastParseRecord, type VaultRecord, vaultRecord } from './envelope.js';
 import { validRecord } from './record.arbitrary.js';
 
@@ -72,6 +72,35 @@ describe('binary records', () => {
             expect(parsed.success).toBe(true);
             expect(JSON.stringify(parsed.data)).toBe(JSON.stringify(d.record));
           } else expect(d.reason).toMatch(/^binary: /);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('decode lazily (head first, then the whole record) to exactly what decodeRecord gives, or refuse with its reason', () => {
+    fc.assert(
+      fc.property(
+        validRecord,
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 3 }),
+        fc.boolean(),
+        (raw, edits, json) => {
+          const bytes = Buffer.from(encodeRecordAs(canonical(raw), json ? 'json' : 'binary'));
+          for (const [at, value] of edits) bytes[at % bytes.length] = value;
+          const whole = decodeRecord(bytes);
+          const lazy = decodeRecordLazily(bytes);
+          if (!lazy.ok) {
+            // A head refused means the record is refused, for the same reason.
+            expect(whole).toEqual(lazy);
+            return;
+          }
+          expect(lazy.record()).toEqual(whole);
+          if (whole.ok) {
+            // The head is the record's identity, order, sequence, type and vault.
+            // (of a JSON record: the record itself, parsed whole at once).
+            const { context: _c, payload: _p, ...head } = whole.record;
+            expect(lazy.head).toEqual(json ? whole.record : head);
+          }
         },
       ),
       { numRuns: 1000 },

@@ -1,5 +1,11 @@
-import { BINARY_MAGIC, decodeBinaryRecord, encodeBinaryRecord } from './binary.js';
-import { type DecodeResult, decodeJsonRecord, encodeRecord, type VaultRecord } from './envelope.js';
+import { BINARY_MAGIC, decodeBinaryHead, decodeBinaryRecord, encodeBinaryRecord } from './binary.js';
+import {
+  type DecodeResult,
+  decodeJsonRecord,
+  encodeRecord,
+  type RecordHead,
+  type VaultRecord,
+} from './envelope.js';
 
 /**
  * The log's two encodings of a record: `json` (UTF-8 text, what schema 2 and 3 logs hold) and
@@ -26,4 +32,24 @@ export function decodeRecord(bytes: Buffer | Uint8Array | null): DecodeResult {
   // No copy: a Buffer decodes in place, a plain Uint8Array through a view of the same memory.
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return encodingOf(buf) === 'binary' ? decodeBinaryRecord(buf) : decodeJsonRecord(buf);
+}
+
+/**
+ * A record decoded in two steps: its head now, the whole record when `record()` is called (each
+ * call decodes again: keep the result only as long as it is needed). A JSON record is parsed whole
+ * at once (its head is the record). `record()` refuses exactly what `decodeRecord` refuses.
+ */
+export type LazyRecord =
+  | { ok: true; head: RecordHead; record: () => DecodeResult }
+  | { ok: false; reason: string };
+
+export function decodeRecordLazily(bytes: Buffer | Uint8Array | null): LazyRecord {
+  if (!bytes || bytes.length === 0) return { ok: false, reason: 'empty record value' };
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (encodingOf(buf) === 'json') {
+    const d = decodeJsonRecord(buf);
+    return d.ok ? { ok: true, head: d.record, record: () => d } : d;
+  }
+  const h = decodeBinaryHead(buf);
+  return h.ok ? { ok: true, head: h.head, record: () => decodeBinaryRecord(buf) } : h;
 }

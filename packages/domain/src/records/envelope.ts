@@ -139,6 +139,10 @@ export function recordJson(r: VaultRecord): string {
 
 export type DecodeResult = { ok: true; record: VaultRecord } | { ok: false; reason: string };
 
+/** A record without its context and payload: identity, order, sequence, type and vault. */
+export type RecordHead = Omit<VaultRecord, 'context' | 'payload'>;
+export type HeadResult = { ok: true; head: RecordHead } | { ok: false; reason: string };
+
 /*
  * A hand-written validator for the hot path (the projector decodes every record of the log): it
  * accepts exactly the inputs `vaultRecord` accepts and returns the same output (addresses and
