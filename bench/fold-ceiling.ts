@@ -29,6 +29,7 @@ import {
   foldStep,
   ledgerRow,
   type Micros,
+  offLedger,
   positionOf,
   snapshotRow,
 } from '../services/projector/src/fold.js';
@@ -125,7 +126,7 @@ function main() {
           const point = equityPoint(before?.micros ?? null, step.state);
           states.set(r.vault, { state: step.state, micros: point.micros });
           sink +=
-            ledgerRow(r).payload.length +
+            (offLedger(r) ? 0 : ledgerRow(r).payload.length) +
             (binary ? bytes[i]! : bodyOf(r, bytes[i])).byteLength +
             (point.row ? 1 : 0);
           touched.set(r.vault, r);
