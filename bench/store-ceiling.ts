@@ -128,7 +128,8 @@ async function main() {
     const cpu = backendCpu() - cpu0;
     const { rows: check } = await pool.query<{ n: number }>('select count(*)::int as n from ledger');
     await pool.end();
-    if (check[0]!.n !== ledgerRows) throw new Error(`stored ${check[0]!.n} ledger rows, expected ${ledgerRows}`);
+    if (check[0]!.n !== ledgerRows)
+      throw new Error(`stored ${check[0]!.n} ledger rows, expected ${ledgerRows}`);
 
     const perRecord = (cpu * 1e6) / RECORDS;
     const cores = availableParallelism();
