@@ -2,16 +2,19 @@ import { baseConfigSchema, createConfig, type Env, envField, kafkaSecurityShape 
 import { z } from 'zod';
 
 /**
- * Batch shape defaults. Two partitions at once, each batch a few thousand records: a vault's
- * snapshot (state ≈ 3 KB + view) is written once per batch, so larger batches spread it over more
- * records, and two transactions keep Postgres as busy as four. Bounded in bytes (kafkajs fetches
- * by bytes): 4 MiB holds ≈ 7,000 binary records (≈ 600 B each). Measured with binary records
- * (bench:projector, 1,000,000 records / 1,000 vaults, 2 shared cores): 9,460–10,376 records/s,
- * projector 94–101 µs a record, RSS ≈ 355 MiB; 12 MiB (≈ 20,000 records a batch) held so many
- * decoded records at once that the 256 MiB old space thrashed (6,566 records/s, 181 µs, 508 MiB).
- * A log still in JSON (≈ 2.2 KB a record) gets batches of ≈ 1,900 records: set 12 MiB for it.
+ * Batch shape defaults. Two partitions at once, each batch several thousand records: a vault's
+ * snapshot (state ≈ 3 KB + view) and its bundle are written once per batch, so larger batches
+ * spread them over more records, and two transactions keep Postgres as busy as four. Bounded in
+ * bytes (kafkajs fetches by bytes): 8 MiB holds ≈ 14,000 binary records (≈ 600 B each). What a
+ * batch keeps decoded is only each record's head (the rest is decoded as it is folded), so the size
+ * is bounded by Postgres' work per vault, not by the heap. Measured (bench:projector, 1,000,000
+ * records / 1,000 vaults, 2 shared cores), two instances: 8 MiB 23,508 records/s (projector
+ * 60.6 µs, Postgres 15.2 µs a record, RSS 371 MiB an instance) vs 4 MiB 20,676 (68.0, 19.5, 280);
+ * one instance: RSS 398 MiB, Postgres 16.4 vs 18.9 µs. Before lazy decode 12 MiB thrashed the
+ * 256 MiB old space (6,566 records/s, RSS 508 MiB). A log still in JSON (≈ 2.2 KB a record, decoded
+ * whole) gets batches of ≈ 3,800 records.
  */
-export const PROJECTOR_BATCH_DEFAULTS = { concurrency: 2, maxBatchBytes: 4 * 1024 * 1024 } as const;
+export const PROJECTOR_BATCH_DEFAULTS = { concurrency: 2, maxBatchBytes: 8 * 1024 * 1024 } as const;
 
 export const projectorConfigSchema = baseConfigSchema.extend({
   KAFKA_BROKERS: envField.brokers(),

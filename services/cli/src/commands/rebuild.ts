@@ -72,7 +72,7 @@ environment:
   DATABASE_URL, KAFKA_BROKERS (required); KAFKA_TOPIC (vault-records); VIEWS_SCHEMA
   (vault_yield_api: the reader's PROJECTION_SCHEMA); READER_ROLE (granted select on the views and
   the new schema); SCREEN_TOPIC, CATALOGUE_TOPIC; MIN_DAILY_RETURNS; PROJECTOR_CONCURRENCY (2);
-  PROJECTOR_MAX_BATCH_BYTES (4 MiB); PG_POOL_MAX (6); LOG_LEVEL (warn)`,
+  PROJECTOR_MAX_BATCH_BYTES (8 MiB); PG_POOL_MAX (6); LOG_LEVEL (warn)`,
   run: (argv) => rebuild(argv),
 };
 
