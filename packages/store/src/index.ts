@@ -30,13 +30,16 @@ export {
   withTransaction,
 } from './pool/index.js';
 export {
+  type CopyBuffer,
   comparePosition,
   createProjectionStore,
   type DeadLetterKind,
   type DeadLetterRow,
   type EquityRow,
+  equityCopyBuffer,
   type LedgerPosition,
   type LedgerRow,
+  ledgerCopyBuffer,
   type PartitionOffset,
   type PositionRow,
   type ProjectionStore,

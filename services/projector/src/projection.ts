@@ -10,10 +10,13 @@ import {
   type VaultState,
 } from '@vault-yield/domain';
 import {
+  type CopyBuffer,
   comparePosition,
   type EquityRow,
+  equityCopyBuffer,
   type LedgerPosition,
   type LedgerRow,
+  ledgerCopyBuffer,
   type PositionRow,
   type ProjectionTx,
   type RecordKey,
@@ -87,15 +90,28 @@ export interface VaultWork {
   held: boolean;
 }
 
-/** Where the fold loop puts its rows. */
+/**
+ * Where the fold loop puts its rows: ledger rows as objects (for `insertLedger`) or straight into
+ * COPY bytes (`copyLedger`), equity points always as COPY bytes — a batch's rows wait for their
+ * statement off the JS heap.
+ */
 export interface RowSink {
-  ledger: LedgerRow[];
-  equity: EquityRow[];
+  ledger: LedgerRow[] | CopyBuffer<LedgerRow>;
+  equity: CopyBuffer<EquityRow>;
   /** Live records' bodies per vault, in log order (one bundle row each per flush). */
   bodies: Map<string, Uint8Array[]>;
 }
 
-export const emptySink = (): RowSink => ({ ledger: [], equity: [], bodies: new Map() });
+export const emptySink = (copyLedger = false): RowSink => ({
+  ledger: copyLedger ? ledgerCopyBuffer() : [],
+  equity: equityCopyBuffer(),
+  bodies: new Map(),
+});
+
+const addLedger = (sink: RowSink, row: LedgerRow): void => {
+  if (Array.isArray(sink.ledger)) sink.ledger.push(row);
+  else sink.ledger.add(row);
+};
 
 const keyOf = (r: RecordHead): RecordKey => ({
   vault: r.vault,
@@ -120,10 +136,10 @@ export function foldInto(
   if (!step.ok)
     return { kind: step.crashed ? 'fold' : 'envelope', reason: step.reason, crashed: step.crashed };
   const point = equityPoint(w.state ? w.micros : null, step.state);
-  if (point.row) sink.equity.push(point.row);
+  if (point.row) sink.equity.add(point.row);
   w.micros = point.micros;
   if (live) {
-    if (!offLedger(r)) sink.ledger.push(ledgerRow(r));
+    if (!offLedger(r)) addLedger(sink, ledgerRow(r));
     let bodies = sink.bodies.get(r.vault);
     if (!bodies) {
       bodies = [];
@@ -131,7 +147,8 @@ export function foldInto(
     }
     bodies.push(bodyOf(r, live.raw));
   }
-  if (step.state.reconciled.length > 0) sink.ledger.push(...reconciledRows(r, step.state));
+  for (const row of step.state.reconciled.length > 0 ? reconciledRows(r, step.state) : [])
+    addLedger(sink, row);
   const id = recordId(r);
   w.seen.add(id);
   const pos = positionOf(r);
@@ -188,7 +205,7 @@ export async function refoldVault(
     const refused = foldInto(w, record, sink, null);
     if (refused) onRefused(refused.reason);
   }
-  await tx.insertLedger(sink.ledger);
+  await tx.insertLedger(sink.ledger as LedgerRow[]);
   await tx.insertEquity(sink.equity);
   // The bundles then hold what survived the revert, and no reverted mark can count again.
   if (orphaned)
@@ -333,14 +350,14 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
       lap('read');
 
       const refused: Refusal[] = [];
-      let sink = emptySink();
+      let sink = emptySink(opts.copyLedger);
       const flush = async () => {
         lap('fold');
-        if (opts.copyLedger) await tx.copyLedger(sink.ledger);
-        else await tx.insertLedger(sink.ledger);
+        if (Array.isArray(sink.ledger)) await tx.insertLedger(sink.ledger);
+        else await tx.copyLedger(sink.ledger);
         await tx.copyBundles(sink.bodies);
         await tx.insertEquity(sink.equity);
-        sink = emptySink();
+        sink = emptySink(opts.copyLedger);
         lap('write');
       };
       /** One record of a vault, live or released from the hold: true when it was held (a gap). */

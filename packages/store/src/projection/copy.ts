@@ -81,16 +81,40 @@ export class CopyWriter {
   }
 }
 
-/** Runs `copy … from stdin` with the rows `write` puts into the writer. */
+/**
+ * Rows encoded for COPY as they are added: the caller keeps bytes (off the JS heap) instead of row
+ * objects until the statement runs — a batch's thousands of rows are then nothing for the garbage
+ * collector to trace or promote.
+ */
+export class CopyBuffer<T> {
+  readonly writer = new CopyWriter();
+  private n = 0;
+  constructor(private readonly line: (w: CopyWriter, row: T) => void) {}
+  add(row: T): void {
+    this.line(this.writer, row);
+    this.n++;
+  }
+  get size(): number {
+    return this.n;
+  }
+}
+
+/** Runs `copy … from stdin` with the rows `write` puts into the writer (or rows already encoded). */
 export async function copyRows<T>(
   client: PoolClient,
   sql: string,
-  rows: readonly T[],
+  rows: readonly T[] | CopyBuffer<T>,
   write: (w: CopyWriter, row: T) => void,
 ): Promise<void> {
-  if (rows.length === 0) return;
-  const w = new CopyWriter();
-  for (const r of rows) write(w, r);
+  let w: CopyWriter;
+  if (rows instanceof CopyBuffer) {
+    if (rows.size === 0) return;
+    w = rows.writer;
+  } else {
+    if (rows.length === 0) return;
+    w = new CopyWriter();
+    for (const r of rows) write(w, r);
+  }
   w.flush();
   await pipeline(Readable.from(w.chunks, { objectMode: false }), client.query(copyFrom(sql)));
 }

@@ -1,8 +1,15 @@
 import { type Pool, withTransaction } from '../pool/index.js';
 import { isUniqueViolation, type ProjectionTx, projectionTx } from './tx.js';
 
+export type { CopyBuffer } from './copy.js';
 export type * from './rows.js';
-export { comparePosition, isUniqueViolation, type ProjectionTx } from './tx.js';
+export {
+  comparePosition,
+  equityCopyBuffer,
+  isUniqueViolation,
+  ledgerCopyBuffer,
+  type ProjectionTx,
+} from './tx.js';
 
 /** The projector's side of the store: batch transactions and the offsets it seeks to. */
 export interface ProjectionStore {

@@ -4,6 +4,7 @@ import { createPgPool, type Pool } from '../pool/index.js';
 import { copyBinary } from './copy.js';
 import {
   createProjectionStore,
+  equityCopyBuffer,
   isUniqueViolation,
   type LedgerRow,
   type ProjectionStore,
@@ -190,7 +191,24 @@ describe('projection store', () => {
       strategy: 'wide',
       returnIndex: '1.000000000000000001',
     });
-    await store.transaction((tx) => tx.insertEquity([point(V4, 1), point(V4, 2)]));
+    // Rows given as objects, or encoded as they come (a CopyBuffer): the same stored rows.
+    const V5 = `0x${'5'.repeat(40)}`;
+    await store.transaction(async (tx) => {
+      await tx.insertEquity([point(V4, 1), point(V4, 2)]);
+      const buffer = equityCopyBuffer();
+      for (const seq of [1, 2]) buffer.add(point(V5, seq));
+      await tx.insertEquity(buffer);
+      await tx.insertEquity(equityCopyBuffer());
+    });
+    const stored = async (vault: string) =>
+      (
+        await pool.query(
+          'select ts, block_number, seq, value_usd::text, capital_in_usd::text, capital_out_usd::text, strategy, return_index::text from equity_points where vault = $1 order by seq',
+          [vault],
+        )
+      ).rows;
+    expect(await stored(V5)).toEqual(await stored(V4));
+    await pool.query('delete from equity_points where vault = $1', [V5]);
     const { rows: eq } = await pool.query(
       'select vault, ts, block_number, seq, value_usd::text, capital_in_usd::text, capital_out_usd::text from equity_points where vault = $1 order by seq',
       [V4],

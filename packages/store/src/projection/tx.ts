@@ -1,5 +1,5 @@
 import type { PoolClient } from '../pool/index.js';
-import { type BinaryField, copyBinary, copyRows, copyText } from './copy.js';
+import { type BinaryField, CopyBuffer, type CopyWriter, copyBinary, copyRows, copyText } from './copy.js';
 import type {
   DeadLetterRow,
   EquityRow,
@@ -56,13 +56,13 @@ export interface ProjectionTx {
    * a row whose identity is already there fails the statement (and with it the transaction) with
    * a unique violation (see `isUniqueViolation`): only for rows known to be new.
    */
-  copyLedger(rows: readonly LedgerRow[]): Promise<void>;
+  copyLedger(rows: readonly LedgerRow[] | CopyBuffer<LedgerRow>): Promise<void>;
   /**
    * Stores the records' bodies: one bundle row per vault, its records as read from the log (either
    * encoding), each framed by its length, in log order. Re-folds read them back by identity.
    */
   copyBundles(bundles: ReadonlyMap<string, readonly Uint8Array[]>): Promise<void>;
-  insertEquity(rows: readonly EquityRow[]): Promise<void>;
+  insertEquity(rows: readonly EquityRow[] | CopyBuffer<EquityRow>): Promise<void>;
   upsertSnapshots(rows: readonly SnapshotRow[]): Promise<void>;
   /** Deletes every row of these vaults' positions, then inserts `rows`. */
   replacePositions(vaults: readonly string[], rows: readonly PositionRow[]): Promise<void>;
@@ -134,6 +134,28 @@ const bodyKey = (r: BodyIdentity): string => `${r.chainId}|${r.blockHash}|${r.tx
 
 /** A frame's length prefix: 4 bytes, big-endian (what the migration's int4send writes). */
 const FRAME_HEADER = 4;
+
+/** A ledger row as a line of `copy ledger` (text format). */
+function ledgerLine(w: CopyWriter, r: LedgerRow): void {
+  w.text(
+    `${r.chainId}\t${copyText(r.blockHash)}\t${copyText(r.txHash)}\t${r.logIndex}\t${copyText(r.vault)}\t` +
+      `${r.blockNumber}\t${r.txIndex}\t${r.ts}\t${copyText(r.type)}\t${copyText(r.payload)}\n`,
+  );
+}
+
+/** An equity point as a line of `copy equity_points` (text format). */
+function equityLine(w: CopyWriter, r: EquityRow): void {
+  w.text(
+    `${copyText(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
+      `${copyText(r.valueUsd)}\t${copyText(r.capitalInUsd)}\t${copyText(r.capitalOutUsd)}\t` +
+      `${copyText(r.strategy)}\t${copyText(r.returnIndex)}\n`,
+  );
+}
+
+/** Ledger rows encoded for `copyLedger` as they come (see CopyBuffer). */
+export const ledgerCopyBuffer = (): CopyBuffer<LedgerRow> => new CopyBuffer(ledgerLine);
+/** Equity points encoded for `insertEquity` as they come (see CopyBuffer). */
+export const equityCopyBuffer = (): CopyBuffer<EquityRow> => new CopyBuffer(equityLine);
 
 function frameHeader(length: number): Buffer {
   const b = Buffer.allocUnsafe(FRAME_HEADER);
@@ -295,16 +317,11 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     },
 
     async copyLedger(rows) {
-      if (rows.length === 0) return;
       await copyRows(
         client,
         'copy ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload) from stdin',
         rows,
-        (w, r) =>
-          w.text(
-            `${r.chainId}\t${copyText(r.blockHash)}\t${copyText(r.txHash)}\t${r.logIndex}\t${copyText(r.vault)}\t` +
-              `${r.blockNumber}\t${r.txIndex}\t${r.ts}\t${copyText(r.type)}\t${copyText(r.payload)}\n`,
-          ),
+        ledgerLine,
       );
     },
 
@@ -325,18 +342,12 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     },
 
     async insertEquity(rows) {
-      if (rows.length === 0) return;
       // The key (vault, seq) is new by construction (seq = records applied): COPY, no conflicts.
       await copyRows(
         client,
         'copy equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index) from stdin',
         rows,
-        (w, r) =>
-          w.text(
-            `${copyText(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
-              `${copyText(r.valueUsd)}\t${copyText(r.capitalInUsd)}\t${copyText(r.capitalOutUsd)}\t` +
-              `${copyText(r.strategy)}\t${copyText(r.returnIndex)}\n`,
-          ),
+        equityLine,
       );
     },
 
