@@ -121,9 +121,7 @@ export interface StoredRecord<R> {
 /** The ledger's fold order (`order by block_number, tx_index, log_index, chain_id, tx_hash, block_hash`). */
 export function compareFoldOrder(a: RecordIdentity, b: RecordIdentity): number {
   return (
-    a.blockNumber - b.blockNumber ||
-    a.txIndex - b.txIndex ||
-    a.logIndex - b.logIndex ||
+    comparePosition(a, b) ||
     a.chainId - b.chainId ||
     (a.txHash < b.txHash ? -1 : a.txHash > b.txHash ? 1 : 0) ||
     (a.blockHash < b.blockHash ? -1 : a.blockHash > b.blockHash ? 1 : 0)
@@ -484,7 +482,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       );
       const bodies = new Map<string, StoredRecord<R>>();
       // Records without a ledger row, from the bundles that are their authority (0013 on).
-      const unledgered = new Map<string, StoredRecord<R>>();
+      const unledgered = new Set<string>();
       for (const b of bundles)
         for (const body of unframe(b.frames)) {
           const record = decode(body);
@@ -492,7 +490,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
           // Later bundles win: a republished record's latest body.
           const k = bodyKey(record);
           bodies.set(k, { record, body });
-          if (b.marks_off_ledger && offLedger(record)) unledgered.set(k, { record, body });
+          if (b.marks_off_ledger && offLedger(record)) unledgered.add(k);
         }
       const out = ids.map((id) => {
         // The same key function for rows and bodies: one format of the identity.
@@ -504,7 +502,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         return stored;
       });
       if (unledgered.size === 0) return out;
-      for (const k of unledgered.keys()) out.push(bodies.get(k) as StoredRecord<R>);
+      for (const k of unledgered) out.push(bodies.get(k) as StoredRecord<R>);
       return out.sort((a, b) => compareFoldOrder(a.record, b.record));
     },
 
