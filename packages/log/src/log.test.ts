@@ -150,6 +150,17 @@ describe('log admin: settings of an existing topic', () => {
             },
           ],
         });
+        // A broker applies a dynamic config change asynchronously: describeConfigs may show the old
+        // value for a moment after alterConfigs returns (seen once in CI). Wait for the new one.
+        const deadline = Date.now() + 10_000;
+        for (;;) {
+          const { resources } = await raw.describeConfigs({
+            includeSynonyms: false,
+            resources: [{ type: 2, name: topic, configNames: ['retention.ms'] }],
+          });
+          if (resources[0]?.configEntries[0]?.configValue === '-1' || Date.now() > deadline) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
         expect(await admin.ensureTopic({ topic, partitions: 1 })).toBe(false);
       } finally {
         await admin.deleteTopic(topic).catch(() => {});
