@@ -11,7 +11,9 @@
  * takes 33 s and 0.9 GB), BENCH_CONCURRENCY (4),
  * BENCH_RECORD_ENCODING=json writes the earlier encoding (default binary), BENCH_KEEP=true keeps the topic and database, BENCH_CHAIN_CACHE=<dir> keeps the generated chain
  * (anvil state dump) there and reuses it on the next run, BENCH_CPU_PROFILE=<file.cpuprofile>
- * writes a V8 CPU profile of the backfill (the indexer runs in this process).
+ * writes a V8 CPU profile of the backfill (the indexer runs in this process),
+ * BENCH_HEAP_PROFILE=<file.heapprofile> a sampling heap profile of the backfill that counts every
+ * allocation, collected ones included (where the garbage comes from).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -33,6 +35,7 @@ const EVENTS_PER_VAULT = Number(process.env.BENCH_EVENTS_PER_VAULT ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const KEEP = process.env.BENCH_KEEP === 'true';
 const PROFILE = process.env.BENCH_CPU_PROFILE;
+const HEAP_PROFILE = process.env.BENCH_HEAP_PROFILE;
 const SCHEMA = 'vault_yield';
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 
@@ -102,6 +105,7 @@ async function main() {
       peak = Math.max(peak, process.memoryUsage().rss);
     }, 50);
     const profiler = PROFILE ? await startProfiler() : undefined;
+    const heapProfiler = HEAP_PROFILE ? await startHeapProfiler() : undefined;
     const anvilCpu0 = cpuSeconds(anvil.pid);
     const kafkaPid = Number(/pid (\d+)/.exec(kafka.description)?.[1] ?? Number.NaN);
     const kafkaCpu0 = cpuSeconds(kafkaPid);
@@ -117,6 +121,7 @@ async function main() {
     const kafkaCpu = cpuSeconds(kafkaPid) - kafkaCpu0;
     clearInterval(sampler);
     if (profiler) await profiler.stop(PROFILE!);
+    if (heapProfiler) await heapProfiler.stop(HEAP_PROFILE!);
     const s = indexer.status();
     await indexer.stop();
 
@@ -199,6 +204,28 @@ async function startProfiler(): Promise<{ stop(path: string): Promise<void> }> {
       writeFileSync(path, JSON.stringify(profile));
       session.disconnect();
       console.log(`CPU profile of the backfill: ${path}`);
+    },
+  };
+}
+
+/** The sampling heap profiler of this process (BENCH_HEAP_PROFILE), counting collected objects too. */
+async function startHeapProfiler(): Promise<{ stop(path: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = <T>(method: string, params?: object) =>
+    new Promise<T>((res, rej) => session.post(method, params, (err, r) => (err ? rej(err) : res(r as T))));
+  await post('HeapProfiler.enable');
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return {
+    async stop(path) {
+      const { profile } = await post<{ profile: object }>('HeapProfiler.stopSampling');
+      writeFileSync(path, JSON.stringify(profile));
+      session.disconnect();
+      console.log(`heap profile of the backfill: ${path}`);
     },
   };
 }

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { vaultAbi } from '@vault-yield/contracts';
 import { payloadSchemas, valuationContext } from '@vault-yield/domain';
 import type { Address, Log } from 'viem';
@@ -21,6 +23,51 @@ import {
   readVaultRewardToken,
   readVaultRewardTokens,
 } from './index.js';
+
+/**
+ * A loopback proxy in front of anvil that plays a node without eth_call state overrides: it drops
+ * the override set (`ignores`, as a node that reads only two parameters) or refuses the call
+ * (`refuses`, geth's "too many arguments" wording).
+ */
+async function startOverrideFreeProxy(upstream: string, node: 'ignores' | 'refuses') {
+  let overrides = 0;
+  type Call = { id: unknown; method: string; params?: unknown[] };
+  const server = createServer(async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const parsed = JSON.parse(body) as Call | Call[];
+    const calls = Array.isArray(parsed) ? parsed : [parsed];
+    const refused = new Map<unknown, object>();
+    for (const c of calls) {
+      if (c.method !== 'eth_call' || (c.params?.length ?? 0) < 3) continue;
+      overrides++;
+      if (node === 'ignores') c.params = c.params!.slice(0, 2);
+      else refused.set(c.id, { code: -32602, message: 'too many arguments, want at most 2' });
+    }
+    const forward = calls.filter((c) => !refused.has(c.id));
+    const answered: { id: unknown }[] =
+      forward.length === 0
+        ? []
+        : await (
+            await fetch(upstream, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(forward),
+            })
+          ).json();
+    const out = calls.map(
+      (c) => answered.find((a) => a.id === c.id) ?? { jsonrpc: '2.0', id: c.id, error: refused.get(c.id) },
+    );
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(Array.isArray(parsed) ? out : out[0]));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    overridesSeen: () => overrides,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 describe('chain package against a real anvil', () => {
   let anvil: AnvilInstance;
@@ -167,31 +214,133 @@ describe('chain package against a real anvil', () => {
     expect(BigInt(after.pools[0]!.sqrtPriceX96) > BigInt(before.pools[0]!.sqrtPriceX96)).toBe(up);
   });
 
-  it('values every vault alike whether the lens answers for all in one call or one vault per call', async () => {
+  it('values every vault alike whether the lens answers for all in one call or one vault per call, as creation code and from a state override', async () => {
     const reader = createValuationReader(client, { factory: stack.factory });
     const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
-    const whole = createBlockValuator(client, {
-      factory: stack.factory,
-      heartbeatOf: () => 3600,
-      maxReturnBytes: 1 << 20,
-    });
-    // Room for the tokens and pools and less than one vault: every vault is a batch of its own.
-    const single = createBlockValuator(client, {
-      factory: stack.factory,
-      heartbeatOf: () => 3600,
-      maxReturnBytes: 800,
-    });
     const block = Number(demo.toBlock);
-    const a = await whole.read(block, infos);
-    const b = await single.read(block, infos);
-    expect(whole.calls).toBe(1);
-    expect(single.calls).toBe(infos.length);
-    expect(b).toEqual(a);
-    expect(a.size).toBe(infos.length);
+    const answers = [];
+    for (const lens of ['create', 'override'] as const) {
+      const whole = createBlockValuator(client, {
+        factory: stack.factory,
+        heartbeatOf: () => 3600,
+        lens,
+        maxReturnBytes: 1 << 20,
+        maxOverrideBytes: 1 << 20,
+      });
+      // Room for the tokens and pools and less than one vault: every vault is a batch of its own.
+      const single = createBlockValuator(client, {
+        factory: stack.factory,
+        heartbeatOf: () => 3600,
+        lens,
+        maxReturnBytes: 800,
+        maxOverrideBytes: 800,
+      });
+      const a = await whole.read(block, infos);
+      const b = await single.read(block, infos);
+      expect(whole.calls).toBe(1);
+      expect(single.calls).toBe(infos.length);
+      expect(whole.mode).toBe(lens);
+      expect(b).toEqual(a);
+      expect(a.size).toBe(infos.length);
+      answers.push(a);
+    }
+    expect(answers[1]).toEqual(answers[0]);
     // Something to compare: at least one live position with its liquidity.
-    const positions = [...a.values()].flatMap((c) => c.holdings.positions);
+    const positions = [...answers[0]!.values()].flatMap((c) => c.holdings.positions);
     expect(positions.length).toBeGreaterThan(0);
     expect(positions.every((p) => BigInt(p.liquidity) >= 0n)).toBe(true);
+  });
+
+  it('auto runs the lens from a state override where the node takes one (anvil), with the same answer at every block as creation code', async () => {
+    const reader = createValuationReader(client, { factory: stack.factory });
+    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const told: string[] = [];
+    const auto = createBlockValuator(client, {
+      factory: stack.factory,
+      heartbeatOf: () => 3600,
+      onMode: (m) => told.push(m),
+    });
+    const create = createBlockValuator(client, {
+      factory: stack.factory,
+      heartbeatOf: () => 3600,
+      lens: 'create',
+    });
+    expect(auto.mode).toBeUndefined();
+    for (const block of [
+      demo.priceMoves[0]!.blockNumber,
+      demo.priceMoves.at(-1)!.blockNumber,
+      demo.toBlock,
+    ].map(Number)) {
+      expect(await auto.read(block, infos)).toEqual(await create.read(block, infos));
+    }
+    expect(auto.mode).toBe('override');
+    expect(told).toEqual(['override']);
+    // The default batch holds ≈ 480 one-position vaults: the three vaults are one call a block.
+    expect(auto.calls).toBe(3);
+  });
+
+  it('auto falls back to creation code on a node that ignores or refuses state overrides', async () => {
+    const reader = createValuationReader(client, { factory: stack.factory });
+    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const block = Number(demo.toBlock);
+    const expected = await createBlockValuator(client, {
+      factory: stack.factory,
+      heartbeatOf: () => 3600,
+      lens: 'create',
+    }).read(block, infos);
+    for (const node of ['ignores', 'refuses'] as const) {
+      const proxy = await startOverrideFreeProxy(anvil.rpcUrl, node);
+      try {
+        const viaProxy = createChainClient({
+          rpcUrl: proxy.url,
+          chainId: anvil.chainId,
+          cacheTime: 0,
+          retryCount: 0,
+        });
+        const told: string[] = [];
+        const auto = createBlockValuator(viaProxy, {
+          factory: stack.factory,
+          heartbeatOf: () => 3600,
+          onMode: (m) => told.push(m),
+        });
+        expect(await auto.read(block, infos)).toEqual(expected);
+        expect(auto.mode).toBe('create');
+        expect(told).toEqual(['create']);
+        expect(proxy.overridesSeen()).toBe(1);
+      } finally {
+        await proxy.close();
+      }
+    }
+  });
+
+  it('halves an override batch the node has too little gas for, down to batches that fit', async () => {
+    const reader = createValuationReader(client, { factory: stack.factory });
+    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const rpc = (method: string, params: unknown[]) => client.request({ method, params } as never);
+    const limit = (await client.getBlock()).gasLimit;
+    // eth_call runs with the block's gas limit: one vault (≈ 150k gas with the tokens and pools)
+    // fits, three do not.
+    await rpc('evm_setBlockGasLimit', [`0x${(220_000).toString(16)}`]);
+    try {
+      await rpc('evm_mine', []);
+      const head = Number(await client.getBlockNumber());
+      const expected = await createBlockValuator(client, {
+        factory: stack.factory,
+        heartbeatOf: () => 3600,
+        lens: 'override',
+        maxOverrideBytes: 800,
+      }).read(head, infos);
+      const halved = createBlockValuator(client, {
+        factory: stack.factory,
+        heartbeatOf: () => 3600,
+        lens: 'override',
+      });
+      expect(await halved.read(head, infos)).toEqual(expected);
+      expect(halved.calls).toBeGreaterThan(1);
+    } finally {
+      await rpc('evm_setBlockGasLimit', [`0x${limit.toString(16)}`]);
+      await rpc('evm_mine', []);
+    }
   });
 
   it("reads many vaults' rewardToken in batched multicalls, each at its block, as single reads do", async () => {

@@ -39,6 +39,8 @@ export {
   type BlockValuator,
   type BlockValuatorConfig,
   createBlockValuator,
+  LENS_ADDRESS,
+  type LensMode,
   type ValuedVault,
 } from './valuation/block.js';
 export {

@@ -28,6 +28,8 @@ export const CONTRACTS = [
   'VaultFactory',
   'VaultLens',
 ] as const;
+/** Contracts whose runtime code is exported too (`<name>Runtime`): VaultLens runs from a state override. */
+export const WITH_RUNTIME: readonly (typeof CONTRACTS)[number][] = ['VaultLens'];
 /** Published v3-core artifacts: name → whether its creation bytecode is exported too. */
 export const PUBLISHED = { UniswapV3Factory: true, UniswapV3Pool: false } as const;
 
@@ -46,7 +48,13 @@ interface SolcError {
 }
 interface SolcOutput {
   errors?: SolcError[];
-  contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>>;
+  contracts: Record<
+    string,
+    Record<
+      string,
+      { abi: unknown[]; evm: { bytecode: { object: string }; deployedBytecode?: { object: string } } }
+    >
+  >;
 }
 
 function lowerFirst(s: string): string {
@@ -68,7 +76,7 @@ export function compileContracts(): Record<string, string> {
       evmVersion: EVM_VERSION,
       optimizer: { enabled: true, runs: 200 },
       metadata: { bytecodeHash: 'none' },
-      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
     },
   };
   const output = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput;
@@ -84,7 +92,10 @@ export function compileContracts(): Record<string, string> {
     files[`${name}.ts`] =
       header +
       `export const ${lowerFirst(name)}Abi = ${abi} as const;\n\n` +
-      `export const ${lowerFirst(name)}Bytecode = '0x${unit.evm.bytecode.object}' as const;\n`;
+      `export const ${lowerFirst(name)}Bytecode = '0x${unit.evm.bytecode.object}' as const;\n` +
+      (WITH_RUNTIME.includes(name)
+        ? `\nexport const ${lowerFirst(name)}Runtime = '0x${unit.evm.deployedBytecode?.object}' as const;\n`
+        : '');
   }
   const published = `// Copied by packages/contracts/scripts/compile.ts from @uniswap/v3-core@1.0.1 as published. Do not edit.\n`;
   for (const [name, withBytecode] of Object.entries(PUBLISHED)) {
@@ -96,9 +107,10 @@ export function compileContracts(): Record<string, string> {
   }
   files['index.ts'] =
     header +
-    CONTRACTS.map((n) => `export { ${lowerFirst(n)}Abi, ${lowerFirst(n)}Bytecode } from './${n}.js';\n`).join(
-      '',
-    ) +
+    CONTRACTS.map(
+      (n) =>
+        `export { ${lowerFirst(n)}Abi, ${lowerFirst(n)}Bytecode${WITH_RUNTIME.includes(n) ? `, ${lowerFirst(n)}Runtime` : ''} } from './${n}.js';\n`,
+    ).join('') +
     Object.entries(PUBLISHED)
       .map(
         ([n, withBytecode]) =>

@@ -2,9 +2,11 @@
 pragma solidity ^0.8.24;
 
 /*
- * Never deployed: its creation code is sent in an eth_call (no `to`) at the block to value, and
- * the constructor returns what the chain holds for many vaults as one flat word array instead of
- * runtime code. One round trip and one EVM frame for what a multicall needs thousands of ABI-coded
+ * Never deployed. Read in an eth_call at the block to value, one of two ways: its runtime code set
+ * at an unused address by a state override (the call's answer is unbounded), or, on a node without
+ * state overrides, its creation code sent with no `to`, the constructor returning the answer as if
+ * it were runtime code (bounded by the node's code size limit, 24 KiB). Either way it returns what
+ * the chain holds for many vaults as one flat word array. One round trip and one EVM frame for what a multicall needs thousands of ABI-coded
  * sub-calls for; inputs that are themselves chain state (a token's feed, a vault's live ranges)
  * are read in the same frame, so the answer never depends on what the caller saw before.
  *
@@ -15,7 +17,7 @@ pragma solidity ^0.8.24;
  *               per position: id, tickLower, tickUpper, liquidity, feeGrowthInside0LastX128,
  *               feeGrowthInside1LastX128, tokensOwed0, tokensOwed1, and the lower and upper
  *               ticks' feeGrowthOutside0X128, feeGrowthOutside1X128
- * The returned size is bounded by the node's code size limit (24 KiB): callers batch vaults.
+ * Callers batch vaults: by the code size limit (creation code) or the node's gas cap (override).
  */
 
 interface ILensFactory {
@@ -59,16 +61,52 @@ contract VaultLens {
         address[] memory vaultTokens,
         uint256[] memory vaultPools
     ) {
+        uint256[] memory out = _read(factory, tokens, pools, vaults, vaultTokens, vaultPools);
+        assembly {
+            return(add(out, 32), mul(mload(out), 32))
+        }
+    }
+
+    /// The same answer from runtime code (state override): the words, not ABI-encoded.
+    function read(
+        address factory,
+        address[] memory tokens,
+        address[] memory pools,
+        address[] memory vaults,
+        address[] memory vaultTokens,
+        uint256[] memory vaultPools
+    ) external view {
+        uint256[] memory out = _read(factory, tokens, pools, vaults, vaultTokens, vaultPools);
+        assembly {
+            return(add(out, 32), mul(mload(out), 32))
+        }
+    }
+
+    /// Each vault's live positions: ids and ranges (they size the answer).
+    struct Live {
+        uint256[][] ids;
+        int24[][] lowers;
+        int24[][] uppers;
+    }
+
+    function _read(
+        address factory,
+        address[] memory tokens,
+        address[] memory pools,
+        address[] memory vaults,
+        address[] memory vaultTokens,
+        uint256[] memory vaultPools
+    ) private view returns (uint256[] memory out) {
         // Live ranges first: they size the output.
-        uint256[][] memory ids = new uint256[][](vaults.length);
-        int24[][] memory lowers = new int24[][](vaults.length);
-        int24[][] memory uppers = new int24[][](vaults.length);
+        Live memory live = Live(
+            new uint256[][](vaults.length), new int24[][](vaults.length), new int24[][](vaults.length)
+        );
         uint256 words = tokens.length * 3 + pools.length * 4 + vaults.length * 5;
         for (uint256 i = 0; i < vaults.length; i++) {
-            (ids[i], lowers[i], uppers[i]) = ILensVault(vaults[i]).livePositions();
-            words += ids[i].length * 12;
+            (live.ids[i], live.lowers[i], live.uppers[i]) = ILensVault(vaults[i]).livePositions();
+            words += live.ids[i].length * 12;
         }
-        uint256[] memory out = new uint256[](words);
+        out = new uint256[](words);
         uint256 k;
         for (uint256 i = 0; i < tokens.length; i++) {
             address feed = ILensFactory(factory).feedOf(tokens[i]);
@@ -92,22 +130,27 @@ contract VaultLens {
                 out[k++] = ILensToken(vaultTokens[i * 3 + j]).balanceOf(vault);
             }
             out[k++] = ILensVault(vault).pendingRewards();
-            out[k++] = ids[i].length;
-            ILensPool pool = ILensPool(pools[vaultPools[i]]);
-            for (uint256 p = 0; p < ids[i].length; p++) {
-                int24 lo = lowers[i][p];
-                int24 up = uppers[i][p];
-                out[k++] = ids[i][p];
-                out[k++] = uint256(int256(lo));
-                out[k++] = uint256(int256(up));
-                k = _position(pool, vault, lo, up, out, k);
-                k = _tick(pool, lo, out, k);
-                k = _tick(pool, up, out, k);
-            }
+            out[k++] = live.ids[i].length;
+            k = _positions(ILensPool(pools[vaultPools[i]]), vault, live, i, out, k);
         }
-        assembly {
-            return(add(out, 32), mul(mload(out), 32))
+    }
+
+    function _positions(ILensPool pool, address vault, Live memory live, uint256 i, uint256[] memory out, uint256 k)
+        private
+        view
+        returns (uint256)
+    {
+        for (uint256 p = 0; p < live.ids[i].length; p++) {
+            int24 lo = live.lowers[i][p];
+            int24 up = live.uppers[i][p];
+            out[k++] = live.ids[i][p];
+            out[k++] = uint256(int256(lo));
+            out[k++] = uint256(int256(up));
+            k = _position(pool, vault, lo, up, out, k);
+            k = _tick(pool, lo, out, k);
+            k = _tick(pool, up, out, k);
         }
+        return k;
     }
 
     function _position(ILensPool pool, address owner, int24 lo, int24 up, uint256[] memory out, uint256 k)

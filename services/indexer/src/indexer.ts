@@ -157,7 +157,17 @@ export class IndexerEngine {
       factory: this.o.factory,
       rpc: (fn) => this.rpc(fn),
     });
-    this.valuator = createBlockValuator(client, { factory: this.o.factory, heartbeatOf: this.heartbeatOf });
+    this.valuator = createBlockValuator(client, {
+      factory: this.o.factory,
+      heartbeatOf: this.heartbeatOf,
+      onMode: (mode) =>
+        mode === 'override'
+          ? this.log.info({ mode }, 'valuation lens runs from a state override (large batches)')
+          : this.log.warn(
+              { mode },
+              'the node refuses eth_call state overrides: the valuation lens runs as creation code (24 KiB answers, ≈ 26 vaults a call)',
+            ),
+    });
     this.heads = createHeadWatcher({
       wsUrl: this.o.rpcWsUrl,
       onModeChange: (mode, err) =>

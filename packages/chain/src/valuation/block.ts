@@ -1,4 +1,4 @@
-import { vaultLensAbi, vaultLensBytecode } from '@vault-yield/contracts';
+import { vaultLensAbi, vaultLensBytecode, vaultLensRuntime } from '@vault-yield/contracts';
 import {
   feeGrowthInside,
   type Holdings,
@@ -12,9 +12,12 @@ import {
   BaseError,
   decodeErrorResult,
   encodeDeployData,
+  encodeFunctionData,
   type Hash,
   type Hex,
+  HttpRequestError,
   parseAbi,
+  TimeoutError,
 } from 'viem';
 import type { ChainClient } from '../client/index.js';
 import { formatScaled } from './decimal.js';
@@ -22,12 +25,19 @@ import { formatScaled } from './decimal.js';
 /**
  * The chain's truth for many vaults at one block: balances, live positions with what the pool
  * owes them (the pool's own fee-growth formula), pending rewards, feed prices with their age,
- * pool slot0 — read by VaultLens (packages/contracts/solidity/VaultLens.sol), never deployed: its
- * creation code runs in an eth_call at the block and returns every value as one word array.
- * Inputs that are chain state themselves (a token's feed, a vault's live ranges) are read in the
- * same EVM frame, so the result never depends on what was seen before. Measured on the bench
- * chain (500 vaults × 3 blocks): 0.36 s and 0.21 anvil CPU-s, against 7.6 s and 2.4 CPU-s for the
- * same reads as Multicall3 sub-calls, most of which was ABI coding of ≈ 8 sub-calls per vault.
+ * pool slot0 — read by VaultLens (packages/contracts/solidity/VaultLens.sol), never deployed: it
+ * runs in an eth_call at the block and returns every value as one word array. Inputs that are
+ * chain state themselves (a token's feed, a vault's live ranges) are read in the same EVM frame,
+ * so the result never depends on what was seen before. Measured on the bench chain (500 vaults ×
+ * 3 blocks): 0.36 s and 0.21 anvil CPU-s, against 7.6 s and 2.4 CPU-s for the same reads as
+ * Multicall3 sub-calls, most of which was ABI coding of ≈ 8 sub-calls per vault.
+ *
+ * A call at a past block costs the node far more than the work in it (anvil: 2–3 ms of CPU per
+ * historical eth_call, 0.2 ms at the head), so the lens answers for as many vaults per call as it
+ * may: with its runtime code set at LENS_ADDRESS by a state override (geth, erigon, nethermind,
+ * reth, anvil and the large providers take the override set, eth_call's third parameter) the answer
+ * is bounded only by gas (`maxOverrideBytes`); a node without overrides gets the creation code,
+ * whose answer EIP-170 bounds to 24 KiB (≈ 26 vaults a call instead of ≈ 480).
  */
 
 const factoryAbi = parseAbi(['function venueOf(address) view returns (string)']);
@@ -61,10 +71,23 @@ export interface BlockValuatorConfig {
   /** Heartbeat (seconds) of a feed: older than this its price is stale. */
   heartbeatOf: (feed: Address) => number;
   /**
-   * Largest answer of one lens call: the node returns it as created code, which EIP-170 bounds
-   * (24,576 bytes). Vaults are batched to stay under it; a batch that still overflows is halved.
+   * How the lens runs: `override` (runtime code by a state override), `create` (creation code, no
+   * `to`), or `auto` (default): override when the node honours a probe override at the first read.
+   */
+  lens?: LensMode | 'auto';
+  /** Told once how `auto` settled (for the log). */
+  onMode?: (mode: LensMode) => void;
+  /**
+   * Largest answer of one lens call in `create` mode: the node returns it as created code, which
+   * EIP-170 bounds (24,576 bytes). Vaults are batched to stay under it; a batch that still
+   * overflows is halved.
    */
   maxReturnBytes?: number;
+  /**
+   * Largest answer of one lens call in `override` mode (default 262,144 bytes, ≈ 480 vaults of
+   * one position, ≈ 24M gas: under geth's 50M eth_call gas cap). A batch that runs out of gas is halved.
+   */
+  maxOverrideBytes?: number;
   /** Lens calls of one read in flight at once (default 4). */
   callsInFlight?: number;
 }
@@ -82,7 +105,18 @@ export interface BlockValuator {
   ): Promise<Map<Address, ValuationContext>>;
   /** eth_calls made so far (each one lens call). */
   readonly calls: number;
+  /** How the lens runs (known after the first read when configured `auto`). */
+  readonly mode: LensMode | undefined;
 }
+
+/** How VaultLens runs in an eth_call (see createBlockValuator). */
+export type LensMode = 'override' | 'create';
+
+/** Where the lens' runtime code is set by the override: no account of any chain (no key known). */
+export const LENS_ADDRESS = '0x00000000000000000000000000000000004c454e' as const;
+/** Runtime code of the override probe: returns the word 1 (PUSH1 1 PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN). */
+const PROBE_CODE = '0x600160005260206000f3' as const;
+const PROBE_ANSWER = `0x${'1'.padStart(64, '0')}`;
 
 const lower = (a: string) => a.toLowerCase() as Address;
 /** Where a read is made: the block by hash (EIP-1898) or by number. */
@@ -113,28 +147,79 @@ class Words {
   }
 }
 
-/** The token of a NoFeed revert of the lens, if that is why the call failed. */
-function revertedFor(err: unknown): Address | undefined {
+/** The revert data of a failed call: a hex string, '0x' for a revert without data, else undefined. */
+function revertData(err: unknown): Hex | undefined {
   if (!(err instanceof BaseError)) return undefined;
   const found = err.walk((e) => typeof (e as { data?: unknown }).data === 'string') as { data?: Hex } | null;
-  if (!found?.data || found.data === '0x') return undefined;
+  if (found?.data) return found.data;
+  return /execution reverted/i.test(err.message) ? '0x' : undefined;
+}
+
+/** The node never answered the request (so it said nothing about what it supports). */
+const unanswered = (err: unknown) =>
+  err instanceof BaseError &&
+  err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null;
+
+/** The token of a NoFeed revert of the lens, if that is why the call failed. */
+function revertedFor(err: unknown): Address | undefined {
+  const data = revertData(err);
+  if (!data || data === '0x') return undefined;
   try {
-    const decoded = decodeErrorResult({ abi: vaultLensAbi, data: found.data });
+    const decoded = decodeErrorResult({ abi: vaultLensAbi, data });
     return decoded.errorName === 'NoFeed' ? (decoded.args[0] as Address) : undefined;
   } catch {
     return undefined;
   }
 }
 
-const isSizeLimit = (err: unknown) =>
-  /CreateContractSizeLimit|max code size|code size|contract size/i.test(
+/**
+ * A batch too big for one call: its created code past EIP-170, or more gas than the node allows —
+ * said outright, or (a sub-call starved by the 63/64 rule) as a revert without data, which the
+ * lens otherwise makes only for a broken vault or pool (the halving then ends at that one vault,
+ * whose error is reported).
+ */
+const isTooBig = (err: unknown) =>
+  /CreateContractSizeLimit|max code size|code size|contract size|out of gas|gas required exceeds|OutOfGas/i.test(
     String((err as Error)?.message ?? err),
-  );
+  ) || revertData(err) === '0x';
 
 export function createBlockValuator(client: ChainClient, config: BlockValuatorConfig): BlockValuator {
-  const maxWords = Math.floor((config.maxReturnBytes ?? 24_576) / WORD_BYTES);
+  const maxWordsOf = (mode: LensMode) =>
+    Math.floor(
+      (mode === 'create' ? (config.maxReturnBytes ?? 24_576) : (config.maxOverrideBytes ?? 262_144)) /
+        WORD_BYTES,
+    );
   const inFlight = config.callsInFlight ?? 4;
   let calls = 0;
+  let mode: LensMode | undefined = config.lens === 'auto' ? undefined : config.lens;
+  let probing: Promise<LensMode> | undefined;
+  /**
+   * Override when the node runs the probe's code at LENS_ADDRESS (at its head: any node has it);
+   * create when it answers otherwise or refuses the call. A request that never got an answer
+   * (transport, time-out, rate limit) settles nothing: it fails the read, to be retried.
+   */
+  const modeOf = (): Promise<LensMode> => {
+    if (mode) return Promise.resolve(mode);
+    probing ??= client
+      .call({ to: LENS_ADDRESS, stateOverride: [{ address: LENS_ADDRESS, code: PROBE_CODE }] })
+      .then(
+        ({ data }) => (data === PROBE_ANSWER ? 'override' : 'create'),
+        (err: unknown) => {
+          if (unanswered(err)) {
+            probing = undefined;
+            throw err;
+          }
+          return 'create' as const;
+        },
+      )
+      .then((m) => {
+        mode = m;
+        config.onMode?.(m);
+        return m;
+      });
+    return probing;
+  };
+
   /** Immutable facts, read once (and at any block: they never change). */
   const tokenMeta = new Map<Address, Promise<{ symbol: string; decimals: number }>>();
   const feedDecimals = new Map<Address, Promise<number>>();
@@ -191,7 +276,11 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
   };
 
   /** Batches of vaults whose answers stay under the size limit (by the positions last seen). */
-  const batches = (vaults: readonly ValuedVault[], headerWords: number): ValuedVault[][] => {
+  const batches = (
+    vaults: readonly ValuedVault[],
+    headerWords: number,
+    maxWords: number,
+  ): ValuedVault[][] => {
     const out: ValuedVault[][] = [];
     let batch: ValuedVault[] = [];
     let words = headerWords;
@@ -210,38 +299,45 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     return out;
   };
 
-  /** One lens call at `block`; a batch whose answer overflows the size limit is halved. */
+  /** One lens call at `block`; a batch whose answer is too big for one call is halved. */
   const lens = async (
+    mode: LensMode,
     block: bigint,
     blockHash: Hash | undefined,
     tokens: readonly Address[],
     pools: readonly Address[],
     batch: readonly ValuedVault[],
   ): Promise<{ batch: readonly ValuedVault[]; words: Words }[]> => {
-    const data = encodeDeployData({
-      abi: vaultLensAbi,
-      bytecode: vaultLensBytecode,
-      args: [
-        config.factory,
-        tokens,
-        pools,
-        batch.map((v) => v.vault),
-        batch.flatMap((v) => [v.token0, v.token1, v.rewardToken]),
-        batch.map((v) => BigInt(pools.indexOf(lower(v.pool)))),
-      ],
-    });
+    const args = [
+      config.factory,
+      tokens,
+      pools,
+      batch.map((v) => v.vault),
+      batch.flatMap((v) => [v.token0, v.token1, v.rewardToken]),
+      batch.map((v) => BigInt(pools.indexOf(lower(v.pool)))),
+    ] as const;
+    const at: At = blockHash ? { blockHash } : { blockNumber: block };
     calls++;
     try {
-      const { data: answer } = await client.call(
-        blockHash ? { data, blockHash } : { data, blockNumber: block },
-      );
+      const { data: answer } =
+        mode === 'override'
+          ? await client.call({
+              to: LENS_ADDRESS,
+              data: encodeFunctionData({ abi: vaultLensAbi, functionName: 'read', args }),
+              stateOverride: [{ address: LENS_ADDRESS, code: vaultLensRuntime }],
+              ...at,
+            })
+          : await client.call({
+              data: encodeDeployData({ abi: vaultLensAbi, bytecode: vaultLensBytecode, args }),
+              ...at,
+            });
       return [{ batch, words: new Words(answer ?? '0x') }];
     } catch (err) {
-      if (batch.length > 1 && isSizeLimit(err)) {
+      if (batch.length > 1 && isTooBig(err)) {
         const half = Math.ceil(batch.length / 2);
         const [a, b] = await Promise.all([
-          lens(block, blockHash, tokens, pools, batch.slice(0, half)),
-          lens(block, blockHash, tokens, pools, batch.slice(half)),
+          lens(mode, block, blockHash, tokens, pools, batch.slice(0, half)),
+          lens(mode, block, blockHash, tokens, pools, batch.slice(half)),
         ]);
         return [...a, ...b];
       }
@@ -266,14 +362,15 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
       Promise.all(tokens.map((t) => metaOf(t, at))),
       Promise.all(pools.map((p) => poolOf(p, at))),
     ]);
+    const lensMode = await modeOf();
     // Every batch repeats the tokens and pools (cheap): each answer stands on its own.
-    const jobs = batches(vaults, tokens.length * 3 + pools.length * 4);
+    const jobs = batches(vaults, tokens.length * 3 + pools.length * 4, maxWordsOf(lensMode));
     const answers: { batch: readonly ValuedVault[]; words: Words }[][] = new Array(jobs.length);
     let next = 0;
     const worker = async () => {
       while (next < jobs.length) {
         const i = next++;
-        answers[i] = await lens(block, blockHash, tokens, pools, jobs[i]!);
+        answers[i] = await lens(lensMode, block, blockHash, tokens, pools, jobs[i]!);
       }
     };
     await Promise.all(Array.from({ length: Math.min(inFlight, jobs.length) }, worker));
@@ -391,6 +488,9 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     read,
     get calls() {
       return calls;
+    },
+    get mode() {
+      return mode;
     },
   };
 }

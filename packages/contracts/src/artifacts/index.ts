@@ -5,6 +5,6 @@ export { rewardsGaugeAbi, rewardsGaugeBytecode } from './RewardsGauge.js';
 export { swapperAbi, swapperBytecode } from './Swapper.js';
 export { vaultAbi, vaultBytecode } from './Vault.js';
 export { vaultFactoryAbi, vaultFactoryBytecode } from './VaultFactory.js';
-export { vaultLensAbi, vaultLensBytecode } from './VaultLens.js';
+export { vaultLensAbi, vaultLensBytecode, vaultLensRuntime } from './VaultLens.js';
 export { uniswapV3FactoryAbi, uniswapV3FactoryBytecode } from './UniswapV3Factory.js';
 export { uniswapV3PoolAbi } from './UniswapV3Pool.js';
