@@ -4,7 +4,6 @@ import {
   type AbiParameter,
   type Address,
   decodeAbiParameters,
-  getAddress,
   type Hex,
   toEventSelector,
 } from 'viem';
@@ -137,6 +136,8 @@ function fail(log: RawLog, reason: string): DecodeFailure {
   return { ok: false, reason, log: refOf(log) };
 }
 
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
 function lower(a: string): Address {
   return a.toLowerCase() as Address;
 }
@@ -245,7 +246,9 @@ function marketEvent(
   eventName: string,
   args: Record<string, unknown>,
 ): ValuationEvent {
-  const address = lower(getAddress(log.address));
+  // A format check, not viem's getAddress: its checksum (a keccak per log) was thrown away here.
+  if (!ADDRESS.test(log.address)) throw new Error(`log address ${String(log.address)} is not an address`);
+  const address = lower(log.address);
   switch (eventName) {
     case 'Swap':
       return {

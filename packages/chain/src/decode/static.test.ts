@@ -131,4 +131,27 @@ describe('static ABI fast path', () => {
     expect(outcomes.filter((r) => r.ok && r.kind === 'valuation').length).toBeGreaterThan(10);
     expect(outcomes.filter((r) => !r.ok).length).toBeGreaterThan(100);
   });
+
+  it('fails a market log whose address is not an address (checked by format, not by checksum)', () => {
+    // Swap(sender, recipient indexed; amount0, amount1, sqrtPriceX96, liquidity, tick)
+    const swap: RawLog = {
+      ...position,
+      address: `0x${'12'.repeat(20)}`,
+      topics: [eventTopics.swap, `0x${pad('aa'.repeat(20))}`, `0x${pad('bb'.repeat(20))}`],
+      data: `0x${[pad('5'), twos(-7n), pad((1n << 96n).toString(16)), pad('64'), twos(-3n)].join('')}`,
+    };
+    const ok = decodeLog(swap);
+    expect(ok).toMatchObject({ ok: true, kind: 'valuation', event: { pool: swap.address.toLowerCase() } });
+    // Mixed case is an address whatever its checksum; a short or non-hex one is not.
+    const mixed = `0x${'aB'.repeat(20)}` as Hex;
+    expect(decodeLog({ ...swap, address: mixed })).toMatchObject({
+      ok: true,
+      event: { pool: mixed.toLowerCase() },
+    });
+    for (const address of [`0x${'ab'.repeat(19)}`, `0x${'zz'.repeat(20)}`] as Hex[]) {
+      const r = decodeLog({ ...swap, address });
+      expect(r).toMatchObject({ ok: false });
+      expect(!r.ok && r.reason).toMatch(/is not an address/);
+    }
+  });
 });

@@ -280,13 +280,15 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     vaults: readonly ValuedVault[],
     headerWords: number,
     maxWords: number,
+    margin: number,
   ): ValuedVault[][] => {
     const out: ValuedVault[][] = [];
     let batch: ValuedVault[] = [];
     let words = headerWords;
     for (const v of vaults) {
-      // One position more than last seen: a vault that just opened one still fits.
-      const w = VAULT_WORDS + POSITION_WORDS * ((positionsSeen.get(lower(v.vault)) ?? 0) + 1);
+      // Creation code: one position more than last seen, so a vault that just opened one still
+      // fits under EIP-170. An override's bound is soft (gas): the positions last seen.
+      const w = VAULT_WORDS + POSITION_WORDS * ((positionsSeen.get(lower(v.vault)) ?? 0) + margin);
       if (batch.length > 0 && words + w > maxWords) {
         out.push(batch);
         batch = [];
@@ -364,7 +366,12 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     ]);
     const lensMode = await modeOf();
     // Every batch repeats the tokens and pools (cheap): each answer stands on its own.
-    const jobs = batches(vaults, tokens.length * 3 + pools.length * 4, maxWordsOf(lensMode));
+    const jobs = batches(
+      vaults,
+      tokens.length * 3 + pools.length * 4,
+      maxWordsOf(lensMode),
+      lensMode === 'create' ? 1 : 0,
+    );
     const answers: { batch: readonly ValuedVault[]; words: Words }[][] = new Array(jobs.length);
     let next = 0;
     const worker = async () => {
