@@ -14,6 +14,7 @@ import {
   contextReader,
   expectedRecords,
   normalized,
+  readMessages,
   readTopic,
   recordId,
   silent,
@@ -134,5 +135,41 @@ describe('indexer backfill of the demo scenario', () => {
     const s = indexer.status();
     expect(s.checkpoint.blockNumber).toBeGreaterThanOrEqual(Number(demo.toBlock));
     expect(s.vaults).toBe(demo.vaults.length);
+  });
+
+  it('values from a state override on anvil, and an indexer forced to creation code publishes the same bytes', async () => {
+    expect(indexer.status().valuationLens).toBe('override');
+    const other = uniqueTopic('indexer-backfill-create');
+    const otherDb = await createTestDatabase('indexer_backfill_create');
+    const create = createIndexer({
+      rpcUrl: anvil.rpcUrl,
+      factory: stack.factory,
+      kafka: { brokers: brokers(), topic: other, partitions: 4 },
+      databaseUrl: otherDb.writerUrl,
+      schema: otherDb.schema,
+      pollIntervalMs: 50,
+      maxBlockRange: 7,
+      concurrency: 3,
+      mark: { intervalBlocks: 3, minIntervalMs: 0 },
+      valuationLens: 'create',
+      logger: silent,
+    });
+    try {
+      await create.start();
+      await create.waitFor(Number(demo.toBlock));
+      expect(create.status().valuationLens).toBe('create');
+      // Creation code answers ≤ 24 KiB: never fewer calls than the override's one per block.
+      expect(create.status().valuationCalls).toBeGreaterThanOrEqual(indexer.status().valuationCalls);
+    } finally {
+      await create.stop();
+      await otherDb.drop();
+    }
+    const bytes = async (t: string) =>
+      (await readMessages(brokers(), t)).map(
+        (m) => `${m.partition}/${m.key}/${m.value?.toString('hex') ?? 'null'}`,
+      );
+    const a = await bytes(topic);
+    expect(a.length).toBeGreaterThan(30);
+    expect(await bytes(other)).toEqual(a);
   });
 });

@@ -26,6 +26,7 @@ describe('indexer config: one shape, defaults in one place', () => {
       mark: { intervalBlocks: 10, minIntervalMs: 0 },
       addressFilterLimit: 1000,
       heartbeats: { default: 3600, byFeed: {} },
+      valuationLens: 'auto',
       giveUpAfterMs: 120_000,
     });
     expect(config.kafka.replicationFactor).toBeUndefined();
@@ -42,11 +43,13 @@ describe('indexer config: one shape, defaults in one place', () => {
       FEED_HEARTBEAT_SECONDS: '86400',
       FEED_HEARTBEATS: `${feed}=60`,
       RECORD_ENCODING: 'json',
+      VALUATION_LENS: 'create',
     });
     const config = indexerConfigSchema.parse(indexerConfigFromEnv(env));
     expect(config.confirmations).toBe(3);
     expect(config.kafka.topic).toBe('records-b');
     expect(config.kafka.encoding).toBe('json');
+    expect(config.valuationLens).toBe('create');
     expect(config.mark).toEqual({ intervalBlocks: 0, minIntervalMs: 0 });
     expect(config.heartbeats).toEqual({ default: 86400, byFeed: { [feed.toLowerCase()]: 60 } });
   });
@@ -57,6 +60,9 @@ describe('indexer config: one shape, defaults in one place', () => {
     expect(() => loadIndexerEnv({ ...required, FEED_HEARTBEATS: 'feed=1' })).toThrow(/FEED_HEARTBEATS/);
     expect(() => loadIndexerEnv({ ...required, RECORD_ENCODING: 'avro' })).toThrow(
       /RECORD_ENCODING: expected binary or json \(got "avro"\)/,
+    );
+    expect(() => loadIndexerEnv({ ...required, VALUATION_LENS: 'multicall' })).toThrow(
+      /VALUATION_LENS: expected auto, override \(state override\) or create \(creation code\) \(got "multicall"\)/,
     );
     expect(() => loadIndexerEnv({ ...required, RPC_WS_URL: 'http://127.0.0.1:8545' })).toThrow(
       /RPC_WS_URL: expected a ws:\/\/ or wss:\/\/ URL/,

@@ -20,6 +20,9 @@ const address = z
  * Environment of the indexer process (see README / main.ts): formats only. Defaults live in one
  * place, `indexerConfigSchema`, which `indexerConfigFromEnv`'s result goes through like any config.
  */
+/** How the valuation lens may run (VALUATION_LENS / valuationLens). */
+export const VALUATION_LENSES = ['auto', 'override', 'create'] as const;
+
 export const indexerEnvSchema = baseConfigSchema.extend({
   RPC_URL: envField.httpUrl(),
   /** Optional: the node's WebSocket endpoint; new heads wake the indexer instead of its next poll. */
@@ -55,6 +58,10 @@ export const indexerEnvSchema = baseConfigSchema.extend({
   MARK_INTERVAL_BLOCKS: envField.int(0).optional(),
   MARK_MIN_INTERVAL_MS: envField.int(0).optional(),
   METRICS_PORT: envField.port().optional(),
+  /** How the valuation lens runs: auto (default: probed), override, or create (see packages/chain valuation). */
+  VALUATION_LENS: z
+    .enum(VALUATION_LENSES, { error: 'expected auto, override (state override) or create (creation code)' })
+    .optional(),
   /** Default heartbeat of price feeds, seconds: older prices are flagged stale. */
   FEED_HEARTBEAT_SECONDS: envField.int(1, 31_536_000).optional(),
   /** Per-feed heartbeats: `0xFEED=SECONDS,0xFEED=SECONDS`. */
@@ -165,6 +172,11 @@ export const indexerConfigSchema = z.object({
         .transform((m) => Object.fromEntries(Object.entries(m).map(([f, s]) => [f.toLowerCase(), s]))),
     })
     .prefault({}),
+  /**
+   * How the valuation lens runs in eth_call: `auto` probes the node once for state overrides
+   * (`override`: ≈ 480 vaults a call) and falls back to creation code (`create`: ≈ 26, EIP-170).
+   */
+  valuationLens: z.enum(VALUATION_LENSES).default('auto'),
   /** A streak of failed steps halts the indexer once it is 8 long and this old (ms). */
   giveUpAfterMs: int(0).default(120_000),
 });
@@ -202,6 +214,7 @@ export function indexerConfigFromEnv(env: IndexerEnv, logger?: Logger): IndexerC
     mark: { intervalBlocks: env.MARK_INTERVAL_BLOCKS, minIntervalMs: env.MARK_MIN_INTERVAL_MS },
     metricsPort: env.METRICS_PORT,
     heartbeats: { default: env.FEED_HEARTBEAT_SECONDS, byFeed: env.FEED_HEARTBEATS },
+    valuationLens: env.VALUATION_LENS,
     logger,
   };
 }

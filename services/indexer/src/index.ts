@@ -53,6 +53,8 @@ export interface IndexerStatus {
   bytesPublished: number;
   /** eth_calls made to read holdings and prices at record blocks (VaultLens reads, each a batch of vaults). */
   valuationCalls: number;
+  /** How the valuation lens runs (state override or creation code); null until the first read settles `auto`. */
+  valuationLens: 'override' | 'create' | null;
   /** Blocks with records, each valued with one read (round trip). */
   valuedBlocks: number;
   rpcCalls: number;
@@ -177,6 +179,7 @@ export function createIndexer(input: IndexerConfig): Indexer {
         recordsPublished: engine.recordsPublished,
         bytesPublished: engine.bytesPublished,
         valuationCalls: engine.valuationCalls,
+        valuationLens: engine.valuationLens,
         valuedBlocks: engine.valuedBlocks,
         rpcCalls: engine.rpcStats?.calls ?? 0,
         rpcHttpRequests: engine.rpcStats?.httpRequests ?? 0,

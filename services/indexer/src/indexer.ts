@@ -15,6 +15,7 @@ import {
   getLogsByBlockHash,
   type HeadWatcher,
   type IndexerLog,
+  type LensMode,
   type LogFilter,
   type RpcStats,
   readFactoryInfo,
@@ -130,6 +131,10 @@ export class IndexerEngine {
     return this.valuator?.calls ?? 0;
   }
 
+  get valuationLens(): LensMode | null {
+    return this.valuator?.mode ?? null;
+  }
+
   get rpcStats(): RpcStats {
     return this.stats;
   }
@@ -160,6 +165,7 @@ export class IndexerEngine {
     this.valuator = createBlockValuator(client, {
       factory: this.o.factory,
       heartbeatOf: this.heartbeatOf,
+      lens: this.o.valuationLens,
       onMode: (mode) =>
         mode === 'override'
           ? this.log.info({ mode }, 'valuation lens runs from a state override (large batches)')

@@ -7,6 +7,7 @@ import {
   getChainIdFromNode,
   getHeaders,
   getLogsAdaptive,
+  type LensMode,
   type ValuedVault,
 } from '@vault-yield/chain';
 import type { KafkaSecurity, Logger } from '@vault-yield/common';
@@ -33,6 +34,8 @@ export interface RederiveInput {
   /** The vault's numbers per block (indexer_vault_seqs), ascending. */
   seqs: readonly StoredVaultSeq[];
   heartbeatOf: (feed: Address) => number;
+  /** How the valuation lens runs (default auto: the same values either way). */
+  lens?: LensMode | 'auto';
   concurrency?: number;
 }
 
@@ -93,7 +96,7 @@ export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultR
     });
     records.push(...block);
   }
-  const valuator = createBlockValuator(client, { factory, heartbeatOf: input.heartbeatOf });
+  const valuator = createBlockValuator(client, { factory, heartbeatOf: input.heartbeatOf, lens: input.lens });
   await valuateRecords(records, {
     read: (block, vaults) => valuator.read(block, vaults),
     vault: () => vault,
@@ -111,6 +114,8 @@ export interface RepublishOptions {
   schema: string;
   kafka: { brokers: readonly string[]; topic: string; security?: KafkaSecurity; encoding?: RecordEncoding };
   heartbeats: { default: number; byFeed: Record<string, number> };
+  /** How the valuation lens runs (VALUATION_LENS; default auto). */
+  valuationLens?: LensMode | 'auto';
   vault: Address;
   fromBlock: number;
   /** Default: the indexer's checkpoint. */
@@ -168,6 +173,7 @@ export async function republishVault(o: RepublishOptions): Promise<RepublishResu
       },
       seqs,
       heartbeatOf: (feed) => o.heartbeats.byFeed[feed.toLowerCase()] ?? o.heartbeats.default,
+      lens: o.valuationLens,
     });
     let published = false;
     if (!o.dryRun && records.length > 0) {

@@ -38,6 +38,7 @@ const reindexEnvSchema = z.object({
     MARK_MIN_INTERVAL_MS: true,
     FEED_HEARTBEAT_SECONDS: true,
     FEED_HEARTBEATS: true,
+    VALUATION_LENS: true,
   }).shape,
   /** Schema of the live indexer's checkpoint (default PROJECTION_SCHEMA): never reused. */
   INDEXER_SCHEMA: envField.identifier().optional(),
@@ -107,7 +108,7 @@ options:
 environment:
   DATABASE_URL, KAFKA_BROKERS, RPC_URL, FACTORY_ADDRESS (required); the live indexer's CHAIN_ID,
   START_BLOCK, CONFIRMATIONS (0), MAX_BLOCK_RANGE, CONCURRENCY, REORG_WINDOW, MARK_INTERVAL_BLOCKS,
-  MARK_MIN_INTERVAL_MS, FEED_HEARTBEAT_SECONDS, FEED_HEARTBEATS; KAFKA_TOPIC (the live topic,
+  MARK_MIN_INTERVAL_MS, FEED_HEARTBEAT_SECONDS, FEED_HEARTBEATS, VALUATION_LENS; KAFKA_TOPIC (the live topic,
   vault-records); INDEXER_SCHEMA (default PROJECTION_SCHEMA); and those of rebuild`,
   async run(argv) {
     const { values, tokens } = parseArgs({
@@ -239,6 +240,7 @@ environment:
       reorgWindow: env.REORG_WINDOW,
       mark: { intervalBlocks: env.MARK_INTERVAL_BLOCKS, minIntervalMs: env.MARK_MIN_INTERVAL_MS },
       heartbeats: { default: env.FEED_HEARTBEAT_SECONDS, byFeed: env.FEED_HEARTBEATS },
+      valuationLens: env.VALUATION_LENS,
       logger: log,
     });
     const progress = createProgress(`reindex ${topic}`, process.stderr, { unit: 'blocks' });

@@ -18,6 +18,7 @@ const republishEnvSchema = z.object({
     CHAIN_ID: true,
     FACTORY_ADDRESS: true,
     FEED_HEARTBEAT_SECONDS: true,
+    VALUATION_LENS: true,
     FEED_HEARTBEATS: true,
     KAFKA_SASL_MECHANISM: true,
     KAFKA_SASL_USERNAME: true,
@@ -56,7 +57,7 @@ options:
 
 environment:
   DATABASE_URL, KAFKA_BROKERS, RPC_URL, FACTORY_ADDRESS (required); KAFKA_TOPIC (vault-records);
-  CHAIN_ID; FEED_HEARTBEAT_SECONDS, FEED_HEARTBEATS (the indexer's); INDEXER_SCHEMA (default
+  CHAIN_ID; FEED_HEARTBEAT_SECONDS, FEED_HEARTBEATS, VALUATION_LENS (the indexer's); INDEXER_SCHEMA (default
   PROJECTION_SCHEMA); KAFKA_SASL_*, KAFKA_SSL*`,
   async run(argv) {
     const { values } = parseArgs({
@@ -97,6 +98,7 @@ environment:
           Object.entries(env.FEED_HEARTBEATS ?? {}).map(([f, s]) => [f.toLowerCase(), s]),
         ),
       },
+      valuationLens: env.VALUATION_LENS,
       vault,
       fromBlock,
       toBlock,
