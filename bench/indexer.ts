@@ -104,8 +104,8 @@ async function main() {
     const sampler = setInterval(() => {
       peak = Math.max(peak, process.memoryUsage().rss);
     }, 50);
-    const profiler = PROFILE ? await startProfiler() : undefined;
-    const heapProfiler = HEAP_PROFILE ? await startHeapProfiler() : undefined;
+    const profiler = PROFILE ? await startProfile('cpu') : undefined;
+    const heapProfiler = HEAP_PROFILE ? await startProfile('heap') : undefined;
     const anvilCpu0 = cpuSeconds(anvil.pid);
     const kafkaPid = Number(/pid (\d+)/.exec(kafka.description)?.[1] ?? Number.NaN);
     const kafkaCpu0 = cpuSeconds(kafkaPid);
@@ -189,43 +189,35 @@ function threadCpu(since?: Map<number, number>): Map<number, number> {
   return out;
 }
 
-/** The V8 CPU profiler of this process (BENCH_CPU_PROFILE): the backfill only, not the setup. */
-async function startProfiler(): Promise<{ stop(path: string): Promise<void> }> {
+/**
+ * A V8 profile of the backfill only, not the setup: the CPU profiler (BENCH_CPU_PROFILE) or the
+ * sampling heap profiler counting collected objects too (BENCH_HEAP_PROFILE: where the garbage
+ * comes from).
+ */
+async function startProfile(kind: 'cpu' | 'heap'): Promise<{ stop(path: string): Promise<void> }> {
   const session = new Session();
   session.connect();
   const post = <T>(method: string, params?: object) =>
     new Promise<T>((res, rej) => session.post(method, params, (err, r) => (err ? rej(err) : res(r as T))));
-  await post('Profiler.enable');
-  await post('Profiler.setSamplingInterval', { interval: 500 });
-  await post('Profiler.start');
+  if (kind === 'cpu') {
+    await post('Profiler.enable');
+    await post('Profiler.setSamplingInterval', { interval: 500 });
+    await post('Profiler.start');
+  } else {
+    await post('HeapProfiler.enable');
+    await post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  }
   return {
     async stop(path) {
-      const { profile } = await post<{ profile: object }>('Profiler.stop');
+      const stop = kind === 'cpu' ? 'Profiler.stop' : 'HeapProfiler.stopSampling';
+      const { profile } = await post<{ profile: object }>(stop);
       writeFileSync(path, JSON.stringify(profile));
       session.disconnect();
-      console.log(`CPU profile of the backfill: ${path}`);
-    },
-  };
-}
-
-/** The sampling heap profiler of this process (BENCH_HEAP_PROFILE), counting collected objects too. */
-async function startHeapProfiler(): Promise<{ stop(path: string): Promise<void> }> {
-  const session = new Session();
-  session.connect();
-  const post = <T>(method: string, params?: object) =>
-    new Promise<T>((res, rej) => session.post(method, params, (err, r) => (err ? rej(err) : res(r as T))));
-  await post('HeapProfiler.enable');
-  await post('HeapProfiler.startSampling', {
-    samplingInterval: 4096,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
-  });
-  return {
-    async stop(path) {
-      const { profile } = await post<{ profile: object }>('HeapProfiler.stopSampling');
-      writeFileSync(path, JSON.stringify(profile));
-      session.disconnect();
-      console.log(`heap profile of the backfill: ${path}`);
+      console.log(`${kind === 'cpu' ? 'CPU' : 'heap'} profile of the backfill: ${path}`);
     },
   };
 }

@@ -28,25 +28,29 @@ describe('indexer backfill of the demo scenario', () => {
   let indexer: Indexer;
   const topic = uniqueTopic('indexer-backfill');
   const brokers = () => kafkaBrokers();
+  /** One indexer of the demo chain into `t` and `into`'s schema. */
+  const indexerOf = (t: string, into: TestDatabase, lens?: 'create') =>
+    createIndexer({
+      rpcUrl: anvil.rpcUrl,
+      factory: stack.factory,
+      kafka: { brokers: brokers(), topic: t, partitions: 4 },
+      databaseUrl: into.writerUrl,
+      schema: into.schema,
+      pollIntervalMs: 50,
+      // Small ranges: the backfill crosses many chunks and the adaptive sizing.
+      maxBlockRange: 7,
+      concurrency: 3,
+      mark: { intervalBlocks: 3, minIntervalMs: 0 },
+      valuationLens: lens,
+      logger: silent,
+    });
 
   beforeAll(async () => {
     anvil = await startAnvil();
     stack = await deployReferenceStack(anvil.rpcUrl);
     demo = await playDemoScenario(stack);
     db = await createTestDatabase('indexer_backfill');
-    indexer = createIndexer({
-      rpcUrl: anvil.rpcUrl,
-      factory: stack.factory,
-      kafka: { brokers: brokers(), topic, partitions: 4 },
-      databaseUrl: db.writerUrl,
-      schema: db.schema,
-      pollIntervalMs: 50,
-      // Small ranges: the backfill crosses many chunks and the adaptive sizing.
-      maxBlockRange: 7,
-      concurrency: 3,
-      mark: { intervalBlocks: 3, minIntervalMs: 0 },
-      logger: silent,
-    });
+    indexer = indexerOf(topic, db);
     await indexer.start();
     await indexer.waitFor(Number(demo.toBlock));
   });
@@ -141,19 +145,7 @@ describe('indexer backfill of the demo scenario', () => {
     expect(indexer.status().valuationLens).toBe('override');
     const other = uniqueTopic('indexer-backfill-create');
     const otherDb = await createTestDatabase('indexer_backfill_create');
-    const create = createIndexer({
-      rpcUrl: anvil.rpcUrl,
-      factory: stack.factory,
-      kafka: { brokers: brokers(), topic: other, partitions: 4 },
-      databaseUrl: otherDb.writerUrl,
-      schema: otherDb.schema,
-      pollIntervalMs: 50,
-      maxBlockRange: 7,
-      concurrency: 3,
-      mark: { intervalBlocks: 3, minIntervalMs: 0 },
-      valuationLens: 'create',
-      logger: silent,
-    });
+    const create = indexerOf(other, otherDb, 'create');
     try {
       await create.start();
       await create.waitFor(Number(demo.toBlock));

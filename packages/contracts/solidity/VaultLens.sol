@@ -61,10 +61,7 @@ contract VaultLens {
         address[] memory vaultTokens,
         uint256[] memory vaultPools
     ) {
-        uint256[] memory out = _read(factory, tokens, pools, vaults, vaultTokens, vaultPools);
-        assembly {
-            return(add(out, 32), mul(mload(out), 32))
-        }
+        _answer(_read(factory, tokens, pools, vaults, vaultTokens, vaultPools));
     }
 
     /// The same answer from runtime code (state override): the words, not ABI-encoded.
@@ -76,7 +73,11 @@ contract VaultLens {
         address[] memory vaultTokens,
         uint256[] memory vaultPools
     ) external view {
-        uint256[] memory out = _read(factory, tokens, pools, vaults, vaultTokens, vaultPools);
+        _answer(_read(factory, tokens, pools, vaults, vaultTokens, vaultPools));
+    }
+
+    /// Ends the call (or the creation) with the words as its raw answer.
+    function _answer(uint256[] memory out) private pure {
         assembly {
             return(add(out, 32), mul(mload(out), 32))
         }
