@@ -27,9 +27,10 @@ import {
 /**
  * A loopback proxy in front of anvil that plays a node without eth_call state overrides: it drops
  * the override set (`ignores`, as a node that reads only two parameters) or refuses the call
- * (`refuses`, geth's "too many arguments" wording).
+ * (`refuses`, geth's "too many arguments" wording); or a node that takes them but rate-limits the
+ * first (`busy once`).
  */
-async function startOverrideFreeProxy(upstream: string, node: 'ignores' | 'refuses') {
+async function startOverrideFreeProxy(upstream: string, node: 'ignores' | 'refuses' | 'busy once') {
   let overrides = 0;
   type Call = { id: unknown; method: string; params?: unknown[] };
   const server = createServer(async (req, res) => {
@@ -42,7 +43,10 @@ async function startOverrideFreeProxy(upstream: string, node: 'ignores' | 'refus
       if (c.method !== 'eth_call' || (c.params?.length ?? 0) < 3) continue;
       overrides++;
       if (node === 'ignores') c.params = c.params!.slice(0, 2);
-      else refused.set(c.id, { code: -32602, message: 'too many arguments, want at most 2' });
+      else if (node === 'refuses')
+        refused.set(c.id, { code: -32602, message: 'too many arguments, want at most 2' });
+      // A provider's rate limit (Infura's -32005) on the first call only: then it forwards.
+      else if (overrides === 1) refused.set(c.id, { code: -32005, message: 'limit exceeded' });
     }
     const forward = calls.filter((c) => !refused.has(c.id));
     const answered: { id: unknown }[] =
@@ -310,6 +314,33 @@ describe('chain package against a real anvil', () => {
       } finally {
         await proxy.close();
       }
+    }
+  });
+
+  it('a probe the node only rate-limited settles nothing: the read fails (to be retried), the next one probes again', async () => {
+    const reader = createValuationReader(client, { factory: stack.factory });
+    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const block = Number(demo.toBlock);
+    const proxy = await startOverrideFreeProxy(anvil.rpcUrl, 'busy once');
+    try {
+      const viaProxy = createChainClient({
+        rpcUrl: proxy.url,
+        chainId: anvil.chainId,
+        cacheTime: 0,
+        retryCount: 0,
+      });
+      const auto = createBlockValuator(viaProxy, { factory: stack.factory, heartbeatOf: () => 3600 });
+      await expect(auto.read(block, infos)).rejects.toThrow(/limit exceeded/i);
+      expect(auto.mode).toBeUndefined();
+      const expected = await createBlockValuator(client, {
+        factory: stack.factory,
+        heartbeatOf: () => 3600,
+        lens: 'override',
+      }).read(block, infos);
+      expect(await auto.read(block, infos)).toEqual(expected);
+      expect(auto.mode).toBe('override');
+    } finally {
+      await proxy.close();
     }
   });
 

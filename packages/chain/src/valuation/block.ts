@@ -16,6 +16,7 @@ import {
   type Hash,
   type Hex,
   HttpRequestError,
+  LimitExceededRpcError,
   parseAbi,
   TimeoutError,
 } from 'viem';
@@ -155,10 +156,12 @@ function revertData(err: unknown): Hex | undefined {
   return /execution reverted/i.test(err.message) ? '0x' : undefined;
 }
 
-/** The node never answered the request (so it said nothing about what it supports). */
+/** The node never answered the request, or only "not now" (so it said nothing about what it supports). */
 const unanswered = (err: unknown) =>
   err instanceof BaseError &&
-  err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null;
+  err.walk(
+    (e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof LimitExceededRpcError,
+  ) !== null;
 
 /** The token of a NoFeed revert of the lens, if that is why the call failed. */
 function revertedFor(err: unknown): Address | undefined {
