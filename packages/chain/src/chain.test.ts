@@ -28,9 +28,13 @@ import {
  * A loopback proxy in front of anvil that plays a node without eth_call state overrides: it drops
  * the override set (`ignores`, as a node that reads only two parameters) or refuses the call
  * (`refuses`, geth's "too many arguments" wording); or a node that takes them but rate-limits the
- * first (`busy once`).
+ * first (`busy once`); or, as a fleet behind one URL mixing both kinds, takes the probe's and drops
+ * every later one (`ignores after the probe`).
  */
-async function startOverrideFreeProxy(upstream: string, node: 'ignores' | 'refuses' | 'busy once') {
+async function startOverrideFreeProxy(
+  upstream: string,
+  node: 'ignores' | 'refuses' | 'busy once' | 'ignores after the probe',
+) {
   let overrides = 0;
   type Call = { id: unknown; method: string; params?: unknown[] };
   const server = createServer(async (req, res) => {
@@ -42,7 +46,9 @@ async function startOverrideFreeProxy(upstream: string, node: 'ignores' | 'refus
     for (const c of calls) {
       if (c.method !== 'eth_call' || (c.params?.length ?? 0) < 3) continue;
       overrides++;
-      if (node === 'ignores') c.params = c.params!.slice(0, 2);
+      if (node === 'ignores' || (node === 'ignores after the probe' && overrides > 1))
+        c.params = c.params!.slice(0, 2);
+      else if (node === 'ignores after the probe') continue;
       else if (node === 'refuses')
         refused.set(c.id, { code: -32602, message: 'too many arguments, want at most 2' });
       // A provider's rate limit (Infura's -32005) on the first call only: then it forwards.
@@ -339,6 +345,40 @@ describe('chain package against a real anvil', () => {
       }).read(block, infos);
       expect(await auto.read(block, infos)).toEqual(expected);
       expect(auto.mode).toBe('override');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a node that took the probe but ignores a later override (a mixed fleet) gets creation code from then on, with the same answer', async () => {
+    const reader = createValuationReader(client, { factory: stack.factory });
+    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const blocks = [demo.priceMoves[0]!.blockNumber, demo.toBlock].map(Number);
+    const create = createBlockValuator(client, {
+      factory: stack.factory,
+      heartbeatOf: () => 3600,
+      lens: 'create',
+    });
+    const proxy = await startOverrideFreeProxy(anvil.rpcUrl, 'ignores after the probe');
+    try {
+      const viaProxy = createChainClient({
+        rpcUrl: proxy.url,
+        chainId: anvil.chainId,
+        cacheTime: 0,
+        retryCount: 0,
+      });
+      const told: string[] = [];
+      const auto = createBlockValuator(viaProxy, {
+        factory: stack.factory,
+        heartbeatOf: () => 3600,
+        onMode: (m) => told.push(m),
+      });
+      for (const block of blocks)
+        expect(await auto.read(block, infos)).toEqual(await create.read(block, infos));
+      expect(told).toEqual(['override', 'create']);
+      expect(auto.mode).toBe('create');
+      // The probe and the one override call the node ignored; none after it.
+      expect(proxy.overridesSeen()).toBe(2);
     } finally {
       await proxy.close();
     }

@@ -73,7 +73,8 @@ export interface BlockValuatorConfig {
   heartbeatOf: (feed: Address) => number;
   /**
    * How the lens runs: `override` (runtime code by a state override), `create` (creation code, no
-   * `to`), or `auto` (default): override when the node honours a probe override at the first read.
+   * `to`), or `auto` (default): override when the node honours a probe override at the first read,
+   * and creation code from the first override it answers with nothing (a fleet mixing nodes).
    */
   lens?: LensMode | 'auto';
   /** Told once how `auto` settled (for the log). */
@@ -215,12 +216,15 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
           return 'create' as const;
         },
       )
-      .then((m) => {
-        mode = m;
-        config.onMode?.(m);
-        return m;
-      });
+      .then(settle);
     return probing;
+  };
+  const settle = (m: LensMode): LensMode => {
+    if (mode !== m) {
+      mode = m;
+      config.onMode?.(m);
+    }
+    return m;
   };
 
   /** Immutable facts, read once (and at any block: they never change). */
@@ -336,6 +340,12 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
               data: encodeDeployData({ abi: vaultLensAbi, bytecode: vaultLensBytecode, args }),
               ...at,
             });
+      // The lens always answers its tokens' and pools' words: nothing at all means the node ran no
+      // code at LENS_ADDRESS — it ignored this override (a fleet behind one URL may mix nodes
+      // that take overrides and nodes that do not). Creation code from now on.
+      if (mode === 'override' && (answer ?? '0x') === '0x') {
+        return lens(settle('create'), block, blockHash, tokens, pools, batch);
+      }
       return [{ batch, words: new Words(answer ?? '0x') }];
     } catch (err) {
       if (batch.length > 1 && isTooBig(err)) {
