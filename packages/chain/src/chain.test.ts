@@ -379,6 +379,14 @@ describe('chain package against a real anvil', () => {
       expect(auto.mode).toBe('create');
       // The probe and the one override call the node ignored; none after it.
       expect(proxy.overridesSeen()).toBe(2);
+      // Configured override only, the same node's answer is an error, not a fallback.
+      const forced = createBlockValuator(viaProxy, {
+        factory: stack.factory,
+        heartbeatOf: () => 3600,
+        lens: 'override',
+      });
+      await expect(forced.read(blocks[0]!, infos)).rejects.toThrow(/ignored the lens' state override/);
+      expect(forced.mode).toBe('override');
     } finally {
       await proxy.close();
     }

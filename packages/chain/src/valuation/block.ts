@@ -342,8 +342,13 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
             });
       // The lens always answers its tokens' and pools' words: nothing at all means the node ran no
       // code at LENS_ADDRESS — it ignored this override (a fleet behind one URL may mix nodes
-      // that take overrides and nodes that do not). Creation code from now on.
+      // that take overrides and nodes that do not). Creation code from now on, unless told
+      // to use overrides only.
       if (mode === 'override' && (answer ?? '0x') === '0x') {
+        if (config.lens === 'override')
+          throw new BlockValuationError(
+            `the node ignored the lens' state override at block ${block} (lens configured override only)`,
+          );
         return lens(settle('create'), block, blockHash, tokens, pools, batch);
       }
       return [{ batch, words: new Words(answer ?? '0x') }];
