@@ -8,6 +8,7 @@ import { type AnvilInstance, startAnvil } from '../../../infra/chain/anvil.js';
 import { type DemoResult, playDemoScenario } from '../../../infra/chain/scenario/demo.js';
 import { deployReferenceStack, type ReferenceStack } from '../../../infra/chain/scenario/deploy.js';
 import {
+  type BlockValuatorConfig,
   type ChainClient,
   type ChainRecord,
   createBlockValuator,
@@ -106,6 +107,18 @@ describe('chain package against a real anvil', () => {
     await anvil?.stop();
   });
 
+  /** A block valuator of the demo stack (heartbeat 3600 s), through `via` (default: anvil). */
+  const valuatorOf = (extra: Partial<BlockValuatorConfig> = {}, via: ChainClient = client) =>
+    createBlockValuator(via, { factory: stack.factory, heartbeatOf: () => 3600, ...extra });
+  /** The demo's vaults as the valuator takes them. */
+  const demoVaults = () => {
+    const reader = createValuationReader(client, { factory: stack.factory });
+    return Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+  };
+  /** A client of a proxy in front of anvil, without retries (each refusal is seen). */
+  const clientOf = (url: string) =>
+    createChainClient({ rpcUrl: url, chainId: anvil.chainId, cacheTime: 0, retryCount: 0 });
+
   it('reads the factory start block', async () => {
     const info = await readFactoryInfo(client, stack.factory);
     expect(info.deploymentBlock).toBe(stack.deploymentBlock);
@@ -196,7 +209,7 @@ describe('chain package against a real anvil', () => {
 
   it('valuation context reflects the price change between two blocks', async () => {
     const reader = createValuationReader(client, { factory: stack.factory });
-    const valuator = createBlockValuator(client, { factory: stack.factory, heartbeatOf: () => 3600 });
+    const valuator = valuatorOf();
     const move = demo.priceMoves[0]!.blockNumber;
     const vault = (demo.vaults[0]!.address as Address).toLowerCase() as Address;
     const info = await reader.vaultInfo(vault);
@@ -225,26 +238,13 @@ describe('chain package against a real anvil', () => {
   });
 
   it('values every vault alike whether the lens answers for all in one call or one vault per call, as creation code and from a state override', async () => {
-    const reader = createValuationReader(client, { factory: stack.factory });
-    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const infos = await demoVaults();
     const block = Number(demo.toBlock);
     const answers = [];
     for (const lens of ['create', 'override'] as const) {
-      const whole = createBlockValuator(client, {
-        factory: stack.factory,
-        heartbeatOf: () => 3600,
-        lens,
-        maxReturnBytes: 1 << 20,
-        maxOverrideBytes: 1 << 20,
-      });
+      const whole = valuatorOf({ lens, maxReturnBytes: 1 << 20, maxOverrideBytes: 1 << 20 });
       // Room for the tokens and pools and less than one vault: every vault is a batch of its own.
-      const single = createBlockValuator(client, {
-        factory: stack.factory,
-        heartbeatOf: () => 3600,
-        lens,
-        maxReturnBytes: 800,
-        maxOverrideBytes: 800,
-      });
+      const single = valuatorOf({ lens, maxReturnBytes: 800, maxOverrideBytes: 800 });
       const a = await whole.read(block, infos);
       const b = await single.read(block, infos);
       expect(whole.calls).toBe(1);
@@ -262,19 +262,10 @@ describe('chain package against a real anvil', () => {
   });
 
   it('auto runs the lens from a state override where the node takes one (anvil), with the same answer at every block as creation code', async () => {
-    const reader = createValuationReader(client, { factory: stack.factory });
-    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const infos = await demoVaults();
     const told: string[] = [];
-    const auto = createBlockValuator(client, {
-      factory: stack.factory,
-      heartbeatOf: () => 3600,
-      onMode: (m) => told.push(m),
-    });
-    const create = createBlockValuator(client, {
-      factory: stack.factory,
-      heartbeatOf: () => 3600,
-      lens: 'create',
-    });
+    const auto = valuatorOf({ onMode: (m) => told.push(m) });
+    const create = valuatorOf({ lens: 'create' });
     expect(auto.mode).toBeUndefined();
     for (const block of [
       demo.priceMoves[0]!.blockNumber,
@@ -290,29 +281,15 @@ describe('chain package against a real anvil', () => {
   });
 
   it('auto falls back to creation code on a node that ignores or refuses state overrides', async () => {
-    const reader = createValuationReader(client, { factory: stack.factory });
-    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const infos = await demoVaults();
     const block = Number(demo.toBlock);
-    const expected = await createBlockValuator(client, {
-      factory: stack.factory,
-      heartbeatOf: () => 3600,
-      lens: 'create',
-    }).read(block, infos);
+    const expected = await valuatorOf({ lens: 'create' }).read(block, infos);
     for (const node of ['ignores', 'refuses'] as const) {
       const proxy = await startOverrideFreeProxy(anvil.rpcUrl, node);
       try {
-        const viaProxy = createChainClient({
-          rpcUrl: proxy.url,
-          chainId: anvil.chainId,
-          cacheTime: 0,
-          retryCount: 0,
-        });
+        const viaProxy = clientOf(proxy.url);
         const told: string[] = [];
-        const auto = createBlockValuator(viaProxy, {
-          factory: stack.factory,
-          heartbeatOf: () => 3600,
-          onMode: (m) => told.push(m),
-        });
+        const auto = valuatorOf({ onMode: (m) => told.push(m) }, viaProxy);
         expect(await auto.read(block, infos)).toEqual(expected);
         expect(auto.mode).toBe('create');
         expect(told).toEqual(['create']);
@@ -324,25 +301,15 @@ describe('chain package against a real anvil', () => {
   });
 
   it('a probe the node only rate-limited settles nothing: the read fails (to be retried), the next one probes again', async () => {
-    const reader = createValuationReader(client, { factory: stack.factory });
-    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const infos = await demoVaults();
     const block = Number(demo.toBlock);
     const proxy = await startOverrideFreeProxy(anvil.rpcUrl, 'busy once');
     try {
-      const viaProxy = createChainClient({
-        rpcUrl: proxy.url,
-        chainId: anvil.chainId,
-        cacheTime: 0,
-        retryCount: 0,
-      });
-      const auto = createBlockValuator(viaProxy, { factory: stack.factory, heartbeatOf: () => 3600 });
+      const viaProxy = clientOf(proxy.url);
+      const auto = valuatorOf({}, viaProxy);
       await expect(auto.read(block, infos)).rejects.toThrow(/limit exceeded/i);
       expect(auto.mode).toBeUndefined();
-      const expected = await createBlockValuator(client, {
-        factory: stack.factory,
-        heartbeatOf: () => 3600,
-        lens: 'override',
-      }).read(block, infos);
+      const expected = await valuatorOf({ lens: 'override' }).read(block, infos);
       expect(await auto.read(block, infos)).toEqual(expected);
       expect(auto.mode).toBe('override');
     } finally {
@@ -351,28 +318,14 @@ describe('chain package against a real anvil', () => {
   });
 
   it('a node that took the probe but ignores a later override (a mixed fleet) gets creation code from then on, with the same answer', async () => {
-    const reader = createValuationReader(client, { factory: stack.factory });
-    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const infos = await demoVaults();
     const blocks = [demo.priceMoves[0]!.blockNumber, demo.toBlock].map(Number);
-    const create = createBlockValuator(client, {
-      factory: stack.factory,
-      heartbeatOf: () => 3600,
-      lens: 'create',
-    });
+    const create = valuatorOf({ lens: 'create' });
     const proxy = await startOverrideFreeProxy(anvil.rpcUrl, 'ignores after the probe');
     try {
-      const viaProxy = createChainClient({
-        rpcUrl: proxy.url,
-        chainId: anvil.chainId,
-        cacheTime: 0,
-        retryCount: 0,
-      });
+      const viaProxy = clientOf(proxy.url);
       const told: string[] = [];
-      const auto = createBlockValuator(viaProxy, {
-        factory: stack.factory,
-        heartbeatOf: () => 3600,
-        onMode: (m) => told.push(m),
-      });
+      const auto = valuatorOf({ onMode: (m) => told.push(m) }, viaProxy);
       for (const block of blocks)
         expect(await auto.read(block, infos)).toEqual(await create.read(block, infos));
       expect(told).toEqual(['override', 'create']);
@@ -380,11 +333,7 @@ describe('chain package against a real anvil', () => {
       // The probe and the one override call the node ignored; none after it.
       expect(proxy.overridesSeen()).toBe(2);
       // Configured override only, the same node's answer is an error, not a fallback.
-      const forced = createBlockValuator(viaProxy, {
-        factory: stack.factory,
-        heartbeatOf: () => 3600,
-        lens: 'override',
-      });
+      const forced = valuatorOf({ lens: 'override' }, viaProxy);
       await expect(forced.read(blocks[0]!, infos)).rejects.toThrow(/ignored the lens' state override/);
       expect(forced.mode).toBe('override');
     } finally {
@@ -393,8 +342,7 @@ describe('chain package against a real anvil', () => {
   });
 
   it('halves an override batch the node has too little gas for, down to batches that fit', async () => {
-    const reader = createValuationReader(client, { factory: stack.factory });
-    const infos = await Promise.all(demo.vaults.map((v) => reader.vaultInfo(v.address as Address)));
+    const infos = await demoVaults();
     const rpc = (method: string, params: unknown[]) => client.request({ method, params } as never);
     const limit = (await client.getBlock()).gasLimit;
     // eth_call runs with the block's gas limit: one vault (≈ 150k gas with the tokens and pools)
@@ -403,17 +351,8 @@ describe('chain package against a real anvil', () => {
     try {
       await rpc('evm_mine', []);
       const head = Number(await client.getBlockNumber());
-      const expected = await createBlockValuator(client, {
-        factory: stack.factory,
-        heartbeatOf: () => 3600,
-        lens: 'override',
-        maxOverrideBytes: 800,
-      }).read(head, infos);
-      const halved = createBlockValuator(client, {
-        factory: stack.factory,
-        heartbeatOf: () => 3600,
-        lens: 'override',
-      });
+      const expected = await valuatorOf({ lens: 'override', maxOverrideBytes: 800 }).read(head, infos);
+      const halved = valuatorOf({ lens: 'override' });
       expect(await halved.read(head, infos)).toEqual(expected);
       expect(halved.calls).toBeGreaterThan(1);
     } finally {
