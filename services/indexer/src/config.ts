@@ -16,13 +16,13 @@ const address = z
   .regex(/^0x[0-9a-fA-F]{40}$/, 'expected an address: 0x followed by 40 hex digits')
   .transform((a) => a.toLowerCase() as `0x${string}`);
 
+/** How the valuation lens may run (VALUATION_LENS / valuationLens). */
+export const VALUATION_LENSES = ['auto', 'override', 'create'] as const;
+
 /**
  * Environment of the indexer process (see README / main.ts): formats only. Defaults live in one
  * place, `indexerConfigSchema`, which `indexerConfigFromEnv`'s result goes through like any config.
  */
-/** How the valuation lens may run (VALUATION_LENS / valuationLens). */
-export const VALUATION_LENSES = ['auto', 'override', 'create'] as const;
-
 export const indexerEnvSchema = baseConfigSchema.extend({
   RPC_URL: envField.httpUrl(),
   /** Optional: the node's WebSocket endpoint; new heads wake the indexer instead of its next poll. */

@@ -171,7 +171,7 @@ export class IndexerEngine {
           ? this.log.info({ mode }, 'valuation lens runs from a state override (large batches)')
           : this.log.warn(
               { mode },
-              'the node refuses eth_call state overrides: the valuation lens runs as creation code (24 KiB answers, ≈ 26 vaults a call)',
+              'the node does not take eth_call state overrides: the valuation lens runs as creation code (24 KiB answers, ≈ 26 vaults a call)',
             ),
     });
     this.heads = createHeadWatcher({
