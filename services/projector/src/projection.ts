@@ -147,8 +147,7 @@ export function foldInto(
     }
     bodies.push(bodyOf(r, live.raw));
   }
-  for (const row of step.state.reconciled.length > 0 ? reconciledRows(r, step.state) : [])
-    addLedger(sink, row);
+  if (step.state.reconciled.length > 0) for (const row of reconciledRows(r, step.state)) addLedger(sink, row);
   const id = recordId(r);
   w.seen.add(id);
   const pos = positionOf(r);

@@ -97,26 +97,20 @@ export class CopyBuffer<T> {
   get size(): number {
     return this.n;
   }
+  /** `rows` as a buffer of `line`: an array is encoded now, a buffer (made with `line`) is itself. */
+  static of<T>(rows: readonly T[] | CopyBuffer<T>, line: (w: CopyWriter, row: T) => void): CopyBuffer<T> {
+    if (rows instanceof CopyBuffer) return rows;
+    const b = new CopyBuffer(line);
+    for (const r of rows) b.add(r);
+    return b;
+  }
 }
 
-/** Runs `copy … from stdin` with the rows `write` puts into the writer (or rows already encoded). */
-export async function copyRows<T>(
-  client: PoolClient,
-  sql: string,
-  rows: readonly T[] | CopyBuffer<T>,
-  write: (w: CopyWriter, row: T) => void,
-): Promise<void> {
-  let w: CopyWriter;
-  if (rows instanceof CopyBuffer) {
-    if (rows.size === 0) return;
-    w = rows.writer;
-  } else {
-    if (rows.length === 0) return;
-    w = new CopyWriter();
-    for (const r of rows) write(w, r);
-  }
-  w.flush();
-  await pipeline(Readable.from(w.chunks, { objectMode: false }), client.query(copyFrom(sql)));
+/** Runs `copy … from stdin` with the rows encoded in `rows`. */
+export async function copyRows<T>(client: PoolClient, sql: string, rows: CopyBuffer<T>): Promise<void> {
+  if (rows.size === 0) return;
+  rows.writer.flush();
+  await pipeline(Readable.from(rows.writer.chunks, { objectMode: false }), client.query(copyFrom(sql)));
 }
 
 /**

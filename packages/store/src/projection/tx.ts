@@ -318,8 +318,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       await copyRows(
         client,
         'copy ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload) from stdin',
-        rows,
-        ledgerLine,
+        CopyBuffer.of(rows, ledgerLine),
       );
     },
 
@@ -344,8 +343,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       await copyRows(
         client,
         'copy equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index) from stdin',
-        rows,
-        equityLine,
+        CopyBuffer.of(rows, equityLine),
       );
     },
 
