@@ -1,3 +1,4 @@
+import { bytesToHex } from '@vault-yield/store';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { checksums, createTopic, deleteTopics, projector, publish, query } from '../projector/support.js';
@@ -87,7 +88,7 @@ describe('projector SIGKILLed and restarted in the same consumer group, reverts 
     const [orphans] = await query<{ n: number }>(
       db.writerUrl,
       db.schema,
-      `select count(*)::int as n from ledger where block_hash in (${records
+      `select count(*)::int as n from ledger where ${bytesToHex('block_hash')} in (${records
         .filter((r) => r.type === 'revert')
         .flatMap((r) => (r.payload as { orphanedBlockHashes: string[] }).orphanedBlockHashes)
         .map((h) => `'${h}'`)

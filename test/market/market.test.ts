@@ -1,6 +1,6 @@
 import { createLogger } from '@vault-yield/common';
 import { createPublisher } from '@vault-yield/log';
-import { createPgPool, type Pool } from '@vault-yield/store';
+import { createPgPool, hexToBytes, type Pool } from '@vault-yield/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMarketProjector, refreshStrategyStats } from '../../services/projector/src/market/index.js';
 import { makeCatalogue, makeScreen } from '../fixtures/screen.js';
@@ -168,7 +168,7 @@ describe('market projector (screen + catalogue topics)', () => {
       );
       await pool.query(
         `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index)
-         select $1, x.ts, x.seq, x.seq, x.v, x.i, x.o, $3, x.x
+         select ${hexToBytes('$1::text')}, x.ts, x.seq, x.seq, x.v, x.i, x.o, $3, x.x
          from jsonb_to_recordset($2::jsonb) as x(ts bigint, seq bigint, v numeric, i numeric, o numeric, x numeric)`,
         [vault, JSON.stringify(points.map((p, seq) => ({ ...p, seq }))), ranUnder],
       );

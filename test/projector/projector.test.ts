@@ -1,4 +1,5 @@
 import type { VaultRecord } from '@vault-yield/domain';
+import { bytesToHex, hexToBytes } from '@vault-yield/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { blockHash, createHistoryGenerator, type VaultModel } from './generator.js';
@@ -289,7 +290,8 @@ describe('projector: revert', () => {
     const [mid] = await query<{ n: number }>(
       db.writerUrl,
       db.schema,
-      `select count(*)::int as n from ledger where vault = $1 and block_hash = any($2) and type <> 'balance.reconciled'`,
+      `select count(*)::int as n from ledger
+       where vault = ${hexToBytes('$1')} and ${bytesToHex('block_hash')} = any($2) and type <> 'balance.reconciled'`,
       [m.vault, orphanHashes],
     );
     // The deposit; the two marks have no ledger rows (re-folds take them from the bundles).
@@ -308,7 +310,7 @@ describe('projector: revert', () => {
     const [left] = await query<{ n: number }>(
       db.writerUrl,
       db.schema,
-      'select count(*)::int as n from ledger where block_hash = any($1)',
+      `select count(*)::int as n from ledger where ${bytesToHex('block_hash')} = any($1)`,
       [orphanHashes],
     );
     expect(left?.n).toBe(0);

@@ -12,6 +12,7 @@ import {
   snapshotView,
   vaultRecord,
 } from '@vault-yield/domain';
+import { hexToBytes } from '@vault-yield/store';
 import pg from 'pg';
 
 /**
@@ -311,7 +312,8 @@ export async function insertLedger(db: Writer, specs: readonly LedgerSpec[]): Pr
   });
   await db.query(
     `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload)
-     select chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload
+     select chain_id, ${hexToBytes('block_hash')}, ${hexToBytes('tx_hash')}, log_index, ${hexToBytes('vault')},
+            block_number, tx_index, ts, type, payload
      from jsonb_to_recordset($1::jsonb) as x(chain_id int, block_hash text, tx_hash text, log_index int, vault text,
        block_number bigint, tx_index int, ts bigint, type text, payload jsonb)`,
     [JSON.stringify(rows)],
@@ -333,7 +335,7 @@ export async function insertEquity(db: Writer, vault: string, points: readonly E
   if (points.length === 0) return;
   await db.query(
     `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
-     select $1, ts, ts / 1000, seq, value_usd::numeric, capital_in_usd::numeric, capital_out_usd::numeric
+     select ${hexToBytes('$1::text')}, ts, ts / 1000, seq, value_usd::numeric, capital_in_usd::numeric, capital_out_usd::numeric
      from jsonb_to_recordset($2::jsonb) as x(ts bigint, seq bigint, value_usd text, capital_in_usd text,
        capital_out_usd text)`,
     [

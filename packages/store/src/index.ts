@@ -22,7 +22,9 @@ export {
   resetSchema,
 } from './migrations/index.js';
 export {
+  bytesToHex,
   createPgPool,
+  hexToBytes,
   ident,
   type PgPoolConfig,
   type Pool,

@@ -1,4 +1,4 @@
-import type { Pool } from '../pool/index.js';
+import { bytesToHex, type Pool } from '../pool/index.js';
 
 export interface EquitySample {
   ts: number;
@@ -38,7 +38,7 @@ export async function vaultReturnSeries(pool: Pool): Promise<Map<string, EquityS
     s: string;
     x: number;
   }>(
-    `select vault, ts, value_usd::float8 as v, capital_in_usd::float8 as i, capital_out_usd::float8 as o,
+    `select ${bytesToHex('vault')} as vault, ts, value_usd::float8 as v, capital_in_usd::float8 as i, capital_out_usd::float8 as o,
             strategy as s, return_index::float8 as x
      from equity_points order by vault, seq`,
   );

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
-import { createPgPool, type Pool } from '../pool/index.js';
+import { vaultReturnSeries } from '../catalogue/stats.js';
+import { createPgPool, hexToBytes, type Pool } from '../pool/index.js';
 import { createProjectionStore } from '../projection/index.js';
 import { unframe } from '../projection/tx.js';
+import { equitySeries } from '../queries/equity.js';
+import { ledgerByTx, ledgerPage } from '../queries/ledger.js';
 import { migrate, migrations } from './index.js';
 
 /** Upgrades of a database that holds data: the schema is built to an older version, filled, migrated. */
@@ -80,6 +83,13 @@ describe('0011 record bundles, 0012 framed bodies, 0013 marks off the ledger', (
       [Buffer.from(JSON.stringify({ ...record(V1, 42, 0), seq: 7 })), V1, Buffer.from([0xb1, 0xff, 0x00])],
     );
 
+    // Equity points of V1 (text keys until 0014).
+    await pool.query(
+      `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
+       values ($1, 10000, 10, 1, 100, 100, 0), ($1, 12000, 12, 2, 150.5, 100, 0)`,
+      [V1],
+    );
+
     const result = await migrate(pool, SCHEMA);
     expect(result.applied).toEqual(expect.arrayContaining([11, 12, 13]));
     const { rows: letters } = await pool.query<{ kind: string; block: string | null }>(
@@ -122,5 +132,65 @@ describe('0011 record bundles, 0012 framed bodies, 0013 marks off the ledger', (
     const back = await store.transaction(async (tx) => ({ v1: await read(tx, V1), v2: await read(tx, V2) }));
     expect(back.v1).toEqual([record(V1, 10, 0), record(V1, 10, 1), record(V1, 12, 0)]);
     expect(back.v2).toEqual([record(V2, 11, 0)]);
+  });
+});
+
+describe('0014 keys of the per-record tables as bytes', () => {
+  it('keeps every ledger row and equity point, served as the same text, in the same order', async () => {
+    // Runs after the test above: its ledger rows were written as text before 0014.
+    const { rows: types } = await pool.query<{ column_name: string; data_type: string }>(
+      `select column_name, data_type from information_schema.columns
+       where table_schema = $1 and table_name = 'ledger' and column_name in ('vault', 'tx_hash', 'block_hash')
+       order by column_name`,
+      [SCHEMA],
+    );
+    expect(types.map((t) => `${t.column_name} ${t.data_type}`)).toEqual([
+      'block_hash bytea',
+      'tx_hash bytea',
+      'vault bytea',
+    ]);
+    const { rows: equityVault } = await pool.query<{ data_type: string }>(
+      `select data_type from information_schema.columns
+       where table_schema = $1 and table_name = 'equity_points' and column_name = 'vault'`,
+      [SCHEMA],
+    );
+    expect(equityVault).toEqual([{ data_type: 'bytea' }]);
+    const page = await ledgerPage(pool, { vault: V1, types: ['deposit', 'balance.reconciled'], limit: 10 });
+    expect(page.rows.map((r) => JSON.parse(r) as Record<string, unknown>)).toEqual(
+      [
+        [12, 2147483646, 2147483646, 1200, 'balance.reconciled'],
+        [12, 0, 0, 1200, 'deposit'],
+        [10, 1, 1, 1001, 'deposit'],
+        [10, 0, 0, 1000, 'deposit'],
+      ].map(([block, txIndex, logIndex, tx, type]) => ({
+        id: `1:${hash(block as number)}:${hash(tx as number)}:${logIndex}:${V1}`,
+        vault: V1,
+        chainId: 1,
+        type,
+        txHash: hash(tx as number),
+        blockNumber: block,
+        blockHash: hash(block as number),
+        txIndex,
+        logIndex,
+        ts: (block as number) * 1000,
+        data: type === 'deposit' ? { n: (block as number) * 10 + (logIndex as number) } : {},
+      })),
+    );
+    expect((await ledgerByTx(pool, hash(1000), ['deposit'])).map((r) => JSON.parse(r).vault)).toEqual([V1]);
+    expect(await equitySeries(pool, { vault: V1, points: 10 })).toEqual([
+      { ts: 10000, valueUsd: 100, capitalInUsd: 100, capitalOutUsd: 0 },
+      { ts: 12000, valueUsd: 150.5, capitalInUsd: 100, capitalOutUsd: 0 },
+    ]);
+    expect([...(await vaultReturnSeries(pool)).keys()]).toEqual([V1]);
+  });
+
+  it('orders bytes as their lowercase hex text (the events order and cursors rely on it)', async () => {
+    const { rows } = await pool.query<{ same: boolean; n: number }>(
+      `with h as (select '0x' || md5(i::text) || md5((i * 7)::text) as t from generate_series(1, 5000) i)
+       select array_agg(t order by t collate "C") = array_agg(t order by ${hexToBytes('t')}) as same,
+              count(*)::int as n
+       from h`,
+    );
+    expect(rows).toEqual([{ same: true, n: 5000 }]);
   });
 });

@@ -1,5 +1,7 @@
 import pg from 'pg';
 
+export { bytesToHex, copyHex, hexToBytes } from './hex.js';
+
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 

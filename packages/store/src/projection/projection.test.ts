@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
-import { createPgPool, type Pool } from '../pool/index.js';
+import { bytesToHex, createPgPool, hexToBytes, type Pool } from '../pool/index.js';
 import { copyBinary } from './copy.js';
 import {
   createProjectionStore,
@@ -141,7 +141,7 @@ describe('projection store', () => {
       [`${V1}:${h(10)}:0`, `${V2}:${h(11)}:0`].sort(),
     );
     const { rows: payloads } = await pool.query<{ payload: unknown }>(
-      'select payload from ledger where vault = $1 order by block_number, log_index',
+      `select payload from ledger where vault = ${hexToBytes('$1')} order by block_number, log_index`,
       [V1],
     );
     expect(payloads.map((p) => p.payload)).toEqual([{ n: 100 }, { n: 101 }, { n: 120 }]);
@@ -162,7 +162,7 @@ describe('projection store', () => {
       (
         await pool.query<{ t: string }>(
           `select string_agg(concat_ws('|', chain_id, block_hash, tx_hash, log_index, block_number, tx_index, ts, type,
-                  payload::text), E'\n' order by block_number) as t from ledger where vault = $1`,
+                  payload::text), E'\n' order by block_number) as t from ledger where vault = ${hexToBytes('$1')}`,
           [vault],
         )
       ).rows[0]?.t.replaceAll(vault, 'V');
@@ -176,7 +176,10 @@ describe('projection store', () => {
     ).rejects.toSatisfy(isUniqueViolation);
     // The failed COPY rolled back whole.
     const [n] = (
-      await pool.query<{ n: number }>('select count(*)::int as n from ledger where vault = $1', [V4])
+      await pool.query<{ n: number }>(
+        `select count(*)::int as n from ledger where vault = ${hexToBytes('$1')}`,
+        [V4],
+      )
     ).rows;
     expect(n?.n).toBe(2);
 
@@ -203,14 +206,17 @@ describe('projection store', () => {
     const stored = async (vault: string) =>
       (
         await pool.query(
-          'select ts, block_number, seq, value_usd::text, capital_in_usd::text, capital_out_usd::text, strategy, return_index::text from equity_points where vault = $1 order by seq',
+          `select ts, block_number, seq, value_usd::text, capital_in_usd::text, capital_out_usd::text, strategy, return_index::text
+           from equity_points where vault = ${hexToBytes('$1')} order by seq`,
           [vault],
         )
       ).rows;
     expect(await stored(V5)).toEqual(await stored(V4));
-    await pool.query('delete from equity_points where vault = $1', [V5]);
+    await pool.query(`delete from equity_points where vault = ${hexToBytes('$1')}`, [V5]);
     const { rows: eq } = await pool.query(
-      'select vault, ts, block_number, seq, value_usd::text, capital_in_usd::text, capital_out_usd::text from equity_points where vault = $1 order by seq',
+      `select ${bytesToHex('vault')} as vault, ts, block_number, seq, value_usd::text, capital_in_usd::text,
+              capital_out_usd::text
+       from equity_points where vault = ${hexToBytes('$1')} order by seq`,
       [V4],
     );
     expect(eq).toEqual(
@@ -224,8 +230,8 @@ describe('projection store', () => {
         capital_out_usd: '0',
       })),
     );
-    await pool.query('delete from ledger where vault = any($1::text[])', [[V3, V4]]);
-    await pool.query('delete from equity_points where vault = $1', [V4]);
+    await pool.query(`delete from ledger where ${bytesToHex('vault')} = any($1::text[])`, [[V3, V4]]);
+    await pool.query(`delete from equity_points where vault = ${hexToBytes('$1')}`, [V4]);
   });
 
   it('deletes only the orphaned rows and reads the rest back in fold order', async () => {
@@ -244,7 +250,10 @@ describe('projection store', () => {
     const records = await store.transaction((tx) => vaultRecords(tx, V1));
     expect(records).toEqual(early.map(recordOf));
     const [v2] = (
-      await pool.query<{ n: number }>('select count(*)::int as n from ledger where vault = $1', [V2])
+      await pool.query<{ n: number }>(
+        `select count(*)::int as n from ledger where vault = ${hexToBytes('$1')}`,
+        [V2],
+      )
     ).rows;
     expect(v2?.n).toBe(2);
   });

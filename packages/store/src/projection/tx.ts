@@ -1,4 +1,4 @@
-import type { PoolClient } from '../pool/index.js';
+import { bytesToHex, copyHex, hexToBytes, type PoolClient } from '../pool/index.js';
 import { type BinaryField, CopyBuffer, type CopyWriter, copyBinary, copyRows, copyText } from './copy.js';
 import type {
   DeadLetterRow,
@@ -136,7 +136,7 @@ const FRAME_HEADER = 4;
 /** A ledger row as a line of `copy ledger` (text format). */
 function ledgerLine(w: CopyWriter, r: LedgerRow): void {
   w.text(
-    `${r.chainId}\t${copyText(r.blockHash)}\t${copyText(r.txHash)}\t${r.logIndex}\t${copyText(r.vault)}\t` +
+    `${r.chainId}\t${copyHex(r.blockHash)}\t${copyHex(r.txHash)}\t${r.logIndex}\t${copyHex(r.vault)}\t` +
       `${r.blockNumber}\t${r.txIndex}\t${r.ts}\t${copyText(r.type)}\t${copyText(r.payload)}\n`,
   );
 }
@@ -144,7 +144,7 @@ function ledgerLine(w: CopyWriter, r: LedgerRow): void {
 /** An equity point as a line of `copy equity_points` (text format). */
 function equityLine(w: CopyWriter, r: EquityRow): void {
   w.text(
-    `${copyText(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
+    `${copyHex(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
       `${copyText(r.valueUsd)}\t${copyText(r.capitalInUsd)}\t${copyText(r.capitalOutUsd)}\t` +
       `${copyText(r.strategy)}\t${copyText(r.returnIndex)}\n`,
   );
@@ -213,7 +213,10 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     },
 
     async deleteReconciled(vault) {
-      await client.query(`delete from ledger where vault = $1 and type = 'balance.reconciled'`, [vault]);
+      await client.query(
+        `delete from ledger where vault = ${hexToBytes('$1')} and type = 'balance.reconciled'`,
+        [vault],
+      );
     },
 
     async savePartition({ groupId, topic, partition, nextOffset }) {
@@ -272,10 +275,12 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         tx_hash: string;
         log_index: number;
       }>(
-        `select l.vault, l.chain_id, l.block_hash, l.tx_hash, l.log_index
+        `select k.vault, k.chain_id, k.block_hash, k.tx_hash, k.log_index
          from unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::int[])
               as k(vault, chain_id, block_hash, tx_hash, log_index)
-         join ledger l using (vault, chain_id, block_hash, tx_hash, log_index)`,
+         join ledger l on l.tx_hash = ${hexToBytes('k.tx_hash')} and l.log_index = k.log_index
+           and l.vault = ${hexToBytes('k.vault')} and l.block_hash = ${hexToBytes('k.block_hash')}
+           and l.chain_id = k.chain_id`,
         [
           keys.map((k) => k.vault),
           keys.map((k) => k.chainId),
@@ -305,7 +310,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       }
       const res = await client.query(
         `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload)
-         select c, bh, th, li, v, bn, ti, ts, t, p
+         select c, ${hexToBytes('bh')}, ${hexToBytes('th')}, li, ${hexToBytes('v')}, bn, ti, ts, t, p
          from json_to_recordset($1::json)
            as x(c int, bh text, th text, li int, v text, bn int8, ti int, ts int8, t text, p json)
          on conflict do nothing`,
@@ -453,7 +458,8 @@ export function projectionTx(client: PoolClient): ProjectionTx {
 
     async deleteOrphaned(vault, fromBlock, blockHashes) {
       const res = await client.query(
-        'delete from ledger where vault = $1 and block_number >= $2 and block_hash = any($3::text[])',
+        `delete from ledger where vault = ${hexToBytes('$1')} and block_number >= $2
+           and block_hash in (select ${hexToBytes('h')} from unnest($3::text[]) h)`,
         [vault, fromBlock, blockHashes],
       );
       return res.rowCount ?? 0;
@@ -469,8 +475,9 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         txHash: string;
         logIndex: number;
       }>(
-        `select chain_id as "chainId", block_hash as "blockHash", tx_hash as "txHash", log_index as "logIndex"
-         from ledger where vault = $1 and type <> 'balance.reconciled'
+        `select chain_id as "chainId", ${bytesToHex('block_hash')} as "blockHash", ${bytesToHex('tx_hash')} as "txHash",
+                log_index as "logIndex"
+         from ledger where vault = ${hexToBytes('$1')} and type <> 'balance.reconciled'
          order by block_number, tx_index, log_index, chain_id, tx_hash, block_hash`,
         [vault],
       );
@@ -510,7 +517,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     },
 
     async clearVault(vault, { snapshot }) {
-      await client.query('delete from equity_points where vault = $1', [vault]);
+      await client.query(`delete from equity_points where vault = ${hexToBytes('$1')}`, [vault]);
       await client.query('delete from positions where vault = $1', [vault]);
       if (snapshot) await client.query('delete from vault_snapshot where vault = $1', [vault]);
     },

@@ -1,4 +1,4 @@
-import type { Pool } from '../pool/index.js';
+import { hexToBytes, type Pool } from '../pool/index.js';
 
 export interface EquityPointRow {
   ts: number;
@@ -29,7 +29,7 @@ export async function equitySeries(pool: Pool, w: EquityWindow): Promise<EquityP
     name: 'reader.equity',
     text: `with pts as (
         select ts, seq, value_usd, capital_in_usd, capital_out_usd from equity_points
-        where vault = $1 and ts >= coalesce($2::bigint, 0) and ts < coalesce($3::bigint, 9223372036854775807)
+        where vault = ${hexToBytes('$1')} and ts >= coalesce($2::bigint, 0) and ts < coalesce($3::bigint, 9223372036854775807)
       ), span as (select min(ts) as lo, max(ts) as hi from pts),
       kept as (
         select distinct on (bucket) ts, seq, value_usd, capital_in_usd, capital_out_usd

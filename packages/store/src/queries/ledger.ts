@@ -1,4 +1,4 @@
-import type { Pool } from '../pool/index.js';
+import { bytesToHex, hexToBytes, type Pool } from '../pool/index.js';
 
 /** Position of a ledger row in the newest-first order; the events cursor encodes it. */
 export interface LedgerKey {
@@ -38,11 +38,13 @@ export interface LedgerPage {
  * The served ledger row, built in SQL so the reader sends it without re-serialising:
  * { id, vault, chainId, type, txHash, blockNumber, blockHash, txIndex, logIndex, ts, data }.
  */
+const [VAULT, TX_HASH, BLOCK_HASH] = [bytesToHex('vault'), bytesToHex('tx_hash'), bytesToHex('block_hash')];
 const ROW = `json_build_object(
-    'id', chain_id || ':' || block_hash || ':' || tx_hash || ':' || log_index || ':' || vault,
-    'vault', vault, 'chainId', chain_id, 'type', type, 'txHash', tx_hash,
-    'blockNumber', block_number, 'blockHash', block_hash, 'txIndex', tx_index, 'logIndex', log_index,
+    'id', chain_id || ':' || ${BLOCK_HASH} || ':' || ${TX_HASH} || ':' || log_index || ':' || ${VAULT},
+    'vault', ${VAULT}, 'chainId', chain_id, 'type', type, 'txHash', ${TX_HASH},
+    'blockNumber', block_number, 'blockHash', ${BLOCK_HASH}, 'txIndex', tx_index, 'logIndex', log_index,
     'ts', ts, 'data', payload)::text as json`;
+/** block_hash is bytes (migration 0014), ordered as its lowercase hex text was. */
 const ORDER = 'order by block_number desc, tx_index desc, log_index desc, block_hash desc';
 /**
  * A vault's page order: the same order as ORDER (block time never decreases as blocks advance),
@@ -63,7 +65,7 @@ interface PageRow {
 export async function ledgerPage(pool: Pool, f: LedgerFilter): Promise<LedgerPage> {
   if (f.types.length === 0) return { rows: [], next: null };
   const values: unknown[] = [f.vault, f.types];
-  const where = ['vault = $1', 'type = any($2::text[])'];
+  const where = [`vault = ${hexToBytes('$1')}`, 'type = any($2::text[])'];
   if (f.since !== undefined) {
     values.push(f.since);
     where.push(`ts >= $${values.length}`);
@@ -78,17 +80,17 @@ export async function ledgerPage(pool: Pool, f: LedgerFilter): Promise<LedgerPag
     const n = values.length;
     if (a.ts === undefined) {
       where.push(
-        `(block_number, tx_index, log_index, block_hash) < ($${n - 3}, $${n - 2}, $${n - 1}, $${n})`,
+        `(block_number, tx_index, log_index, block_hash) < ($${n - 3}, $${n - 2}, $${n - 1}, ${hexToBytes(`$${n}`)})`,
       );
     } else {
       values.push(a.ts);
       where.push(
-        `(ts, block_number, tx_index, log_index, block_hash) < ($${n + 1}, $${n - 3}, $${n - 2}, $${n - 1}, $${n})`,
+        `(ts, block_number, tx_index, log_index, block_hash) < ($${n + 1}, $${n - 3}, $${n - 2}, $${n - 1}, ${hexToBytes(`$${n}`)})`,
       );
     }
   }
   values.push(f.limit + 1);
-  const text = `select ${ROW}, ts, block_number, tx_index, log_index, block_hash from ledger
+  const text = `select ${ROW}, ts, block_number, tx_index, log_index, ${BLOCK_HASH} as block_hash from ledger
     where ${where.join(' and ')} ${PAGE_ORDER} limit $${values.length}`;
   const cursor = f.after ? (f.after.ts === undefined ? 'c0' : 'c') : '';
   const name = `reader.ledger.${f.since !== undefined ? 's' : ''}${f.until !== undefined ? 'u' : ''}${cursor}`;
@@ -115,7 +117,7 @@ export async function ledgerPage(pool: Pool, f: LedgerFilter): Promise<LedgerPag
 export async function ledgerByTx(pool: Pool, txHash: string, types: readonly string[]): Promise<string[]> {
   const { rows } = await pool.query<{ json: string }>({
     name: 'reader.ledger-tx',
-    text: `select ${ROW} from ledger where tx_hash = $1 and type = any($2::text[])
+    text: `select ${ROW} from ledger where tx_hash = ${hexToBytes('$1')} and type = any($2::text[])
       ${ORDER}, chain_id desc, vault asc`,
     values: [txHash, types],
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
-import { createPgPool, type Pool } from '../pool/index.js';
+import { createPgPool, hexToBytes, type Pool } from '../pool/index.js';
 import {
   ledgerPage,
   readiness,
@@ -69,8 +69,8 @@ describe('read queries (read-only role)', () => {
       // non-decreasing (two blocks share each second).
       await writer.query(
         `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload)
-         select 1, '0x' || lpad(to_hex(b), 64, '0'), '0x' || lpad(to_hex(b * 10 + k), 64, '0'),
-                case when k = 0 then -1 else k end, $1, b, case when k = 0 then -1 else 0 end,
+         select 1, decode(lpad(to_hex(b), 64, '0'), 'hex'), decode(lpad(to_hex(b * 10 + k), 64, '0'), 'hex'),
+                case when k = 0 then -1 else k end, ${hexToBytes('$1')}, b, case when k = 0 then -1 else 0 end,
                 1000 * (b / 2), case when k = 0 then 'mark' else 'deposit' end, '{}'
          from generate_series(1, 200) b, generate_series(0, 2) k`,
         [v],
@@ -122,8 +122,8 @@ describe('read queries (read-only role)', () => {
         await client.query('set enable_seqscan = off');
         const { rows } = await client.query<{ 'QUERY PLAN': string }>(
           `explain select * from ledger
-           where vault = $1 and type = any($2::text[]) and ts >= $3 and ts < $4
-             and (ts, block_number, tx_index, log_index, block_hash) < ($5, $6, $7, $8, $9)
+           where vault = ${hexToBytes('$1')} and type = any($2::text[]) and ts >= $3 and ts < $4
+             and (ts, block_number, tx_index, log_index, block_hash) < ($5, $6, $7, $8, ${hexToBytes('$9')})
            order by ts desc, block_number desc, tx_index desc, log_index desc, block_hash desc limit 8`,
           [v, ['deposit'], 0, 99_000, 50_000, 100, 0, 1, hash(100)],
         );
