@@ -1,8 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeRecord } from './codec.js';
-import { encodeRecord, fastParseRecord, type VaultRecord, vaultRecord } from './envelope.js';
-import { recordTypes } from './payloads.js';
+import {
+  encodeRecord,
+  fastParsePayload,
+  fastParseRecord,
+  type VaultRecord,
+  vaultRecord,
+} from './envelope.js';
+import { payloadSchemas, recordTypes } from './payloads.js';
 import { validRecord } from './record.arbitrary.js';
 
 /**
@@ -176,6 +182,28 @@ describe('fastParseRecord', () => {
   it('agrees on values that are not records at all', () => {
     fc.assert(fc.property(odd, (v) => agree(v)));
     fc.assert(fc.property(fc.jsonValue(), (v) => agree(v)));
+  });
+});
+
+describe('fastParsePayload', () => {
+  /** Its verdict and output equal the type's payload schema's, key order included. */
+  function agreePayload(type: VaultRecord['type'], input: unknown): void {
+    const zod = payloadSchemas[type].safeParse(input);
+    const fast = fastParsePayload(type, input);
+    expect(fast !== undefined, JSON.stringify(input)).toBe(zod.success);
+    if (zod.success) expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
+  }
+
+  it('agrees with payloadSchemas on valid and mutated payloads of every type', () => {
+    fc.assert(
+      fc.property(
+        validRecord.chain((r) =>
+          fc.tuple(fc.constant(r), fc.constantFrom(...paths(r.payload)), mutation, fc.boolean()),
+        ),
+        ([r, path, m, keep]) => agreePayload(r.type, keep ? r.payload : mutate(r.payload, path, m)),
+      ),
+      { numRuns: 5000 },
+    );
   });
 });
 
