@@ -137,7 +137,7 @@ const PAYLOADS: { [T in Exclude<RecordType, 'revert'>]: Fields } = {
 /** Payloads whose ticks must be ordered (tickLower < tickUpper), as the schema refines them. */
 const TICKED = new Set<RecordType>(['position.opened', 'position.rebalanced']);
 
-const { address: HEX40, hash32: HEX64, uint: UINT, int: INT, decimal: DECIMAL } = PATTERNS;
+const { uint: UINT, int: INT, decimal: DECIMAL } = PATTERNS;
 
 /** Thrown inside the codec with what was wrong; decodeBinaryRecord turns it into a reason. */
 class Bad extends Error {}
@@ -175,15 +175,24 @@ class Writer {
     }
     this.buf[this.at++] = x;
   }
-  /** Latin-1 text of known-ASCII content (digits, hex checked by the caller). */
+  /** Text known to be ASCII (checked by the caller), a byte per character. */
   ascii(s: string): void {
-    this.nat(s.length);
-    this.room(s.length);
-    this.at += this.buf.write(s, this.at, 'latin1');
+    const n = s.length;
+    this.nat(n);
+    this.room(n);
+    const buf = this.buf;
+    const at = this.at;
+    for (let i = 0; i < n; i++) buf[at + i] = s.charCodeAt(i);
+    this.at = at + n;
   }
   text(s: unknown, min: number, max: number): void {
     if (typeof s !== 'string' || s.length < min || s.length > max)
       throw new Bad(`expected a string of ${min}..${max} characters`);
+    // ASCII (symbols, venues, most strategy ids) is its own UTF-8.
+    if (isAscii(s)) {
+      this.ascii(s);
+      return;
+    }
     // Chain strings come from UTF-8 bytes; a lone surrogate cannot survive UTF-8.
     if (LONE_SURROGATE.test(s)) throw new Bad('a string holds a lone surrogate');
     const n = Buffer.byteLength(s, 'utf8');
@@ -191,15 +200,22 @@ class Writer {
     this.room(n);
     this.at += this.buf.write(s, this.at, 'utf8');
   }
-  hex(s: unknown, re: RegExp): void {
-    if (typeof s !== 'string' || !re.test(s)) throw new Bad(`expected hex, got ${String(s)}`);
-    this.hexChecked(s);
-  }
-  /** `0x…` text already checked (the address table's entries). */
-  hexChecked(s: string): void {
-    const n = (s.length - 2) / 2;
-    this.room(n);
-    this.at += this.buf.write(s.slice(2), this.at, n, 'hex');
+  /** `0x` and 2 × `bytes` hex digits of any case (PATTERNS.hash32 for 32 bytes), as bytes. */
+  hex(s: unknown, bytes: number): void {
+    if (!hexShaped(s, 2 * bytes)) throw new Bad(`expected hex, got ${String(s)}`);
+    this.room(bytes);
+    const buf = this.buf;
+    const at = this.at;
+    let bad = 0;
+    // Checked and written in one loop: cheaper than a regex and a Buffer.write (and its slice).
+    for (let i = 0; i < bytes; i++) {
+      const hi = nibble(s.charCodeAt(2 + 2 * i));
+      const lo = nibble(s.charCodeAt(3 + 2 * i));
+      bad |= hi | lo;
+      buf[at + i] = (hi << 4) | lo;
+    }
+    if (bad & NOT_HEX) throw new Bad(`expected hex, got ${s}`);
+    this.at = at + bytes;
   }
   digits(s: unknown, re: RegExp): void {
     if (typeof s !== 'string' || !re.test(s)) throw new Bad(`expected a number string, got ${String(s)}`);
@@ -207,32 +223,68 @@ class Writer {
   }
   /** A copy of what was written (the scratch buffer is reused by the next record). */
   done(): Buffer {
-    return Buffer.from(this.buf.subarray(0, this.at));
+    const out = Buffer.allocUnsafe(this.at);
+    this.buf.copy(out, 0, 0, this.at);
+    return out;
   }
 }
 
+/** A hex digit's value by its char code (ASCII); NOT_HEX for any other character. */
+const NOT_HEX = 16;
+const NIBBLE = new Uint8Array(128).fill(NOT_HEX);
+for (let i = 0; i < 16; i++) {
+  NIBBLE['0123456789abcdef'.charCodeAt(i)] = i;
+  NIBBLE['0123456789ABCDEF'.charCodeAt(i)] = i;
+}
+const nibble = (c: number): number => (c < 128 ? NIBBLE[c]! : NOT_HEX);
+/** `0x` and `digits` characters more (whether they are hex digits is checked as they are read). */
+const hexShaped = (s: unknown, digits: number): s is string =>
+  typeof s === 'string' && s.length === 2 + digits && s.charCodeAt(0) === 0x30 && s.charCodeAt(1) === 0x78;
+/** PATTERNS.address, by hand: -1 when `a` is no address, else whether it has uppercase digits. */
+function addressCase(a: unknown): -1 | 0 | 1 {
+  if (!hexShaped(a, 40)) return -1;
+  let upper = 0;
+  for (let i = 2; i < 42; i++) {
+    const c = a.charCodeAt(i);
+    if (nibble(c) === NOT_HEX) return -1;
+    if (c >= 0x41 && c <= 0x46) upper = 1;
+  }
+  return upper as 0 | 1;
+}
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Addresses of a record in order of first appearance, lowercase (the table's order). */
 class Table {
   readonly list: string[] = [];
-  private readonly index = new Map<string, number>();
+  /** Each spelling met, as given, and its index: a record names few addresses, many times. */
+  private readonly spellings: unknown[] = [];
+  private readonly indexes: number[] = [];
 
   of(a: unknown): number {
-    // A record names few addresses many times: only a new spelling is checked and lowercased.
-    const seen = this.index.get(a as string);
-    if (seen !== undefined) return seen;
-    if (typeof a !== 'string' || !HEX40.test(a)) throw new Bad(`expected an address, got ${String(a)}`);
-    const key = a.toLowerCase();
-    let i = this.index.get(key);
-    if (i === undefined) {
+    // A linear scan: a dozen entries at most, mostly the very same strings (cheaper than a Map).
+    const spellings = this.spellings;
+    for (let i = 0; i < spellings.length; i++) if (spellings[i] === a) return this.indexes[i]!;
+    const upper = addressCase(a);
+    if (upper < 0) throw new Bad(`expected an address, got ${String(a)}`);
+    const key = upper ? (a as string).toLowerCase() : (a as string);
+    let i = this.list.indexOf(key);
+    if (i < 0) {
       i = this.list.length;
       this.list.push(key);
-      this.index.set(key, i);
     }
-    this.index.set(a, i);
+    spellings.push(a);
+    this.indexes.push(i);
     return i;
   }
+}
+
+function list<T>(v: readonly T[]): readonly T[] {
+  if (!Array.isArray(v)) throw new Bad(`expected a list, got ${String(v)}`);
+  return v;
 }
 
 function writeField(w: Writer, t: Table, kind: Kind, v: unknown): void {
@@ -260,14 +312,26 @@ function encode(r: VaultRecord): Buffer {
   const w = new Writer();
   const t = new Table();
   // The addresses first (the table precedes what refers to it): walk the record once to index
-  // them, then write. Indexes are assigned in the order the fields are written below.
+  // them in the order the fields are written below, then write (looking each up again).
   const c = r.context;
-  const vault = t.of(r.vault);
-  const tokens = c.tokens.map((x) => [t.of(x.address), t.of(x.feed)] as const);
-  const pools = c.pools.map((x) => [t.of(x.address), t.of(x.token0), t.of(x.token1)] as const);
-  const balances = c.holdings.balances.map((x) => t.of(x.token));
-  const positions = c.holdings.positions.map((x) => t.of(x.pool));
-  const rewards = c.holdings.pendingRewards.map((x) => t.of(x.token));
+  const tokens = list(c.tokens);
+  const pools = list(c.pools);
+  const balances = list(c.holdings.balances);
+  const positions = list(c.holdings.positions);
+  const rewards = list(c.holdings.pendingRewards);
+  t.of(r.vault);
+  for (const x of tokens) {
+    t.of(x.address);
+    t.of(x.feed);
+  }
+  for (const x of pools) {
+    t.of(x.address);
+    t.of(x.token0);
+    t.of(x.token1);
+  }
+  for (const x of balances) t.of(x.token);
+  for (const x of positions) t.of(x.pool);
+  for (const x of rewards) t.of(x.token);
   const fields = r.type === 'revert' ? [] : PAYLOADS[r.type];
   const payload = r.payload as Record<string, unknown>;
   for (const [key, kind] of fields) if (kind === 'addr') t.of(payload[key]);
@@ -284,64 +348,63 @@ function encode(r: VaultRecord): Buffer {
   w.nat(r.chainId, 1);
   w.nat(r.blockNumber);
   w.nat(r.blockTimestamp);
-  w.hex(r.blockHash, HEX64);
-  w.hex(r.txHash, HEX64);
+  w.hex(r.blockHash, 32);
+  w.hex(r.txHash, 32);
   w.nat(r.txIndex, -1);
   w.nat(r.logIndex, -1);
   w.nat(t.list.length);
-  for (const a of t.list) w.hexChecked(a);
-  w.nat(vault);
+  for (const a of t.list) w.hex(a, 20);
+  w.nat(t.of(r.vault));
 
-  if (c.tokens.length < 1) throw new Bad('a context lists at least one token');
-  w.nat(c.tokens.length);
-  c.tokens.forEach((x, i) => {
-    w.nat(tokens[i]![0]);
+  if (tokens.length < 1) throw new Bad('a context lists at least one token');
+  w.nat(tokens.length);
+  for (const x of tokens) {
+    w.nat(t.of(x.address));
     w.text(x.symbol, 1, 32);
     w.nat(x.decimals, 0, 36);
     w.digits(x.priceUsd, DECIMAL);
-    w.nat(tokens[i]![1]);
+    w.nat(t.of(x.feed));
     w.nat(x.priceUpdatedAt);
     w.nat(x.heartbeat, 1);
-  });
-  w.nat(c.pools.length);
-  c.pools.forEach((x, i) => {
-    const [address, token0, token1] = pools[i]!;
-    w.nat(address);
+  }
+  w.nat(pools.length);
+  for (const x of pools) {
+    w.nat(t.of(x.address));
     w.text(x.venue, 1, 64);
     w.nat(x.feeTier);
     w.digits(x.sqrtPriceX96, UINT);
     w.nat(x.tick, -MAX_TICK, MAX_TICK);
-    w.nat(token0);
-    w.nat(token1);
-  });
-  w.nat(c.holdings.balances.length);
-  c.holdings.balances.forEach((x, i) => {
-    w.nat(balances[i]!);
+    w.nat(t.of(x.token0));
+    w.nat(t.of(x.token1));
+  }
+  w.nat(balances.length);
+  for (const x of balances) {
+    w.nat(t.of(x.token));
     w.digits(x.amount, UINT);
-  });
-  w.nat(c.holdings.positions.length);
-  c.holdings.positions.forEach((x, i) => {
+  }
+  w.nat(positions.length);
+  for (const x of positions) {
     if (!(x.tickLower < x.tickUpper)) throw new Bad('tickLower must be below tickUpper');
     w.digits(x.id, UINT);
-    w.nat(positions[i]!);
+    w.nat(t.of(x.pool));
     w.nat(x.tickLower, -MAX_TICK, MAX_TICK);
     w.nat(x.tickUpper, -MAX_TICK, MAX_TICK);
     w.digits(x.liquidity, UINT);
     w.digits(x.owed0, UINT);
     w.digits(x.owed1, UINT);
-  });
-  w.nat(c.holdings.pendingRewards.length);
-  c.holdings.pendingRewards.forEach((x, i) => {
-    w.nat(rewards[i]!);
+  }
+  w.nat(rewards.length);
+  for (const x of rewards) {
+    w.nat(t.of(x.token));
     w.digits(x.amount, UINT);
-  });
+  }
 
   if (r.type === 'revert') {
     const p = r.payload;
     w.nat(p.fromBlock);
     if (p.orphanedBlockHashes.length < 1) throw new Bad('a revert names at least one block');
     w.nat(p.orphanedBlockHashes.length);
-    for (const h of p.orphanedBlockHashes) w.hex(h, HEX64);
+    for (const h of p.orphanedBlockHashes) w.hex(h, 32);
     // 0: no fromSeq (a revert of schema 2); else fromSeq itself (≥ 1).
     if (p.fromSeq !== undefined && !(p.fromSeq >= 1)) throw new Bad(`fromSeq ${p.fromSeq}`);
     w.nat(p.fromSeq ?? 0);
@@ -505,20 +568,39 @@ function readHead(rd: Reader, whole: boolean) {
     if (i >= count) throw new Bad(`address index ${i} past the table`);
     vault = rd.hexAt(table + i * 20, 20);
   }
-  return {
-    schemaVersion,
-    seq,
-    chainId,
-    blockNumber,
-    blockHash,
-    blockTimestamp,
-    txHash,
-    txIndex,
-    logIndex,
-    vault,
-    lastInBlock: flags === 1,
-    type,
-  };
+  const lastInBlock = flags === 1;
+  // Two literals, not `{ ...(seq === undefined ? {} : { seq }) }` (no `seq` key at all for an
+  // unsequenced record): once optimised, V8 (Node 20) gives every object a spread builds a hidden
+  // class of its own, and every later read of the record goes megamorphic. Key order as the JSON
+  // path builds it (envelope.ts fastParseRecord).
+  return seq === undefined
+    ? {
+        schemaVersion,
+        chainId,
+        blockNumber,
+        blockHash,
+        blockTimestamp,
+        txHash,
+        txIndex,
+        logIndex,
+        vault,
+        lastInBlock,
+        type,
+      }
+    : {
+        schemaVersion,
+        seq,
+        chainId,
+        blockNumber,
+        blockHash,
+        blockTimestamp,
+        txHash,
+        txIndex,
+        logIndex,
+        vault,
+        lastInBlock,
+        type,
+      };
 }
 
 /**
@@ -601,24 +683,43 @@ function decode(buf: Buffer): VaultRecord {
     if (TICKED.has(type)) ordered(payload as { tickLower: number; tickUpper: number });
   }
   if (!rd.end) throw new Bad(`${buf.length - rd.at} bytes left over`);
+  const context = { tokens, pools, holdings: { balances, positions, pendingRewards } };
   // Key order as the JSON path builds it (envelope.ts fastParseRecord): ledger payload text and
-  // re-encodings depend on it.
-  return {
-    schemaVersion,
-    ...(seq === undefined ? {} : { seq }),
-    chainId,
-    blockNumber,
-    blockHash,
-    blockTimestamp,
-    txHash,
-    txIndex,
-    logIndex,
-    vault,
-    lastInBlock,
-    context: { tokens, pools, holdings: { balances, positions, pendingRewards } },
-    type,
-    payload,
-  } as VaultRecord;
+  // re-encodings depend on it. Two literals, not a spread (see readHead).
+  return (
+    seq === undefined
+      ? {
+          schemaVersion,
+          chainId,
+          blockNumber,
+          blockHash,
+          blockTimestamp,
+          txHash,
+          txIndex,
+          logIndex,
+          vault,
+          lastInBlock,
+          context,
+          type,
+          payload,
+        }
+      : {
+          schemaVersion,
+          seq,
+          chainId,
+          blockNumber,
+          blockHash,
+          blockTimestamp,
+          txHash,
+          txIndex,
+          logIndex,
+          vault,
+          lastInBlock,
+          context,
+          type,
+          payload,
+        }
+  ) as VaultRecord;
 }
 
 /**
@@ -629,9 +730,8 @@ function decode(buf: Buffer): VaultRecord {
  */
 export function decodeBinaryHead(bytes: Buffer): HeadResult {
   try {
-    const { seq, ...head } = readHead(new Reader(bytes), false);
     // No `seq` key at all for an unsequenced record, as in the whole record.
-    return { ok: true, head: (seq === undefined ? head : { ...head, seq }) as RecordHead };
+    return { ok: true, head: readHead(new Reader(bytes), false) as RecordHead };
   } catch (e) {
     if (e instanceof Bad) return { ok: false, reason: `binary: ${e.message}` };
     return { ok: false, reason: `binary: ${(e as Error).message ?? String(e)}` };
