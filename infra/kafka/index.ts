@@ -10,7 +10,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export interface LocalKafkaOptions {
   /** Client port on 127.0.0.1; the controller listens on port + 1. */
   port?: number;
-  /** Where the broker keeps its log dirs, its own log file and its pid file. */
+  /** Where the broker keeps its log dirs, its own log file and its pid file (default: `dataDirFor(port)`). */
   dataDir?: string;
   /** Max JVM heap in MiB (≤ 512 keeps tests light). */
   heapMiB?: number;
@@ -35,12 +35,19 @@ interface PidFile {
 }
 
 export const libDir = join(here, 'lib');
+const DEFAULT_PORT = 19092;
 const defaults = {
-  port: Number(process.env.LOCAL_KAFKA_PORT ?? 19092),
-  dataDir: join(here, '.data'),
+  port: Number(process.env.LOCAL_KAFKA_PORT ?? DEFAULT_PORT),
   heapMiB: 512,
   timeoutMs: 60_000,
 };
+
+/**
+ * The data dir of the broker on `port`: one per port, so a start on another port never hands back
+ * (and a stop never kills) the broker of a neighbour — CI's, a bench's, a second checkout's.
+ */
+export const dataDirFor = (port: number): string =>
+  port === DEFAULT_PORT ? join(here, '.data') : join(here, '.data', `port-${port}`);
 
 /** The Kafka version of the jars in lib/, or null when `mvn … dependency:copy-dependencies` has not run. */
 export function jarVersion(): string | null {
@@ -156,7 +163,8 @@ export async function runToEnd(args: string[], logFile: string): Promise<void> {
  * running from the same data dir. Resolves once a metadata request succeeds.
  */
 export async function startLocalKafka(options: LocalKafkaOptions = {}): Promise<LocalKafka> {
-  const { port, dataDir, heapMiB, timeoutMs } = { ...defaults, ...options };
+  const { port, heapMiB, timeoutMs } = { ...defaults, ...options };
+  const dataDir = options.dataDir ?? dataDirFor(port);
   const version = jarVersion();
   if (!version) {
     throw new Error(
@@ -210,9 +218,11 @@ export async function startLocalKafka(options: LocalKafkaOptions = {}): Promise<
   throw new Error(`Kafka did not answer a metadata request within ${timeoutMs} ms; see ${logFile}`);
 }
 
-/** Stops the broker this runner started (by the pid it recorded), and only that one. */
-export async function stopLocalKafka(options: Pick<LocalKafkaOptions, 'dataDir'> = {}): Promise<boolean> {
-  const pidPath = join(resolve(options.dataDir ?? defaults.dataDir), 'broker.json');
+/** Stops the broker this runner started on that port (by the pid it recorded), and only that one. */
+export async function stopLocalKafka(
+  options: Pick<LocalKafkaOptions, 'dataDir' | 'port'> = {},
+): Promise<boolean> {
+  const pidPath = join(resolve(options.dataDir ?? dataDirFor(options.port ?? defaults.port)), 'broker.json');
   if (!existsSync(pidPath)) return false;
   const { pid } = JSON.parse(readFileSync(pidPath, 'utf8')) as PidFile;
   rmSync(pidPath);
