@@ -34,11 +34,12 @@ export interface LedgerPage {
   next: LedgerKey | null;
 }
 
+/** The ledger's keys are bytes (migration 0014), served as "0x" + lowercase hex. */
+const [VAULT, TX_HASH, BLOCK_HASH] = [bytesToHex('vault'), bytesToHex('tx_hash'), bytesToHex('block_hash')];
 /**
  * The served ledger row, built in SQL so the reader sends it without re-serialising:
  * { id, vault, chainId, type, txHash, blockNumber, blockHash, txIndex, logIndex, ts, data }.
  */
-const [VAULT, TX_HASH, BLOCK_HASH] = [bytesToHex('vault'), bytesToHex('tx_hash'), bytesToHex('block_hash')];
 const ROW = `json_build_object(
     'id', chain_id || ':' || ${BLOCK_HASH} || ':' || ${TX_HASH} || ':' || log_index || ':' || ${VAULT},
     'vault', ${VAULT}, 'chainId', chain_id, 'type', type, 'txHash', ${TX_HASH},
