@@ -14,7 +14,13 @@
  * writes a V8 CPU profile of the backfill (the indexer runs in this process),
  * BENCH_HEAP_PROFILE=<file.heapprofile> a sampling heap profile of the backfill that counts every
  * allocation, collected ones included (where the garbage comes from).
+ * BENCH_NODE_REPLAY=<file>: the indexer alone, as with the node on another machine — a run without
+ * that file records the node's answers into it through bench/rpc-replay.ts (its figures then
+ * include the recorder's CPU), the next run on the same chain replays them (the node answers only
+ * what the file lacks: "forwarded" in the output); the replayer's CPU is printed apart.
+ * BENCH_NODE_LATENCY_MS (default 0) delays each of the replayer's answers, as a remote node would.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -36,6 +42,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const KEEP = process.env.BENCH_KEEP === 'true';
 const PROFILE = process.env.BENCH_CPU_PROFILE;
 const HEAP_PROFILE = process.env.BENCH_HEAP_PROFILE;
+const NODE_REPLAY = process.env.BENCH_NODE_REPLAY;
+const NODE_LATENCY_MS = Number(process.env.BENCH_NODE_LATENCY_MS ?? 0);
 const SCHEMA = 'vault_yield';
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 
@@ -89,8 +97,9 @@ async function main() {
         `${chain.fromBlock}..${chain.toBlock}`,
     );
 
+    const proxy = NODE_REPLAY ? await startReplay(NODE_REPLAY, anvil.rpcUrl) : undefined;
     const indexer = createIndexer({
-      rpcUrl: anvil.rpcUrl,
+      rpcUrl: proxy?.url ?? anvil.rpcUrl,
       chainId: anvil.chainId,
       factory: chain.factory,
       kafka: { brokers, topic, partitions: 4, encoding: ENCODING },
@@ -107,6 +116,7 @@ async function main() {
     const profiler = PROFILE ? await startProfile('cpu') : undefined;
     const heapProfiler = HEAP_PROFILE ? await startProfile('heap') : undefined;
     const anvilCpu0 = cpuSeconds(anvil.pid);
+    const proxyCpu0 = proxy ? cpuSeconds(proxy.pid) : 0;
     const kafkaPid = Number(/pid (\d+)/.exec(kafka.description)?.[1] ?? Number.NaN);
     const kafkaCpu0 = cpuSeconds(kafkaPid);
     const cpu0 = process.cpuUsage();
@@ -118,12 +128,14 @@ async function main() {
     const cpu = process.cpuUsage(cpu0);
     const threads = threadCpu(threads0);
     const anvilCpu = cpuSeconds(anvil.pid) - anvilCpu0;
+    const proxyCpu = proxy ? cpuSeconds(proxy.pid) - proxyCpu0 : 0;
     const kafkaCpu = cpuSeconds(kafkaPid) - kafkaCpu0;
     clearInterval(sampler);
     if (profiler) await profiler.stop(PROFILE!);
     if (heapProfiler) await heapProfiler.stop(HEAP_PROFILE!);
     const s = indexer.status();
     await indexer.stop();
+    if (proxy) console.log(`node ${proxy.mode} (${NODE_REPLAY}): ${await proxy.stop()}`);
 
     const admin = await createLogAdmin({ brokers, clientId: 'bench-admin' });
     let onTopic = 0;
@@ -152,7 +164,8 @@ async function main() {
       .join(' ');
     console.log(
       `CPU during the backfill: indexer process ${sec((cpu.user + cpu.system) / 1e6)}, anvil ${sec(anvilCpu)}, ` +
-        `local Kafka broker ${sec(kafkaCpu)} (wall ${seconds.toFixed(2)} s; load average ${load})`,
+        `local Kafka broker ${sec(kafkaCpu)}${proxy ? `, ${proxy.mode === 'replay' ? 'replayer' : 'recorder'} ${sec(proxyCpu)}` : ''} ` +
+        `(wall ${seconds.toFixed(2)} s; load average ${load})`,
     );
     // Threads are unnamed ("node"): the main thread is the pid; the publisher thread is usually
     // the busiest other one, then V8's GC / compiler helpers.
@@ -173,6 +186,59 @@ async function main() {
     if (!KEEP) await dropDatabase(postgres.url, database).catch(() => {});
     await Promise.all([kafka.stop(), postgres.stop()]);
   }
+}
+
+/**
+ * bench/rpc-replay.ts in a child process between the indexer and the node: replaying `file` when
+ * it exists, else recording into it. `stop` ends it (a recorder writes its file then) and returns
+ * its last line (answers kept, replayed, forwarded).
+ */
+async function startReplay(
+  file: string,
+  nodeUrl: string,
+): Promise<{ url: string; pid: number; mode: 'record' | 'replay'; stop(): Promise<string> }> {
+  const mode = existsSync(file) && statSync(file).size > 0 ? 'replay' : 'record';
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    [
+      '--max-old-space-size=8192',
+      '--import',
+      'tsx',
+      'bench/rpc-replay.ts',
+      mode,
+      file,
+      nodeUrl,
+      String(NODE_LATENCY_MS),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  // Never left behind: a bench that fails half-way still ends its child.
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /listening (\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`rpc-replay exited (${code}) before it listened`)));
+  });
+  console.log(
+    `node ${mode === 'replay' ? 'replayed from' : 'recorded into'} ${file} (${url}; ready in ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+  );
+  return {
+    url,
+    pid: child.pid!,
+    mode,
+    stop: () =>
+      new Promise((resolve) => {
+        child.on('exit', () => resolve(out.trim().split('\n').at(-1) ?? ''));
+        process.off('exit', kill);
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 /** CPU seconds of each thread of this process (by tid), minus `since` when given. */

@@ -87,6 +87,57 @@ describe('indexer store: the topic of the checkpoint', () => {
     expect(await store.checkpoint(1)).toEqual({ blockNumber: 9, blockHash: '0x9', topic: 'C' });
   });
 
+  it('keeps write-ahead rows as given: blocks with and without vaults (alone too), seqs, vault states', async () => {
+    const store = createIndexerStore(pool);
+    const h = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+    const a = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
+    // A single block without vaults: the lists are sent joined, and an empty one must stay a row.
+    await store.saveBlocks(7, [
+      { blockNumber: 1, blockHash: h(1), parentHash: h(0), blockTimestamp: 100, vaults: [] },
+    ]);
+    const blocks = [
+      { blockNumber: 2, blockHash: h(2), parentHash: h(1), blockTimestamp: 112, vaults: [a(1), a(2)] },
+      { blockNumber: 3, blockHash: h(3), parentHash: h(2), blockTimestamp: 124, vaults: [] },
+      {
+        blockNumber: 4,
+        blockHash: h(4),
+        parentHash: h(3),
+        blockTimestamp: 1_700_000_000_000,
+        vaults: [a(3)],
+      },
+    ];
+    // States of any JSON: quotes, backslashes, non-ASCII, nesting, a null inside.
+    const born = [
+      { ...vault(a(1), 2), state: { s: 'a "quoted" \\ back\nslash ✓', n: [1, { x: null }] } },
+      { ...vault(a(2), 2), state: {} },
+    ];
+    const seqs = [
+      { vault: a(1), blockNumber: 2, blockHash: h(2), firstSeq: 1, lastSeq: 3 },
+      { vault: a(2), blockNumber: 2, blockHash: h(2), firstSeq: 1, lastSeq: 1 },
+      {
+        vault: a(3),
+        blockNumber: 4,
+        blockHash: h(4),
+        firstSeq: 9_007_199_254_740_991,
+        lastSeq: 9_007_199_254_740_991,
+      },
+    ];
+    await store.saveBlocks(7, blocks, born, seqs);
+    // Saved again (a restart re-saves its write-ahead): the rows are replaced, not doubled.
+    await store.saveBlocks(7, blocks, born, seqs);
+    const loaded = await store.load(7);
+    expect([...loaded.blocks].sort((x, y) => x.blockNumber - y.blockNumber)).toEqual([
+      { blockNumber: 1, blockHash: h(1), parentHash: h(0), blockTimestamp: 100, vaults: [] },
+      ...blocks,
+    ]);
+    expect(loaded.vaults).toEqual(born);
+    expect(await store.seqsAbove(7, 0)).toEqual(seqs);
+    // An empty write-ahead writes nothing and does not fail.
+    await store.saveBlocks(7, [], [], []);
+    await store.commit(7, { checkpoint: { blockNumber: 4, blockHash: h(4) }, topic: 'T', vaults: [] });
+    expect((await store.load(7)).vaults).toEqual(born);
+  });
+
   it('on a schema not migrated to 0008: status reads no topic, the indexer is told to migrate', async () => {
     await migrate(admin, 'pre_0008');
     await admin.query('alter table pre_0008.indexer_checkpoint drop column topic');
