@@ -29,7 +29,7 @@ interface Call {
 const [mode, file, upstream, latencyArg] = process.argv.slice(2);
 const latencyMs = Number(latencyArg ?? 0);
 if ((mode !== 'record' && mode !== 'replay') || !file || !upstream) {
-  console.error('usage: rpc-replay.ts record|replay <file> <node URL>');
+  console.error('usage: rpc-replay.ts record|replay <file> <node URL> [latency ms]');
   process.exit(2);
 }
 
@@ -61,13 +61,18 @@ async function forward(calls: Call[]): Promise<string[]> {
     headers: { 'content-type': 'application/json' },
     body,
   });
-  const parsed = (await res.json()) as { id: number; result?: unknown; error?: unknown }[];
+  const body_ = (await res.json()) as unknown;
+  // A node that refuses a whole batch answers with one error object: it is every call's answer.
+  const parsed = (Array.isArray(body_) ? body_ : []) as { id: number; result?: unknown; error?: unknown }[];
+  const whole = Array.isArray(body_) ? undefined : (body_ as { error?: unknown }).error;
   const out = new Array<string>(calls.length);
   for (const r of parsed)
     out[r.id] =
       'error' in r && r.error !== undefined
         ? `"error":${JSON.stringify(r.error)}`
         : `"result":${JSON.stringify(r.result ?? null)}`;
+  const none = `"error":${JSON.stringify(whole ?? { code: -32603, message: 'the node gave no answer to this call' })}`;
+  for (let i = 0; i < out.length; i++) out[i] ??= none;
   return out;
 }
 
