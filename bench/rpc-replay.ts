@@ -43,13 +43,11 @@ const keyOf = (c: Call) =>
     .update(`${c.method}\u0000${JSON.stringify(c.params ?? [])}`)
     .digest('base64');
 
-const read = (req: IncomingMessage): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
+const read = async (req: IncomingMessage): Promise<string> => {
+  const parts: Buffer[] = [];
+  for await (const b of req) parts.push(b as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+};
 
 /** Forwards calls to the node as one batch; returns each one's answer text, in order. */
 async function forward(calls: Call[]): Promise<string[]> {
@@ -61,10 +59,10 @@ async function forward(calls: Call[]): Promise<string[]> {
     headers: { 'content-type': 'application/json' },
     body,
   });
-  const body_ = (await res.json()) as unknown;
+  const reply = (await res.json()) as unknown;
   // A node that refuses a whole batch answers with one error object: it is every call's answer.
-  const parsed = (Array.isArray(body_) ? body_ : []) as { id: number; result?: unknown; error?: unknown }[];
-  const whole = Array.isArray(body_) ? undefined : (body_ as { error?: unknown }).error;
+  const parsed = (Array.isArray(reply) ? reply : []) as { id: number; result?: unknown; error?: unknown }[];
+  const whole = Array.isArray(reply) ? undefined : (reply as { error?: unknown }).error;
   const out = new Array<string>(calls.length);
   for (const r of parsed)
     out[r.id] =

@@ -91,7 +91,7 @@ describe('indexer store: the topic of the checkpoint', () => {
     const store = createIndexerStore(pool);
     const h = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
     const a = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
-    // A single block without vaults: the lists are sent joined, and an empty one must stay a row.
+    // A block without vaults, saved alone: its row must hold an empty list, not be lost or null.
     await store.saveBlocks(7, [
       { blockNumber: 1, blockHash: h(1), parentHash: h(0), blockTimestamp: 100, vaults: [] },
     ]);
