@@ -1,13 +1,14 @@
 import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { Pool } from '@vault-yield/store';
-import { cpuSeconds } from './proc.js';
+import { cpuSeconds, machineCpu, machineLine } from './proc.js';
 
 /**
  * What a fold bench costs per record, beside its rate: CPU of the folding processes, of the
  * Postgres backends serving them and of the Kafka broker (found by its loopback port), and the
  * bytes a record takes in Kafka (the topic's segments on disk) and in Postgres (the schema's
- * tables with their indexes and TOAST). CPU of processes that exit is sampled while they run.
+ * tables with their indexes and TOAST), and the whole machine's CPU per record since the sampler was
+ * made (machineLine). CPU of processes that exit is sampled while they run.
  */
 export interface CostSampler {
   /** Reads the CPU of the folding processes and of the database's backends now (call often). */
@@ -24,6 +25,7 @@ export function createCostSampler(o: {
   /** The folding processes (their pids now). */
   pids: () => readonly number[];
 }): CostSampler {
+  const machine0 = machineCpu();
   const brokerPid = loopbackListener(o.brokers[0] ?? '');
   const brokerCpu0 = brokerPid ? cpuSeconds(brokerPid) : Number.NaN;
   // Highest CPU seen per pid: a process that has exited reads 0, its last sample stands.
@@ -61,6 +63,7 @@ export function createCostSampler(o: {
         .map((r) => `${r.relname} ${per(Number(r.bytes))}`)
         .join(', ');
       return [
+        machineLine(machine0, machineCpu(), records),
         `CPU per record: folding ${us(sum(folders))}, Postgres ${us(sum(backends))} (${backends.size} backends), broker ${us(broker)}`,
         `bytes per record: Kafka ${per(kafkaBytes)} (segments on disk), Postgres ${per(pgBytes)} (${top})`,
       ];

@@ -123,12 +123,13 @@ function main() {
           const before = states.get(r.vault);
           const step = foldStep(before?.state ?? null, r);
           if (!step.ok) throw new Error(step.reason);
-          const point = equityPoint(before?.micros ?? null, step.state);
-          states.set(r.vault, { state: step.state, micros: point.micros });
+          // As the projector: equity points at block ends only.
+          const point = r.lastInBlock ? equityPoint(before?.micros ?? null, step.state) : null;
+          states.set(r.vault, { state: step.state, micros: point ? point.micros : (before?.micros ?? null) });
           sink +=
             (offLedger(r) ? 0 : ledgerRow(r).payload.length) +
             (binary ? bytes[i]! : bodyOf(r, bytes[i])).byteLength +
-            (point.row ? 1 : 0);
+            (point?.row ? 1 : 0);
           touched.set(r.vault, r);
         }
         for (const [vault, last] of touched)

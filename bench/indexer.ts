@@ -34,7 +34,7 @@ import { dropDatabase, ensureProjectDatabase, ensureRoles, ROLES } from '../infr
 import { createIndexer } from '../services/indexer/src/index.js';
 import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
 import { ENCODING } from './log-fixture.js';
-import { cpuSeconds } from './proc.js';
+import { cpuSeconds, machineCpu, machineLine } from './proc.js';
 
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
 const EVENTS_PER_VAULT = Number(process.env.BENCH_EVENTS_PER_VAULT ?? 300);
@@ -121,10 +121,12 @@ async function main() {
     const kafkaCpu0 = cpuSeconds(kafkaPid);
     const cpu0 = process.cpuUsage();
     const threads0 = threadCpu();
+    const machine0 = machineCpu();
     const t0 = performance.now();
     await indexer.start();
     await indexer.waitFor(chain.toBlock);
     const seconds = (performance.now() - t0) / 1000;
+    const machine = machineCpu();
     const cpu = process.cpuUsage(cpu0);
     const threads = threadCpu(threads0);
     const anvilCpu = cpuSeconds(anvil.pid) - anvilCpu0;
@@ -176,6 +178,7 @@ async function main() {
       `CPU by thread: main ${sec(threads.get(process.pid) ?? Number.NaN)}; busiest others ` +
         `${others.slice(0, 3).map(sec).join(', ')}; the rest ${sec(rest)}`,
     );
+    console.log(machineLine(machine0, machine, s.recordsPublished));
     console.log(`indexer: ${Math.round(rate)} records/s`);
   } finally {
     await anvil.stop();

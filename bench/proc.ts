@@ -35,3 +35,48 @@ export function peakRss(pid: number): number {
     return 0;
   }
 }
+
+/** The whole machine's CPU time so far, from /proc/stat (every process, every core). */
+export interface MachineCpu {
+  /** Seconds of CPU spent busy (all but idle and iowait), summed over the cores. */
+  busy: number;
+  /** Seconds of CPU in all (busy + idle), summed over the cores. */
+  total: number;
+  cores: number;
+}
+
+/** A reading of the machine's CPU, or null where there is no /proc/stat. */
+export function machineCpu(): MachineCpu | null {
+  let stat: string;
+  try {
+    stat = readFileSync('/proc/stat', 'utf8');
+  } catch {
+    return null;
+  }
+  const lines = stat.split('\n');
+  // "cpu  user nice system idle iowait irq softirq steal …" in USER_HZ (100 a second).
+  const f = (lines[0] ?? '').trim().split(/\s+/).slice(1, 9).map(Number);
+  if (f.length < 8 || f.some((n) => !Number.isFinite(n))) return null;
+  const total = f.reduce((a, n) => a + n, 0) / 100;
+  const idle = (f[3]! + f[4]!) / 100;
+  const cores = lines.filter((l) => /^cpu\d+ /.test(l)).length;
+  return { busy: total - idle, total, cores };
+}
+
+/**
+ * What the whole machine spent on `records` between two readings: how busy its cores were, CPU
+ * per record counting every process (the bench's, the node's, the broker's, Postgres'…), and the
+ * rate that CPU per record would allow with every core busy — the ceiling of this bench on this
+ * machine, whatever the pipeline's shape.
+ */
+export function machineLine(before: MachineCpu | null, after: MachineCpu | null, records: number): string {
+  if (!before || !after || records <= 0) return 'machine: n/a (no /proc/stat)';
+  const busy = after.busy - before.busy;
+  const total = after.total - before.total;
+  const perRecord = busy / records;
+  return (
+    `machine: ${after.cores} cores ${((100 * busy) / Math.max(total, 1e-9)).toFixed(0)} % busy; ` +
+    `${(perRecord * 1e6).toFixed(1)} µs of CPU a record, every process counted → ` +
+    `at most ${Math.round(after.cores / perRecord)} records/s with every core busy`
+  );
+}

@@ -59,7 +59,7 @@ async function main() {
     }
     // The rows the projector writes, per session (its vaults) and per transaction (BATCH records).
     const gen = createHistoryGenerator({ vaults: VAULTS, seed: 7 });
-    const states = new Map<string, { state: VaultState; micros: Micros; session: number }>();
+    const states = new Map<string, { state: VaultState; micros: Micros | null; session: number }>();
     const sessions = Array.from({ length: SESSIONS }, () => ({ batches: [] as Batch[], records: 0 }));
     const t0 = performance.now();
     let equityRows = 0;
@@ -71,8 +71,13 @@ async function main() {
         const session = before?.session ?? states.size % SESSIONS;
         const step = foldStep(before?.state ?? null, r);
         if (!step.ok) throw new Error(`generated record refused by the fold: ${step.reason}`);
-        const point = equityPoint(before?.micros ?? null, step.state);
-        states.set(r.vault, { state: step.state, micros: point.micros, session });
+        // As the projector: equity points at block ends only.
+        const point = r.lastInBlock ? equityPoint(before?.micros ?? null, step.state) : null;
+        states.set(r.vault, {
+          state: step.state,
+          micros: point ? point.micros : (before?.micros ?? null),
+          session,
+        });
         const s = sessions[session]!;
         if (s.records % BATCH === 0) s.batches.push({ ledger: [], equity: [], bundles: new Map() });
         const batch = s.batches.at(-1)!;
@@ -86,7 +91,7 @@ async function main() {
           list.push(bodyOf(r, null));
           batch.bundles.set(r.vault, list);
         }
-        if (point.row) {
+        if (point?.row) {
           batch.equity.push(point.row);
           equityRows++;
         }

@@ -8,8 +8,9 @@ export interface CachedVault {
   state: VaultState;
   lastRecordId: string;
   head: LedgerPosition;
-  /** The state's value and flows in micro-USD (what the next equity point is compared with). */
-  micros: Micros;
+  /** Value and flows in micro-USD at the vault's last block end (what the next equity point is
+   * compared with; null: no point yet). */
+  micros: Micros | null;
   /** Last sequence number folded, and whether records are held behind a gap. */
   lastSeq: number | null;
   held: boolean;

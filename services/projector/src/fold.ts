@@ -147,10 +147,13 @@ export function formatMicros(m: bigint): string {
 }
 
 /**
- * Equity points: one per applied record that changed value or flows at the JSON edge's precision
- * (6 dp) or the strategy, plus the vault's first record. Each carries the strategy then in force
- * and the fold's exact return index (realised returns never use the rounded figures). Decided by comparing with the state before the record
- * (`before`: its micros, null for a new vault), so the series is the same whatever the batch
+ * Equity points: one per block end (a vault's `lastInBlock` record) that changed value or flows at
+ * the JSON edge's precision (6 dp) or the strategy, plus the vault's first. Records before the
+ * last of their block make none: they are valued at the block's end with only part of its flows,
+ * so they are no instant a chart may show (net of flows would swing inside one block). Each point
+ * carries the strategy then in force and the fold's exact return index (realised returns never
+ * use the rounded figures). Decided by comparing with the previous block end (`before`: its
+ * micros, `equityBasis`; null for a new vault), so the series is the same whatever the batch
  * boundaries (and after a re-fold). Returns the point (or null) and `after`'s micros.
  */
 export function equityPoint(
@@ -183,9 +186,22 @@ export function equityPoint(
   };
 }
 
-/** The same decision from two states (kept for callers that hold the state before). */
-export function equityRow(before: VaultState | null, after: VaultState): EquityRow | null {
-  return equityPoint(before ? microsOf(before) : null, after).row;
+/**
+ * What a vault's next equity point is compared with, from its state alone (a state loaded from
+ * its snapshot): the micros of its last block end — the state itself at a block end, its
+ * `blockStart` inside a block; null when the vault has had no block end yet.
+ */
+export function equityBasis(s: VaultState): Micros | null {
+  const b = s.blockStart;
+  if (!b) return microsOf(s);
+  if (b.strategy === null) return null;
+  return {
+    value: toMicros(b.valueUsd),
+    capitalIn: toMicros(b.capitalInUsd),
+    capitalOut: toMicros(b.capitalOutUsd),
+    strategy: b.strategy,
+    exact: { capitalIn: b.capitalInUsd, capitalOut: b.capitalOutUsd },
+  };
 }
 
 export function snapshotRow(

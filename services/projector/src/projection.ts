@@ -26,11 +26,11 @@ import type { CachedVault, StateCache } from './cache.js';
 import {
   bodyOf,
   deserializeState,
+  equityBasis,
   equityPoint,
   foldStep,
   ledgerRow,
   type Micros,
-  microsOf,
   offLedger,
   positionOf,
   positionRows,
@@ -82,7 +82,7 @@ export interface VaultWork {
   /** Identities applied in this transaction (or, after a re-fold, the vault's whole ledger). */
   seen: Set<string>;
   changed: boolean;
-  /** `state`'s micros, computed once per state for the equity decision. */
+  /** Micros of the vault's last block end (`equityBasis`): what its next equity point is compared with. */
   micros: Micros | null;
   /** Last sequence number folded (null: none, or only unsequenced records). */
   lastSeq: number | null;
@@ -135,9 +135,12 @@ export function foldInto(
   const step = foldStep(w.state, r);
   if (!step.ok)
     return { kind: step.crashed ? 'fold' : 'envelope', reason: step.reason, crashed: step.crashed };
-  const point = equityPoint(w.state ? w.micros : null, step.state);
-  if (point.row) sink.equity.add(point.row);
-  w.micros = point.micros;
+  // Only block ends are instants of the series (see equityPoint); w.micros is the last one's.
+  if (r.lastInBlock) {
+    const point = equityPoint(w.state ? w.micros : null, step.state);
+    if (point.row) sink.equity.add(point.row);
+    w.micros = point.micros;
+  }
   if (live) {
     if (!offLedger(r)) addLedger(sink, ledgerRow(r));
     let bodies = sink.bodies.get(r.vault);
@@ -257,7 +260,7 @@ async function loadWork(
     const state = s ? deserializeState(s.state) : null;
     work.set(
       vault,
-      fresh(vault, state, s?.lastRecordId ?? '', s?.head ?? NO_HEAD, state ? microsOf(state) : null, {
+      fresh(vault, state, s?.lastRecordId ?? '', s?.head ?? NO_HEAD, state ? equityBasis(state) : null, {
         lastSeq: s?.lastSeq ?? null,
         held: s?.held ?? false,
       }),
@@ -279,7 +282,7 @@ export async function writeVaults(
   for (const w of work) {
     states.set(
       w.vault,
-      w.state && w.micros
+      w.state
         ? {
             partition,
             state: w.state,

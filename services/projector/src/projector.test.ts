@@ -153,6 +153,77 @@ describe('applyBatch ledger COPY', () => {
   });
 });
 
+describe('equity points at block ends', () => {
+  const dbs: TestDatabase[] = [];
+  afterAll(async () => {
+    await Promise.all(dbs.map((d) => d.drop()));
+  });
+
+  it('one point per block end, the same rows however batches cut a block (states reloaded mid-block)', async () => {
+    // Busy vaults: up to 3 records a block, all valued at the block's end, only the last lastInBlock.
+    const records = createHistoryGenerator({ vaults: 4, seed: 23, recordsPerVaultBlock: 3 }).take(400);
+    expect(records.some((r) => !r.lastInBlock)).toBe(true);
+    const series = async (label: string, batchSize: number) => {
+      const db = await createTestDatabase(`apply_block_ends_${label}`);
+      dbs.push(db);
+      const p = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'apply-test', max: 2 });
+      const store = createProjectionStore(p);
+      try {
+        for (let from = 0; from < records.length; from += batchSize) {
+          const to = Math.min(records.length, from + batchSize);
+          const messages = records.slice(from, to).map((r, i) => {
+            const value = encodeBinaryRecord(r);
+            return {
+              partition: 0,
+              offset: String(from + i),
+              key: null,
+              value,
+              timestamp: 0,
+              decoded: decode(value),
+            };
+          });
+          const batch: LogBatch<Decoded> = {
+            topic: 't',
+            partition: 0,
+            messages,
+            commit: { groupId: 'g', topic: 't', partition: 0, nextOffset: String(to) },
+            highWatermark: String(records.length),
+          };
+          // No state cache: every batch reloads its vaults from their snapshots, mid-block ones too.
+          const r = await store.transaction((tx) => applyBatch(tx, batch, log));
+          expect(r.kind).toBe('applied');
+        }
+        const { rows } = await p.query<{
+          vault: string;
+          seq: string;
+          v: string;
+          i: string;
+          o: string;
+          x: string;
+        }>(
+          `select '0x' || encode(vault, 'hex') as vault, seq::text, value_usd::text as v, capital_in_usd::text as i,
+                  capital_out_usd::text as o, return_index::text as x
+             from equity_points order by vault, seq`,
+        );
+        return rows;
+      } finally {
+        await p.end();
+      }
+    };
+    const whole = await series('whole', records.length);
+    // Batches of 7 cut blocks (and a vault's records within one) at many places.
+    expect(await series('cut', 7)).toEqual(whole);
+    // Each point is the state after its vault's last record of a block (seq = records folded).
+    const byVault = new Map<string, VaultRecord[]>();
+    for (const r of records) byVault.set(r.vault, [...(byVault.get(r.vault) ?? []), r]);
+    expect(whole.length).toBeGreaterThan(20);
+    for (const row of whole) expect(byVault.get(row.vault)![Number(row.seq) - 1]!.lastInBlock).toBe(true);
+    // And every block end that moved value or flows has its point: none is lost to the rule.
+    const ends = [...byVault.values()].reduce((n, rs) => n + rs.filter((r) => r.lastInBlock).length, 0);
+    expect(whole.length).toBeLessThanOrEqual(ends);
+  });
+});
+
 describe('applyBatch lazy decode', () => {
   let db: TestDatabase;
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 import type { Logger } from '@vault-yield/common';
 import { checkSeq, decodeRecord, nextSeqPosition, type VaultRecord } from '@vault-yield/domain';
 import type { ProjectionStore } from '@vault-yield/store';
-import { bodyOf, ledgerRow, microsOf, offLedger } from './fold.js';
+import { bodyOf, equityBasis, ledgerRow, offLedger } from './fold.js';
 import { NO_HEAD, refoldVault, type VaultWork, writeVaults } from './projection.js';
 
 export interface RetryOutcome {
@@ -108,7 +108,7 @@ export async function retryDeadLetters(
           },
           log,
         );
-        if (w.state) w.micros = microsOf(w.state);
+        if (w.state) w.micros = equityBasis(w.state);
         await tx.deleteDeadLetters(ids);
         // Held letters not taken by this retry (--id) keep the vault held.
         w.held = (await tx.lockHeld([target])).length > 0;

@@ -4,7 +4,7 @@ import { applyContext, applyHoldings, type Draft, requireContextToken, shift } f
 import { FoldError } from './errors.js';
 import { settleHighWater } from './fees.js';
 import { nextReturnIndex } from './returns.js';
-import type { Address, Reconciliation, VaultState } from './state.js';
+import type { Address, BlockStart, Reconciliation, VaultState } from './state.js';
 import { computeValueUsd } from './valuation.js';
 
 const ONE = 10n ** 18n;
@@ -56,10 +56,19 @@ export function createVaultState(record: VaultRecord): VaultState {
   d.valueUsd = computeValueUsd(d);
   // Tokens sent to the address before the vault existed are booked like any unexplained inflow.
   if (record.lastInBlock) reconcile(d);
+  // Created inside a block: the block's return starts from nothing (no sub-period, index 1).
+  else d.blockStart = { valueUsd: 0n, capitalInUsd: 0n, capitalOutUsd: 0n, strategy: null };
   return d;
 }
 
 /** Folds records into a state from scratch or onward: `state` undefined means a new vault. */
+const blockStartOf = (s: VaultState): BlockStart => ({
+  valueUsd: s.valueUsd,
+  capitalInUsd: s.capitalInUsd,
+  capitalOutUsd: s.capitalOutUsd,
+  strategy: s.strategy,
+});
+
 export function foldRecord(state: VaultState | undefined, record: VaultRecord): VaultState {
   return state ? evolve(state, record) : createVaultState(record);
 }
@@ -109,8 +118,15 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
     d.positions !== state.positions;
   d.valueUsd = moved ? computeValueUsd(d) : state.valueUsd;
   applyPayload(d, record);
-  if (record.lastInBlock) reconcile(d);
-  d.returnIndex = nextReturnIndex(state, d);
+  // The return is chained per block, not per record: every record of a block is valued at the
+  // block's end with only its own flows so far, so a per-record step would read the later flows
+  // of the block as gains or losses (a vault created and funded in one block would fall to 0).
+  const start = state.blockStart ?? blockStartOf(state);
+  if (record.lastInBlock) {
+    reconcile(d);
+    d.returnIndex = nextReturnIndex({ ...start, returnIndex: state.returnIndex }, d);
+    if (state.blockStart) d.blockStart = undefined;
+  } else if (!state.blockStart) d.blockStart = start;
   return d;
 }
 

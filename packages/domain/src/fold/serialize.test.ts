@@ -43,6 +43,35 @@ describe('state serialisation (jsonb)', () => {
     expect(evolve(copy, r)).toEqual(evolve(s, r));
   });
 
+  it('a state inside a block keeps its block start, and folds on to the same block end', () => {
+    const { h, s } = richState();
+    const a = h.deposit(WETH, eth(1));
+    const b = h.mark();
+    // Two records of one block: the first carries the block's end context and is not its last.
+    const first = {
+      ...a,
+      blockNumber: b.blockNumber,
+      blockHash: b.blockHash,
+      context: b.context,
+      lastInBlock: false,
+    };
+    const mid = evolve(s, first);
+    expect(mid.blockStart?.valueUsd).toBe(s.valueUsd);
+    const json = JSON.parse(JSON.stringify(serializeState(mid)));
+    expect(json.blockStart).toEqual({
+      valueUsd: s.valueUsd.toString(),
+      capitalInUsd: s.capitalInUsd.toString(),
+      capitalOutUsd: s.capitalOutUsd.toString(),
+      strategy: s.strategy,
+    });
+    const copy = deserializeState(json);
+    expect(copy).toEqual(mid);
+    const last = { ...b, logIndex: 1 };
+    expect(evolve(copy, last)).toEqual(evolve(mid, last));
+    // At a block end there is no block start: the document is as before this field existed.
+    expect('blockStart' in serializeState(evolve(mid, last))).toBe(false);
+  });
+
   it('rejects malformed documents', () => {
     const { s } = richState();
     const json = serializeState(s);
@@ -50,5 +79,6 @@ describe('state serialisation (jsonb)', () => {
     expect(() => deserializeState({ ...json, idle: { [WETH]: '-1' } })).toThrow();
     expect(() => deserializeState({ ...json, valueUsd: 1.5 })).toThrow();
     expect(() => deserializeState(null)).toThrow();
+    expect(() => deserializeState({ ...json, blockStart: { valueUsd: '1', capitalInUsd: '0' } })).toThrow();
   });
 });

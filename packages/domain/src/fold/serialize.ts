@@ -74,6 +74,15 @@ export const serializedState = z.object({
   marketDeltaUsd: intString,
   valueUsd: intString,
   returnIndex: intString,
+  /** Only inside a block (VaultState.blockStart): absent from every block-end state. */
+  blockStart: z
+    .object({
+      valueUsd: intString,
+      capitalInUsd: intString,
+      capitalOutUsd: intString,
+      strategy: z.string().nullable(),
+    })
+    .optional(),
 });
 export type SerializedState = z.output<typeof serializedState>;
 
@@ -135,14 +144,34 @@ export function serializeState(s: VaultState): SerializedState {
     marketDeltaUsd: s.marketDeltaUsd.toString(),
     valueUsd: s.valueUsd.toString(),
     returnIndex: s.returnIndex.toString(),
+    ...(s.blockStart
+      ? {
+          blockStart: {
+            valueUsd: s.blockStart.valueUsd.toString(),
+            capitalInUsd: s.blockStart.capitalInUsd.toString(),
+            capitalOutUsd: s.blockStart.capitalOutUsd.toString(),
+            strategy: s.blockStart.strategy,
+          },
+        }
+      : {}),
   };
 }
 
 /** Validates with zod and rebuilds a VaultState; throws a ZodError on a malformed document. */
 export function deserializeState(json: unknown): VaultState {
-  const { v: _version, ...j } = serializedState.parse(json);
+  const { v: _version, blockStart, ...j } = serializedState.parse(json);
   return {
     ...j,
+    ...(blockStart
+      ? {
+          blockStart: {
+            valueUsd: BigInt(blockStart.valueUsd),
+            capitalInUsd: BigInt(blockStart.capitalInUsd),
+            capitalOutUsd: BigInt(blockStart.capitalOutUsd),
+            strategy: blockStart.strategy,
+          },
+        }
+      : {}),
     tokens: mapValues(j.tokens, (t) => ({ ...t, price: parseFixed(t.priceUsd) })),
     pools: mapValues(j.pools, (p) => ({ ...p, sqrtPriceX96: BigInt(p.sqrtPriceX96) })),
     idle: mapValues(j.idle, BigInt),

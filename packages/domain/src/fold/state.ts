@@ -118,12 +118,29 @@ export interface VaultState {
   /** Value after the last record: idle + positions + pending rewards, at the last context. */
   readonly valueUsd: Fixed;
   /**
-   * Time-weighted return index (10^18 = 1 at creation), chained exactly on every record:
-   * × (V_after − F) / V_before, F the record's net flow (capital in − out, reconciliations
-   * included). A record whose V_before is under MIN_RETURN_BASE_USD is not a sub-period (× 1):
-   * a return on dust is noise (see returns.ts).
+   * Time-weighted return index (10^18 = 1 at creation), chained exactly on every block the vault
+   * has records in: × (V_end − F) / V_start, F the block's net flow (capital in − out,
+   * reconciliations included), V_start the value at the vault's previous block end. A block, not
+   * a record, is the sub-period: holdings are read at the block's end, so a record that is not
+   * the last of its block has no value of its own. A block whose V_start is under
+   * MIN_RETURN_BASE_USD is not a sub-period (× 1): a return on dust is noise (see returns.ts).
    */
   readonly returnIndex: Fixed;
+  /**
+   * Present only inside a block (the vault's last record of the block not yet folded): the
+   * figures at the previous block end, from which the block's return is chained and against
+   * which its equity point is compared. Absent at every block end.
+   */
+  readonly blockStart?: BlockStart;
+}
+
+/** A vault's figures at a block end (see VaultState.blockStart). */
+export interface BlockStart {
+  readonly valueUsd: Fixed;
+  readonly capitalInUsd: Fixed;
+  readonly capitalOutUsd: Fixed;
+  /** The strategy then in force; null: the vault did not exist yet (created in this block). */
+  readonly strategy: string | null;
 }
 
 /** netUsd = valueUsd + capitalOutUsd − capitalInUsd (exact). */

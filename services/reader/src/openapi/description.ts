@@ -94,7 +94,10 @@ Resolution: at most \`points\` points (default ${LIMITS.equity.defaultPoints}, 1
 Downsampling happens on the server: the span from the window's first to last point is cut into
 \`points\` equal time buckets and the **last** point of each non-empty bucket is kept, so each
 point is a real state (value and cumulative flows of one instant) and the window's latest point
-is always included. Every point carries cumulative \`capitalInUsd\` and \`capitalOutUsd\`: a
+is always included. A vault has at most one point per block, its state at the block's end:
+records that share a block are all valued at its end, so only the last of them is an instant
+(its value and all of the block's flows); the stored series holds a point where value, flows or
+strategy changed. Every point carries cumulative \`capitalInUsd\` and \`capitalOutUsd\`: a
 chart's gain between two points is the change of \`valueUsd + capitalOutUsd − capitalInUsd\`, so
 deposits and withdrawals never show as gains or losses.
 
@@ -148,9 +151,11 @@ The universe endpoints return only what passed the latest screen, in its output 
 model itself is not exposed. \`X-Screen-Version\` and \`X-Screened-At\` (Unix ms) name the screen
 run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), never projections.
 Returns are time-weighted from exact values: the fold chains each vault's return index on every
-record, I ← I · (V_after − F) / V_before (F = capital in − out of the record, so deposits and
-withdrawals are not returns; performance fees are not flows, so figures are net of fees), never
-from the rounded equity figures. A sub-period that starts with the vault worth under **1 USD**
+block it has records in, I ← I · (V_end − F) / V_start (V_start the value at the vault's previous
+block end, F = capital in − out of the block's records, so deposits and withdrawals are not
+returns, however many share a block; performance fees are not flows, so figures are net of
+fees), never from the rounded equity figures. The block is the shortest sub-period because
+holdings are read at its end. A sub-period that starts with the vault worth under **1 USD**
 has no return (a return on dust is noise). Each sub-period counts for the **strategy in force
 then**: a vault that switches strategy keeps its earlier history with the earlier strategy.
 Daily returns are per **elapsed** UTC day: every day whose start finds a vault holding at least
