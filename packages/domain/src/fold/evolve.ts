@@ -4,7 +4,7 @@ import { applyContext, applyHoldings, type Draft, requireContextToken, shift } f
 import { FoldError } from './errors.js';
 import { settleHighWater } from './fees.js';
 import { nextReturnIndex } from './returns.js';
-import type { Address, BlockStart, Reconciliation, VaultState } from './state.js';
+import type { Address, BlockFlow, BlockStart, Reconciliation, VaultState } from './state.js';
 import { computeValueUsd } from './valuation.js';
 
 const ONE = 10n ** 18n;
@@ -54,20 +54,37 @@ export function createVaultState(record: VaultRecord): VaultState {
   requireContextToken(record.context, p.token1);
   applyHoldings(d, record.context);
   d.valueUsd = computeValueUsd(d);
-  // Tokens sent to the address before the vault existed are booked like any unexplained inflow.
-  if (record.lastInBlock) reconcile(d);
-  // Created inside a block: the block's return starts from nothing (no sub-period, index 1).
-  else d.blockStart = { valueUsd: 0n, capitalInUsd: 0n, capitalOutUsd: 0n, strategy: null };
+  // Created inside a block: the block starts from nothing (no sub-period, index 1).
+  const start: BlockStart = {
+    valueUsd: 0n,
+    capitalInUsd: 0n,
+    capitalOutUsd: 0n,
+    strategy: null,
+    highWaterUsd: 0n,
+    benchmark: {},
+    flows: [],
+  };
+  if (record.lastInBlock) {
+    // Tokens sent to the address before the vault existed are booked like any unexplained inflow.
+    const flows = emptyScratch();
+    reconcile(d, flows);
+    if (flows.length > 1) settleBlock(d, start, flows);
+  } else d.blockStart = start;
   return d;
 }
 
-/** Folds records into a state from scratch or onward: `state` undefined means a new vault. */
+/** A block-end state's figures, as the start of the next block (see VaultState.blockStart). */
 const blockStartOf = (s: VaultState): BlockStart => ({
   valueUsd: s.valueUsd,
   capitalInUsd: s.capitalInUsd,
   capitalOutUsd: s.capitalOutUsd,
   strategy: s.strategy,
+  highWaterUsd: s.highWaterUsd,
+  benchmark: s.benchmark,
+  flows: [],
 });
+
+/** Folds records into a state from scratch or onward: `state` undefined means a new vault. */
 
 export function foldRecord(state: VaultState | undefined, record: VaultRecord): VaultState {
   return state ? evolve(state, record) : createVaultState(record);
@@ -117,33 +134,100 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
     d.pendingRewards !== state.pendingRewards ||
     d.positions !== state.positions;
   d.valueUsd = moved ? computeValueUsd(d) : state.valueUsd;
-  applyPayload(d, record);
-  // The return is chained per block, not per record: every record of a block is valued at the
-  // block's end with only its own flows so far, so a per-record step would read the later flows
-  // of the block as gains or losses (a vault created and funded in one block would fall to 0).
-  const start = state.blockStart ?? blockStartOf(state);
+  // Every record of a block is valued at the block's end with only its own flows so far: the
+  // block, not the record, is the step of the return, and a flow's value "just before" it is
+  // known only at the block's end. The block's flows are kept (in blockStart) until then.
+  // (The usual record is alone in its block: it allocates nothing for this.)
+  const open = state.blockStart;
+  const flows = open ? [...open.flows] : emptyScratch();
+  applyPayload(d, record, flows);
   if (record.lastInBlock) {
-    reconcile(d);
-    d.returnIndex = nextReturnIndex({ ...start, returnIndex: state.returnIndex }, d);
-    if (state.blockStart) d.blockStart = undefined;
-  } else if (!state.blockStart) d.blockStart = start;
+    reconcile(d, flows);
+    // One flow was applied against the right value already (the block's end value ∓ itself).
+    if (flows.length > 1) settleBlock(d, open ?? blockStartOf(state), flows);
+    // Per record, the later flows of a block read as gains or losses (a vault funded by two
+    // deposits in one block lost half its index).
+    d.returnIndex = nextReturnIndex(open ? { ...open, returnIndex: state.returnIndex } : state, d);
+    if (open) d.blockStart = undefined;
+  } else if (!open) d.blockStart = { ...blockStartOf(state), flows: [...flows] };
+  else if (flows.length > open.flows.length) d.blockStart = { ...open, flows };
   return d;
 }
 
-function applyPayload(d: Draft, r: Exclude<VaultRecord, { type: 'vault.created' | 'revert' }>): void {
+/** The flows of a record alone in its block so far: one array reused (folds are synchronous). */
+const scratch: BlockFlow[] = [];
+const emptyScratch = (): BlockFlow[] => {
+  scratch.length = 0;
+  return scratch;
+};
+
+/**
+ * The high-water mark and the benchmark basket at a block's end, settled again from the block's
+ * start over its flows in order. One context a block: inside it only flows move the value, so
+ * the value just before flow k is the block's end value less flows k… (the block's earnings
+ * count before its first flow, as its return does). Each flow then moves the mark and the basket
+ * as inflow / outflow / a fee charge do on their own — for a block of one flow, the same figures.
+ */
+function settleBlock(d: Draft, start: BlockStart, flows: readonly BlockFlow[]): void {
+  const values = flows.map((f) => usd(d, f.token, f.raw));
+  const before: Fixed[] = new Array(flows.length);
+  let v = d.valueUsd;
+  for (let k = flows.length - 1; k >= 0; k--) {
+    v -= flows[k]!.kind === 'in' ? values[k]! : -values[k]!;
+    before[k] = v;
+  }
+  let highWater = start.highWaterUsd;
+  let basket = start.benchmark;
+  for (let k = 0; k < flows.length; k++) {
+    const f = flows[k]!;
+    const w = values[k]!;
+    const b = before[k]!;
+    if (f.kind === 'in') {
+      highWater += w;
+      basket = { ...basket, [f.token]: (basket[f.token] ?? 0n) + f.raw * ONE };
+    } else if (f.kind === 'out') {
+      if (b > 0n && w > 0n) {
+        basket = scaleBasket(basket, b - w, b);
+        highWater = divRound(highWater * (b - w), b);
+      }
+    } else highWater = settleHighWater(highWater, b, w);
+  }
+  d.highWaterUsd = highWater;
+  d.benchmark = basket;
+}
+
+/** The basket × keep / before, entries that round to 0 dropped. */
+function scaleBasket(
+  basket: Readonly<Record<Address, bigint>>,
+  keep: Fixed,
+  before: Fixed,
+): Record<Address, bigint> {
+  const out: Record<Address, bigint> = {};
+  for (const t in basket) {
+    const h = divRound(basket[t as Address]! * keep, before);
+    if (h !== 0n) out[t as Address] = h;
+  }
+  return out;
+}
+
+function applyPayload(
+  d: Draft,
+  r: Exclude<VaultRecord, { type: 'vault.created' | 'revert' }>,
+  flows: BlockFlow[],
+): void {
   switch (r.type) {
     case 'deposit': {
       const { token, amount } = r.payload;
       requireContextToken(r.context, token);
       d.book = shift(d.book, token, BigInt(amount));
-      inflow(d, token, BigInt(amount));
+      inflow(d, token, BigInt(amount), flows);
       return;
     }
     case 'withdrawal': {
       const { token, amount } = r.payload;
       requireContextToken(r.context, token);
       d.book = shift(d.book, token, -BigInt(amount));
-      outflow(d, token, BigInt(amount));
+      outflow(d, token, BigInt(amount), flows);
       return;
     }
     case 'position.opened':
@@ -180,6 +264,7 @@ function applyPayload(d: Draft, r: Exclude<VaultRecord, { type: 'vault.created' 
       d.taxedUsd += charge;
       // the mark rises by the gain the charge settled, net of the charge (fees.ts)
       d.highWaterUsd = settleHighWater(d.highWaterUsd, d.valueUsd + charge, charge);
+      if (BigInt(amount) > 0n) flows.push({ kind: 'fee', token, raw: BigInt(amount) });
       return;
     }
     // The contract enforces its own transitions; the fold records what the chain did.
@@ -215,32 +300,31 @@ function moveBook(d: Draft, delta0: bigint, delta1: bigint): void {
 }
 
 /** Capital in: value at this block's price; the basket and the high-water mark grow with it. */
-function inflow(d: Draft, token: Address, raw: bigint): Fixed {
+function inflow(d: Draft, token: Address, raw: bigint, flows: BlockFlow[]): Fixed {
   const value = usd(d, token, raw);
   d.capitalInUsd += value;
   d.highWaterUsd += value;
-  if (raw > 0n) d.benchmark = { ...d.benchmark, [token]: (d.benchmark[token] ?? 0n) + raw * ONE };
+  if (raw > 0n) {
+    d.benchmark = { ...d.benchmark, [token]: (d.benchmark[token] ?? 0n) + raw * ONE };
+    flows.push({ kind: 'in', token, raw });
+  }
   return value;
 }
 
 /**
  * Capital out of value W: the basket and the mark scale by (1 − W/V), V the value just before
- * the flow. Holdings are end-of-block, so V = valueUsd (after) + W.
+ * the flow. Holdings are end-of-block, so V = valueUsd (after) + W when no later flow of the
+ * block follows; when one does, `settleBlock` settles the block again at its end.
  */
-function outflow(d: Draft, token: Address, raw: bigint): Fixed {
+function outflow(d: Draft, token: Address, raw: bigint, flows: BlockFlow[]): Fixed {
   const w = usd(d, token, raw);
   d.capitalOutUsd += w;
   const before = d.valueUsd + w;
   if (before > 0n && w > 0n) {
-    const keep = before - w;
-    const benchmark: Record<Address, bigint> = {};
-    for (const t in d.benchmark) {
-      const h = divRound(d.benchmark[t as Address]! * keep, before);
-      if (h !== 0n) benchmark[t as Address] = h;
-    }
-    d.benchmark = benchmark;
-    d.highWaterUsd = divRound(d.highWaterUsd * keep, before);
+    d.benchmark = scaleBasket(d.benchmark, before - w, before);
+    d.highWaterUsd = divRound(d.highWaterUsd * (before - w), before);
   }
+  if (raw > 0n) flows.push({ kind: 'out', token, raw });
   return w;
 }
 
@@ -251,7 +335,7 @@ function outflow(d: Draft, token: Address, raw: bigint): Fixed {
  * a withdrawal), so netUsd never moves by it and both identities hold. The book then equals the
  * holdings. `reconciled` lists what was booked (the projector writes a `balance.reconciled` row).
  */
-function reconcile(d: Draft): void {
+function reconcile(d: Draft, flows: BlockFlow[]): void {
   const book = d.book;
   const idle = d.idle;
   d.book = idle;
@@ -268,7 +352,7 @@ function reconcile(d: Draft): void {
   const booked: Reconciliation[] = [];
   for (const token of differ.sort()) {
     const diff = (idle[token] ?? 0n) - (book[token] ?? 0n);
-    const valueUsd = diff > 0n ? inflow(d, token, diff) : outflow(d, token, -diff);
+    const valueUsd = diff > 0n ? inflow(d, token, diff, flows) : outflow(d, token, -diff, flows);
     booked.push({ token, amount: diff, valueUsd });
   }
   d.reconciled = booked;

@@ -265,3 +265,24 @@ export const eth = (n: number) => BigInt(Math.round(n * 1e6)) * 10n ** 12n;
 export const usdc = (n: number) => BigInt(Math.round(n * 1e6));
 
 export type AnyRecord = VaultRecord;
+
+/**
+ * Records moved into one block as the indexer writes a busy vault's block: the
+ * last one's block, time and context (holdings and prices are read at the block's end), log
+ * indexes in order, only the last `lastInBlock`.
+ */
+export function oneBlock(rs: readonly VaultRecord[]): VaultRecord[] {
+  const last = rs.at(-1)!;
+  return rs.map(
+    (r, i) =>
+      ({
+        ...r,
+        blockNumber: last.blockNumber,
+        blockHash: last.blockHash,
+        blockTimestamp: last.blockTimestamp,
+        context: last.context,
+        logIndex: i,
+        lastInBlock: i === rs.length - 1,
+      }) as VaultRecord,
+  );
+}

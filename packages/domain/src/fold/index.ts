@@ -4,7 +4,16 @@ export { PERFORMANCE_FEE_BPS, performanceFeeDueRaw, performanceFeeDueUsd, settle
 export { MIN_RETURN_BASE_USD, nextReturnIndex } from './returns.js';
 export { checkSeq, nextSeqPosition, type SeqPosition, type SeqVerdict } from './sequence.js';
 export { deserializeState, type SerializedState, serializedState, serializeState } from './serialize.js';
-export type { Address, BlockStart, PoolMark, Position, Suspension, TokenMark, VaultState } from './state.js';
+export type {
+  Address,
+  BlockFlow,
+  BlockStart,
+  PoolMark,
+  Position,
+  Suspension,
+  TokenMark,
+  VaultState,
+} from './state.js';
 export { netUsd, strategyDeltaUsd } from './state.js';
 export { DUST_USD, hasCapital, positionInRange, statusOf } from './status.js';
 export { computeValueUsd, pendingRewardsUsd, positionAmounts, positionValueUsd } from './valuation.js';

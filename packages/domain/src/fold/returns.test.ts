@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseFixed, SCALE } from '../math/fixed.js';
 import type { VaultRecord } from '../records/envelope.js';
 import { createVaultState, evolve, foldRecord } from './evolve.js';
-import { eth, History, USDC, usdc, WETH } from './fixtures.js';
+import { eth, History, oneBlock, USDC, usdc, WETH } from './fixtures.js';
 import { MIN_RETURN_BASE_USD, nextReturnIndex } from './returns.js';
 import type { VaultState } from './state.js';
 
@@ -41,27 +41,6 @@ describe('return index (exact, flows removed)', () => {
   });
 });
 
-/**
- * The records `make` builds, moved into one block as the indexer writes a busy vault's block: the
- * last one's block, time and context (holdings and prices are read at the block's end), log
- * indexes in order, only the last `lastInBlock`.
- */
-function oneBlock(rs: readonly VaultRecord[]): VaultRecord[] {
-  const last = rs.at(-1)!;
-  return rs.map(
-    (r, i) =>
-      ({
-        ...r,
-        blockNumber: last.blockNumber,
-        blockHash: last.blockHash,
-        blockTimestamp: last.blockTimestamp,
-        context: last.context,
-        logIndex: i,
-        lastInBlock: i === rs.length - 1,
-      }) as VaultRecord,
-  );
-}
-
 const foldAll = (s: VaultState | undefined, rs: readonly VaultRecord[]): VaultState =>
   rs.reduce<VaultState | undefined>((acc, r) => foldRecord(acc, r), s)!;
 
@@ -70,7 +49,7 @@ describe('return index: a block is the sub-period (holdings are end-of-block)', 
     const h = new History();
     const [created, funded] = oneBlock([h.created(), h.deposit(USDC, usdc(2000))]);
     const s = createVaultState(created!);
-    expect(s.blockStart).toEqual({ valueUsd: 0n, capitalInUsd: 0n, capitalOutUsd: 0n, strategy: null });
+    expect(s.blockStart).toMatchObject({ valueUsd: 0n, capitalInUsd: 0n, capitalOutUsd: 0n, strategy: null });
     const t = evolve(s, funded!);
     expect(t.valueUsd).toBe(usd('2000'));
     expect(t.returnIndex).toBe(SCALE);
@@ -85,11 +64,13 @@ describe('return index: a block is the sub-period (holdings are end-of-block)', 
     const mid = evolve(s, a!);
     // Inside the block: the index of the last block end, which the state carries as the base.
     expect(mid.returnIndex).toBe(SCALE);
-    expect(mid.blockStart).toEqual({
+    expect(mid.blockStart).toMatchObject({
       valueUsd: usd('4000'),
       capitalInUsd: usd('4000'),
       capitalOutUsd: 0n,
       strategy: 'wide-eth',
+      highWaterUsd: usd('4000'),
+      flows: [{ kind: 'in', token: USDC, raw: usdc(1000) }],
     });
     s = evolve(mid, b!);
     expect(s.returnIndex).toBe(SCALE); // per record it read +4.17 %

@@ -63,6 +63,9 @@ describe('state serialisation (jsonb)', () => {
       capitalInUsd: s.capitalInUsd.toString(),
       capitalOutUsd: s.capitalOutUsd.toString(),
       strategy: s.strategy,
+      highWaterUsd: s.highWaterUsd.toString(),
+      benchmark: Object.fromEntries(Object.entries(s.benchmark).map(([t, h]) => [t, h.toString()])),
+      flows: [{ kind: 'in', token: WETH, raw: eth(1).toString() }],
     });
     const copy = deserializeState(json);
     expect(copy).toEqual(mid);

@@ -81,6 +81,9 @@ export const serializedState = z.object({
       capitalInUsd: intString,
       capitalOutUsd: intString,
       strategy: z.string().nullable(),
+      highWaterUsd: intString,
+      benchmark: addrMap(uintString),
+      flows: z.array(z.object({ kind: z.enum(['in', 'out', 'fee']), token: address, raw: uintString })),
     })
     .optional(),
 });
@@ -151,6 +154,9 @@ export function serializeState(s: VaultState): SerializedState {
             capitalInUsd: s.blockStart.capitalInUsd.toString(),
             capitalOutUsd: s.blockStart.capitalOutUsd.toString(),
             strategy: s.blockStart.strategy,
+            highWaterUsd: s.blockStart.highWaterUsd.toString(),
+            benchmark: mapValues(s.blockStart.benchmark, String),
+            flows: s.blockStart.flows.map((f) => ({ kind: f.kind, token: f.token, raw: f.raw.toString() })),
           },
         }
       : {}),
@@ -169,6 +175,9 @@ export function deserializeState(json: unknown): VaultState {
             capitalInUsd: BigInt(blockStart.capitalInUsd),
             capitalOutUsd: BigInt(blockStart.capitalOutUsd),
             strategy: blockStart.strategy,
+            highWaterUsd: BigInt(blockStart.highWaterUsd),
+            benchmark: mapValues(blockStart.benchmark, BigInt),
+            flows: blockStart.flows.map((f) => ({ kind: f.kind, token: f.token, raw: BigInt(f.raw) })),
           },
         }
       : {}),

@@ -134,13 +134,30 @@ export interface VaultState {
   readonly blockStart?: BlockStart;
 }
 
-/** A vault's figures at a block end (see VaultState.blockStart). */
+/** A vault's figures at a block end, and the open block's capital flows (see VaultState.blockStart). */
 export interface BlockStart {
   readonly valueUsd: Fixed;
   readonly capitalInUsd: Fixed;
   readonly capitalOutUsd: Fixed;
   /** The strategy then in force; null: the vault did not exist yet (created in this block). */
   readonly strategy: string | null;
+  readonly highWaterUsd: Fixed;
+  readonly benchmark: TokenMap<bigint>;
+  /**
+   * The block's capital flows so far, in order. A flow's "value just before" (which scales the
+   * high-water mark and the basket on a withdrawal, and settles a fee charge) is only known at the
+   * block's end, from the flows after it: the mark and the basket are settled again from the
+   * figures above then (evolve.ts `settleBlock`).
+   */
+  readonly flows: readonly BlockFlow[];
+}
+
+/** A capital flow of an open block: capital in, capital out, or a performance fee charged. */
+export interface BlockFlow {
+  readonly kind: 'in' | 'out' | 'fee';
+  readonly token: Address;
+  /** Raw token units (> 0). */
+  readonly raw: bigint;
 }
 
 /** netUsd = valueUsd + capitalOutUsd − capitalInUsd (exact). */

@@ -62,7 +62,9 @@ highWaterUsd), rate = the service's schedule (20 %; the chain's event carries no
 is never taxed twice. The mark is **per vault** (one owner), not per share: flows move it by
 amount, so a deposit never creates a fee, and a withdrawal takes its pro-rata share of the
 unsettled gain with it (that share is never taxed, and a loss carried forward shrinks the same
-way).
+way). V is the value just before the flow; holdings are read at the block's end, so when a
+vault has several flows in one block each is taken against the block's end value less the
+flows after it — the same figures as the same flows in blocks of their own.
 Status (first match wins): \`suspended\` (suspension non-null), \`exiting\` (exit requested, not
 yet completed), \`idle\` (no capital: \`valueUsd\` below the dust threshold of 0.01 USD, so wei
 left by rounding or a few tokens sent by a stranger do not make a vault look active; pending
