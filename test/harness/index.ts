@@ -13,6 +13,22 @@ export function uniqueTopic(base: string): string {
   return `${base}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
+/**
+ * `work`, or a rejection naming `label` once `ms` pass: a long setup whose hook times out says
+ * which of its steps never finished, not only that the hook did.
+ */
+export async function step<T>(label: string, work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`setup step "${label}" did not finish in ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export const TEST_SCHEMA = 'vault_yield';
 
 export interface TestDatabase {

@@ -30,7 +30,7 @@ import {
 } from '../../infra/chain/index.js';
 import { ROLES } from '../../infra/postgres/index.js';
 import { cliEnv, runCli } from '../cli/run.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
+import { createTestDatabase, kafkaBrokers, step, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { byVault, expectedRecords, normalized, readTopic } from '../indexer/support.js';
 import { projector } from '../projector/support.js';
 import { startReader } from '../reader/client.js';
@@ -87,10 +87,10 @@ describe('vault-yield reindex', () => {
       mark: { intervalBlocks: MARK_INTERVAL, minIntervalMs: 0 },
       logger: log,
     });
-    await indexer.start();
-    demo = await playDemoScenario(stack);
-    await indexer.waitFor(Number(demo.toBlock));
-    await indexer.stop();
+    await step('live indexer start', indexer.start(), 30_000);
+    demo = await step('demo scenario', playDemoScenario(stack), 120_000);
+    await step('live indexer reaches the demo end', indexer.waitFor(Number(demo.toBlock)), 120_000);
+    await step('live indexer stop', indexer.stop(), 30_000);
     liveCheckpoint = indexer.status().checkpoint.blockNumber;
 
     live = projector({
@@ -100,7 +100,7 @@ describe('vault-yield reindex', () => {
       topic: liveTopic,
       group: 'live',
     });
-    await live.start();
+    await step('projector start', live.start(), 30_000);
     await live.caughtUp({ timeoutMs: 60_000 });
 
     env = cliEnv(
@@ -118,7 +118,11 @@ describe('vault-yield reindex', () => {
         CATALOGUE_TOPIC: uniqueTopic('catalogue-none'),
       },
     );
-    const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], env);
+    const sw = await step(
+      'rebuild switch',
+      runCli(['rebuild', 'switch', '--schema', db.schema], env),
+      60_000,
+    );
     expect(sw.stderr).toBe('');
     expect(sw.code).toBe(0);
     ({ reader, url: baseUrl } = await startReader(db, { schema: VIEWS }));
