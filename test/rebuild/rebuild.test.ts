@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '@vault-yield/common';
-import type { VaultRecord } from '@vault-yield/domain';
+import { FOLD_VERSION, type VaultRecord } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import type { Projector } from '@vault-yield/projector';
 import type { Reader } from '@vault-yield/reader';
@@ -215,6 +215,7 @@ describe('vault-yield rebuild / verify', () => {
       deadLetters: unknown[];
       indexer: { chainHead: number | null };
       builds: { schema: string; state: string }[];
+      fold: { projection: number | null; build: number };
     };
     expect(report.liveSchema).toBe('vault_yield_r1');
     const main = report.projector.find((p) => p.group === 'rebuild-r1' && p.topic === topic)!;
@@ -226,6 +227,18 @@ describe('vault-yield rebuild / verify', () => {
     const text = await runCli(['status'], env);
     expect(text.stdout).toMatch(/live schema +vault_yield_r1/);
     expect(text.stdout).toMatch(/partition +0 +stored/);
+    // The rebuilt schema's figures are this build's fold; an older fold's are named, with the cure.
+    expect(report.fold).toEqual({ projection: FOLD_VERSION, build: FOLD_VERSION });
+    expect(text.stdout).toContain(`fold          version ${FOLD_VERSION} (this build's)`);
+    await pool.query('update vault_yield_r1.fold_meta set fold_version = 1');
+    try {
+      const old = await runCli(['status'], env);
+      expect(old.stdout).toContain(
+        `fold          version 1; this build folds version ${FOLD_VERSION}: run \`vault-yield rebuild\``,
+      );
+    } finally {
+      await pool.query('update vault_yield_r1.fold_meta set fold_version = $1', [FOLD_VERSION]);
+    }
   });
 
   it('verify reports no difference after a normal run', async () => {

@@ -1,7 +1,14 @@
 import type { Server } from 'node:http';
 import { kafkaSecurity, type Logger } from '@vault-yield/common';
+import { FOLD_VERSION } from '@vault-yield/domain';
 import { type BatchConsumer, createBatchConsumer, createLogAdmin } from '@vault-yield/log';
-import { createPgPool, createProjectionStore, migrate, type Pool } from '@vault-yield/store';
+import {
+  createPgPool,
+  createProjectionStore,
+  migrate,
+  type Pool,
+  projectionFoldVersion,
+} from '@vault-yield/store';
 import { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
 import { createStateCache } from './cache.js';
 import { PROJECTOR_BATCH_DEFAULTS, type ProjectorConfig } from './config.js';
@@ -148,6 +155,13 @@ export function createProjector(options: ProjectorOptions): Projector {
     assignment: () => consumer?.assignment() ?? [],
     async start() {
       if (options.MIGRATE) await migrate(pool, schema);
+      // Figures folded by another fold version stay as they are until a rebuild: say so at start.
+      const folded = await projectionFoldVersion(pool, schema);
+      if (folded !== FOLD_VERSION)
+        log.warn(
+          { schema, foldVersion: folded, buildFoldVersion: FOLD_VERSION },
+          'projection folded by another fold version: run `vault-yield rebuild` (figures of vaults with several records in one block differ)',
+        );
       if (options.METRICS_PORT !== undefined)
         server = await serveMetrics(metrics.registry, options.METRICS_PORT);
       const concurrency = options.PROJECTOR_CONCURRENCY ?? PROJECTOR_BATCH_DEFAULTS.concurrency;

@@ -17,3 +17,4 @@ export type {
 export { netUsd, strategyDeltaUsd } from './state.js';
 export { DUST_USD, hasCapital, positionInRange, statusOf } from './status.js';
 export { computeValueUsd, pendingRewardsUsd, positionAmounts, positionValueUsd } from './valuation.js';
+export { FOLD_VERSION } from './version.js';

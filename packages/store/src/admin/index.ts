@@ -62,6 +62,7 @@ export {
   type IndexerCheckpointRow,
   indexerCheckpoints,
   listDeadLetters,
+  projectionFoldVersion,
   type StalePriceRow,
   type StoredOffsetRow,
   stalePriceRows,

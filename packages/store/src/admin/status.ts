@@ -107,6 +107,13 @@ export async function stalePriceRows(db: Queryable, schema: string, limit = 50):
   return rows.map((r) => ({ ...r, ageSeconds: Number(r.ageSeconds), updatedAt: Number(r.updatedAt) }));
 }
 
+/** The fold version a projection's figures were computed with (migration 0015); null before it. */
+export async function projectionFoldVersion(db: Queryable, schema: string): Promise<number | null> {
+  if (!(await hasTable(db, schema, 'fold_meta'))) return null;
+  const { rows } = await db.query<{ v: number }>(`select fold_version as v from ${ident(schema)}.fold_meta`);
+  return rows[0]?.v ?? null;
+}
+
 /** A vault held behind a gap in its stream (snapshot `behind.gap`). */
 export interface HeldVaultRow {
   vault: string;

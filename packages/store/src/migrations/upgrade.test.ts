@@ -1,5 +1,7 @@
+import { FOLD_VERSION } from '@vault-yield/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
+import { projectionFoldVersion } from '../admin/status.js';
 import { vaultReturnSeries } from '../catalogue/stats.js';
 import { createPgPool, hexToBytes, type Pool } from '../pool/index.js';
 import { createProjectionStore } from '../projection/index.js';
@@ -192,5 +194,13 @@ describe('0014 keys of the per-record tables as bytes', () => {
        from h`,
     );
     expect(rows).toEqual([{ same: true, n: 5000 }]);
+  });
+});
+
+describe('0015 fold version', () => {
+  it('stamps a projection that holds equity points as folded by fold 1, a fresh one by this fold', async () => {
+    expect(await projectionFoldVersion(pool, SCHEMA)).toBe(1);
+    expect(await projectionFoldVersion(pool, db.schema)).toBe(FOLD_VERSION);
+    expect(FOLD_VERSION).toBe(2); // a new fold version comes with a migration stamping fresh schemas
   });
 });

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createConfig, envField, kafkaSecurityShape } from '@vault-yield/common';
+import { FOLD_VERSION } from '@vault-yield/domain';
 import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
 import {
   type BuildRecord,
@@ -13,6 +14,7 @@ import {
   listBuilds,
   listDeadLetters,
   liveRecord,
+  projectionFoldVersion,
   type StalePriceRow,
   stalePriceRows,
   storedOffsetRows,
@@ -42,6 +44,8 @@ export interface StatusReport {
   viewsSchema: string;
   liveSchema: string;
   switchedAt: string | null;
+  /** The fold version of the live projection's figures (null: before migration 0015) and this build's. */
+  fold: { projection: number | null; build: number };
   indexer: {
     schema: string;
     chainHead: number | null;
@@ -87,6 +91,8 @@ Reports, for operators:
   - held vaults: a record of the vault's stream is missing (sequence gap); the projector holds
     the vault until \`vault-yield republish\` publishes the missing range again
   - stale prices: vaults whose current value uses a price older than its feed's heartbeat
+  - the fold version of the live projection's figures against this build's: an older one means
+    \`vault-yield rebuild\` (the figures of vaults with several records in one block differ)
 
 options:
   --json   one JSON document on stdout
@@ -168,6 +174,7 @@ environment:
         viewsSchema: env.VIEWS_SCHEMA,
         liveSchema,
         switchedAt: live?.switchedAt.toISOString() ?? null,
+        fold: { projection: await projectionFoldVersion(pool, liveSchema), build: FOLD_VERSION },
         indexer: { schema: indexerSchema, chainHead, ...(chainError ? { chainError } : {}), checkpoints },
         projector,
         deadLetters: await deadLetterCounts(pool, liveSchema),
@@ -196,6 +203,12 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
   const out: string[] = [];
   out.push(
     `live schema   ${r.liveSchema}${r.switchedAt ? ` (views ${r.viewsSchema}, switched ${r.switchedAt})` : ` (views ${r.viewsSchema} never switched)`}`,
+  );
+  const { projection, build } = r.fold;
+  out.push(
+    projection === build
+      ? `fold          version ${build} (this build's)`
+      : `fold          version ${projection ?? '(not recorded: migrate)'}; this build folds version ${build}: run \`vault-yield rebuild\` — the figures of vaults with several records in one block differ`,
   );
   const head =
     r.indexer.chainHead !== null
