@@ -21,6 +21,32 @@ import { createProjectorMetrics, serveMetrics } from './metrics.js';
 
 const log = createLogger({ name: 'projector-unit', level: 'silent' });
 
+/** `records[from, to)` as one batch of partition 0, offsets their indexes, each encoded by `encode`. */
+function batchOf(
+  records: readonly VaultRecord[],
+  from: number,
+  to: number,
+  encode: (r: VaultRecord) => Buffer = encodeRecord,
+): LogBatch<Decoded> {
+  return {
+    topic: 't',
+    partition: 0,
+    messages: records.slice(from, to).map((r, i) => {
+      const value = encode(r);
+      return {
+        partition: 0,
+        offset: String(from + i),
+        key: null,
+        value,
+        timestamp: 0,
+        decoded: decode(value),
+      };
+    }),
+    commit: { groupId: 'g', topic: 't', partition: 0, nextOffset: String(to) },
+    highWatermark: String(records.length),
+  };
+}
+
 describe('projector config', () => {
   it('has the documented defaults', () => {
     const c = loadProjectorConfig({ KAFKA_BROKERS: '127.0.0.1:19092', DATABASE_URL: 'postgres://x@h/db' });
@@ -53,23 +79,7 @@ describe('applyBatch offsets', () => {
   });
 
   const records = createHistoryGenerator({ vaults: 5, seed: 4 }).take(30);
-  const batch = (from: number, to: number): LogBatch<Decoded> => ({
-    topic: 't',
-    partition: 0,
-    messages: records.slice(from, to).map((r, i) => {
-      const value = encodeRecord(r);
-      return {
-        partition: 0,
-        offset: String(from + i),
-        key: null,
-        value,
-        timestamp: 0,
-        decoded: decode(value),
-      };
-    }),
-    commit: { groupId: 'g', topic: 't', partition: 0, nextOffset: String(to) },
-    highWatermark: '30',
-  });
+  const batch = (from: number, to: number) => batchOf(records, from, to);
 
   it('refuses a batch that starts after the stored offset, and applies only the new part of an overlapping one', async () => {
     const p = pool();
@@ -171,24 +181,7 @@ describe('equity points at block ends', () => {
       try {
         for (let from = 0; from < records.length; from += batchSize) {
           const to = Math.min(records.length, from + batchSize);
-          const messages = records.slice(from, to).map((r, i) => {
-            const value = encodeBinaryRecord(r);
-            return {
-              partition: 0,
-              offset: String(from + i),
-              key: null,
-              value,
-              timestamp: 0,
-              decoded: decode(value),
-            };
-          });
-          const batch: LogBatch<Decoded> = {
-            topic: 't',
-            partition: 0,
-            messages,
-            commit: { groupId: 'g', topic: 't', partition: 0, nextOffset: String(to) },
-            highWatermark: String(records.length),
-          };
+          const batch = batchOf(records, from, to, encodeBinaryRecord);
           // No state cache: every batch reloads its vaults from their snapshots, mid-block ones too.
           const r = await store.transaction((tx) => applyBatch(tx, batch, log));
           expect(r.kind).toBe('applied');

@@ -85,7 +85,6 @@ const blockStartOf = (s: VaultState): BlockStart => ({
 });
 
 /** Folds records into a state from scratch or onward: `state` undefined means a new vault. */
-
 export function foldRecord(state: VaultState | undefined, record: VaultRecord): VaultState {
   return state ? evolve(state, record) : createVaultState(record);
 }
