@@ -275,6 +275,21 @@ describe('vault-yield rebuild / verify', () => {
     );
   }, 180_000);
 
+  it('verify names a live projection of an older fold version as the cause, with the cure', async () => {
+    await pool.query('update vault_yield_r1.fold_meta set fold_version = 1');
+    try {
+      const res = await runCli(['verify'], env, 170_000);
+      expect(res.code).toBe(1);
+      expect(res.stdout).toMatch(/DIFF +fold_meta/);
+      expect(res.stdout).toContain(
+        `verify: vault_yield_r1 holds figures of fold version 1, this build folds version ${FOLD_VERSION}`,
+      );
+      expect(res.stdout).toContain('run `vault-yield rebuild`');
+    } finally {
+      await pool.query('update vault_yield_r1.fold_meta set fold_version = $1', [FOLD_VERSION]);
+    }
+  }, 180_000);
+
   it('a rebuild SIGKILLed mid-way and re-run ends equal to an uninterrupted one', async () => {
     const smallBatches = { ...env, PROJECTOR_MAX_BATCH_BYTES: String(64 * 1024), PROJECTOR_CONCURRENCY: '1' };
     // Built --unlogged (SET LOGGED at the end), compared with a default (logged) build: same rows.

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createConfig, envField } from '@vault-yield/common';
+import { FOLD_VERSION } from '@vault-yield/domain';
 import {
   compareSchemas,
   createPgPool,
@@ -8,6 +9,7 @@ import {
   liveSchema,
   markBuild,
   type PoolClient,
+  projectionFoldVersion,
   schemaExists,
   storedOffsetRows,
   type TableDiff,
@@ -33,6 +35,8 @@ indexer_* tables, wall-clock columns the projection writes itself (updated_at of
 screen_meta and catalogue_meta; created_at and id of dead_letters; applied_at of
 schema_migrations) and strategies.live_apr/sigma/history_days (refreshed on a timer from
 equity_points, which are compared). vault_snapshot.updated_at is block time: compared.
+A live projection folded by an older fold version (fold_meta) differs by design: verify says so
+and names the cure (\`vault-yield rebuild\`).
 
 options:
   --live NAME         schema to check (default: the views schema's target, else $PROJECTION_SCHEMA)
@@ -162,6 +166,12 @@ environment: as for rebuild (DATABASE_URL, KAFKA_BROKERS, KAFKA_TOPIC, VIEWS_SCH
         return 3;
       }
       const bad = diffs.filter((d) => !d.equal);
+      // A live projection folded by an older fold differs by design: say so, with the cure.
+      const liveFold = await projectionFoldVersion(pool, live);
+      const foldNote =
+        liveFold === FOLD_VERSION
+          ? null
+          : `verify: ${live} holds figures of fold version ${liveFold ?? '(not recorded)'}, this build folds version ${FOLD_VERSION}: they differ by design where a vault had several records in one block — run \`vault-yield rebuild\``;
       if (values.json) {
         console.log(
           JSON.stringify(
@@ -172,6 +182,7 @@ environment: as for rebuild (DATABASE_URL, KAFKA_BROKERS, KAFKA_TOPIC, VIEWS_SCH
               liveGroup: liveMain,
               comparable: true,
               equal: bad.length === 0,
+              foldVersion: { live: liveFold, build: FOLD_VERSION },
               tables: diffs,
             },
             null,
@@ -186,6 +197,7 @@ environment: as for rebuild (DATABASE_URL, KAFKA_BROKERS, KAFKA_TOPIC, VIEWS_SCH
             ? `verify: no difference in ${diffs.length} tables`
             : `verify: ${bad.length} of ${diffs.length} tables differ: ${bad.map((d) => d.table).join(', ')}`,
         );
+        if (foldNote) console.log(foldNote);
       }
       return bad.length === 0 ? 0 : 1;
     } finally {
