@@ -121,7 +121,10 @@ describe('flows sharing a block settle the mark and the basket as flows in block
   const close = (a: bigint, b: bigint, label: string) =>
     expect(a - b <= 10n ** 9n && b - a <= 10n ** 9n, `${label}: ${a} vs ${b}`).toBe(true); // 10^-9 USD
 
-  /** The records of `flows` (amounts a share of what the vault holds), and where blocks end. */
+  /**
+   * A funded vault's records (created, two deposits, a price gain), then one per flow, each in a
+   * block of its own at unchanged prices (amounts a share of what the vault then holds).
+   */
   function records(flows: readonly Flow[], h: History): VaultRecord[] {
     const held = { weth: eth(2), usdc: usdc(4000) };
     const out: VaultRecord[] = [h.created(), h.deposit(WETH, held.weth), h.deposit(USDC, held.usdc)];
