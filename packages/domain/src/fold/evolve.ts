@@ -175,24 +175,39 @@ function settleBlock(d: Draft, start: BlockStart, flows: readonly BlockFlow[]): 
     v -= flows[k]!.kind === 'in' ? values[k]! : -values[k]!;
     before[k] = v;
   }
-  let highWater = start.highWaterUsd;
-  let basket = start.benchmark;
-  for (let k = 0; k < flows.length; k++) {
-    const f = flows[k]!;
-    const w = values[k]!;
-    const b = before[k]!;
-    if (f.kind === 'in') {
-      highWater += w;
-      basket = { ...basket, [f.token]: (basket[f.token] ?? 0n) + f.raw * ONE };
-    } else if (f.kind === 'out') {
-      if (b > 0n && w > 0n) {
-        basket = scaleBasket(basket, b - w, b);
-        highWater = divRound(highWater * (b - w), b);
-      }
-    } else highWater = settleHighWater(highWater, b, w);
-  }
-  d.highWaterUsd = highWater;
-  d.benchmark = basket;
+  const marks: Marks = { highWaterUsd: start.highWaterUsd, benchmark: start.benchmark };
+  for (let k = 0; k < flows.length; k++) moveMarks(marks, flows[k]!, values[k]!, before[k]!);
+  d.highWaterUsd = marks.highWaterUsd;
+  d.benchmark = marks.benchmark;
+}
+
+type Marks = Pick<Draft, 'highWaterUsd' | 'benchmark'>;
+
+/**
+ * How one capital flow of value `w` moves the high-water mark and the benchmark basket, the vault
+ * worth `before` just before it: capital in adds to both; capital out scales both by
+ * (1 − w / before); a fee charge raises the mark by the gain it settled, net of the charge (fees.ts).
+ */
+function moveMarks(m: Marks, f: BlockFlow, w: Fixed, before: Fixed): void {
+  if (f.kind === 'in') {
+    m.highWaterUsd += w;
+    m.benchmark = { ...m.benchmark, [f.token]: (m.benchmark[f.token] ?? 0n) + f.raw * ONE };
+  } else if (f.kind === 'out') {
+    if (before > 0n && w > 0n) {
+      m.benchmark = scaleBasket(m.benchmark, before - w, before);
+      m.highWaterUsd = divRound(m.highWaterUsd * (before - w), before);
+    }
+  } else m.highWaterUsd = settleHighWater(m.highWaterUsd, before, w);
+}
+
+/**
+ * A capital flow of the record being folded: moves the mark and the basket against the block's
+ * end value ∓ the flow (the value just before it when no later flow of the block follows; a block
+ * of several is settled again at its end, `settleBlock`), and joins the block's flows.
+ */
+function recordFlow(d: Draft, f: BlockFlow, w: Fixed, flows: BlockFlow[]): void {
+  moveMarks(d, f, w, f.kind === 'in' ? d.valueUsd - w : d.valueUsd + w);
+  flows.push(f);
 }
 
 /** The basket × keep / before, entries that round to 0 dropped. */
@@ -259,11 +274,10 @@ function applyPayload(
       const { token, amount } = r.payload;
       requireContextToken(r.context, token);
       d.book = shift(d.book, token, -BigInt(amount));
-      const charge = usd(d, token, BigInt(amount));
+      const raw = BigInt(amount);
+      const charge = usd(d, token, raw);
       d.taxedUsd += charge;
-      // the mark rises by the gain the charge settled, net of the charge (fees.ts)
-      d.highWaterUsd = settleHighWater(d.highWaterUsd, d.valueUsd + charge, charge);
-      if (BigInt(amount) > 0n) flows.push({ kind: 'fee', token, raw: BigInt(amount) });
+      if (raw > 0n) recordFlow(d, { kind: 'fee', token, raw }, charge, flows);
       return;
     }
     // The contract enforces its own transitions; the fold records what the chain did.
@@ -302,11 +316,7 @@ function moveBook(d: Draft, delta0: bigint, delta1: bigint): void {
 function inflow(d: Draft, token: Address, raw: bigint, flows: BlockFlow[]): Fixed {
   const value = usd(d, token, raw);
   d.capitalInUsd += value;
-  d.highWaterUsd += value;
-  if (raw > 0n) {
-    d.benchmark = { ...d.benchmark, [token]: (d.benchmark[token] ?? 0n) + raw * ONE };
-    flows.push({ kind: 'in', token, raw });
-  }
+  if (raw > 0n) recordFlow(d, { kind: 'in', token, raw }, value, flows);
   return value;
 }
 
@@ -318,12 +328,7 @@ function inflow(d: Draft, token: Address, raw: bigint, flows: BlockFlow[]): Fixe
 function outflow(d: Draft, token: Address, raw: bigint, flows: BlockFlow[]): Fixed {
   const w = usd(d, token, raw);
   d.capitalOutUsd += w;
-  const before = d.valueUsd + w;
-  if (before > 0n && w > 0n) {
-    d.benchmark = scaleBasket(d.benchmark, before - w, before);
-    d.highWaterUsd = divRound(d.highWaterUsd * (before - w), before);
-  }
-  if (raw > 0n) flows.push({ kind: 'out', token, raw });
+  if (raw > 0n) recordFlow(d, { kind: 'out', token, raw }, w, flows);
   return w;
 }
 
