@@ -49,6 +49,7 @@ export interface SnapshotSpec {
   capitalOutMicros?: number;
   marketMicros?: number;
   updatedAt?: number;
+  blockNumber?: number;
   suspensionReason?: string;
   recordsApplied?: number;
 }
@@ -89,6 +90,7 @@ export function makeSnapshot(spec: SnapshotSpec = {}): SnapshotView {
     owner: (spec.owner ?? randomAddress()).toLowerCase(),
     status,
     strategy: spec.strategy ?? 'steady-eth',
+    blockNumber: spec.blockNumber ?? 1_000,
     valueUsd: usd(value),
     capitalInUsd: usd(capitalIn),
     capitalOutUsd: usd(capitalOut),

@@ -84,12 +84,28 @@ export function bodyOf(r: VaultRecord, raw: Uint8Array | null | undefined): Uint
   return raw && raw.byteLength > 0 ? raw : encodeRecord(r);
 }
 
+/** Where a block's `balance.reconciled` rows stand: the block and transaction of a record of it. */
+export type ReconciledAt = Pick<
+  LedgerRow,
+  'vault' | 'chainId' | 'blockHash' | 'txHash' | 'blockNumber' | 'ts'
+>;
+
+export const reconciledAt = (r: VaultRecord): ReconciledAt => ({
+  vault: r.vault,
+  chainId: r.chainId,
+  blockHash: r.blockHash,
+  txHash: r.txHash,
+  blockNumber: r.blockNumber,
+  ts: r.blockTimestamp * 1000,
+});
+
 /**
- * The `balance.reconciled` rows of a folded record: one per token whose holdings differed from
- * what the events explain (see evolve.ts `reconcile`). Same block and tx hash as the record,
- * placed after every transaction of the block (a re-fold skips them and derives them again).
+ * The `balance.reconciled` rows of a block end: one per token whose holdings differed from what
+ * the events explain (see evolve.ts `reconcile`). Same block and tx hash as the record that ended
+ * the block (`at`), placed after every transaction of the block (a re-fold skips them and derives
+ * them again).
  */
-export function reconciledRows(r: VaultRecord, s: VaultState): LedgerRow[] {
+export function reconciledRows(at: ReconciledAt, s: VaultState): LedgerRow[] {
   return s.reconciled.map((x, i) => {
     const payload = JSON.stringify({
       token: x.token,
@@ -98,14 +114,9 @@ export function reconciledRows(r: VaultRecord, s: VaultState): LedgerRow[] {
       bookedAs: x.amount > 0n ? 'capitalIn' : 'capitalOut',
     });
     return {
-      vault: r.vault,
-      chainId: r.chainId,
-      blockHash: r.blockHash,
-      txHash: r.txHash,
+      ...at,
       logIndex: RECONCILED_LOG_INDEX - i,
-      blockNumber: r.blockNumber,
       txIndex: RECONCILED_TX_INDEX,
-      ts: r.blockTimestamp * 1000,
       type: RECONCILED,
       // Not a record of the log (no body): re-folds skip this type and derive it again.
       payload,
@@ -188,20 +199,13 @@ export function equityPoint(
 
 /**
  * What a vault's next equity point is compared with, from its state alone (a state loaded from
- * its snapshot): the micros of its last block end — the state itself at a block end, its
- * `blockStart` inside a block; null when the vault has had no block end yet.
+ * its snapshot): the micros of its last block end — the state itself at a block end, the
+ * previous block end (`blockStart.end`) inside a block; null when the vault has had no block end yet.
  */
 export function equityBasis(s: VaultState): Micros | null {
   const b = s.blockStart;
   if (!b) return microsOf(s);
-  if (b.strategy === null) return null;
-  return {
-    value: toMicros(b.valueUsd),
-    capitalIn: toMicros(b.capitalInUsd),
-    capitalOut: toMicros(b.capitalOutUsd),
-    strategy: b.strategy,
-    exact: { capitalIn: b.capitalInUsd, capitalOut: b.capitalOutUsd },
-  };
+  return b.end ? microsOf(b.end) : null;
 }
 
 export function snapshotRow(
@@ -215,7 +219,7 @@ export function snapshotRow(
     vault: s.vault,
     chainId: s.chainId,
     owner: s.owner,
-    strategy: s.strategy,
+    strategy: view.strategy,
     status: view.status,
     snapshot: JSON.stringify(view),
     state: JSON.stringify(serializeState(s)),

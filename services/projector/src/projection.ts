@@ -1,9 +1,11 @@
 import type { Logger } from '@vault-yield/common';
 import {
   checkSeq,
+  closeBlock,
   decodeRecord,
   nextSeqPosition,
   type RecordHead,
+  recordIdParts,
   stalePrices,
   type VaultRecord,
   type VaultRecordOf,
@@ -34,6 +36,7 @@ import {
   offLedger,
   positionOf,
   positionRows,
+  reconciledAt,
   reconciledRows,
   recordId,
   snapshotRow,
@@ -135,6 +138,9 @@ export function foldInto(
   const step = foldStep(w.state, r);
   if (!step.ok)
     return { kind: step.crashed ? 'fold' : 'envelope', reason: step.reason, crashed: step.crashed };
+  // The fold ended a block whose last record never reached it (dead-lettered): that block end's
+  // point and reconciliations are written as any block end's.
+  if (w.state?.blockStart && r.blockNumber > w.state.blockNumber) endedBlock(w, w.state, sink);
   // Only block ends are instants of the series (see equityPoint); w.micros is the last one's.
   if (r.lastInBlock) {
     const point = equityPoint(w.state ? w.micros : null, step.state);
@@ -150,7 +156,8 @@ export function foldInto(
     }
     bodies.push(bodyOf(r, live.raw));
   }
-  if (step.state.reconciled.length > 0) for (const row of reconciledRows(r, step.state)) addLedger(sink, row);
+  if (step.state.reconciled.length > 0)
+    for (const row of reconciledRows(reconciledAt(r), step.state)) addLedger(sink, row);
   const id = recordId(r);
   w.seen.add(id);
   const pos = positionOf(r);
@@ -159,6 +166,22 @@ export function foldInto(
   w.state = step.state;
   w.changed = true;
   return null;
+}
+
+/**
+ * The rows of an open block that a record of a later block ended (`closeBlock`, as the fold did):
+ * its equity point, and its `balance.reconciled` rows placed in the block and transaction of the
+ * last record folded in it (the one whose successor was lost).
+ */
+function endedBlock(w: VaultWork, open: VaultState, sink: RowSink): void {
+  const closed = closeBlock(open);
+  const point = equityPoint(w.micros, closed);
+  if (point.row) sink.equity.add(point.row);
+  w.micros = point.micros;
+  const last = recordIdParts(w.lastRecordId);
+  if (closed.reconciled.length === 0 || !last) return;
+  const at = { ...last, blockNumber: closed.blockNumber, ts: closed.updatedAt };
+  for (const row of reconciledRows(at, closed)) addLedger(sink, row);
 }
 
 /** What a revert orphans: the vault's records at `fromBlock` or later in these blocks. */

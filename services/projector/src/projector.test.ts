@@ -1,14 +1,18 @@
 import { createLogger } from '@vault-yield/common';
 import {
+  closeBlock,
   decodeRecord,
   encodeBinaryRecord,
   encodeRecord,
+  foldRecord,
   formatFixed,
   toMicros,
+  toSnapshotView,
   type VaultRecord,
+  type VaultState,
 } from '@vault-yield/domain';
 import type { LogBatch } from '@vault-yield/log';
-import { createPgPool, createProjectionStore } from '@vault-yield/store';
+import { createPgPool, createProjectionStore, type Pool } from '@vault-yield/store';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/harness/index.js';
@@ -173,7 +177,11 @@ describe('equity points at block ends', () => {
     // Busy vaults: up to 3 records a block, all valued at the block's end, only the last lastInBlock.
     const records = createHistoryGenerator({ vaults: 4, seed: 23, recordsPerVaultBlock: 3 }).take(400);
     expect(records.some((r) => !r.lastInBlock)).toBe(true);
-    const series = async (label: string, batchSize: number) => {
+    const series = async (
+      label: string,
+      batchSize: number,
+      afterBatch?: (p: Pool, to: number) => Promise<void>,
+    ) => {
       const db = await createTestDatabase(`apply_block_ends_${label}`);
       dbs.push(db);
       const p = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'apply-test', max: 2 });
@@ -185,6 +193,7 @@ describe('equity points at block ends', () => {
           // No state cache: every batch reloads its vaults from their snapshots, mid-block ones too.
           const r = await store.transaction((tx) => applyBatch(tx, batch, log));
           expect(r.kind).toBe('applied');
+          await afterBatch?.(p, to);
         }
         const { rows } = await p.query<{
           vault: string;
@@ -204,8 +213,30 @@ describe('equity points at block ends', () => {
       }
     };
     const whole = await series('whole', records.length);
-    // Batches of 7 cut blocks (and a vault's records within one) at many places.
-    expect(await series('cut', 7)).toEqual(whole);
+    // Batches of 7 cut blocks (and a vault's records within one) at many places — and after each
+    // batch every served snapshot is the vault at its last block end folded so far (a batch ending
+    // inside a block served the block's end value beside part of its flows: a fake gain).
+    let checked = 0;
+    const served = async (p: Pool, to: number) => {
+      const { rows } = await p.query<{ vault: string; snapshot: Record<string, unknown> }>(
+        `select vault, snapshot from vault_snapshot`,
+      );
+      for (const row of rows) {
+        const mine = records.slice(0, to).filter((r) => r.vault === row.vault);
+        const ended = mine.slice(0, mine.findLastIndex((r) => r.lastInBlock) + 1);
+        const { behind: _b, ...view } = row.snapshot;
+        if (ended.length === 0) {
+          expect(view).toMatchObject({ valueUsd: 0, capitalInUsd: 0, status: 'idle' });
+          continue;
+        }
+        const state = ended.reduce<VaultState | undefined>((st, r) => foldRecord(st, r), undefined)!;
+        const { behind: _e, ...expected } = toSnapshotView(state);
+        expect(view).toEqual(expected);
+        checked++;
+      }
+    };
+    expect(await series('cut', 7, served)).toEqual(whole);
+    expect(checked).toBeGreaterThan(100);
     // Each point is the state after its vault's last record of a block (seq = records folded).
     const byVault = new Map<string, VaultRecord[]>();
     for (const r of records) byVault.set(r.vault, [...(byVault.get(r.vault) ?? []), r]);
@@ -214,6 +245,64 @@ describe('equity points at block ends', () => {
     // And every block end that moved value or flows has its point: none is lost to the rule.
     const ends = [...byVault.values()].reduce((n, rs) => n + rs.filter((r) => r.lastInBlock).length, 0);
     expect(whole.length).toBeLessThanOrEqual(ends);
+  });
+});
+
+describe('a block whose last record is dead-lettered', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('apply_lost_block_end');
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('ends when the next block arrives: its equity point is written and the index is chained per block', async () => {
+    const records = createHistoryGenerator({ vaults: 1, seed: 31, recordsPerVaultBlock: 3 }).take(80);
+    // The last record of a block of several, refused by the fold (a second vault.created).
+    const i = records.findIndex(
+      (r, k) =>
+        k > 2 && r.lastInBlock && records[k - 1]!.blockNumber === r.blockNumber && k < records.length - 1,
+    );
+    expect(i).toBeGreaterThan(0);
+    const created = records[0]!;
+    const lost = { ...records[i]!, type: created.type, payload: created.payload } as VaultRecord;
+    const log2 = [...records.slice(0, i), lost, ...records.slice(i + 1)];
+    const p = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'apply-test', max: 2 });
+    const store = createProjectionStore(p);
+    try {
+      const r = await store.transaction((tx) => applyBatch(tx, batchOf(log2, 0, log2.length), log));
+      if (r.kind !== 'applied') throw new Error('expected the batch applied');
+      expect(r.stats.deadLetters.envelope).toBe(1);
+      // The pure fold of what reached it: the open block closed as it stood, then the rest.
+      const before = records
+        .slice(0, i)
+        .reduce<VaultState | undefined>((st, x) => foldRecord(st, x), undefined)!;
+      expect(before.blockStart).toBeDefined();
+      const closed = closeBlock(before);
+      const { rows } = await p.query<{ block: string; v: string; x: string }>(
+        `select block_number::text as block, value_usd::text as v, return_index::text as x
+           from equity_points where block_number = $1`,
+        [records[i]!.blockNumber],
+      );
+      expect(rows).toEqual([
+        {
+          block: String(records[i]!.blockNumber),
+          v: formatMicros(toMicros(closed.valueUsd)),
+          x: formatFixed(closed.returnIndex, 18),
+        },
+      ]);
+      // The served snapshot is the pure fold's (which closes the block the same way).
+      const end = records.slice(i + 1).reduce((st, x) => foldRecord(st, x), closed);
+      const { rows: snap } = await p.query<{ snapshot: Record<string, unknown> }>(
+        'select snapshot from vault_snapshot',
+      );
+      const { behind: _b, ...view } = snap[0]!.snapshot;
+      const { behind: _e, ...expected } = toSnapshotView(end);
+      expect(view).toEqual(expected);
+    } finally {
+      await p.end();
+    }
   });
 });
 

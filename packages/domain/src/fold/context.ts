@@ -24,6 +24,7 @@ export function applyContext(d: Draft, ctx: ValuationContext): void {
     }
     if (
       prev &&
+      !prev.priceInvalid &&
       prev.priceUsd === t.priceUsd &&
       prev.symbol === t.symbol &&
       prev.priceUpdatedAt === t.priceUpdatedAt &&
@@ -31,7 +32,19 @@ export function applyContext(d: Draft, ctx: ValuationContext): void {
       prev.heartbeat === t.heartbeat
     )
       continue;
-    const price = prev && prev.priceUsd === t.priceUsd ? prev.price : parseFixed(t.priceUsd);
+    const parsed = prev && prev.priceUsd === t.priceUsd ? prev.price : parseFixed(t.priceUsd);
+    // A feed answering zero or less gave no price ("0" in the record): the last valid one stays.
+    const invalid = parsed === 0n;
+    const kept = invalid && prev !== undefined;
+    if (
+      kept &&
+      prev.priceInvalid &&
+      prev.symbol === t.symbol &&
+      prev.feed === t.feed &&
+      prev.heartbeat === t.heartbeat
+    )
+      continue;
+    const price = kept ? prev.price : parsed;
     if (prev && price !== prev.price) {
       const h = d.benchmark[t.address];
       if (h) d.marketDeltaUsd += divRound(h * (price - prev.price), pow10(t.decimals + 18));
@@ -40,11 +53,12 @@ export function applyContext(d: Draft, ctx: ValuationContext): void {
     tokens[t.address] = {
       symbol: t.symbol,
       decimals: t.decimals,
-      priceUsd: t.priceUsd,
+      priceUsd: kept ? prev.priceUsd : t.priceUsd,
       price,
       feed: t.feed,
-      priceUpdatedAt: t.priceUpdatedAt,
+      priceUpdatedAt: kept ? prev.priceUpdatedAt : t.priceUpdatedAt,
       heartbeat: t.heartbeat,
+      priceInvalid: invalid,
     };
   }
   if (tokens) d.tokens = tokens;

@@ -3,8 +3,8 @@ import type { VaultRecord } from '../records/envelope.js';
 import { applyContext, applyHoldings, type Draft, requireContextToken, shift } from './context.js';
 import { FoldError } from './errors.js';
 import { settleHighWater } from './fees.js';
-import { nextReturnIndex } from './returns.js';
-import type { Address, BlockFlow, BlockStart, Reconciliation, VaultState } from './state.js';
+import { blockReturnIndex, nextReturnIndex } from './returns.js';
+import type { Address, BlockFlow, Reconciliation, VaultState } from './state.js';
 import { computeValueUsd } from './valuation.js';
 
 const ONE = 10n ** 18n;
@@ -32,6 +32,7 @@ export function createVaultState(record: VaultRecord): VaultState {
     blockNumber: record.blockNumber,
     records: 1,
     exitRequested: false,
+    exited: false,
     suspension: null,
     tokens: {},
     pools: {},
@@ -54,35 +55,12 @@ export function createVaultState(record: VaultRecord): VaultState {
   requireContextToken(record.context, p.token1);
   applyHoldings(d, record.context);
   d.valueUsd = computeValueUsd(d);
-  // Created inside a block: the block starts from nothing (no sub-period, index 1).
-  const start: BlockStart = {
-    valueUsd: 0n,
-    capitalInUsd: 0n,
-    capitalOutUsd: 0n,
-    strategy: null,
-    highWaterUsd: 0n,
-    benchmark: {},
-    flows: [],
-  };
-  if (record.lastInBlock) {
-    // Tokens sent to the address before the vault existed are booked like any unexplained inflow.
-    const flows = emptyScratch();
-    reconcile(d, flows);
-    if (flows.length > 1) settleBlock(d, start, flows);
-  } else d.blockStart = start;
+  // Created inside a block: the block starts from nothing (no sub-period, index 1). Tokens sent
+  // to the address before the vault existed are booked like any unexplained inflow.
+  if (record.lastInBlock) endBlock(d, null, emptyScratch());
+  else d.blockStart = { end: null, flows: [] };
   return d;
 }
-
-/** A block-end state's figures, as the start of the next block (see VaultState.blockStart). */
-const blockStartOf = (s: VaultState): BlockStart => ({
-  valueUsd: s.valueUsd,
-  capitalInUsd: s.capitalInUsd,
-  capitalOutUsd: s.capitalOutUsd,
-  strategy: s.strategy,
-  highWaterUsd: s.highWaterUsd,
-  benchmark: s.benchmark,
-  flows: [],
-});
 
 /** Folds records into a state from scratch or onward: `state` undefined means a new vault. */
 export function foldRecord(state: VaultState | undefined, record: VaultRecord): VaultState {
@@ -117,6 +95,9 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
   if (record.blockNumber < state.blockNumber) {
     throw new FoldError('out-of-order', `block ${record.blockNumber} after block ${state.blockNumber}`);
   }
+  // A block whose last record never reached the fold (dead-lettered) ends when a record of a
+  // later block arrives: its records carry its end holdings already, so it closes as it stands.
+  if (state.blockStart && record.blockNumber > state.blockNumber) state = closeBlock(state);
   const d: Draft = { ...state };
   d.updatedAt = record.blockTimestamp * 1000;
   d.blockNumber = record.blockNumber;
@@ -140,18 +121,58 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
   const open = state.blockStart;
   const flows = open ? [...open.flows] : emptyScratch();
   applyPayload(d, record, flows);
-  if (record.lastInBlock) {
-    reconcile(d, flows);
-    // One flow was applied against the right value already (the block's end value ∓ itself).
-    if (flows.length > 1) settleBlock(d, open ?? blockStartOf(state), flows);
-    // Per record, the later flows of a block read as gains or losses (a vault funded by two
-    // deposits in one block lost half its index).
-    d.returnIndex = nextReturnIndex(open ? { ...open, returnIndex: state.returnIndex } : state, d);
-    if (open) d.blockStart = undefined;
-  } else if (!open) d.blockStart = { ...blockStartOf(state), flows: [...flows] };
-  else if (flows.length > open.flows.length) d.blockStart = { ...open, flows };
+  if (record.lastInBlock) endBlock(d, open ? open.end : state, flows);
+  else if (!open) d.blockStart = { end: state, flows: [...flows] };
+  else if (flows.length > open.flows.length) d.blockStart = { end: open.end, flows };
   return d;
 }
+
+/**
+ * Ends a vault's open block as it stands (a state at a block end is returned as is): what a
+ * record of a later block does first when the open block's last record never reached the fold
+ * (a dead letter). Its holdings are the block's end already (every record of a block carries
+ * them), so the book is reconciled against them — the lost record's flows are booked as
+ * reconciliations — and the block's flows, marks and return are settled as at any block end.
+ * The result's `reconciled` lists what the close booked.
+ */
+export function closeBlock(state: VaultState): VaultState {
+  const open = state.blockStart;
+  if (!open) return state;
+  const d: Draft = { ...state, reconciled: [] };
+  endBlock(d, open.end, [...open.flows]);
+  return d;
+}
+
+/**
+ * A vault's block end (its last record of the block folded, or the block closed): reconciles the
+ * book with the holdings, settles the block's flows again from its start (`start`, the previous
+ * block end; null for a vault created in the block) and chains the return index over the block.
+ */
+function endBlock(d: Draft, start: VaultState | null, flows: BlockFlow[]): void {
+  reconcile(d, flows);
+  // One flow was applied against the right value already (the block's end value ∓ itself).
+  if (flows.length > 1) settleBlock(d, start, flows);
+  d.returnIndex = blockIndex(d, start, flows);
+  d.blockStart = undefined;
+}
+
+/**
+ * The return index over a block (see VaultState.returnIndex). Per record, the later flows of a
+ * block read as gains or losses (a vault funded by two deposits in one block lost half its
+ * index); a fee counted over the block's start value skewed it (deposit 9,000 then a fee of 100
+ * from 1,000: 0.90 instead of 0.99).
+ */
+function blockIndex(d: Draft, start: VaultState | null, flows: readonly BlockFlow[]): Fixed {
+  const index = start ? start.returnIndex : d.returnIndex;
+  let fee = false;
+  for (const f of flows) if (f.kind === 'fee') fee = true;
+  if (!fee) return nextReturnIndex(start ?? { ...NOTHING, returnIndex: index }, d);
+  const valued = flows.map((f) => ({ kind: f.kind, valueUsd: usd(d, f.token, f.raw) }));
+  return blockReturnIndex(index, start ? start.valueUsd : 0n, d.valueUsd, valued);
+}
+
+/** The figures before a vault's creation. */
+const NOTHING = { valueUsd: 0n, capitalInUsd: 0n, capitalOutUsd: 0n } as const;
 
 /** The flows of a record alone in its block so far: one array reused (folds are synchronous). */
 const scratch: BlockFlow[] = [];
@@ -167,7 +188,7 @@ const emptyScratch = (): BlockFlow[] => {
  * count before its first flow, as its return does). Each flow then moves the mark and the basket
  * as inflow / outflow / a fee charge do on their own — for a block of one flow, the same figures.
  */
-function settleBlock(d: Draft, start: BlockStart, flows: readonly BlockFlow[]): void {
+function settleBlock(d: Draft, start: VaultState | null, flows: readonly BlockFlow[]): void {
   const values = flows.map((f) => usd(d, f.token, f.raw));
   const before: Fixed[] = new Array(flows.length);
   let v = d.valueUsd;
@@ -175,7 +196,7 @@ function settleBlock(d: Draft, start: BlockStart, flows: readonly BlockFlow[]): 
     v -= flows[k]!.kind === 'in' ? values[k]! : -values[k]!;
     before[k] = v;
   }
-  const marks: Marks = { highWaterUsd: start.highWaterUsd, benchmark: start.benchmark };
+  const marks: Marks = { highWaterUsd: start?.highWaterUsd ?? 0n, benchmark: start?.benchmark ?? {} };
   for (let k = 0; k < flows.length; k++) moveMarks(marks, flows[k]!, values[k]!, before[k]!);
   d.highWaterUsd = marks.highWaterUsd;
   d.benchmark = marks.benchmark;
@@ -235,6 +256,7 @@ function applyPayload(
       requireContextToken(r.context, token);
       d.book = shift(d.book, token, BigInt(amount));
       inflow(d, token, BigInt(amount), flows);
+      d.exited = false;
       return;
     }
     case 'withdrawal': {
@@ -246,6 +268,7 @@ function applyPayload(
     }
     case 'position.opened':
       moveBook(d, -BigInt(r.payload.amount0), -BigInt(r.payload.amount1));
+      d.exited = false;
       return;
     case 'position.resized':
       moveBook(d, -BigInt(r.payload.amount0Delta), -BigInt(r.payload.amount1Delta));
@@ -292,6 +315,7 @@ function applyPayload(
       return;
     case 'exit.completed':
       d.exitRequested = false;
+      d.exited = true;
       return;
     case 'strategy.selected':
       d.strategy = r.payload.strategy;

@@ -111,7 +111,7 @@ describe('performance fee with a high-water mark', () => {
  * value just before each flow is known only there. The oracle: the same flows, at the same
  * prices, each in a block of its own, where every value before a flow was read.
  */
-describe('flows sharing a block settle the mark and the basket as flows in blocks of their own', () => {
+describe('flows sharing a block settle the index, the mark and the basket as flows in blocks of their own', () => {
   type Flow = { kind: 'deposit' | 'withdrawal' | 'fee'; weth: boolean; milli: number };
   const flow = fc.record({
     kind: fc.constantFrom<Flow['kind']>('deposit', 'withdrawal', 'fee'),
@@ -147,7 +147,7 @@ describe('flows sharing a block settle the mark and the basket as flows in block
     return out;
   }
 
-  it('property: any grouping of the flows into blocks gives the same figures', () => {
+  it('property: any grouping of the flows (fees included) into blocks gives the same figures', () => {
     fc.assert(
       fc.property(
         fc.array(flow, { minLength: 2, maxLength: 8 }),
@@ -168,10 +168,13 @@ describe('flows sharing a block settle the mark and the basket as flows in block
           expect(shared.capitalOutUsd).toBe(alone.capitalOutUsd);
           expect(shared.taxedUsd).toBe(alone.taxedUsd);
           close(shared.highWaterUsd, alone.highWaterUsd, 'high-water mark');
-          // A fee is no flow of the return: within a block it counts over the block's start
-          // value, alone over the value just before it — the index differs then, by design.
-          if (flows.every((f) => f.kind !== 'fee'))
-            close(shared.returnIndex, alone.returnIndex, 'return index');
+          // Fees included: each settles over the value just before it, wherever its block cut.
+          close(shared.returnIndex, alone.returnIndex, 'return index');
+          close(
+            performanceFeeDueUsd(shared, PERFORMANCE_FEE_BPS),
+            performanceFeeDueUsd(alone, PERFORMANCE_FEE_BPS),
+            'fee due',
+          );
           for (const t of new Set([...Object.keys(alone.benchmark), ...Object.keys(shared.benchmark)]))
             close(
               shared.benchmark[t as typeof WETH] ?? 0n,

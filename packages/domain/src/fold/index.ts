@@ -1,7 +1,7 @@
 export { FoldError, type FoldErrorReason, isFoldError } from './errors.js';
-export { createVaultState, evolve, foldRecord } from './evolve.js';
+export { closeBlock, createVaultState, evolve, foldRecord } from './evolve.js';
 export { PERFORMANCE_FEE_BPS, performanceFeeDueRaw, performanceFeeDueUsd, settleHighWater } from './fees.js';
-export { MIN_RETURN_BASE_USD, nextReturnIndex } from './returns.js';
+export { blockReturnIndex, MIN_RETURN_BASE_USD, nextReturnIndex, type ValuedFlow } from './returns.js';
 export { checkSeq, nextSeqPosition, type SeqPosition, type SeqVerdict } from './sequence.js';
 export { deserializeState, type SerializedState, serializedState, serializeState } from './serialize.js';
 export type {

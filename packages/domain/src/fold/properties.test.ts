@@ -127,13 +127,14 @@ describe('fold properties over random valid histories', () => {
           const status = statusOf(s);
           const deployed = Object.values(s.positions).filter((p) => p.liquidity > 0n);
           expect(status === 'suspended').toBe(s.suspension !== null);
-          if (status === 'exiting') expect(s.exitRequested).toBe(true);
+          if (status === 'exiting') expect(s.exitRequested || (s.exited && hasCapital(s))).toBe(true);
           if (status === 'idle') {
             expect(hasCapital(s)).toBe(false);
             expect(s.valueUsd < DUST_USD).toBe(true);
           }
           if (status === 'aiming') {
             expect(hasCapital(s)).toBe(true);
+            expect(s.exited).toBe(false); // never aiming after an exit
             expect(deployed).toHaveLength(0);
           }
           if (status === 'earning') {

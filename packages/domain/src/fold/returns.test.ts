@@ -49,7 +49,7 @@ describe('return index: a block is the sub-period (holdings are end-of-block)', 
     const h = new History();
     const [created, funded] = oneBlock([h.created(), h.deposit(USDC, usdc(2000))]);
     const s = createVaultState(created!);
-    expect(s.blockStart).toMatchObject({ valueUsd: 0n, capitalInUsd: 0n, capitalOutUsd: 0n, strategy: null });
+    expect(s.blockStart).toEqual({ end: null, flows: [] }); // created in the block: nothing before it
     const t = evolve(s, funded!);
     expect(t.valueUsd).toBe(usd('2000'));
     expect(t.returnIndex).toBe(SCALE);
@@ -64,13 +64,13 @@ describe('return index: a block is the sub-period (holdings are end-of-block)', 
     const mid = evolve(s, a!);
     // Inside the block: the index of the last block end, which the state carries as the base.
     expect(mid.returnIndex).toBe(SCALE);
-    expect(mid.blockStart).toMatchObject({
+    expect(mid.blockStart).toEqual({ end: s, flows: [{ kind: 'in', token: USDC, raw: usdc(1000) }] });
+    expect(mid.blockStart?.end).toMatchObject({
       valueUsd: usd('4000'),
       capitalInUsd: usd('4000'),
       capitalOutUsd: 0n,
       strategy: 'wide-eth',
       highWaterUsd: usd('4000'),
-      flows: [{ kind: 'in', token: USDC, raw: usdc(1000) }],
     });
     s = evolve(mid, b!);
     expect(s.returnIndex).toBe(SCALE); // per record it read +4.17 %

@@ -13,8 +13,7 @@ import type { Address, Position, VaultState } from './state.js';
  */
 const addrMap = <T extends z.ZodType>(v: T) => z.record(address, v);
 
-export const serializedState = z.object({
-  v: z.literal(2),
+const stateFields = z.object({
   chainId: z.number().int().positive(),
   vault: address,
   owner: address,
@@ -27,6 +26,8 @@ export const serializedState = z.object({
   blockNumber: z.number().int().nonnegative(),
   records: z.number().int().positive(),
   exitRequested: z.boolean(),
+  /** Absent in states written before fold version 3: false. */
+  exited: z.boolean().optional(),
   suspension: z.object({ reason: z.string(), since: z.number().int().nonnegative() }).nullable(),
   tokens: addrMap(
     z.object({
@@ -36,6 +37,8 @@ export const serializedState = z.object({
       feed: address,
       priceUpdatedAt: z.number().int().nonnegative(),
       heartbeat: z.number().int().positive(),
+      /** Present (true) only while the feed's latest answer was no price (TokenMark.priceInvalid). */
+      priceInvalid: z.literal(true).optional(),
     }),
   ),
   pools: addrMap(
@@ -74,17 +77,31 @@ export const serializedState = z.object({
   marketDeltaUsd: intString,
   valueUsd: intString,
   returnIndex: intString,
+});
+
+const flowsField = z.array(z.object({ kind: z.enum(['in', 'out', 'fee']), token: address, raw: uintString }));
+
+/**
+ * The open block as fold version 2 wrote it: the previous block end's figures only. Read back as
+ * a previous block end that is the state itself with those figures (its holdings are the open
+ * block's): exact for the fold; a snapshot served from it until the block ends shows those
+ * figures beside the block's holdings. `vault-yield rebuild` replaces such states.
+ */
+const legacyBlockStart = z.object({
+  valueUsd: intString,
+  capitalInUsd: intString,
+  capitalOutUsd: intString,
+  strategy: z.string().nullable(),
+  highWaterUsd: intString,
+  benchmark: addrMap(uintString),
+  flows: flowsField,
+});
+
+export const serializedState = stateFields.extend({
+  v: z.literal(2),
   /** Only inside a block (VaultState.blockStart): absent from every block-end state. */
   blockStart: z
-    .object({
-      valueUsd: intString,
-      capitalInUsd: intString,
-      capitalOutUsd: intString,
-      strategy: z.string().nullable(),
-      highWaterUsd: intString,
-      benchmark: addrMap(uintString),
-      flows: z.array(z.object({ kind: z.enum(['in', 'out', 'fee']), token: address, raw: uintString })),
-    })
+    .union([z.object({ end: stateFields.nullable(), flows: flowsField }), legacyBlockStart])
     .optional(),
 });
 export type SerializedState = z.output<typeof serializedState>;
@@ -96,8 +113,24 @@ const mapValues = <A, B>(m: Readonly<Record<string, A>>, f: (a: A) => B): Record
 };
 
 export function serializeState(s: VaultState): SerializedState {
+  const open = s.blockStart;
   return {
     v: 2,
+    ...fieldsOf(s),
+    ...(open
+      ? {
+          blockStart: {
+            end: open.end ? fieldsOf(open.end) : null,
+            flows: open.flows.map((f) => ({ kind: f.kind, token: f.token, raw: f.raw.toString() })),
+          },
+        }
+      : {}),
+  };
+}
+
+/** A state's own fields (its open block apart). */
+function fieldsOf(s: VaultState): z.output<typeof stateFields> {
+  return {
     chainId: s.chainId,
     vault: s.vault,
     owner: s.owner,
@@ -110,6 +143,7 @@ export function serializeState(s: VaultState): SerializedState {
     blockNumber: s.blockNumber,
     records: s.records,
     exitRequested: s.exitRequested,
+    ...(s.exited ? { exited: true } : {}),
     suspension: s.suspension ? { reason: s.suspension.reason, since: s.suspension.since } : null,
     tokens: mapValues(s.tokens, (t) => ({
       symbol: t.symbol,
@@ -118,6 +152,7 @@ export function serializeState(s: VaultState): SerializedState {
       feed: t.feed,
       priceUpdatedAt: t.priceUpdatedAt,
       heartbeat: t.heartbeat,
+      ...(t.priceInvalid ? { priceInvalid: true as const } : {}),
     })),
     pools: mapValues(s.pools, (p) => ({ ...p, sqrtPriceX96: p.sqrtPriceX96.toString() })),
     idle: mapValues(s.idle, String),
@@ -147,41 +182,42 @@ export function serializeState(s: VaultState): SerializedState {
     marketDeltaUsd: s.marketDeltaUsd.toString(),
     valueUsd: s.valueUsd.toString(),
     returnIndex: s.returnIndex.toString(),
-    ...(s.blockStart
-      ? {
-          blockStart: {
-            valueUsd: s.blockStart.valueUsd.toString(),
-            capitalInUsd: s.blockStart.capitalInUsd.toString(),
-            capitalOutUsd: s.blockStart.capitalOutUsd.toString(),
-            strategy: s.blockStart.strategy,
-            highWaterUsd: s.blockStart.highWaterUsd.toString(),
-            benchmark: mapValues(s.blockStart.benchmark, String),
-            flows: s.blockStart.flows.map((f) => ({ kind: f.kind, token: f.token, raw: f.raw.toString() })),
-          },
-        }
-      : {}),
   };
 }
 
 /** Validates with zod and rebuilds a VaultState; throws a ZodError on a malformed document. */
 export function deserializeState(json: unknown): VaultState {
   const { v: _version, blockStart, ...j } = serializedState.parse(json);
+  const s = stateOf(j);
+  if (!blockStart) return s;
+  const flows = blockStart.flows.map((f) => ({ kind: f.kind, token: f.token, raw: BigInt(f.raw) }));
+  if ('end' in blockStart)
+    return { ...s, blockStart: { end: blockStart.end ? stateOf(blockStart.end) : null, flows } };
+  const b = blockStart;
+  const end: VaultState | null =
+    b.strategy === null
+      ? null
+      : {
+          ...s,
+          valueUsd: BigInt(b.valueUsd),
+          capitalInUsd: BigInt(b.capitalInUsd),
+          capitalOutUsd: BigInt(b.capitalOutUsd),
+          strategy: b.strategy,
+          highWaterUsd: BigInt(b.highWaterUsd),
+          benchmark: mapValues(b.benchmark, BigInt),
+        };
+  return { ...s, blockStart: { end, flows } };
+}
+
+function stateOf(j: z.output<typeof stateFields>): VaultState {
   return {
     ...j,
-    ...(blockStart
-      ? {
-          blockStart: {
-            valueUsd: BigInt(blockStart.valueUsd),
-            capitalInUsd: BigInt(blockStart.capitalInUsd),
-            capitalOutUsd: BigInt(blockStart.capitalOutUsd),
-            strategy: blockStart.strategy,
-            highWaterUsd: BigInt(blockStart.highWaterUsd),
-            benchmark: mapValues(blockStart.benchmark, BigInt),
-            flows: blockStart.flows.map((f) => ({ kind: f.kind, token: f.token, raw: BigInt(f.raw) })),
-          },
-        }
-      : {}),
-    tokens: mapValues(j.tokens, (t) => ({ ...t, price: parseFixed(t.priceUsd) })),
+    exited: j.exited ?? false,
+    tokens: mapValues(j.tokens, (t) => ({
+      ...t,
+      price: parseFixed(t.priceUsd),
+      priceInvalid: t.priceInvalid ?? false,
+    })),
     pools: mapValues(j.pools, (p) => ({ ...p, sqrtPriceX96: BigInt(p.sqrtPriceX96) })),
     idle: mapValues(j.idle, BigInt),
     pendingRewards: mapValues(j.pendingRewards, BigInt),

@@ -14,6 +14,13 @@ export interface TokenMark {
   readonly feed: Address;
   readonly priceUpdatedAt: number;
   readonly heartbeat: number;
+  /**
+   * The feed's latest answer at the vault's last block was no price (zero or negative: the record
+   * carries "0"). `price`, `priceUsd` and `priceUpdatedAt` are then the last valid answer's, so
+   * nothing is ever valued at 0 while a valid price was ever read (a vault whose very first read
+   * of a token is invalid has no other price: 0, flagged). Served in `stalePrices` as `invalid`.
+   */
+  readonly priceInvalid: boolean;
 }
 
 /** Last known slot0 of a pool. */
@@ -84,6 +91,12 @@ export interface VaultState {
   readonly records: number;
 
   readonly exitRequested: boolean;
+  /**
+   * An exit completed (`exit.completed`) and the vault was not put back to work since (a deposit
+   * or a new position clears it): it reads `exiting` while anything of value is left to hand back,
+   * `idle` once nothing is — never `aiming` (status.ts).
+   */
+  readonly exited: boolean;
   readonly suspension: Suspension | null;
 
   readonly tokens: TokenMap<TokenMark>;
@@ -119,11 +132,13 @@ export interface VaultState {
   readonly valueUsd: Fixed;
   /**
    * Time-weighted return index (10^18 = 1 at creation), chained exactly on every block the vault
-   * has records in: × (V_end − F) / V_start, F the block's net flow (capital in − out,
-   * reconciliations included), V_start the value at the vault's previous block end. A block, not
-   * a record, is the sub-period: holdings are read at the block's end, so a record that is not
-   * the last of its block has no value of its own. A block whose V_start is under
-   * MIN_RETURN_BASE_USD is not a sub-period (× 1): a return on dust is noise (see returns.ts).
+   * has records in (returns.ts `blockReturnIndex`): × V_0 / V_start, V_0 the value just before
+   * the block's first flow (the block's end value less its flows, reconciliations included),
+   * V_start the value at the vault's previous block end; then × (V_k − C_k) / V_k for each fee
+   * charge C_k of the block, V_k the value just before it. Capital in and out are no return; a
+   * fee is (the owner pays it). A block, not a record, is the step: holdings are read at the
+   * block's end, so a record that is not the last of its block has no value of its own. A
+   * sub-period starting under MIN_RETURN_BASE_USD is × 1: a return on dust is noise.
    */
   readonly returnIndex: Fixed;
   /**
@@ -134,20 +149,20 @@ export interface VaultState {
   readonly blockStart?: BlockStart;
 }
 
-/** A vault's figures at a block end, and the open block's capital flows (see VaultState.blockStart). */
+/** The vault at its previous block end, and the open block's capital flows (see VaultState.blockStart). */
 export interface BlockStart {
-  readonly valueUsd: Fixed;
-  readonly capitalInUsd: Fixed;
-  readonly capitalOutUsd: Fixed;
-  /** The strategy then in force; null: the vault did not exist yet (created in this block). */
-  readonly strategy: string | null;
-  readonly highWaterUsd: Fixed;
-  readonly benchmark: TokenMap<bigint>;
+  /**
+   * The vault's state at its previous block end: the base of the block's return, the figures its
+   * equity point is compared with, and what a snapshot serves while the block is open (a state
+   * inside a block pairs the block-end holdings with only part of the block's flows). null: the
+   * vault was created in this block (nothing to serve before its end).
+   */
+  readonly end: VaultState | null;
   /**
    * The block's capital flows so far, in order. A flow's "value just before" (which scales the
-   * high-water mark and the basket on a withdrawal, and settles a fee charge) is only known at the
-   * block's end, from the flows after it: the mark and the basket are settled again from the
-   * figures above then (evolve.ts `settleBlock`).
+   * high-water mark and the basket on a withdrawal, settles a fee charge and bounds the fee's
+   * sub-period of the return) is only known at the block's end, from the flows after it: the
+   * block is settled again from `end` then (evolve.ts `endBlock`).
    */
   readonly flows: readonly BlockFlow[];
 }

@@ -241,15 +241,45 @@ describe('status transitions (every edge of the table in status.ts)', () => {
     expect(ex().send('suspended').status).toBe('suspended');
   });
 
-  it('exiting → idle on exit.completed when empty, else the derived status', () => {
+  it('exiting → idle on exit.completed when empty, else exiting while anything is left to hand back', () => {
     expect(
       earning().send('exit.requested').close('1', eth(0.5)).withdrawAll().send('exit.completed').status,
     ).toBe('idle');
+    // Idle WETH left after the exit: never `aiming` (it read aiming before fold version 3).
     expect(earning().send('exit.requested').close('1', eth(0.5)).send('exit.completed').status).toBe(
-      'aiming',
+      'exiting',
     );
-    expect(earning().send('exit.requested').send('exit.completed').status).toBe('earning');
-    expect(attention().send('exit.requested').send('exit.completed').status).toBe('attention');
+    expect(earning().send('exit.requested').send('exit.completed').status).toBe('exiting');
+    expect(attention().send('exit.requested').send('exit.completed').status).toBe('exiting');
+  });
+
+  it('after an exit: unclaimed rewards keep it exiting, handing them back makes it idle, a deposit puts it back to work', () => {
+    const reward = (v: ReturnType<typeof vault>, amount: bigint) =>
+      evolve(v.s, v.h.record('rewards.accrued', { rewardToken: ARB, amount: amount.toString() }));
+    // Everything withdrawn, 10 ARB (5 USD) of rewards still unclaimed when the exit completes.
+    const v = earning().send('exit.requested').close('1', eth(0.5)).withdrawAll();
+    const rewarded = reward(v, eth(10));
+    const done = evolve(rewarded, v.h.record('exit.completed', {}));
+    expect(done.valueUsd).toBeGreaterThanOrEqual(DUST_USD);
+    expect(statusOf(done)).toBe('exiting');
+    // Claimed and withdrawn: nothing left to hand back.
+    const claimed = evolve(
+      done,
+      v.h.record('rewards.claimed', { rewardToken: ARB, amount: eth(10).toString() }),
+    );
+    expect(statusOf(claimed)).toBe('exiting');
+    const out = evolve(claimed, v.h.withdrawal(ARB, eth(10)));
+    expect(statusOf(out)).toBe('idle');
+    // idle (exited) → exiting when something of value reaches it again (a transfer, say)…
+    v.h.transfer(USDC, usdc(3));
+    const gift = evolve(out, v.h.mark());
+    expect(statusOf(gift)).toBe('exiting');
+    // …and a deposit puts the vault back to work: the derived status again.
+    expect(statusOf(evolve(gift, v.h.deposit(WETH, eth(1))))).toBe('aiming');
+    // a new position also clears it
+    const w = earning().send('exit.requested').send('exit.completed');
+    expect(w.status).toBe('exiting');
+    expect(w.open('2', IN).status).toBe('earning');
   });
 
   it('USDC-only capital is capital too', () => {

@@ -9,13 +9,16 @@ import type { Position, VaultState } from './state.js';
  * | status    | condition                                                                      |
  * |-----------|--------------------------------------------------------------------------------|
  * | suspended | `suspension` non-null (a `suspended` record not yet followed by `resumed`)      |
- * | exiting   | an `exit.requested` not yet followed by `exit.completed`                        |
+ * | exiting   | an `exit.requested` not yet followed by `exit.completed`; or an exit completed  |
+ * |           | (`exited`) and something of value (≥ DUST_USD) is still left to hand back:      |
+ * |           | unclaimed rewards, fees owed on a closed position, a balance                    |
  * | idle      | no capital: valueUsd (idle balances + positions with what they are owed +       |
  * |           | pending rewards) below DUST_USD (0.01 USD): wei left by rounding, a few tokens  |
  * |           | sent by a stranger or a sub-cent reward are not capital. Pending rewards stay   |
  * |           | readable in the snapshot's `pendingRewardsUsd` whatever the status.            |
  * | aiming    | capital, but no deployed position (none open, or all open ones have liquidity 0 |
- * |           | — "pending" positions)                                                           |
+ * |           | — "pending" positions), and no exit completed since the vault was last put to   |
+ * |           | work (a vault after its exit never reads aiming)                                |
  * | attention | ≥ 1 deployed position out of range (range rule: tickLower ≤ tick < tickUpper)  |
  * | earning   | every deployed position in range                                                |
  *
@@ -43,18 +46,23 @@ import type { Position, VaultState } from './state.js';
  * |                     |                                                     | else derived (idle/aiming/earning/attention) |
  * | suspended           | any other record                                    | suspended                          |
  * | idle, aiming, earning, attention | exit.requested                          | exiting                            |
- * | exiting             | exit.completed                                      | derived: idle if empty, else aiming/earning/attention |
+ * | exiting             | exit.completed, value ≥ DUST_USD left               | exiting (exited: hand back the rest) |
+ * | exiting             | exit.completed, nothing of value left               | idle                               |
+ * | exiting (exited)    | withdrawal / claim / collect leaving < DUST_USD     | idle                               |
+ * | idle (exited)       | rewards accruing or a transfer, value ≥ DUST_USD    | exiting (something to hand back)   |
+ * | exiting/idle (exited) | deposit, or position.opened (put back to work)    | derived (idle/aiming/earning/attention) |
  * | exiting             | any other record except suspended                   | exiting                            |
  *
- * Refused (FoldError 'invalid-transition'): suspended while suspended, resumed while not
- * suspended, exit.requested while an exit is requested, exit.completed with none requested.
- * exit.requested is accepted while suspended (exits stay available); the vault shows suspended
- * until resumed, then exiting.
+ * Nothing is refused: the contract enforces its own transitions and the fold records what the
+ * chain did (a `resumed` while not suspended, a second `exit.requested` or an `exit.completed`
+ * with none requested change the flags as they say). exit.requested is accepted while suspended
+ * (exits stay available); the vault shows suspended until resumed, then exiting.
  */
 export function statusOf(s: VaultState): VaultStatus {
   if (s.suspension) return 'suspended';
   if (s.exitRequested) return 'exiting';
   if (!hasCapital(s)) return 'idle';
+  if (s.exited) return 'exiting';
   let deployed = false;
   for (const id in s.positions) {
     const p = s.positions[id]!;

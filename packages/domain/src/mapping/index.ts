@@ -1,2 +1,2 @@
 export { toPositionViews } from './positions.js';
-export { stalePrices, toEquityPoint, toFeesView, toSnapshotView } from './snapshot.js';
+export { shownState, stalePrices, toEquityPoint, toFeesView, toSnapshotView } from './snapshot.js';

@@ -105,6 +105,7 @@ describe('toEquityPoint', () => {
     const p = equityPointView.parse(toEquityPoint(t));
     expect(p).toEqual({
       ts: h.ts * 1000,
+      blockNumber: h.block,
       valueUsd: toSnapshotView(t).valueUsd,
       capitalInUsd: 5000,
       capitalOutUsd: 100,

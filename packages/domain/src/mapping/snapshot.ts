@@ -10,9 +10,14 @@ import { toPositionViews } from './positions.js';
  * are made exact on the rounded figures: netUsd = valueUsd + capitalOutUsd − capitalInUsd and
  * strategyDeltaUsd = netUsd − marketDeltaUsd are computed in whole micro-dollars, so a client
  * re-checking them sees equality up to float addition of 6-dp numbers. updatedAt is the block
- * timestamp of the last folded record, Unix ms.
+ * timestamp of the block end the figures stand at, Unix ms; blockNumber that block.
+ *
+ * Block-end figures only (`shownState`): a state inside a block (a batch cut the block) pairs the
+ * block's end holdings with only part of its flows — a deposit would read as a gain — so it is
+ * shown as the vault stood at its previous block end.
  */
-export function toSnapshotView(s: VaultState): SnapshotView {
+export function toSnapshotView(state: VaultState): SnapshotView {
+  const s = shownState(state);
   const value = toMicros(s.valueUsd);
   const capitalIn = toMicros(s.capitalInUsd);
   const capitalOut = toMicros(s.capitalOutUsd);
@@ -35,11 +40,41 @@ export function toSnapshotView(s: VaultState): SnapshotView {
       ? { reason: s.suspension.reason, exitsAvailable: true, since: s.suspension.since }
       : null,
     updatedAt: s.updatedAt,
+    blockNumber: s.blockNumber,
     pendingRewardsUsd: microsToNumber(toMicros(pendingRewardsUsd(s))),
     uncollectedFeesUsd: microsToNumber(toMicros(uncollectedFeesUsd(s))),
     stalePrices: stalePrices(s),
     // the fold knows no dead letters: the projector writes them in (ProjectionTx.markBehind)
     behind: null,
+  };
+}
+
+/**
+ * The state a snapshot shows: the state itself at a block end; inside a block, the vault at its
+ * previous block end — and a vault created in the open block as it stood before anything reached
+ * it (no value, no capital, idle), its identity as created.
+ */
+export function shownState(s: VaultState): VaultState {
+  const open = s.blockStart;
+  if (!open) return s;
+  if (open.end) return open.end;
+  return {
+    ...s,
+    blockStart: undefined,
+    updatedAt: s.createdAt,
+    records: 0,
+    idle: {},
+    pendingRewards: {},
+    positions: {},
+    book: {},
+    reconciled: [],
+    benchmark: {},
+    capitalInUsd: 0n,
+    capitalOutUsd: 0n,
+    taxedUsd: 0n,
+    highWaterUsd: 0n,
+    marketDeltaUsd: 0n,
+    valueUsd: 0n,
   };
 }
 
@@ -49,23 +84,29 @@ function uncollectedFeesUsd(s: VaultState): bigint {
   return v;
 }
 
-/** Whether any price the state knows is older than its feed's heartbeat (no allocation: the projector asks per record). */
-function anyPriceStale(s: VaultState): boolean {
+/** Whether any price the state knows is stale or invalid (no allocation: the projector asks per record). */
+function anyPriceFlagged(s: VaultState): boolean {
   const now = Math.floor(s.updatedAt / 1000);
   for (const token in s.tokens) {
     const t = s.tokens[token as Address]!;
-    if (now - t.priceUpdatedAt > t.heartbeat) return true;
+    if (t.priceInvalid || now - t.priceUpdatedAt > t.heartbeat) return true;
   }
   return false;
 }
 
 /**
- * Prices older than their feed's heartbeat at the snapshot's block time, for every token the
- * vault's value uses (held, in a position, or pending as a reward), by token address.
+ * Every price a served figure used that is stale (older than its feed's heartbeat at the
+ * snapshot's block time) or invalid (the feed's latest answer was no price: the last valid one is
+ * used), by token address: tokens held, in a position, pending as a reward, and those of the
+ * benchmark basket (marketDeltaUsd moves with their prices even when none is held any more).
  */
 export function stalePrices(s: VaultState): StalePriceView[] {
-  if (!anyPriceStale(s)) return [];
-  const used = new Set<string>([...Object.keys(s.idle), ...Object.keys(s.pendingRewards)]);
+  if (!anyPriceFlagged(s)) return [];
+  const used = new Set<string>([
+    ...Object.keys(s.idle),
+    ...Object.keys(s.pendingRewards),
+    ...Object.keys(s.benchmark),
+  ]);
   for (const id in s.positions) {
     const p = s.positions[id]!;
     used.add(p.token0);
@@ -77,7 +118,7 @@ export function stalePrices(s: VaultState): StalePriceView[] {
     const t = s.tokens[token as Address];
     if (!t) continue;
     const age = Math.max(0, now - t.priceUpdatedAt);
-    if (age <= t.heartbeat) continue;
+    if (!t.priceInvalid && age <= t.heartbeat) continue;
     out.push({
       token,
       symbol: t.symbol,
@@ -85,6 +126,7 @@ export function stalePrices(s: VaultState): StalePriceView[] {
       priceUpdatedAt: t.priceUpdatedAt * 1000,
       ageSeconds: age,
       heartbeatSeconds: t.heartbeat,
+      reason: t.priceInvalid ? 'invalid' : 'stale',
     });
   }
   return out;
@@ -104,6 +146,7 @@ export function toFeesView(s: VaultState): FeesView {
 export function toEquityPoint(s: VaultState): EquityPointView {
   return {
     ts: s.updatedAt,
+    blockNumber: s.blockNumber,
     valueUsd: microsToNumber(toMicros(s.valueUsd)),
     capitalInUsd: microsToNumber(toMicros(s.capitalInUsd)),
     capitalOutUsd: microsToNumber(toMicros(s.capitalOutUsd)),

@@ -104,6 +104,21 @@ export function recordId(
   return `${r.chainId}:${r.blockHash}:${r.txHash}:${r.logIndex}:${r.vault}`;
 }
 
+/** The parts of a `recordId` (hashes and addresses hold no ':'); null for anything else. */
+export function recordIdParts(
+  id: string,
+): Pick<VaultRecord, 'chainId' | 'blockHash' | 'txHash' | 'logIndex' | 'vault'> | null {
+  const [chainId, blockHash, txHash, logIndex, vault, ...rest] = id.split(':');
+  if (rest.length > 0 || vault === undefined) return null;
+  return {
+    chainId: Number(chainId),
+    blockHash: blockHash as VaultRecord['blockHash'],
+    txHash: txHash as VaultRecord['txHash'],
+    logIndex: Number(logIndex),
+    vault: vault as VaultRecord['vault'],
+  };
+}
+
 /** A context object's JSON, by identity: producers share one context among a block's records. */
 const contextJson = new WeakMap<object, string>();
 /** Stands for the context while the rest of the record is serialised (JSON escapes the NULs). */

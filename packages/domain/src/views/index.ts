@@ -64,8 +64,15 @@ export const stalePriceView = z
       .nonnegative()
       .describe("updatedAt of the snapshot minus the feed's updatedAt"),
     heartbeatSeconds: z.number().int().positive().describe('the heartbeat configured for the feed'),
+    reason: z
+      .enum(['stale', 'invalid'])
+      .describe(
+        "stale: the price is older than its feed's heartbeat; invalid: the feed answered no price (zero or negative) at the latest block read, so the last valid answer (priceUpdatedAt) is used",
+      ),
   })
-  .describe("a price older than its feed's heartbeat at the snapshot's block: still used, never silently");
+  .describe(
+    "a price a served figure used (valueUsd, positions, or marketDeltaUsd through the benchmark basket) that is stale or invalid at the snapshot's block: still used, never silently",
+  );
 export type StalePriceView = z.infer<typeof stalePriceView>;
 
 export const behindView = z.object({
@@ -108,6 +115,13 @@ export const snapshotView = z.object({
   fees: feesView,
   suspension: suspensionView.nullable(),
   updatedAt: unixMs,
+  blockNumber: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe(
+      'the block whose end the figures are valued at (the block of updatedAt): every figure of the snapshot is the vault at the end of this block',
+    ),
   pendingRewardsUsd: usd.describe(
     'rewards earned and not yet claimed, whole vault (shown even with no open position; the per-position figures attribute it); included in valueUsd',
   ),
@@ -117,7 +131,7 @@ export const snapshotView = z.object({
   stalePrices: z
     .array(stalePriceView)
     .describe(
-      'the prices valueUsd used that were older than their heartbeat at updatedAt; empty when all are fresh',
+      'every price a served figure used (held tokens, positions, pending rewards, and the benchmark basket behind marketDeltaUsd) that was stale (older than its heartbeat at updatedAt) or invalid (the feed answered zero or a negative value); empty when all are fresh and valid',
     ),
   behind: behindView
     .nullable()
@@ -130,6 +144,7 @@ export type SnapshotView = z.infer<typeof snapshotView>;
 
 export const equityPointView = z.object({
   ts: unixMs,
+  blockNumber: z.number().int().nonnegative().describe('the block at whose end the point is valued'),
   valueUsd: usd,
   capitalInUsd: usd,
   capitalOutUsd: usd,

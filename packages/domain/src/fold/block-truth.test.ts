@@ -1,0 +1,173 @@
+/**
+ * Figures over time are functions of the log alone: a fee settles at its own place in its block,
+ * a snapshot never shows a block half folded, a block whose last record was lost still ends, a
+ * feed's non-answer is no price, and every price a figure used is flagged when stale.
+ */
+import { describe, expect, it } from 'vitest';
+import { shownState, stalePrices, toSnapshotView } from '../mapping/snapshot.js';
+import { parseFixed, SCALE } from '../math/fixed.js';
+import type { VaultRecord } from '../records/envelope.js';
+import { closeBlock, createVaultState, evolve, foldRecord } from './evolve.js';
+import { eth, History, OTHER, oneBlock, USDC, usdc, WETH } from './fixtures.js';
+import { blockReturnIndex, MIN_RETURN_BASE_USD } from './returns.js';
+import type { VaultState } from './state.js';
+
+const usd = (x: string) => parseFixed(x);
+const foldAll = (s: VaultState | undefined, rs: readonly VaultRecord[]): VaultState =>
+  rs.reduce<VaultState | undefined>((acc, r) => foldRecord(acc, r), s)!;
+const fee = (h: History, token: string, amount: bigint) =>
+  h.record('fee.charged', { token: token as typeof USDC, amount: amount.toString(), recipient: OTHER });
+
+/** A vault holding 1,000 USDC (created and funded in blocks of their own). */
+function funded(): { h: History; s: VaultState } {
+  const h = new History();
+  return { h, s: foldAll(undefined, [h.created(), h.deposit(USDC, usdc(1000))]) };
+}
+
+describe('a fee in the block of a flow settles at its own place (the return index)', () => {
+  it('deposit 9,000 then a fee of 100 in one block: 0.99, as in blocks of their own (was 0.90)', () => {
+    const a = funded();
+    const shared = foldAll(a.s, oneBlock([a.h.deposit(USDC, usdc(9000)), fee(a.h, USDC, usdc(100))]));
+    const b = funded();
+    const alone = foldAll(b.s, [b.h.deposit(USDC, usdc(9000)), fee(b.h, USDC, usdc(100))]);
+    expect(alone.returnIndex).toBe((SCALE * 99n) / 100n);
+    expect(shared.returnIndex).toBe(alone.returnIndex);
+  });
+
+  it('withdraw 900 then a fee of 10 in one block: 0.90, as in blocks of their own (was 0.99)', () => {
+    const a = funded();
+    const shared = foldAll(a.s, oneBlock([a.h.withdrawal(USDC, usdc(900)), fee(a.h, USDC, usdc(10))]));
+    const b = funded();
+    const alone = foldAll(b.s, [b.h.withdrawal(USDC, usdc(900)), fee(b.h, USDC, usdc(10))]);
+    expect(alone.returnIndex).toBe((SCALE * 9n) / 10n);
+    expect(shared.returnIndex).toBe(alone.returnIndex);
+  });
+
+  it('a fee before a deposit in one block counts over the value just before it, not after the deposit', () => {
+    const a = funded();
+    const shared = foldAll(a.s, oneBlock([fee(a.h, USDC, usdc(100)), a.h.deposit(USDC, usdc(9000))]));
+    expect(shared.returnIndex).toBe((SCALE * 9n) / 10n); // 100 of 1,000
+  });
+
+  it('blockReturnIndex: earnings before the first flow, each fee over the value just before it', () => {
+    const v = (x: number) => BigInt(x) * SCALE;
+    // start 1,000, earned 100 (1,100), deposit 900 (2,000), fee 20 (1,980)
+    const i = blockReturnIndex(SCALE, v(1000), v(1980), [
+      { kind: 'in', valueUsd: v(900) },
+      { kind: 'fee', valueUsd: v(20) },
+    ]);
+    expect(i).toBe((((SCALE * 11n) / 10n) * 99n) / 100n);
+    // on dust no sub-period; a fee taking more than the value floors at 0
+    expect(blockReturnIndex(SCALE, MIN_RETURN_BASE_USD - 1n, v(5), [])).toBe(SCALE);
+    expect(blockReturnIndex(SCALE, v(10), 0n, [{ kind: 'fee', valueUsd: v(10) }])).toBe(0n);
+  });
+});
+
+describe('a snapshot shows block-end figures only', () => {
+  it('a batch cut inside a block serves the previous block end, not a fake gain', () => {
+    const h = new History();
+    const s = foldAll(undefined, [h.created(), h.deposit(USDC, usdc(1000))]);
+    const [first, second] = oneBlock([h.deposit(USDC, usdc(1000)), h.deposit(USDC, usdc(1000))]);
+    const mid = evolve(s, first!);
+    // Folded as it stands, the open block pairs 3,000 held with 2,000 put in.
+    expect(mid.valueUsd).toBe(usd('3000'));
+    expect(mid.capitalInUsd).toBe(usd('2000'));
+    const view = toSnapshotView(mid);
+    expect(view).toEqual(toSnapshotView(s));
+    expect(view).toMatchObject({ valueUsd: 1000, capitalInUsd: 1000, netUsd: 0, blockNumber: s.blockNumber });
+    expect(view.fees.highWaterUsd).toBe(1000);
+    const end = evolve(mid, second!);
+    expect(toSnapshotView(end)).toMatchObject({ valueUsd: 3000, capitalInUsd: 3000, netUsd: 0 });
+    expect(toSnapshotView(end).blockNumber).toBe(second!.blockNumber);
+  });
+
+  it('a vault created in the open block shows nothing yet: no value, no capital, idle', () => {
+    const h = new History();
+    const [created, deposit] = oneBlock([h.created(), h.deposit(USDC, usdc(1000))]);
+    const open = createVaultState(created!);
+    expect(open.blockStart).toEqual({ end: null, flows: [] });
+    // A batch cut before the block's last record.
+    const half = evolve(open, { ...deposit!, lastInBlock: false });
+    expect(toSnapshotView(half)).toMatchObject({
+      valueUsd: 0,
+      capitalInUsd: 0,
+      netUsd: 0,
+      status: 'idle',
+      positions: [],
+      strategy: 'wide-eth',
+    });
+    expect(shownState(half).blockStart).toBeUndefined();
+    expect(toSnapshotView(evolve(open, deposit!))).toMatchObject({ valueUsd: 1000, capitalInUsd: 1000 });
+  });
+});
+
+describe('a block whose last record was lost ends when a later block arrives', () => {
+  /** 2 WETH at 2,000; block B: withdraw 1 WETH, and a last record that never reaches the fold. */
+  function lostLast(): { h: History; open: VaultState; start: VaultState } {
+    const h = new History();
+    const start = foldAll(undefined, [h.created(), h.deposit(WETH, eth(2))]);
+    const [withdrawal] = oneBlock([h.withdrawal(WETH, eth(1)), h.mark()]);
+    return { h, open: evolve(start, withdrawal!), start };
+  }
+
+  it('WETH 2,000 → 1,000 in the next block halves the index (folded into the open block it read 0.75)', () => {
+    const { h, open } = lostLast();
+    expect(open.blockStart).toBeDefined();
+    const next = evolve(open, h.mark({ weth: '1000' }));
+    expect(next.blockStart).toBeUndefined();
+    expect(next.returnIndex).toBe(SCALE / 2n);
+    expect(next.valueUsd).toBe(usd('1000'));
+  });
+
+  it('closeBlock ends it as it stands: the lost flows are booked as reconciliations', () => {
+    const h = new History();
+    const start = foldAll(undefined, [h.created(), h.deposit(WETH, eth(2))]);
+    // Block B: withdraw 1 WETH, then 0.5 more in the record that is lost (the holdings say 0.5).
+    const [first] = oneBlock([h.withdrawal(WETH, eth(1)), h.withdrawal(WETH, eth(0.5))]);
+    const open = evolve(start, first!);
+    const closed = closeBlock(open);
+    expect(closed.blockStart).toBeUndefined();
+    expect(closed.reconciled).toEqual([{ token: WETH, amount: -eth(0.5), valueUsd: usd('1000') }]);
+    expect(closed.capitalOutUsd).toBe(usd('3000'));
+    expect(closed.returnIndex).toBe(SCALE);
+    expect(closed.highWaterUsd).toBe(usd('1000'));
+    expect(closeBlock(closed)).toBe(closed);
+  });
+});
+
+describe('prices a served figure used', () => {
+  it('a feed answering 0 keeps the last valid price, flagged invalid; no deposit is valued at 0', () => {
+    const h = new History();
+    let s = foldAll(undefined, [h.created(), h.deposit(WETH, eth(1))]);
+    s = evolve(s, h.mark({ weth: '0' }));
+    expect(s.valueUsd).toBe(usd('2000'));
+    expect(s.tokens[WETH]).toMatchObject({ priceInvalid: true, priceUsd: '2000' });
+    expect(stalePrices(s)).toEqual([expect.objectContaining({ token: WETH, reason: 'invalid' })]);
+    s = evolve(s, h.deposit(WETH, eth(1), { weth: '0' }));
+    expect(s.capitalInUsd).toBe(usd('4000'));
+    expect(s.valueUsd).toBe(usd('4000'));
+    // The price is back: no part of the deposit reads as a gain.
+    s = evolve(s, h.mark({ weth: '2000' }));
+    expect(s.tokens[WETH]?.priceInvalid).toBe(false);
+    expect(s.valueUsd - s.capitalInUsd).toBe(0n);
+    expect(s.marketDeltaUsd).toBe(0n);
+    expect(s.returnIndex).toBe(SCALE);
+    expect(stalePrices(s)).toEqual([]);
+  });
+
+  it('a stale price of a benchmark token no longer held is flagged (it moves marketDeltaUsd)', () => {
+    const h = new History();
+    let s = foldAll(undefined, [h.created(), h.deposit(WETH, eth(1)), h.deposit(USDC, usdc(2000))]);
+    // The agent swaps its WETH away (an unexplained outflow for the unit chain), prices then age.
+    h.held.balances[WETH] = 0n;
+    h.held.balances[USDC] = usdc(4000);
+    s = evolve(s, h.mark());
+    expect(s.idle[WETH]).toBeUndefined();
+    expect(s.benchmark[WETH]).toBeGreaterThan(0n);
+    s = evolve(s, h.mark({ weth: '2100', pricesAt: h.ts - 10_000 }));
+    expect(s.marketDeltaUsd).not.toBe(0n);
+    const flagged = stalePrices(s).map((p) => p.token);
+    expect(flagged).toContain(WETH);
+    expect(stalePrices(s).find((p) => p.token === WETH)?.reason).toBe('stale');
+  });
+});
