@@ -1,7 +1,7 @@
 import { createLogger } from '@vault-yield/common';
 import { createPublisher } from '@vault-yield/log';
-import { createPgPool, hexToBytes, type Pool } from '@vault-yield/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPgPool, foldExtent, hexToBytes, type Pool } from '@vault-yield/store';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createMarketProjector, refreshStrategyStats } from '../../services/projector/src/market/index.js';
 import { makeCatalogue, makeScreen } from '../fixtures/screen.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
@@ -158,13 +158,16 @@ describe('market projector (screen + catalogue topics)', () => {
       return { points, growth };
     }
 
-    /** `strategy` is the vault's current one; its points ran under `ranUnder` (default the same). */
+    /**
+     * `strategy` is the vault's current one; its points ran under `ranUnder` (default the same).
+     * The vault's last folded record is its last point: how far the fold stands is in the rows.
+     */
     async function seed(vault: string, strategy: string, days: number, ranUnder = strategy, amp = 1) {
       const { points, growth } = history(days, amp);
       await pool.query(
         `insert into vault_snapshot (vault, chain_id, owner, strategy, status, snapshot, state, last_record_id, records_applied, created_at, updated_at)
-         values ($1, 31337, $1, $2, 'earning', '{}', '{}', 'x', $3, $4, $4)`,
-        [vault, strategy, points.length, t0],
+         values ($1, 31337, $1, $2, 'earning', '{}', '{}', 'x', $3, $4, $5)`,
+        [vault, strategy, points.length, t0, points.at(-1)!.ts],
       );
       await pool.query(
         `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index)
@@ -179,18 +182,37 @@ describe('market projector (screen + catalogue topics)', () => {
       await pool.query(
         `insert into strategies (id, name, updated_at) values ('s29', 'twenty-nine', 0), ('s30', 'thirty', 0)`,
       );
+      // No vault folded: nothing to be as of, so no figures at all.
+      for (const s of await refreshStrategyStats(pool, 30))
+        expect(s).toEqual({ id: s.id, liveApr: null, sigma: null, historyDays: 0 });
       await seed(`0x${'29'.repeat(20)}`, 's29', 29);
-      const growth = await seed(`0x${'30'.repeat(20)}`, 's30', 30);
+      const s30Vault = `0x${'30'.repeat(20)}`;
+      const growth = await seed(s30Vault, 's30', 30);
       // A vault that runs s30 now but earned its whole (different) history under another
       // strategy: its sub-periods count for that one, never for s30 (they used to move along).
       await seed(`0x${'31'.repeat(20)}`, 's30', 12, 's-old', 5);
-      // Elapsed days up to asOf, quiet ones included: 29 days after the first point, then 30.
-      const early = await refreshStrategyStats(pool, 30, undefined, t0 + 29 * DAY);
+      // The fold stands at the s30 vault's last record, midday of the 30th day: 29 complete days,
+      // the s29 vault's last return included; the s30 vault's 30th return ends in the day still in
+      // progress and is not counted yet.
+      expect(await foldExtent(pool)).toBe(t0 + 30 * DAY);
+      const early = await refreshStrategyStats(pool, 30);
       const s29 = early.find((s) => s.id === 's29')!;
       expect(s29).toEqual({ id: 's29', liveApr: null, sigma: null, historyDays: 29 });
+      expect(early.find((s) => s.id === 's30')).toEqual({
+        id: 's30',
+        liveApr: null,
+        sigma: null,
+        historyDays: 29,
+      });
       const { rows: nulls } = await pool.query(`select live_apr, sigma from strategies where id = 's29'`);
       expect(nulls[0]).toEqual({ live_apr: null, sigma: null });
-      const stats = await refreshStrategyStats(pool, 30, undefined, t0 + 30 * DAY);
+      // The fold moves past the end of that day: a record of the s30 vault at the next midnight
+      // that moved neither value nor flows (no equity point), so the 30th day has ended.
+      await pool.query('update vault_snapshot set updated_at = $2 where vault = $1', [
+        s30Vault,
+        t0 + 30 * DAY + DAY / 2,
+      ]);
+      const stats = await refreshStrategyStats(pool, 30);
       const s30 = stats.find((s) => s.id === 's30')!;
 
       // Independent: flows removed, each day's return is exactly its growth factor.
@@ -203,6 +225,32 @@ describe('market projector (screen + catalogue topics)', () => {
 
       const { rows } = await pool.query(`select id, live_apr, sigma from strategies where id = 's30'`);
       expect(rows[0].live_apr).toBeCloseTo(s30.liveApr!, 12);
+    });
+
+    it('the same stored log gives the same figures whatever the wall clock', async () => {
+      // On the log stored above; figures from 2 daily returns, so every strategy has numbers.
+      const logTime = (await foldExtent(pool))!;
+      expect(logTime).toBeGreaterThan(0);
+      const at = async (wallClock: number) => {
+        vi.useFakeTimers({ toFake: ['Date'] }); // Date only: the pool's own timers run as ever
+        try {
+          vi.setSystemTime(wallClock);
+          const stats = await refreshStrategyStats(pool, 2);
+          const { rows } = await pool.query(
+            `select id, live_apr, sigma, history_days from strategies order by id`,
+          );
+          return { stats, rows };
+        } finally {
+          vi.useRealTimers();
+        }
+      };
+      const inTime = await at(logTime);
+      expect(inTime.stats.find((s) => s.id === 's30')!.liveApr).not.toBeNull();
+      expect(inTime.stats.find((s) => s.id === 's-old')).toBeUndefined(); // no catalogue entry
+      // A projector 60 days behind the chain (backfill, lag, a rebuild of an old log), and a
+      // chain clock 60 days behind the wall clock… or ahead of it (the local demo advances it).
+      expect(await at(logTime + 60 * DAY)).toEqual(inTime);
+      expect(await at(logTime - 60 * DAY)).toEqual(inTime);
     });
   });
 });

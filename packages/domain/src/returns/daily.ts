@@ -1,10 +1,12 @@
 /**
  * Realised, flow-neutral daily returns from a vault's equity points (time-weighted return).
  *
- * Each point carries the vault's return index I (fold/returns.ts): chained exactly in the fold on
- * every record as I ← I · (V_after − F) / V_before, so flows are removed and nothing is computed
- * from rounded USD figures. A record whose V_before is under MIN_RETURN_BASE_USD (1 USD) leaves I
- * unchanged: a return on dust is noise.
+ * Each point carries the vault's return index I (fold/returns.ts), chained exactly by the fold per
+ * block end: a vault's records of one block are valued at the block's end, so I steps once per
+ * block, I ← I · (V_end − F) / V_start with F the block's capital flows (a fee is a return: the
+ * owner pays it). Flows are removed and nothing is computed from rounded USD figures. A block
+ * whose V_start is under MIN_RETURN_BASE_USD (1 USD) leaves I unchanged: a return on dust is
+ * noise. The points of one block share its time, so its growth lands whole on one day.
  *
  * Sub-period k runs from point k−1 to point k; its growth is I_k / I_{k−1} and it counts for the
  * strategy in force at point k−1 (a `strategy.selected` record always makes a point, so a switch
@@ -15,6 +17,12 @@
  * least the minimum value under a strategy, the vault has a daily return for that strategy — 0 on
  * a quiet day (no point: nothing moved), weighted by its value at the start of the day. A
  * sub-period spanning several days lands whole on the day it ends (the days before it read 0).
+ *
+ * Complete days only, up to `asOf` (how far the log has been folded, never the wall clock): day d
+ * counts iff it has ended by asOf, (d + 1) · 86,400,000 ≤ asOf. The day still in progress is left
+ * out, sub-periods ending in it included: a day's return is final only once its last block can
+ * no longer arrive, and counting it early would make the figures move with where in the day the
+ * fold stands rather than with the log.
  */
 export interface EquitySample {
   /** Unix ms. */
@@ -47,7 +55,11 @@ export function utcDay(ts: number): string {
 }
 
 export interface DailyOptions {
-  /** Last instant the series covers (Unix ms); default the last point's time. */
+  /**
+   * How far the log has been folded (Unix ms, block time): only UTC days ended by then count.
+   * Default the last point's time; across vaults pass the fold's extent, so every vault's series
+   * is cut at the same day.
+   */
   asOf?: number;
   /** Minimum value at the start of a day for the vault to take part (USD); default 1. */
   minBaseUsd?: number;
@@ -71,21 +83,23 @@ export function dailyReturnsByStrategy(
     }
     return c;
   };
+  if (pts.length === 0) return new Map();
+  // The last complete day: d + 1 ≤ asOf / DAY_MS, i.e. d ≤ floor(asOf / DAY_MS) − 1.
+  const last = Math.floor((opts.asOf ?? pts[pts.length - 1]!.ts) / DAY_MS) - 1;
   for (let k = 1; k < pts.length; k++) {
     const prev = pts[k - 1]!;
     const p = pts[k]!;
+    const day = Math.floor(p.ts / DAY_MS);
+    if (day > last) break; // sorted: every later sub-period ends in a day not yet complete
     if (!(prev.valueUsd >= min) || !(prev.returnIndex > 0)) continue;
-    cell(prev.strategy, Math.floor(p.ts / DAY_MS), prev.valueUsd).growth *= p.returnIndex / prev.returnIndex;
+    cell(prev.strategy, day, prev.valueUsd).growth *= p.returnIndex / prev.returnIndex;
   }
-  if (pts.length > 0) {
-    const last = Math.floor((opts.asOf ?? pts[pts.length - 1]!.ts) / DAY_MS);
-    let j = 0; // points before the current day's start: pts[0 .. j)
-    for (let d = Math.floor(pts[0]!.ts / DAY_MS) + 1; d <= last; d++) {
-      while (j < pts.length && pts[j]!.ts < d * DAY_MS) j++;
-      const start = pts[j - 1]!;
-      if (!(start.valueUsd >= min)) continue;
-      cell(start.strategy, d, start.valueUsd).weightUsd = start.valueUsd;
-    }
+  let j = 0; // points before the current day's start: pts[0 .. j)
+  for (let d = Math.floor(pts[0]!.ts / DAY_MS) + 1; d <= last; d++) {
+    while (j < pts.length && pts[j]!.ts < d * DAY_MS) j++;
+    const start = pts[j - 1]!;
+    if (!(start.valueUsd >= min)) continue;
+    cell(start.strategy, d, start.valueUsd).weightUsd = start.valueUsd;
   }
   const out = new Map<string, DailyReturn[]>();
   for (const c of [...cells.values()].sort((a, b) => a.dayIndex - b.dayIndex)) {

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { describe, expect, it, vi } from 'vitest';
 import { aggregateDailyReturns, dailyReturnsByStrategy, type EquitySample, utcDay } from './daily.js';
 import { realisedStats, strategiesStats, strategyStats } from './stats.js';
 
@@ -33,7 +34,7 @@ describe('daily returns (time-weighted, flows removed, elapsed days)', () => {
       { ts: T0 + 2 * DAY + 1000, valueUsd: 1240.2, capitalInUsd: 1500, capitalOutUsd: 300 }, // −300, flat
       { ts: T0 + 2 * DAY + 2000, valueUsd: 1227.798, capitalInUsd: 1500, capitalOutUsd: 300 }, // −1 %
     ]);
-    const d = dailyReturnsByStrategy(pts).get('wide')!;
+    const d = dailyReturnsByStrategy(pts, { asOf: T0 + 3 * DAY }).get('wide')!; // both days ended
     expect(d.map((x) => x.day)).toEqual(['2025-01-02', '2025-01-03']);
     expect(d[0]!.r).toBeCloseTo(1.01 * 1.02 - 1, 12);
     expect(d[0]!.weightUsd).toBe(1000);
@@ -51,10 +52,11 @@ describe('daily returns (time-weighted, flows removed, elapsed days)', () => {
         capitalInUsd: 1000,
       })),
     );
-    const s = strategyStats([pts]);
+    const asOf = T0 + 61 * DAY; // the 60th day has ended
+    const s = strategyStats([pts], { asOf });
     expect(s.days).toBe(60); // elapsed days, not the 30 days with points
     expect(s.liveApr).toBeCloseTo((0.1 * 365) / 60, 9); // ≈ 0.608, not twice that
-    const daily = dailyReturnsByStrategy(pts).get('wide')!;
+    const daily = dailyReturnsByStrategy(pts, { asOf }).get('wide')!;
     expect(daily.filter((d) => d.r === 0)).toHaveLength(30); // the quiet days are zero returns
   });
 
@@ -63,7 +65,7 @@ describe('daily returns (time-weighted, flows removed, elapsed days)', () => {
       { ts: T0, valueUsd: 1000, capitalInUsd: 1000 },
       { ts: T0 + DAY, valueUsd: 1100, capitalInUsd: 1000 },
     ]);
-    const s = strategyStats([pts], { asOf: T0 + 10 * DAY, minDailyReturns: 2 });
+    const s = strategyStats([pts], { asOf: T0 + 11 * DAY, minDailyReturns: 2 });
     expect(s.days).toBe(10);
     expect(s.liveApr).toBeCloseTo((0.1 * 365) / 10, 12);
   });
@@ -82,9 +84,10 @@ describe('daily returns (time-weighted, flows removed, elapsed days)', () => {
         returnIndex: 1.01,
       },
     ].map((p) => ({ ...p, capitalOutUsd: 0 }));
-    const d = dailyReturnsByStrategy(raw).get('wide')!;
+    const asOf = T0 + 3 * DAY;
+    const d = dailyReturnsByStrategy(raw, { asOf }).get('wide')!;
     expect(d).toEqual([{ day: '2025-01-03', r: expect.closeTo(0.01, 12), weightUsd: 1000.000002 }]);
-    expect(dailyReturnsByStrategy(raw, { minBaseUsd: 0 }).get('wide')![0]!.r).toBe(0); // the index, not the figures
+    expect(dailyReturnsByStrategy(raw, { asOf, minBaseUsd: 0 }).get('wide')![0]!.r).toBe(0); // the index, not the figures
   });
 
   it('each sub-period counts for the strategy in force then', () => {
@@ -98,7 +101,7 @@ describe('daily returns (time-weighted, flows removed, elapsed days)', () => {
     }));
     raw.push({ ts: T0 + 30 * DAY + 1, valueUsd: 1100, capitalInUsd: 1000, strategy: 'narrow' }); // strategy.selected
     raw.push({ ts: T0 + 60 * DAY, valueUsd: 1100, capitalInUsd: 1000, strategy: 'narrow' });
-    const all = strategiesStats([series(raw)]);
+    const all = strategiesStats([series(raw)], { asOf: T0 + 61 * DAY });
     expect(all.get('wide')!.days).toBe(30);
     expect(all.get('wide')!.liveApr).toBeCloseTo((0.1 * 365) / 30, 6);
     expect(all.get('narrow')!.days).toBe(30);
@@ -121,9 +124,126 @@ describe('daily returns (time-weighted, flows removed, elapsed days)', () => {
       { ts: T0 + 2 * DAY, valueUsd: 1020.1, capitalInUsd: 1000 },
     ]);
     const quiet = series([{ ts: T0, valueUsd: 3000, capitalInUsd: 3000 }]);
-    const s = strategyStats([busy, quiet], { asOf: T0 + 2 * DAY, minDailyReturns: 2 });
+    const s = strategyStats([busy, quiet], { asOf: T0 + 3 * DAY, minDailyReturns: 2 });
     expect(s.days).toBe(2);
     expect(s.liveApr).toBeCloseTo((((1 + 0.01 / 4) * (1 + (0.01 * 1010) / 4010) - 1) * 365) / 2, 12);
+  });
+});
+
+describe("complete days only, as of the fold's extent (never the wall clock)", () => {
+  it('a sub-period ending in the day of asOf is not counted; the day counts once asOf passes its end', () => {
+    const pts = series([
+      { ts: T0 + 1000, valueUsd: 1000, capitalInUsd: 1000 },
+      { ts: T0 + DAY + 5 * 3_600_000, valueUsd: 1010, capitalInUsd: 1000 }, // +1 % on day 2
+    ]);
+    // Default asOf is the last point: its day is still in progress.
+    expect(dailyReturnsByStrategy(pts).size).toBe(0);
+    expect(dailyReturnsByStrategy(pts, { asOf: T0 + 2 * DAY - 1 }).size).toBe(0);
+    expect(dailyReturnsByStrategy(pts, { asOf: T0 + 2 * DAY }).get('wide')).toEqual([
+      { day: '2025-01-02', r: expect.closeTo(0.01, 12), weightUsd: 1000 },
+    ]);
+    // A quiet day too counts only once it has ended.
+    const quiet = (asOf: number) =>
+      dailyReturnsByStrategy(pts, { asOf })
+        .get('wide')!
+        .map((d) => d.day);
+    expect(quiet(T0 + 3 * DAY - 1)).toEqual(['2025-01-02']);
+    expect(quiet(T0 + 3 * DAY)).toEqual(['2025-01-02', '2025-01-03']);
+    expect(strategyStats([pts], { asOf: T0 + 3 * DAY - 1, minDailyReturns: 2 })).toEqual({
+      liveApr: null,
+      sigma: null,
+      days: 1,
+    });
+    expect(strategyStats([pts], { asOf: T0 + 3 * DAY, minDailyReturns: 2 }).days).toBe(2);
+  });
+
+  /** Vaults' equity series: each a start, then steps of a gap, a growth, a flow, a strategy. */
+  const vaultsArb = fc.array(
+    fc.record({
+      start: fc.integer({ min: 0, max: 3 * DAY }),
+      funded: fc.integer({ min: 1, max: 10_000 }),
+      steps: fc.array(
+        fc.record({
+          gap: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3 * DAY })),
+          bps: fc.integer({ min: -500, max: 500 }),
+          flow: fc.integer({ min: -500, max: 500 }),
+          strategy: fc.constantFrom('wide', 'narrow'),
+        }),
+        { maxLength: 40 },
+      ),
+    }),
+    { minLength: 1, maxLength: 4 },
+  );
+  const build = (vaults: typeof vaultsArb extends fc.Arbitrary<infer T> ? T : never) =>
+    vaults.map(({ start, funded, steps }) => {
+      let ts = T0 + start;
+      let v = funded;
+      let cin = funded;
+      let cout = 0;
+      const raw: Raw[] = [{ ts, valueUsd: v, capitalInUsd: cin, capitalOutUsd: 0 }];
+      for (const st of steps) {
+        ts += st.gap;
+        v *= 1 + st.bps / 10_000;
+        const flow = Math.max(st.flow, -v / 2); // never withdraws more than it holds
+        v += flow;
+        if (flow >= 0) cin += flow;
+        else cout -= flow;
+        raw.push({ ts, valueUsd: v, capitalInUsd: cin, capitalOutUsd: cout, strategy: st.strategy });
+      }
+      return series(raw);
+    });
+  // The fold's extent: the last folded record's time, at or after every vault's last point.
+  const extentOf = (vaults: readonly EquitySample[][], after: number) =>
+    Math.max(...vaults.map((p) => p.at(-1)!.ts)) + after;
+  const afterArb = fc.oneof(
+    fc.constant(0),
+    fc.integer({ min: 0, max: DAY }),
+    fc.integer({ min: 0, max: 5 * DAY }),
+  );
+
+  it('the same log gives the same figures whatever the wall clock', () => {
+    fc.assert(
+      fc.property(
+        vaultsArb,
+        afterArb,
+        fc.array(fc.integer({ min: 0, max: 4_000_000_000_000 }), { minLength: 1, maxLength: 3 }),
+        (raw, after, clocks) => {
+          const vaults = build(raw);
+          const asOf = extentOf(vaults, after);
+          const figures = () => strategiesStats(vaults, { asOf, minDailyReturns: 2 });
+          vi.useFakeTimers({ toFake: ['Date'] });
+          try {
+            vi.setSystemTime(asOf);
+            const inTime = figures();
+            for (const now of clocks) {
+              vi.setSystemTime(now); // behind, ahead or wherever: the wall clock is no input
+              expect(figures()).toEqual(inTime);
+            }
+          } finally {
+            vi.useRealTimers();
+          }
+        },
+      ),
+    );
+  });
+
+  it('figures do not move while the fold advances within one UTC day', () => {
+    fc.assert(
+      fc.property(vaultsArb, afterArb, fc.integer({ min: 0, max: DAY - 1 }), (raw, after, within) => {
+        const vaults = build(raw);
+        const asOf = extentOf(vaults, after);
+        // Earlier in the same day, the fold had folded only the points up to then (a vault not
+        // created yet has none); later in it, maybe no more than now.
+        const then = Math.floor(asOf / DAY) * DAY + within;
+        const folded = vaults.map((p) => p.filter((x) => x.ts <= then)).filter((p) => p.length > 0);
+        const opts = { minDailyReturns: 2 };
+        const now = strategiesStats(vaults, { ...opts, asOf });
+        expect(strategiesStats(folded, { ...opts, asOf: then })).toEqual(now);
+        // Once the day has ended it counts: days are only ever added as the fold moves on.
+        const next = strategiesStats(vaults, { ...opts, asOf: (Math.floor(asOf / DAY) + 1) * DAY });
+        for (const [id, f] of now) expect(next.get(id)!.days).toBeGreaterThanOrEqual(f.days);
+      }),
+    );
   });
 });
 

@@ -19,8 +19,8 @@ export interface RealisedStats {
 
 /**
  * Realised strategy figures (never projections). R = Π(1 + r_d) − 1 over the n daily returns,
- * one per elapsed day (a quiet day is a zero return, see daily.ts). Both figures are null while
- * n < minDailyReturns (default 30): the API labels them trailing.
+ * one per elapsed day complete by asOf (a quiet day is a zero return, see daily.ts). Both figures
+ * are null while n < minDailyReturns (default 30): the API labels them trailing.
  */
 export function realisedStats(
   daily: readonly (DailyReturn | number)[],

@@ -2,6 +2,7 @@ export { createMarketStore, type MarketItem, type MarketStore } from './market.j
 export { type ApplyOutcome, applyScreen } from './screen.js';
 export {
   type EquitySample,
+  foldExtent,
   type StrategyStats,
   strategyIds,
   vaultReturnSeries,

@@ -25,6 +25,19 @@ export async function strategyIds(pool: Pool): Promise<string[]> {
 }
 
 /**
+ * How far the log has been folded: the block time (Unix ms) of the last folded record across the
+ * projection, i.e. the latest vault's `updated_at`; null while no vault has been folded. Realised
+ * figures are computed as of this instant, never the wall clock, so they are a function of the
+ * log alone (the same whether the projector is behind, in time, or the chain clock runs ahead).
+ */
+export async function foldExtent(pool: Pool): Promise<number | null> {
+  const { rows } = await pool.query<{ at: number | null }>(
+    'select max(updated_at)::float8 as at from vault_snapshot',
+  );
+  return rows[0]?.at ?? null;
+}
+
+/**
  * Every vault's equity series, in fold order, each point with the strategy then in force: a
  * vault's sub-periods count for the strategy they ran under, not for the vault's current one.
  */

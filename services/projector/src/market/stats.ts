@@ -1,6 +1,7 @@
 import type { Logger } from '@vault-yield/common';
-import { strategiesStats } from '@vault-yield/domain';
+import { type RealisedStats, strategiesStats } from '@vault-yield/domain';
 import {
+  foldExtent,
   type Pool,
   type StrategyStats,
   strategyIds,
@@ -11,22 +12,34 @@ import {
 /**
  * Recomputes every strategy's realised liveApr and sigma from every vault's equity points
  * (time-weighted from the fold's exact return index, each sub-period for the strategy in force
- * then, elapsed days up to `now` with quiet days as zero returns; see packages/domain returns)
- * and stores them.
+ * then, complete UTC days with quiet days as zero returns; see packages/domain returns) and stores
+ * them.
+ *
+ * As of the fold's extent (the block time of the last folded record), never the wall clock: the
+ * figures are a function of the log alone, the same whether the projector is in time, behind
+ * (backfill, lag, a rebuild of an old log) or the chain clock runs ahead (the local demo advances
+ * chain time). With no vault folded there is nothing to be as of: no figures.
  */
 export async function refreshStrategyStats(
   pool: Pool,
   minDailyReturns: number,
   log?: Logger,
-  now = Date.now(),
 ): Promise<StrategyStats[]> {
-  const figures = strategiesStats((await vaultReturnSeries(pool)).values(), { minDailyReturns, asOf: now });
+  // Before the points: every point folded by asOf is then among those read (a record folded in
+  // between only adds points; read after, asOf could pass points that were not read).
+  const asOf = await foldExtent(pool);
+  const figures =
+    asOf === null
+      ? new Map<string, RealisedStats>()
+      : strategiesStats((await vaultReturnSeries(pool)).values(), { minDailyReturns, asOf });
   const stats: StrategyStats[] = [];
   for (const id of await strategyIds(pool)) {
     const f = figures.get(id) ?? { liveApr: null, sigma: null, days: 0 };
     stats.push({ id, liveApr: f.liveApr, sigma: f.sigma, historyDays: f.days });
   }
-  await writeStrategyStats(pool, stats, now);
-  log?.debug({ strategies: stats.length }, 'strategy stats refreshed');
+  // strategies.updated_at stays the wall clock: it is bookkeeping of when the row was written,
+  // never served (the reader serves liveApr and sigma only) and left out of projection checksums.
+  await writeStrategyStats(pool, stats);
+  log?.debug({ strategies: stats.length, asOf }, 'strategy stats refreshed');
   return stats;
 }
