@@ -1,4 +1,4 @@
-import { vaultAbi } from '@vault-yield/contracts';
+import { mockAggregatorAbi, vaultAbi } from '@vault-yield/contracts';
 import type { SnapshotView } from '@vault-yield/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -96,5 +96,35 @@ describe('stale prices', () => {
     await settle();
     const snap = await snapshot();
     expect(snap.stalePrices.map((p) => p.symbol)).toEqual(['USDC']);
+  });
+
+  it('a feed answering 0 is no price: the last valid one values the vault, flagged invalid, until a price returns', async () => {
+    const weth = stack.tokens.weth;
+    const before = await snapshot();
+    const last = before.stalePrices.length; // USDC still stale from the test above
+    expect(last).toBe(1);
+    await write(stack.clients, stack.accounts.deployer, weth.feed, mockAggregatorAbi, 'updateAnswer', [0n]);
+    await devChain(anvil.rpcUrl).mine(11);
+    await settle();
+    const broken = await snapshot();
+    const flag = broken.stalePrices.find((p) => p.symbol === 'WETH');
+    expect(flag?.reason).toBe('invalid');
+    // Valued at the last valid price, never at 0: no loss appears, and none is undone later.
+    expect(broken.valueUsd).toBeCloseTo(before.valueUsd, 6);
+    expect(broken.blockNumber).toBeGreaterThan(before.blockNumber);
+    // A negative answer is no price either (the indexer used to stop on it).
+    await write(stack.clients, stack.accounts.deployer, weth.feed, mockAggregatorAbi, 'updateAnswer', [-5n]);
+    await devChain(anvil.rpcUrl).mine(11);
+    await settle();
+    const negative = await snapshot();
+    expect(negative.blockNumber).toBeGreaterThan(broken.blockNumber);
+    expect(negative.stalePrices.find((p) => p.symbol === 'WETH')?.reason).toBe('invalid');
+    expect(negative.valueUsd).toBeCloseTo(before.valueUsd, 6);
+    await movePrice(stack, weth, weth.usd * 1.01);
+    await devChain(anvil.rpcUrl).mine(11);
+    await settle();
+    const back = await snapshot();
+    expect(back.stalePrices.map((p) => p.symbol)).toEqual(['USDC']);
+    expect(back.stalePrices[0]?.reason).toBe('stale');
   });
 });

@@ -20,7 +20,7 @@ import {
 } from 'viem';
 import type { ChainClient } from '../client/index.js';
 import { type LensArgs, lensDeployData, lensReadData } from './calldata.js';
-import { formatScaled } from './decimal.js';
+import { priceOfAnswer } from './decimal.js';
 
 /**
  * The chain's truth for many vaults at one block: balances, live positions with what the pool
@@ -418,14 +418,12 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
         tokenCtx = new Map();
         for (const [i, t] of tokens.entries()) {
           const r = rounds[i]!;
-          if (r.answer < 0n)
-            throw new BlockValuationError(`feed ${r.feed} answered ${r.answer} (< 0) at block ${block}`);
           const feed = lower(r.feed);
           tokenCtx.set(t, {
             address: t,
             symbol: metas[i]!.symbol,
             decimals: metas[i]!.decimals,
-            priceUsd: formatScaled(r.answer, feedDecs[i]!),
+            priceUsd: priceOfAnswer(r.answer, feedDecs[i]!),
             feed,
             priceUpdatedAt: Number(r.updatedAt),
             heartbeat: config.heartbeatOf(feed),

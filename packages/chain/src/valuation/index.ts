@@ -9,9 +9,9 @@ import type { PoolContext } from '@vault-yield/domain';
 import { type Address, zeroAddress } from 'viem';
 import type { ChainClient } from '../client/index.js';
 import { BoundedCache, cachedPromise } from './cache.js';
-import { formatScaled } from './decimal.js';
+import { priceOfAnswer } from './decimal.js';
 
-export { formatScaled } from './decimal.js';
+export { formatScaled, NO_PRICE, priceOfAnswer } from './decimal.js';
 
 export class ValuationError extends Error {
   override name = 'ValuationError';
@@ -120,9 +120,7 @@ export function createValuationReader(client: ChainClient, config: ValuationRead
           blockNumber: block,
         }),
       ]);
-      const answer = round[1];
-      if (answer < 0n) throw new ValuationError(`feed ${feed} answered ${answer} (< 0) at block ${block}`);
-      return formatScaled(answer, decimals);
+      return priceOfAnswer(round[1], decimals);
     });
   };
 

@@ -68,11 +68,21 @@ flows after it — the same figures as the same flows in blocks of their own.
 Status (first match wins): \`suspended\` (suspension non-null), \`exiting\` (exit requested, not
 yet completed), \`idle\` (no capital: \`valueUsd\` below the dust threshold of 0.01 USD, so wei
 left by rounding or a few tokens sent by a stranger do not make a vault look active; pending
-rewards are always in \`pendingRewardsUsd\`, whatever the status), \`aiming\` (capital, no
-deployed position), \`attention\`
+rewards are always in \`pendingRewardsUsd\`, whatever the status), \`exiting\` again once an exit
+**completed** while anything of value is still left to hand back to the owner (unclaimed rewards,
+fees owed on a closed position, a balance), \`aiming\` (capital, no deployed position, and no
+exit completed since the vault was last put to work), \`attention\`
 (at least one deployed position out of range), \`earning\` (every deployed position in range).
 Transitions follow from these conditions as records are applied; a suspended vault stays
-suspended until resumed, and exits remain available while suspended.
+suspended until resumed, and exits remain available while suspended. After an exit completes a
+vault never reads \`aiming\`: it is \`exiting\` while something can still be handed back and
+\`idle\` once nothing can; a deposit or a new position puts it back to work (the derived status).
+**Block ends only.** Every figure of a snapshot is the vault at the end of block \`blockNumber\`
+(additive field; \`updatedAt\` is that block's time). A vault's records of one block are all
+valued at the block's end, so while the projector has folded only part of a block (a log fetch
+can end inside one) the snapshot still shows the previous block end — never the block's end
+value beside part of its flows, which would read as a gain. A vault created in a block it has not
+finished shows no value and no capital (\`idle\`) until then.
 \`behind\` (additive): null when every record of the vault in the log was applied; otherwise
 \`{ deadLetters, kinds, first: { partition, offset } }\`: the projector could not apply some of
 the vault's records (unreadable, breaking the log's rules, or a fold bug), so the figures may miss
@@ -110,9 +120,14 @@ owes it (tokensOwed and the fees accrued since its last update, computed with th
 fee-growth formula), pending rewards, at that block's feed prices (\`latestRoundData\`). Values of
 records that share a block are the block's end state. Additive snapshot fields:
 \`pendingRewardsUsd\` (whole vault, shown with or without open positions), \`uncollectedFeesUsd\`
-(vault and per position; included in valueUsd) and \`stalePrices\`: every price the value used whose
-feed's \`updatedAt\` was older than its heartbeat at \`updatedAt\` (feed, age and heartbeat in
-seconds; empty when all are fresh) — stale prices are still used, never silently.
+(vault and per position; included in valueUsd) and \`stalePrices\`: every price a served figure
+used — of the tokens held, in positions or pending as rewards, and of the benchmark basket behind
+\`marketDeltaUsd\` even when no longer held — that is \`stale\` (the feed's \`updatedAt\` older
+than its heartbeat at \`updatedAt\`) or \`invalid\` (\`reason\`; feed, age and heartbeat in
+seconds; empty when all are fresh and valid) — still used, never silently. A feed that answers
+zero or a negative value gave **no price**: the last valid answer keeps valuing the token (its
+\`priceUpdatedAt\`), flagged \`invalid\` until a valid answer returns — a deposit is never valued
+at 0, and no gain appears when the price comes back.
 **Reconciliation.** Events never explain everything the chain does: tokens can be sent straight to
 a vault with a plain ERC-20 transfer. At the vault's last record of each block the balances read
 are compared with the balances its events explain; a difference is booked explicitly, as capital in
@@ -160,15 +175,18 @@ fees), never from the rounded equity figures. The block is the shortest sub-peri
 holdings are read at its end. A sub-period that starts with the vault worth under **1 USD**
 has no return (a return on dust is noise). Each sub-period counts for the **strategy in force
 then**: a vault that switches strategy keeps its earlier history with the earlier strategy.
-Daily returns are per **elapsed** UTC day: every day whose start finds a vault holding at least
-1 USD under the strategy gives that vault a daily return, **0 on a quiet day** (nothing moved);
-a move between two points lands on the day it ends. A strategy's daily return is the mean of its
-vaults' daily returns weighted by their value at the start of the day; days when none of its
+Daily returns are per **elapsed, complete** UTC day: every day that has ended (see n below) and
+whose start finds a vault holding at least 1 USD under the strategy gives that vault a daily
+return, **0 on a quiet day** (nothing moved); a move between two points lands on the day it ends,
+and the day still in progress counts once it has ended. A strategy's daily return is the mean of
+its vaults' daily returns weighted by their value at the start of the day; days when none of its
 vaults held capital are not counted. \`liveApr\` = (Π(1 + r_d) − 1) · 365 / n and \`sigma\` =
-sample standard deviation of the n daily returns (zeros included) · √365, n = elapsed operating
-days up to now. Both are null while n is below the configured minimum (default 30 days), and
-recomputed every few minutes. Strategy \`pairs\` reflect the live screen and change as it
-re-ranks. Asset categories: \`major\`, \`stable\`, \`stock token\`, \`meme\`.
+sample standard deviation of the n daily returns (zeros included) · √365, n = operating days
+ended by **how far the log has been folded** (the block time of the last folded record), never by
+the wall clock: the same records give the same figures whether the service is in step with the
+chain, catching up or rebuilding. Both are null while n is below the configured minimum (default
+30 days), and recomputed every few minutes. Strategy \`pairs\` reflect the live screen and change
+as it re-ranks. Asset categories: \`major\`, \`stable\`, \`stock token\`, \`meme\`.
 
 ## Errors
 Every error has one body: \`{ "error": { "code": string, "message": string } }\`, never a stack
