@@ -168,10 +168,13 @@ The universe endpoints return only what passed the latest screen, in its output 
 model itself is not exposed. \`X-Screen-Version\` and \`X-Screened-At\` (Unix ms) name the screen
 run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), never projections.
 Returns are time-weighted from exact values: the fold chains each vault's return index on every
-block it has records in, I ← I · (V_end − F) / V_start (V_start the value at the vault's previous
-block end, F = capital in − out of the block's records, so deposits and withdrawals are not
-returns, however many share a block; performance fees are not flows, so figures are net of
-fees), never from the rounded equity figures. The block is the shortest sub-period because
+block it has records in, I ← I · V_0 / V_start (V_start the value at the vault's previous block
+end, V_0 the value just before the block's first flow = V_end less the block's capital in − out,
+so deposits and withdrawals are not returns, however many share a block), then
+I ← I · (V_k − C_k) / V_k for each performance fee C_k of the block, V_k the value just before it
+(the block's end value less the flows after it): fees are a return, so figures are net of fees,
+and a fee in the block of a deposit or withdrawal counts exactly as it would in a block of its
+own — never from the rounded equity figures. The block is the shortest sub-period because
 holdings are read at its end. A sub-period that starts with the vault worth under **1 USD**
 has no return (a return on dust is noise). Each sub-period counts for the **strategy in force
 then**: a vault that switches strategy keeps its earlier history with the earlier strategy.
