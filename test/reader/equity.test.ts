@@ -14,6 +14,7 @@ import {
 
 interface Point {
   ts: number;
+  blockNumber: number;
   valueUsd: number;
   capitalInUsd: number;
   capitalOutUsd: number;
@@ -52,8 +53,10 @@ describe('GET /v1/vault/:address/equity', () => {
   const empty = makeSnapshot({ status: 'idle' });
   const single = makeSnapshot();
   const pts = series(2000);
+  // insertEquity stores block_number = ts / 1000.
   const asView = (p: EquitySpec): Point => ({
     ts: p.ts,
+    blockNumber: p.ts / 1000,
     valueUsd: Number(p.valueUsd),
     capitalInUsd: Number(p.capitalInUsd),
     capitalOutUsd: Number(p.capitalOutUsd),
@@ -99,15 +102,29 @@ describe('GET /v1/vault/:address/equity', () => {
     expect(Math.abs(net(last) - net(first))).toBeLessThan(last.capitalInUsd - first.capitalInUsd); // …not counted as gain
   });
 
-  it('downsampling keeps the last point of each equal time bucket', async () => {
+  it('downsampling keeps the first point, then the last of each of points − 1 equal time buckets', async () => {
     const n = 10;
     const { points } = await get(`?points=${n}`);
     const lo = pts[0]!.ts;
     const hi = pts.at(-1)!.ts;
-    const bucket = (ts: number) => Math.floor(((ts - lo) * n) / (hi - lo + 1));
+    const bucket = (ts: number) => Math.floor(((ts - lo) * (n - 1)) / (hi - lo + 1));
     const expected = new Map<number, EquitySpec>();
     for (const p of pts) expected.set(bucket(p.ts), p); // later points overwrite: last per bucket
-    expect(points).toEqual([...expected.values()].map(asView));
+    expect(points).toEqual([pts[0]!, ...expected.values()].map(asView));
+  });
+
+  it('each served point carries its blockNumber, and the OpenAPI document lists it', async () => {
+    const { points } = await get('?points=5');
+    expect(points.length).toBe(5);
+    for (const p of points) expect(p.blockNumber).toBe(p.ts / 1000);
+    const doc = (await r.get('/openapi.json')).body as {
+      components: {
+        schemas: Record<string, { properties: Record<string, { type?: string }>; required: string[] }>;
+      };
+    };
+    const schema = doc.components.schemas.EquityPoint!;
+    expect(schema.properties.blockNumber).toMatchObject({ type: 'integer' });
+    expect(schema.required).toContain('blockNumber');
   });
 
   it('points bound holds for every resolution and window (property)', async () => {
@@ -127,6 +144,7 @@ describe('GET /v1/vault/:address/equity', () => {
             expect(points.at(-1)).toEqual(asView(inWindow.at(-1)!)); // latest of the window
             expect(points.length).toBeGreaterThan(0);
           } else expect(points).toEqual([]);
+          if (n >= 2 && inWindow.length >= 2) expect(points[0]).toEqual(asView(inWindow[0]!)); // first too
           expect(points.every((p) => p.ts >= from && p.ts < to)).toBe(true);
           if (n >= inWindow.length) expect(points).toEqual(inWindow.map(asView)); // nothing dropped
         },
@@ -149,7 +167,7 @@ describe('GET /v1/vault/:address/equity', () => {
   it('points=1 returns just the latest point; a single stored point; no points → []', async () => {
     expect((await get('?points=1')).points).toEqual([asView(pts.at(-1)!)]);
     expect((await get('', single.vault)).points).toEqual([
-      { ts: T0, valueUsd: 1.5, capitalInUsd: 1, capitalOutUsd: 0 },
+      { ts: T0, blockNumber: T0 / 1000, valueUsd: 1.5, capitalInUsd: 1, capitalOutUsd: 0 },
     ]);
     expect((await get('', empty.vault)).points).toEqual([]);
   });

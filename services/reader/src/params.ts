@@ -220,7 +220,12 @@ export const equityQuery = z
   .object({
     from: time('window start, inclusive'),
     to: time('window end, exclusive'),
-    points: int('most points returned', LIMITS.equity.maxPoints, LIMITS.equity.defaultPoints),
+    // 1 stays valid: one bucket, the window's latest point (a current value; a gain needs two).
+    points: int(
+      'most points returned; the window’s first and last are always among them, 1 returns the latest alone',
+      LIMITS.equity.maxPoints,
+      LIMITS.equity.defaultPoints,
+    ),
   })
   .refine((q) => before(q.from, q.to), { path: ['from'], message: 'must be earlier than to' });
 

@@ -180,8 +180,8 @@ describe('0014 keys of the per-record tables as bytes', () => {
     );
     expect((await ledgerByTx(pool, hash(1000), ['deposit'])).map((r) => JSON.parse(r).vault)).toEqual([V1]);
     expect(await equitySeries(pool, { vault: V1, points: 10 })).toEqual([
-      { ts: 10000, valueUsd: 100, capitalInUsd: 100, capitalOutUsd: 0 },
-      { ts: 12000, valueUsd: 150.5, capitalInUsd: 100, capitalOutUsd: 0 },
+      { ts: 10000, blockNumber: 10, valueUsd: 100, capitalInUsd: 100, capitalOutUsd: 0 },
+      { ts: 12000, blockNumber: 12, valueUsd: 150.5, capitalInUsd: 100, capitalOutUsd: 0 },
     ]);
     expect([...(await vaultReturnSeries(pool)).keys()]).toEqual([V1]);
   });

@@ -85,7 +85,8 @@ export const routes = {
   }),
   equity: get({
     path: '/v1/vault/{address}/equity',
-    summary: 'Equity series, downsampled on the server, oldest first',
+    summary:
+      'Equity series, oldest first, downsampled on the server keeping the window’s first and last points',
     tags: ['vaults'],
     request: { params: vaultPath, query: equityQuery },
     responses: {
