@@ -103,10 +103,15 @@ Caching: \`ETag\` changes with every record applied to the vault; send it back i
 \`GET /v1/vault/{address}/equity?from=&to=&points=\` returns the series **oldest first**. Window:
 \`from\` inclusive, \`to\` exclusive (both optional; default the vault's whole history).
 Resolution: at most \`points\` points (default ${LIMITS.equity.defaultPoints}, 1–${LIMITS.equity.maxPoints}; out of range is a 400).
-Downsampling happens on the server: the span from the window's first to last point is cut into
-\`points\` equal time buckets and the **last** point of each non-empty bucket is kept, so each
-point is a real state (value and cumulative flows of one instant) and the window's latest point
-is always included. A vault has at most one point per block, its state at the block's end:
+Downsampling happens on the server and never invents a point: a window of at most \`points\`
+points is returned whole; otherwise the window's **first** point is kept, the span from it to the
+window's last point is cut into \`points − 1\` equal time buckets and the **last** point of each
+non-empty bucket is kept — so the window's first and last points are always both served, and
+each point is a real state (value and cumulative flows of one instant). The chart's gain net of
+flows over the window is therefore that of the full series, whatever \`points\` is.
+\`points=1\` returns the window's latest point alone (a current value; a gain needs two).
+Each point's \`blockNumber\` (additive field) is the block at whose end it is valued (\`ts\` is
+that block's time). A vault has at most one point per block, its state at the block's end:
 records that share a block are all valued at its end, so only the last of them is an instant
 (its value and all of the block's flows); the stored series holds a point where value, flows or
 strategy changed. Every point carries cumulative \`capitalInUsd\` and \`capitalOutUsd\`: a
