@@ -1,5 +1,6 @@
 import { divRound, SCALE, tokenValue } from '../math/fixed.js';
 import type { VaultRecord } from '../records/envelope.js';
+import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { applyContext, applyHoldings, type Draft, requireContextToken, shift } from './context.js';
 import { FoldError } from './errors.js';
 import { settleHighWater } from './fees.js';
@@ -32,6 +33,7 @@ export function createVaultState(record: VaultRecord): VaultState {
     blockNumber: record.blockNumber,
     records: 1,
     exitRequested: false,
+    performanceFeeBps: p.performanceFeeBps ?? DEFAULT_PERFORMANCE_FEE_BPS,
     exited: false,
     suspension: null,
     tokens: {},
@@ -218,7 +220,7 @@ function moveMarks(m: Marks, f: BlockFlow, w: Fixed, before: Fixed): void {
       m.benchmark = scaleBasket(m.benchmark, before - w, before);
       m.highWaterUsd = divRound(m.highWaterUsd * (before - w), before);
     }
-  } else m.highWaterUsd = settleHighWater(m.highWaterUsd, before, w);
+  } else m.highWaterUsd = settleHighWater(m.highWaterUsd, before, w, f.rateBps);
 }
 
 /**
@@ -300,9 +302,12 @@ function applyPayload(
       const raw = BigInt(amount);
       const charge = usd(d, token, raw);
       d.taxedUsd += charge;
-      if (raw > 0n) recordFlow(d, { kind: 'fee', token, raw }, charge, flows);
+      if (raw > 0n) recordFlow(d, { kind: 'fee', token, raw, rateBps: d.performanceFeeBps }, charge, flows);
       return;
     }
+    case 'fee.rate.set':
+      d.performanceFeeBps = r.payload.performanceFeeBps;
+      return;
     // The contract enforces its own transitions; the fold records what the chain did.
     case 'suspended':
       d.suspension = { reason: r.payload.reason, since: d.suspension?.since ?? d.updatedAt };

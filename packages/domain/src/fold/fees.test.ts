@@ -201,3 +201,67 @@ describe('flows sharing a block settle the index, the mark and the basket as flo
     expect(s.benchmark[USDC]).toBe(usdc(1050) * 10n ** 18n);
   });
 });
+
+describe("the vault's own fee rate (chain truth, not the service's schedule)", () => {
+  /** A vault created at `bps` (absent: a record of a factory that carried no rate), funded with 4,000, gaining 1,000. */
+  function gained(bps?: number): { h: History; s: VaultState } {
+    const h = new History();
+    const created = h.created();
+    const record =
+      bps === undefined ? created : { ...created, payload: { ...created.payload, performanceFeeBps: bps } };
+    let s = createVaultState(record);
+    s = evolve(s, h.deposit(WETH, eth(1)));
+    s = evolve(s, h.deposit(USDC, usdc(2000))); // 4000, HW 4000
+    s = evolve(s, h.mark({ weth: '3000' })); // 5000: a gain of 1,000
+    return { h, s };
+  }
+  const fee = (h: History, s: VaultState, amount: bigint) =>
+    evolve(s, h.record('fee.charged', { token: USDC, amount: amount.toString(), recipient: OTHER }));
+
+  it('a 10 % vault charged its whole fee (100) has its mark at the post-fee value, nothing left due', () => {
+    const { h, s } = gained(1000);
+    expect(s.performanceFeeBps).toBe(1000);
+    expect(performanceFeeDueUsd(s, s.performanceFeeBps)).toBe(usd('100'));
+    const t = fee(h, s, usdc(100)); // 4900
+    expect(t.highWaterUsd).toBe(usd('4900'));
+    expect(performanceFeeDueUsd(t, t.performanceFeeBps)).toBe(0n);
+    // Settled at the service's 20 %, the charge of 100 would settle a gain of 500 only: mark 4,400,
+    // and 100 more "still due" on a gain the owner already paid for.
+    expect(settleHighWater(usd('4000'), usd('5000'), usd('100'), 2000)).toBe(usd('4400'));
+  });
+
+  it('a record without a rate (an older factory) is charged at the reference 20 %', () => {
+    const { h, s } = gained();
+    expect(s.performanceFeeBps).toBe(PERFORMANCE_FEE_BPS);
+    expect(fee(h, s, usdc(200)).highWaterUsd).toBe(usd('4800'));
+  });
+
+  it('fee.rate.set changes the rate for later charges, also inside one block', () => {
+    const { h, s } = gained(2000);
+    const [rate, charged] = oneBlock([
+      h.record('fee.rate.set', { performanceFeeBps: 1000 }),
+      h.record('fee.charged', { token: USDC, amount: usdc(100).toString(), recipient: OTHER }),
+    ]);
+    const mid = evolve(s, rate!);
+    expect(mid.performanceFeeBps).toBe(1000);
+    const t = evolve(mid, charged!);
+    expect(t.highWaterUsd).toBe(usd('4900'));
+    // A charge at 20 % before the change, in the same block, keeps its rate.
+    const b = gained(2000);
+    const [early, change, late] = oneBlock([
+      b.h.record('fee.charged', { token: USDC, amount: usdc(100).toString(), recipient: OTHER }),
+      b.h.record('fee.rate.set', { performanceFeeBps: 1000 }),
+      b.h.record('fee.charged', { token: USDC, amount: usdc(10).toString(), recipient: OTHER }),
+    ]);
+    const own = gained(2000);
+    const alone = [
+      own.h.record('fee.charged', { token: USDC, amount: usdc(100).toString(), recipient: OTHER }),
+      own.h.record('fee.rate.set', { performanceFeeBps: 1000 }),
+      own.h.record('fee.charged', { token: USDC, amount: usdc(10).toString(), recipient: OTHER }),
+    ].reduce((x, r) => evolve(x, r), own.s);
+    const shared = [early!, change!, late!].reduce((x, r) => evolve(x, r), b.s);
+    expect(shared.highWaterUsd).toBe(alone.highWaterUsd);
+    // 100 at 20 % settles 500 (mark 4,400); then 10 at 10 % settles 100 more (mark 4,490).
+    expect(alone.highWaterUsd).toBe(usd('4490'));
+  });
+});

@@ -1,4 +1,5 @@
 import { divRound, type Fixed, usdToRaw } from '../math/fixed.js';
+import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import type { Address, VaultState } from './state.js';
 
 /**
@@ -18,18 +19,23 @@ import type { Address, VaultState } from './state.js';
  *     for it, S − C: a charge of the whole fee due (C = rate·G) puts the mark at the post-fee
  *     value V − C; a partial charge leaves the unsettled gain G − S above the mark, still owing
  *     rate·(G − S); an over-charge never lowers the mark (so the owner never pays twice for a gain).
- *     rate = PERFORMANCE_FEE_BPS, the service's fee schedule (the chain's event carries no rate).
+ *     rate = the vault's own rate when the charge was made (VaultState.performanceFeeBps: set
+ *     at creation by VaultCreated, changed by `fee.rate.set` — chain truth, not a constant of the
+ *     service; vaults of a factory that emitted no rate: DEFAULT_PERFORMANCE_FEE_BPS, 20 %).
  *   Between charges the mark does not follow the value up: a gain stays taxable until a charge
  *   crystallises it, and a loss must be recovered before any new fee is due.
  *   The mark is per vault (one owner), not per share: flows move it by amount, so a deposit never
  *   creates a fee and a withdrawal takes its pro-rata share of the unsettled gain with it (that
  *   part is never taxed); a later depositor's money is not "behind" an earlier peak.
- * - The service's rule: fee due = rate · max(0, valueUsd − highWaterUsd) (`performanceFeeDueUsd`).
+ * - Fee due = rate · max(0, valueUsd − highWaterUsd) at the vault's rate (`performanceFeeDueUsd`).
  *   After a charge of exactly that amount the value is V − rate·(V − HW) ≥ HW, which becomes the new
  *   mark, so the same gain is never taxed twice.
  */
-/** The service's performance-fee rate (basis points): the schedule the fold settles charges at. */
-export const PERFORMANCE_FEE_BPS = 2000;
+/**
+ * The reference schedule (basis points): the rate of vaults created before the chain carried one
+ * (DEFAULT_PERFORMANCE_FEE_BPS); every other vault's rate is its own (VaultState.performanceFeeBps).
+ */
+export const PERFORMANCE_FEE_BPS = DEFAULT_PERFORMANCE_FEE_BPS;
 
 /**
  * The high-water mark after a charge of `charge` (USD) when the value before it was `valueBefore`

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseFixed } from '../math/fixed.js';
+import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import { address, decimalString, intString, tick, uintString } from '../records/primitives.js';
 import type { Address, Position, VaultState } from './state.js';
@@ -26,6 +27,8 @@ const stateFields = z.object({
   blockNumber: z.number().int().nonnegative(),
   records: z.number().int().positive(),
   exitRequested: z.boolean(),
+  /** Absent in states written before fold version 3: the reference schedule's rate. */
+  performanceFeeBps: z.number().int().min(0).max(10_000).optional(),
   /** Absent in states written before fold version 3: false. */
   exited: z.boolean().optional(),
   suspension: z.object({ reason: z.string(), since: z.number().int().nonnegative() }).nullable(),
@@ -79,7 +82,14 @@ const stateFields = z.object({
   returnIndex: intString,
 });
 
-const flowsField = z.array(z.object({ kind: z.enum(['in', 'out', 'fee']), token: address, raw: uintString }));
+const flowsField = z.array(
+  z.object({
+    kind: z.enum(['in', 'out', 'fee']),
+    token: address,
+    raw: uintString,
+    rateBps: z.number().int().min(0).max(10_000).optional(),
+  }),
+);
 
 /**
  * The open block as fold version 2 wrote it: the previous block end's figures only. Read back as
@@ -121,7 +131,12 @@ export function serializeState(s: VaultState): SerializedState {
       ? {
           blockStart: {
             end: open.end ? fieldsOf(open.end) : null,
-            flows: open.flows.map((f) => ({ kind: f.kind, token: f.token, raw: f.raw.toString() })),
+            flows: open.flows.map((f) => ({
+              kind: f.kind,
+              token: f.token,
+              raw: f.raw.toString(),
+              ...(f.rateBps === undefined ? {} : { rateBps: f.rateBps }),
+            })),
           },
         }
       : {}),
@@ -143,6 +158,7 @@ function fieldsOf(s: VaultState): z.output<typeof stateFields> {
     blockNumber: s.blockNumber,
     records: s.records,
     exitRequested: s.exitRequested,
+    performanceFeeBps: s.performanceFeeBps,
     ...(s.exited ? { exited: true } : {}),
     suspension: s.suspension ? { reason: s.suspension.reason, since: s.suspension.since } : null,
     tokens: mapValues(s.tokens, (t) => ({
@@ -190,7 +206,12 @@ export function deserializeState(json: unknown): VaultState {
   const { v: _version, blockStart, ...j } = serializedState.parse(json);
   const s = stateOf(j);
   if (!blockStart) return s;
-  const flows = blockStart.flows.map((f) => ({ kind: f.kind, token: f.token, raw: BigInt(f.raw) }));
+  const flows = blockStart.flows.map((f) => ({
+    kind: f.kind,
+    token: f.token,
+    raw: BigInt(f.raw),
+    ...(f.rateBps === undefined ? {} : { rateBps: f.rateBps }),
+  }));
   if ('end' in blockStart)
     return { ...s, blockStart: { end: blockStart.end ? stateOf(blockStart.end) : null, flows } };
   const b = blockStart;
@@ -213,6 +234,7 @@ function stateOf(j: z.output<typeof stateFields>): VaultState {
   return {
     ...j,
     exited: j.exited ?? false,
+    performanceFeeBps: j.performanceFeeBps ?? DEFAULT_PERFORMANCE_FEE_BPS,
     tokens: mapValues(j.tokens, (t) => ({
       ...t,
       price: parseFixed(t.priceUsd),

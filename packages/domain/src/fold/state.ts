@@ -92,6 +92,11 @@ export interface VaultState {
 
   readonly exitRequested: boolean;
   /**
+   * The vault's performance-fee rate (basis points), as the chain says: set at creation
+   * (`vault.created`), changed by `fee.rate.set`. Charges settle the high-water mark at it.
+   */
+  readonly performanceFeeBps: number;
+  /**
    * An exit completed (`exit.completed`) and the vault was not put back to work since (a deposit
    * or a new position clears it): it reads `exiting` while anything of value is left to hand back,
    * `idle` once nothing is — never `aiming` (status.ts).
@@ -173,6 +178,8 @@ export interface BlockFlow {
   readonly token: Address;
   /** Raw token units (> 0). */
   readonly raw: bigint;
+  /** A fee's: the vault's rate when it was charged (a rate may change inside the block). */
+  readonly rateBps?: number;
 }
 
 /** netUsd = valueUsd + capitalOutUsd − capitalInUsd (exact). */

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { BINARY_MAGIC, decodeBinaryRecord, encodeBinaryRecord } from './binary.js';
 import { decodeRecord, decodeRecordLazily, encodeRecordAs } from './codec.js';
 import { fastParseRecord, type VaultRecord, vaultRecord } from './envelope.js';
-import { validRecord } from './record.arbitrary.js';
+import { legacyRecord, validRecord } from './record.arbitrary.js';
 
 /** The record as the JSON path decodes it (lowercased, keys in schema order). */
 const canonical = (r: unknown): VaultRecord => {
@@ -36,7 +36,7 @@ describe('binary records', () => {
     // for speed. Recompute it only when the format changes on purpose, or record.arbitrary.ts does
     // (then with the encoder as it was before the change being tested).
     const h = createHash('sha256');
-    for (const r of fc.sample(validRecord, { numRuns: 300, seed: 20261125 }))
+    for (const r of fc.sample(legacyRecord, { numRuns: 300, seed: 20261125 }))
       h.update(encodeBinaryRecord(r as VaultRecord));
     expect(h.digest('hex')).toBe('04c6dae4bd42c22f50eeba09d14a1ba616bc7e84342ea627c75e6506234ce6b5');
   });
@@ -129,7 +129,7 @@ describe('binary records', () => {
     version[1] = 4;
     expect(decodeBinaryRecord(version)).toEqual({ ok: false, reason: 'binary: schema version 4' });
     const type = Buffer.from(bytes);
-    type[2] = 18;
+    type[2] = 19;
     expect(decodeBinaryRecord(type)).toEqual({ ok: false, reason: 'binary: unknown type' });
     expect(decodeBinaryRecord(Buffer.alloc(0))).toEqual({ ok: false, reason: 'binary: ends early' });
     // A list longer than the bytes left is refused before anything is allocated for it.
@@ -139,6 +139,37 @@ describe('binary records', () => {
       ok: false,
       reason: 'binary: a list of 268435455 items in 0 bytes',
     });
+  });
+
+  it('carry a vault’s fee rate flagged (flags bit 1), so older records keep their bytes and a cut one is refused', () => {
+    const base = canonical(
+      fc.sample(
+        legacyRecord.filter((r) => r.type === 'vault.created'),
+        { numRuns: 1, seed: 7 },
+      )[0],
+    );
+    const old = encodeBinaryRecord(base);
+    const withRate = {
+      ...base,
+      payload: { ...(base.payload as object), performanceFeeBps: 1000 },
+    } as VaultRecord;
+    const bytes = encodeBinaryRecord(withRate);
+    expect(decodeBinaryRecord(bytes)).toEqual({ ok: true, record: withRate });
+    expect(decodeBinaryRecord(old)).toEqual({ ok: true, record: base });
+    // The same bytes plus the flag and the rate (two varint bytes for 1000).
+    expect(bytes.length).toBe(old.length + 2);
+    expect(decodeBinaryRecord(bytes.subarray(0, bytes.length - 2)).ok).toBe(false);
+    // The flag on a type that has no such field is refused.
+    const dep = canonical(
+      fc.sample(
+        legacyRecord.filter((r) => r.type === 'deposit'),
+        { numRuns: 1, seed: 7 },
+      )[0],
+    );
+    const flagged = Buffer.from(encodeBinaryRecord(dep));
+    const flagsAt = 3;
+    flagged[flagsAt] = flagged[flagsAt]! | 2;
+    expect(decodeBinaryRecord(flagged)).toEqual({ ok: false, reason: `binary: flags ${flagged[flagsAt]}` });
   });
 
   it('refuse to encode a record the schema would refuse, naming it', () => {

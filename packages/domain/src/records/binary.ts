@@ -20,7 +20,8 @@ import { PATTERNS } from './primitives.js';
  * written once, in a table, and referenced by its index; hashes are raw bytes; integers are
  * varints; amounts stay decimal digits (what the record holds, so decoding makes no BigInt).
  *
- * Layout (v1): 0xB1 · schemaVersion · type · flags (bit 0 lastInBlock) · [seq, schema 3] · chainId ·
+ * Layout (v1): 0xB1 · schemaVersion · type · flags (bit 0 lastInBlock, bit 1 the payload's trailing
+ * optional field is present) · [seq, schema 3] · chainId ·
  * blockNumber · blockTimestamp · blockHash (32) · txHash (32) · txIndex+1 · logIndex+1 ·
  * addresses (n, n × 20 bytes) · vault (index) · context · payload. Integers are unsigned LEB128
  * varints of (value − the field's minimum), at most 2^53 − 1 (so a txIndex or logIndex of
@@ -56,11 +57,24 @@ const TYPES: readonly RecordType[] = [
   'strategy.selected',
   'mark',
   'revert',
+  'fee.rate.set',
 ];
 const TYPE_CODE = new Map(TYPES.map((t, i) => [t, i]));
 
-/** A payload field: its key and how it is written. */
-type Kind = 'addr' | 'uint' | 'int' | 'tick' | { text: [number, number] };
+/**
+ * A payload field: its key and how it is written. `{ nat }` is a bounded integer; `{ trailing }`
+ * an optional last field of the payload, written only when present, and then flagged (flags bit
+ * 1): records written before the field existed keep their bytes, and a record cut before the
+ * field is still refused.
+ */
+type Kind =
+  | 'addr'
+  | 'uint'
+  | 'int'
+  | 'tick'
+  | { text: [number, number] }
+  | { nat: [number, number] }
+  | { trailing: { nat: [number, number] } };
 type Fields = readonly (readonly [string, Kind])[];
 
 const amounts: Fields = [
@@ -76,6 +90,7 @@ const PAYLOADS: { [T in Exclude<RecordType, 'revert'>]: Fields } = {
     ['token0', 'addr'],
     ['token1', 'addr'],
     ['pool', 'addr'],
+    ['performanceFeeBps', { trailing: { nat: [0, 10_000] } }],
   ],
   deposit: [
     ['from', 'addr'],
@@ -133,7 +148,14 @@ const PAYLOADS: { [T in Exclude<RecordType, 'revert'>]: Fields } = {
   'exit.completed': [],
   'strategy.selected': [['strategy', { text: [1, 32] }]],
   mark: [],
+  'fee.rate.set': [['performanceFeeBps', { nat: [0, 10_000] }]],
 };
+/** Types whose payload ends with a `trailing` field. */
+const TRAILING = new Set<RecordType>(
+  (Object.keys(PAYLOADS) as (keyof typeof PAYLOADS)[]).filter((t) =>
+    PAYLOADS[t].some(([, k]) => typeof k === 'object' && 'trailing' in k),
+  ),
+);
 /** Payloads whose ticks must be ordered (tickLower < tickUpper), as the schema refines them. */
 const TICKED = new Set<RecordType>(['position.opened', 'position.rebalanced']);
 
@@ -292,7 +314,9 @@ function writeField(w: Writer, t: Table, kind: Kind, v: unknown): void {
   else if (kind === 'uint') w.digits(v, UINT);
   else if (kind === 'int') w.digits(v, INT);
   else if (kind === 'tick') w.nat(v, -MAX_TICK, MAX_TICK);
-  else w.text(v, kind.text[0], kind.text[1]);
+  else if ('text' in kind) w.text(v, kind.text[0], kind.text[1]);
+  else if ('nat' in kind) w.nat(v, kind.nat[0], kind.nat[1]);
+  else if (v !== undefined) w.nat(v, kind.trailing.nat[0], kind.trailing.nat[1]);
 }
 
 /**
@@ -341,7 +365,10 @@ function encode(r: VaultRecord): Buffer {
   w.byte(BINARY_MAGIC);
   w.byte(r.schemaVersion);
   w.nat(code);
-  w.byte(r.lastInBlock ? 1 : 0);
+  let trailing = false;
+  for (const [key, kind] of fields)
+    if (typeof kind === 'object' && 'trailing' in kind) trailing = payload[key] !== undefined;
+  w.byte((r.lastInBlock ? 1 : 0) | (trailing ? 2 : 0));
   if (r.schemaVersion === SCHEMA_VERSION) w.nat(r.seq, 1);
   else if (r.schemaVersion !== UNSEQUENCED_SCHEMA_VERSION || r.seq !== undefined)
     throw new Bad(`schema ${String(r.schemaVersion)} with seq ${String(r.seq)}`);
@@ -424,6 +451,8 @@ const SCRATCH = Buffer.from(`0x${'0'.repeat(64)}`, 'latin1');
 
 class Reader {
   at = 0;
+  /** The payload's trailing optional field is present (flags bit 1). */
+  trailing = false;
   addrs: `0x${string}`[] = [];
   constructor(private readonly buf: Buffer) {}
   byte(): number {
@@ -525,7 +554,9 @@ function readField(rd: Reader, kind: Kind): unknown {
   if (kind === 'uint') return rd.digits('uint');
   if (kind === 'int') return rd.digits('int');
   if (kind === 'tick') return rd.tick();
-  return rd.text(kind.text[0], kind.text[1]);
+  if ('text' in kind) return rd.text(kind.text[0], kind.text[1]);
+  if ('nat' in kind) return rd.nat(kind.nat[0], kind.nat[1]);
+  return rd.trailing ? rd.nat(kind.trailing.nat[0], kind.trailing.nat[1]) : undefined;
 }
 
 function ordered<T extends { tickLower: number; tickUpper: number }>(p: T): T {
@@ -546,7 +577,8 @@ function readHead(rd: Reader, whole: boolean) {
   const type = TYPES[rd.nat()];
   if (type === undefined) throw new Bad('unknown type');
   const flags = rd.byte();
-  if (flags > 1) throw new Bad(`flags ${flags}`);
+  if (flags > 3 || (flags > 1 && !TRAILING.has(type))) throw new Bad(`flags ${flags}`);
+  rd.trailing = flags > 1;
   const seq = schemaVersion === SCHEMA_VERSION ? rd.nat(1) : undefined;
   const chainId = rd.nat(1);
   const blockNumber = rd.nat();
@@ -568,7 +600,7 @@ function readHead(rd: Reader, whole: boolean) {
     if (i >= count) throw new Bad(`address index ${i} past the table`);
     vault = rd.hexAt(table + i * 20, 20);
   }
-  const lastInBlock = flags === 1;
+  const lastInBlock = (flags & 1) === 1;
   // Two literals, not `{ ...(seq === undefined ? {} : { seq }) }` (no `seq` key at all for an
   // unsequenced record): once optimised, V8 (Node 20) gives every object a spread builds a hidden
   // class of its own, and every later read of the record goes megamorphic. Key order as the JSON
@@ -679,7 +711,10 @@ function decode(buf: Buffer): VaultRecord {
         : { fromBlock, orphanedBlockHashes: hashes, fromSeq };
   } else {
     payload = {};
-    for (const [key, kind] of PAYLOADS[type]) payload[key] = readField(rd, kind);
+    for (const [key, kind] of PAYLOADS[type]) {
+      const v = readField(rd, kind);
+      if (v !== undefined) payload[key] = v;
+    }
     if (TICKED.has(type)) ordered(payload as { tickLower: number; tickUpper: number });
   }
   if (!rd.end) throw new Bad(`${buf.length - rd.at} bytes left over`);

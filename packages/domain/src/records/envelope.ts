@@ -82,6 +82,7 @@ export const vaultRecord = z
     variant('exit.requested'),
     variant('exit.completed'),
     variant('strategy.selected'),
+    variant('fee.rate.set'),
     variant('mark'),
     variant('revert'),
   ])
@@ -225,6 +226,9 @@ const fastPayloads: { [T in RecordType]: (v: unknown) => z.output<(typeof payloa
       token0: addr(p.token0),
       token1: addr(p.token1),
       pool: addr(p.pool),
+      ...(p.performanceFeeBps === undefined
+        ? {}
+        : { performanceFeeBps: int(p.performanceFeeBps, 0, 10_000) }),
     };
   },
   deposit: (v) => {
@@ -288,6 +292,7 @@ const fastPayloads: { [T in RecordType]: (v: unknown) => z.output<(typeof payloa
   'exit.requested': empty,
   'exit.completed': empty,
   'strategy.selected': (v) => ({ strategy: str(obj(v).strategy, 1, 32) }),
+  'fee.rate.set': (v) => ({ performanceFeeBps: int(obj(v).performanceFeeBps, 0, 10_000) }),
   mark: empty,
   revert: (v) => {
     const p = obj(v);

@@ -7,7 +7,8 @@ import { address, hash32, intString, tick, uintString } from './primitives.js';
  * liquidity is the Uniswap v3 uint128, ids are decimal strings of the onchain uint256.
  *
  * Solidity events (packages/contracts) → record type:
- *   VaultFactory.VaultCreated(vault, owner, strategy, token0, token1, pool) → vault.created
+ *   VaultFactory.VaultCreated(vault, owner, strategy, token0, token1, pool, performanceFeeBps)
+ *                                                                               → vault.created
  *   Vault.Deposited(from, token, amount)                                       → deposit
  *   Vault.Withdrawn(to, token, amount)                                         → withdrawal
  *   Vault.PositionOpened(positionId, pool, tickLower, tickUpper, liquidity, amount0, amount1)
@@ -25,7 +26,18 @@ import { address, hash32, intString, tick, uintString } from './primitives.js';
  *   Vault.ExitRequested()                                                      → exit.requested
  *   Vault.ExitCompleted()                                                      → exit.completed
  *   Vault.StrategySelected(strategy)                                           → strategy.selected
+ *   Vault.PerformanceFeeSet(performanceFeeBps)                                 → fee.rate.set
  */
+
+/** A performance-fee rate in basis points of the gain (2000 = 20 %). */
+const feeBps = z.number().int().min(0).max(10_000);
+
+/**
+ * The rate a vault created before the chain carried one is charged at: the reference schedule
+ * (20 %), what the service assumed for every vault then.
+ */
+export const DEFAULT_PERFORMANCE_FEE_BPS = 2000;
+
 export const payloadSchemas = {
   'vault.created': z.object({
     owner: address,
@@ -34,6 +46,11 @@ export const payloadSchemas = {
     token0: address,
     token1: address,
     pool: address,
+    /**
+     * The vault's performance-fee rate at creation (VaultCreated carries it). Absent from records
+     * of vaults created by a factory that emitted none: DEFAULT_PERFORMANCE_FEE_BPS.
+     */
+    performanceFeeBps: feeBps.optional(),
   }),
   deposit: z.object({ from: address, token: address, amount: uintString }),
   withdrawal: z.object({ to: address, token: address, amount: uintString }),
@@ -81,6 +98,8 @@ export const payloadSchemas = {
   'exit.requested': z.object({}),
   'exit.completed': z.object({}),
   'strategy.selected': z.object({ strategy: z.string().min(1).max(32) }),
+  /** The vault's performance-fee rate changed: later charges settle the high-water mark at it. */
+  'fee.rate.set': z.object({ performanceFeeBps: feeBps }),
   /** Synthesised by the indexer: prices moved or a range edge was crossed; no vault activity. */
   mark: z.object({}),
   /**

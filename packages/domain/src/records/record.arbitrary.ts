@@ -25,55 +25,77 @@ const tickPair = fc
   .filter(([a, b]) => a !== b)
   .map(([a, b]): [number, number] => (a < b ? [a, b] : [b, a]));
 
+/**
+ * Payloads of the record vocabulary before the fee rate reached the chain (the pinned encodings of
+ * binary.test.ts are of these); `payloads` adds the rate's.
+ */
+const legacyPayloads: { [T in Exclude<RecordType, 'fee.rate.set'>]: fc.Arbitrary<Record<string, unknown>> } =
+  {
+    'vault.created': fc.record({
+      owner: address,
+      strategy: text(1, 32),
+      token0: address,
+      token1: address,
+      pool: address,
+    }),
+    deposit: fc.record({ from: address, token: address, amount: uint }),
+    withdrawal: fc.record({ to: address, token: address, amount: uint }),
+    'position.opened': fc
+      .tuple(
+        fc.record({ positionId: uint, pool: address, liquidity: uint, amount0: uint, amount1: uint }),
+        tickPair,
+      )
+      .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
+    'position.resized': fc.record({
+      positionId: uint,
+      liquidity: uint,
+      amount0Delta: int,
+      amount1Delta: int,
+    }),
+    'position.rebalanced': fc
+      .tuple(
+        fc.record({
+          positionId: uint,
+          liquidity: uint,
+          amount0Out: uint,
+          amount1Out: uint,
+          amount0In: uint,
+          amount1In: uint,
+        }),
+        tickPair,
+      )
+      .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
+    'position.closed': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
+    'fees.collected': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
+    'rewards.accrued': fc.record({ rewardToken: address, amount: uint }),
+    'rewards.claimed': fc.record({ rewardToken: address, amount: uint }),
+    'fee.charged': fc.record({ token: address, amount: uint, recipient: address }),
+    suspended: fc.record({ reason: text(1, 500) }),
+    resumed: fc.constant({}),
+    'exit.requested': fc.constant({}),
+    'exit.completed': fc.constant({}),
+    'strategy.selected': fc.record({ strategy: text(1, 32) }),
+    mark: fc.constant({}),
+    revert: fc.record(
+      {
+        fromBlock: nonneg,
+        orphanedBlockHashes: fc.array(hash32, { minLength: 1, maxLength: 3 }),
+        fromSeq: fc.integer({ min: 1, max: 2 ** 40 }),
+      },
+      { requiredKeys: ['fromBlock', 'orphanedBlockHashes'] },
+    ),
+  };
+
+const rate = fc.integer({ min: 0, max: 10_000 });
 const payloads: { [T in RecordType]: fc.Arbitrary<Record<string, unknown>> } = {
-  'vault.created': fc.record({
-    owner: address,
-    strategy: text(1, 32),
-    token0: address,
-    token1: address,
-    pool: address,
-  }),
-  deposit: fc.record({ from: address, token: address, amount: uint }),
-  withdrawal: fc.record({ to: address, token: address, amount: uint }),
-  'position.opened': fc
-    .tuple(
-      fc.record({ positionId: uint, pool: address, liquidity: uint, amount0: uint, amount1: uint }),
-      tickPair,
-    )
-    .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
-  'position.resized': fc.record({ positionId: uint, liquidity: uint, amount0Delta: int, amount1Delta: int }),
-  'position.rebalanced': fc
-    .tuple(
-      fc.record({
-        positionId: uint,
-        liquidity: uint,
-        amount0Out: uint,
-        amount1Out: uint,
-        amount0In: uint,
-        amount1In: uint,
-      }),
-      tickPair,
-    )
-    .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
-  'position.closed': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
-  'fees.collected': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
-  'rewards.accrued': fc.record({ rewardToken: address, amount: uint }),
-  'rewards.claimed': fc.record({ rewardToken: address, amount: uint }),
-  'fee.charged': fc.record({ token: address, amount: uint, recipient: address }),
-  suspended: fc.record({ reason: text(1, 500) }),
-  resumed: fc.constant({}),
-  'exit.requested': fc.constant({}),
-  'exit.completed': fc.constant({}),
-  'strategy.selected': fc.record({ strategy: text(1, 32) }),
-  mark: fc.constant({}),
-  revert: fc.record(
-    {
-      fromBlock: nonneg,
-      orphanedBlockHashes: fc.array(hash32, { minLength: 1, maxLength: 3 }),
-      fromSeq: fc.integer({ min: 1, max: 2 ** 40 }),
-    },
-    { requiredKeys: ['fromBlock', 'orphanedBlockHashes'] },
+  ...legacyPayloads,
+  'vault.created': fc.oneof(
+    legacyPayloads['vault.created'],
+    fc
+      .tuple(legacyPayloads['vault.created'], rate)
+      .map(([p, performanceFeeBps]) => ({ ...p, performanceFeeBps })),
   ),
+  'fee.rate.set': fc.record({ performanceFeeBps: rate }),
 };
 
 const token = fc.record({
@@ -113,30 +135,44 @@ const version = fc.oneof(
   fc.constant({ schemaVersion: UNSEQUENCED_SCHEMA_VERSION }),
 );
 
-export const validRecord = fc.constantFrom(...recordTypes).chain((type) =>
-  fc
-    .record({
-      v: version,
-      chainId: fc.oneof(fc.integer({ min: 1, max: 2 ** 40 }), fc.constant(Number.MAX_SAFE_INTEGER)),
-      blockNumber: nonneg,
-      blockHash: hash32,
-      blockTimestamp: nonneg,
-      txHash: hash32,
-      txIndex: fc.integer({ min: -1, max: 1000 }),
-      logIndex: fc.integer({ min: -1, max: 1000 }),
-      vault: address,
-      lastInBlock: fc.boolean(),
-      context: fc.record({
-        tokens: fc.array(token, { minLength: 1, maxLength: 3 }),
-        pools: fc.array(pool, { maxLength: 2 }),
-        holdings: fc.record({
-          balances: fc.array(amount, { maxLength: 3 }),
-          positions: fc.array(holding, { maxLength: 2 }),
-          pendingRewards: fc.array(amount, { maxLength: 1 }),
+/** Valid records of `types`, payloads drawn from `from`. */
+const recordsOf = (
+  types: readonly RecordType[],
+  from: Partial<Record<RecordType, fc.Arbitrary<Record<string, unknown>>>>,
+) =>
+  fc.constantFrom(...types).chain((type) =>
+    fc
+      .record({
+        v: version,
+        chainId: fc.oneof(fc.integer({ min: 1, max: 2 ** 40 }), fc.constant(Number.MAX_SAFE_INTEGER)),
+        blockNumber: nonneg,
+        blockHash: hash32,
+        blockTimestamp: nonneg,
+        txHash: hash32,
+        txIndex: fc.integer({ min: -1, max: 1000 }),
+        logIndex: fc.integer({ min: -1, max: 1000 }),
+        vault: address,
+        lastInBlock: fc.boolean(),
+        context: fc.record({
+          tokens: fc.array(token, { minLength: 1, maxLength: 3 }),
+          pools: fc.array(pool, { maxLength: 2 }),
+          holdings: fc.record({
+            balances: fc.array(amount, { maxLength: 3 }),
+            positions: fc.array(holding, { maxLength: 2 }),
+            pendingRewards: fc.array(amount, { maxLength: 1 }),
+          }),
         }),
-      }),
-      type: fc.constant(type),
-      payload: payloads[type],
-    })
-    .map(({ v, ...r }) => ({ ...v, ...r })),
+        type: fc.constant(type),
+        payload: from[type]!,
+      })
+      .map(({ v, ...r }) => ({ ...v, ...r })),
+  );
+
+/** Any valid record. */
+export const validRecord = recordsOf(recordTypes, payloads);
+
+/** Valid records of the vocabulary before the fee rate reached the chain (pinned encodings). */
+export const legacyRecord = recordsOf(
+  recordTypes.filter((t) => t !== 'fee.rate.set'),
+  legacyPayloads,
 );
