@@ -238,6 +238,11 @@ export function samplePayload(type: RecordType | typeof RECONCILED): unknown {
     'rewards.claimed': { rewardToken: TOKEN0, amount: '99' },
     'fee.charged': { token: TOKEN1, amount: '12', recipient: '0x5555555555555555555555555555555555555555' },
     'fee.rate.set': { performanceFeeBps: 1000 },
+    'transfer.received': {
+      from: '0x5555555555555555555555555555555555555555',
+      token: TOKEN1,
+      amount: '5000000',
+    },
     suspended: { reason: 'oracle deviation' },
     resumed: {},
     'exit.requested': {},

@@ -8,6 +8,7 @@ import { shownState, stalePrices, toSnapshotView } from '../mapping/snapshot.js'
 import { parseFixed, SCALE } from '../math/fixed.js';
 import type { VaultRecord } from '../records/envelope.js';
 import { closeBlock, createVaultState, evolve, foldRecord } from './evolve.js';
+import { performanceFeeDueUsd } from './fees.js';
 import { eth, History, OTHER, oneBlock, USDC, usdc, WETH } from './fixtures.js';
 import { blockReturnIndex, MIN_RETURN_BASE_USD } from './returns.js';
 import type { VaultState } from './state.js';
@@ -169,5 +170,57 @@ describe('prices a served figure used', () => {
     const flagged = stalePrices(s).map((p) => p.token);
     expect(flagged).toContain(WETH);
     expect(stalePrices(s).find((p) => p.token === WETH)?.reason).toBe('stale');
+  });
+});
+
+describe('tokens sent straight to the vault are booked at their log position (transfer.received)', () => {
+  /** HW 4,000, value 5,000 (1 WETH at 3,000 + 2,000 USDC); basket 1 WETH + 2,000 USDC. */
+  function peak(): { h: History; s: VaultState } {
+    const h = new History();
+    let s = foldAll(undefined, [h.created(), h.deposit(WETH, eth(1)), h.deposit(USDC, usdc(2000))]);
+    s = evolve(s, h.mark({ weth: '3000' }));
+    expect(s.highWaterUsd).toBe(usd('4000'));
+    expect(s.valueUsd).toBe(usd('5000'));
+    return { h, s };
+  }
+
+  it('1,000 USDC received then 3,000 withdrawn in one block: the chain’s order (HW 2,500, due 100, 0.5 WETH)', () => {
+    const { h, s } = peak();
+    h.transfer(USDC, usdc(1000));
+    const received = h.record('transfer.received', {
+      from: OTHER,
+      token: USDC,
+      amount: usdc(1000).toString(),
+    });
+    const t = foldAll(s, oneBlock([received, h.withdrawal(USDC, usdc(3000))]));
+    expect(t.reconciled).toEqual([]); // explained: nothing left to reconcile
+    expect(t.capitalInUsd - s.capitalInUsd).toBe(usd('1000'));
+    expect(t.highWaterUsd).toBe(usd('2500'));
+    expect(performanceFeeDueUsd(t, t.performanceFeeBps)).toBe(usd('100'));
+    expect(t.benchmark[WETH]).toBe(eth(0.5) * SCALE);
+    expect(t.returnIndex).toBe(s.returnIndex); // flows are no return
+  });
+
+  it('the same transfer with no record is reconciled at the block’s end, after the withdrawal (HW 2,600)', () => {
+    const { h, s } = peak();
+    h.transfer(USDC, usdc(1000));
+    const t = foldAll(s, oneBlock([h.withdrawal(USDC, usdc(3000))]));
+    expect(t.reconciled).toEqual([{ token: USDC, amount: usdc(1000), valueUsd: usd('1000') }]);
+    expect(t.highWaterUsd).toBe(usd('2600'));
+    expect(performanceFeeDueUsd(t, t.performanceFeeBps)).toBe(usd('80'));
+  });
+
+  it('a transfer does not put an exited vault back to work', () => {
+    const h = new History();
+    let s = foldAll(undefined, [h.created(), h.deposit(USDC, usdc(10))]);
+    s = foldAll(s, [
+      h.record('exit.requested', {}),
+      h.withdrawal(USDC, usdc(10)),
+      h.record('exit.completed', {}),
+    ]);
+    h.transfer(USDC, usdc(5));
+    s = evolve(s, h.record('transfer.received', { from: OTHER, token: USDC, amount: usdc(5).toString() }));
+    expect(s.exited).toBe(true);
+    expect(toSnapshotView(s).status).toBe('exiting');
   });
 });

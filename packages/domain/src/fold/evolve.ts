@@ -308,6 +308,15 @@ function applyPayload(
     case 'fee.rate.set':
       d.performanceFeeBps = r.payload.performanceFeeBps;
       return;
+    case 'transfer.received': {
+      // Capital in at its own place in the block (not performance), as a deposit is; it does not
+      // put an exited vault back to work (the owner did not fund it).
+      const { token, amount } = r.payload;
+      requireContextToken(r.context, token);
+      d.book = shift(d.book, token, BigInt(amount));
+      inflow(d, token, BigInt(amount), flows);
+      return;
+    }
     // The contract enforces its own transitions; the fold records what the chain did.
     case 'suspended':
       d.suspension = { reason: r.payload.reason, since: d.suspension?.since ?? d.updatedAt };

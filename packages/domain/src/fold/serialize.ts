@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseFixed } from '../math/fixed.js';
-import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { getSqrtRatioAtTick } from '../math/tick-math.js';
+import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { address, decimalString, intString, tick, uintString } from '../records/primitives.js';
 import type { Address, Position, VaultState } from './state.js';
 

@@ -129,7 +129,7 @@ describe('binary records', () => {
     version[1] = 4;
     expect(decodeBinaryRecord(version)).toEqual({ ok: false, reason: 'binary: schema version 4' });
     const type = Buffer.from(bytes);
-    type[2] = 19;
+    type[2] = 20;
     expect(decodeBinaryRecord(type)).toEqual({ ok: false, reason: 'binary: unknown type' });
     expect(decodeBinaryRecord(Buffer.alloc(0))).toEqual({ ok: false, reason: 'binary: ends early' });
     // A list longer than the bytes left is refused before anything is allocated for it.

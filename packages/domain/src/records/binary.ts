@@ -58,6 +58,7 @@ const TYPES: readonly RecordType[] = [
   'mark',
   'revert',
   'fee.rate.set',
+  'transfer.received',
 ];
 const TYPE_CODE = new Map(TYPES.map((t, i) => [t, i]));
 
@@ -149,6 +150,11 @@ const PAYLOADS: { [T in Exclude<RecordType, 'revert'>]: Fields } = {
   'strategy.selected': [['strategy', { text: [1, 32] }]],
   mark: [],
   'fee.rate.set': [['performanceFeeBps', { nat: [0, 10_000] }]],
+  'transfer.received': [
+    ['from', 'addr'],
+    ['token', 'addr'],
+    ['amount', 'uint'],
+  ],
 };
 /** Types whose payload ends with a `trailing` field. */
 const TRAILING = new Set<RecordType>(

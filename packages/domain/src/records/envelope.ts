@@ -83,6 +83,7 @@ export const vaultRecord = z
     variant('exit.completed'),
     variant('strategy.selected'),
     variant('fee.rate.set'),
+    variant('transfer.received'),
     variant('mark'),
     variant('revert'),
   ])
@@ -293,6 +294,10 @@ const fastPayloads: { [T in RecordType]: (v: unknown) => z.output<(typeof payloa
   'exit.completed': empty,
   'strategy.selected': (v) => ({ strategy: str(obj(v).strategy, 1, 32) }),
   'fee.rate.set': (v) => ({ performanceFeeBps: int(obj(v).performanceFeeBps, 0, 10_000) }),
+  'transfer.received': (v) => {
+    const p = obj(v);
+    return { from: addr(p.from), token: addr(p.token), amount: uint(p.amount) };
+  },
   mark: empty,
   revert: (v) => {
     const p = obj(v);

@@ -27,6 +27,8 @@ import { address, hash32, intString, tick, uintString } from './primitives.js';
  *   Vault.ExitCompleted()                                                      → exit.completed
  *   Vault.StrategySelected(strategy)                                           → strategy.selected
  *   Vault.PerformanceFeeSet(performanceFeeBps)                                 → fee.rate.set
+ *   ERC20.Transfer(from, to = the vault, value) in a transaction where the vault emitted no event
+ *   (tokens sent straight to the vault)                                        → transfer.received
  */
 
 /** A performance-fee rate in basis points of the gain (2000 = 20 %). */
@@ -100,6 +102,13 @@ export const payloadSchemas = {
   'strategy.selected': z.object({ strategy: z.string().min(1).max(32) }),
   /** The vault's performance-fee rate changed: later charges settle the high-water mark at it. */
   'fee.rate.set': z.object({ performanceFeeBps: feeBps }),
+  /**
+   * Tokens sent straight to the vault by a plain ERC-20 transfer (no vault event in its
+   * transaction explains it), at the transfer's log position: booked as capital in there, so the
+   * flows of its block settle in the chain's order. What no record explains is still reconciled
+   * at the block's end (`balance.reconciled`).
+   */
+  'transfer.received': z.object({ from: address, token: address, amount: uintString }),
   /** Synthesised by the indexer: prices moved or a range edge was crossed; no vault activity. */
   mark: z.object({}),
   /**

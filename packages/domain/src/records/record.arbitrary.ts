@@ -26,65 +26,66 @@ const tickPair = fc
   .map(([a, b]): [number, number] => (a < b ? [a, b] : [b, a]));
 
 /**
- * Payloads of the record vocabulary before the fee rate reached the chain (the pinned encodings of
- * binary.test.ts are of these); `payloads` adds the rate's.
+ * Payloads of the record vocabulary before fee rates and transfers reached the log (the pinned
+ * encodings of binary.test.ts are of these); `payloads` adds theirs.
  */
-const legacyPayloads: { [T in Exclude<RecordType, 'fee.rate.set'>]: fc.Arbitrary<Record<string, unknown>> } =
-  {
-    'vault.created': fc.record({
-      owner: address,
-      strategy: text(1, 32),
-      token0: address,
-      token1: address,
-      pool: address,
-    }),
-    deposit: fc.record({ from: address, token: address, amount: uint }),
-    withdrawal: fc.record({ to: address, token: address, amount: uint }),
-    'position.opened': fc
-      .tuple(
-        fc.record({ positionId: uint, pool: address, liquidity: uint, amount0: uint, amount1: uint }),
-        tickPair,
-      )
-      .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
-    'position.resized': fc.record({
-      positionId: uint,
-      liquidity: uint,
-      amount0Delta: int,
-      amount1Delta: int,
-    }),
-    'position.rebalanced': fc
-      .tuple(
-        fc.record({
-          positionId: uint,
-          liquidity: uint,
-          amount0Out: uint,
-          amount1Out: uint,
-          amount0In: uint,
-          amount1In: uint,
-        }),
-        tickPair,
-      )
-      .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
-    'position.closed': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
-    'fees.collected': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
-    'rewards.accrued': fc.record({ rewardToken: address, amount: uint }),
-    'rewards.claimed': fc.record({ rewardToken: address, amount: uint }),
-    'fee.charged': fc.record({ token: address, amount: uint, recipient: address }),
-    suspended: fc.record({ reason: text(1, 500) }),
-    resumed: fc.constant({}),
-    'exit.requested': fc.constant({}),
-    'exit.completed': fc.constant({}),
-    'strategy.selected': fc.record({ strategy: text(1, 32) }),
-    mark: fc.constant({}),
-    revert: fc.record(
-      {
-        fromBlock: nonneg,
-        orphanedBlockHashes: fc.array(hash32, { minLength: 1, maxLength: 3 }),
-        fromSeq: fc.integer({ min: 1, max: 2 ** 40 }),
-      },
-      { requiredKeys: ['fromBlock', 'orphanedBlockHashes'] },
-    ),
-  };
+const legacyPayloads: {
+  [T in Exclude<RecordType, 'fee.rate.set' | 'transfer.received'>]: fc.Arbitrary<Record<string, unknown>>;
+} = {
+  'vault.created': fc.record({
+    owner: address,
+    strategy: text(1, 32),
+    token0: address,
+    token1: address,
+    pool: address,
+  }),
+  deposit: fc.record({ from: address, token: address, amount: uint }),
+  withdrawal: fc.record({ to: address, token: address, amount: uint }),
+  'position.opened': fc
+    .tuple(
+      fc.record({ positionId: uint, pool: address, liquidity: uint, amount0: uint, amount1: uint }),
+      tickPair,
+    )
+    .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
+  'position.resized': fc.record({
+    positionId: uint,
+    liquidity: uint,
+    amount0Delta: int,
+    amount1Delta: int,
+  }),
+  'position.rebalanced': fc
+    .tuple(
+      fc.record({
+        positionId: uint,
+        liquidity: uint,
+        amount0Out: uint,
+        amount1Out: uint,
+        amount0In: uint,
+        amount1In: uint,
+      }),
+      tickPair,
+    )
+    .map(([p, [tickLower, tickUpper]]) => ({ ...p, tickLower, tickUpper })),
+  'position.closed': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
+  'fees.collected': fc.record({ positionId: uint, amount0: uint, amount1: uint }),
+  'rewards.accrued': fc.record({ rewardToken: address, amount: uint }),
+  'rewards.claimed': fc.record({ rewardToken: address, amount: uint }),
+  'fee.charged': fc.record({ token: address, amount: uint, recipient: address }),
+  suspended: fc.record({ reason: text(1, 500) }),
+  resumed: fc.constant({}),
+  'exit.requested': fc.constant({}),
+  'exit.completed': fc.constant({}),
+  'strategy.selected': fc.record({ strategy: text(1, 32) }),
+  mark: fc.constant({}),
+  revert: fc.record(
+    {
+      fromBlock: nonneg,
+      orphanedBlockHashes: fc.array(hash32, { minLength: 1, maxLength: 3 }),
+      fromSeq: fc.integer({ min: 1, max: 2 ** 40 }),
+    },
+    { requiredKeys: ['fromBlock', 'orphanedBlockHashes'] },
+  ),
+};
 
 const rate = fc.integer({ min: 0, max: 10_000 });
 const payloads: { [T in RecordType]: fc.Arbitrary<Record<string, unknown>> } = {
@@ -96,6 +97,7 @@ const payloads: { [T in RecordType]: fc.Arbitrary<Record<string, unknown>> } = {
       .map(([p, performanceFeeBps]) => ({ ...p, performanceFeeBps })),
   ),
   'fee.rate.set': fc.record({ performanceFeeBps: rate }),
+  'transfer.received': fc.record({ from: address, token: address, amount: uint }),
 };
 
 const token = fc.record({
@@ -171,8 +173,8 @@ const recordsOf = (
 /** Any valid record. */
 export const validRecord = recordsOf(recordTypes, payloads);
 
-/** Valid records of the vocabulary before the fee rate reached the chain (pinned encodings). */
+/** Valid records of the vocabulary before fee rates and transfers reached the log (pinned encodings). */
 export const legacyRecord = recordsOf(
-  recordTypes.filter((t) => t !== 'fee.rate.set'),
+  recordTypes.filter((t) => t !== 'fee.rate.set' && t !== 'transfer.received'),
   legacyPayloads,
 );
