@@ -448,6 +448,10 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         w.lastSeq = after;
         const no = foldInto(w, r, sink, { raw: item.value });
         if (no) {
+          // Its number is reached: the snapshot row (which keeps last_seq) must be written even
+          // when nothing else of the vault is in the batch, or the next batch reloads the number
+          // before it and holds every later record behind a gap that is not there.
+          w.changed = w.changed || w.state !== null;
           // Loud: a dead letter leaves the vault behind until it is retried.
           log.error(
             { vault: w.vault, offset: item.offset, kind: no.kind, reason: no.reason },
