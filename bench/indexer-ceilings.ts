@@ -21,6 +21,7 @@ import { encodeRecordAs, SCHEMA_VERSION, type VaultRecord } from '@vault-yield/d
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import { startAnvil } from '../infra/chain/index.js';
 import { resolveKafka } from '../test/harness/resolve.js';
+import { benchChainKey } from './chain-cache.js';
 import { ENCODING } from './log-fixture.js';
 import { cpuSeconds } from './proc.js';
 
@@ -35,7 +36,7 @@ const RECORDS = Number(process.env.CEILING_RECORDS ?? 100_000);
 async function main() {
   const cache = process.env.BENCH_CHAIN_CACHE;
   if (!cache) throw new Error('set BENCH_CHAIN_CACHE to the directory bench:indexer cached its chain in');
-  const key = `${cache}/chain-v3pools-${VAULTS}x${EVENTS_PER_VAULT}`;
+  const key = benchChainKey(cache, VAULTS, EVENTS_PER_VAULT);
   const chain = JSON.parse(readFileSync(`${key}.json`, 'utf8')) as { fromBlock: number; toBlock: number };
   const l0 = performance.now();
   const anvil = await startAnvil({

@@ -33,6 +33,7 @@ import { createRpc, deployReferenceStack, playBulk, startAnvil } from '../infra/
 import { dropDatabase, ensureProjectDatabase, ensureRoles, ROLES } from '../infra/postgres/index.js';
 import { createIndexer } from '../services/indexer/src/index.js';
 import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
+import { benchChainKey } from './chain-cache.js';
 import { ENCODING } from './log-fixture.js';
 import { cpuSeconds, machineCpu, machineLine } from './proc.js';
 
@@ -60,7 +61,7 @@ async function main() {
   await migratePool.end();
 
   const cache = process.env.BENCH_CHAIN_CACHE;
-  const cacheKey = cache ? `${cache}/chain-v3pools-${VAULTS}x${EVENTS_PER_VAULT}` : undefined;
+  const cacheKey = cache ? benchChainKey(cache, VAULTS, EVENTS_PER_VAULT) : undefined;
   const cached = cacheKey !== undefined && isChainCached(cacheKey);
   const anvilArgs = ['--gas-limit', '4000000000', '--preserve-historical-states'];
   // A fresh chain is dumped by anvil when it exits (SIGTERM), which takes a while for this size:

@@ -48,6 +48,7 @@ const ONE_RWD = 10n ** 18n;
  * wide, carol / USDC-ARB 0.3% with gauge rewards), deposits in both tokens, in-range positions,
  * trading fees from real swap volume, rewards, WETH 3000 → 3240 and ARB 0.8 → 0.864 (narrow
  * ranges fall out) → 2950 / 0.78, a rebalance, resizes, a performance fee, a strategy change, a
+ * fee-rate change (on bob's vault, which is never charged a fee: no figure depends on it), a
  * suspension with reason + withdrawal while suspended + resume, and carol's full exit.
  */
 export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions = {}): Promise<DemoResult> {
@@ -135,11 +136,13 @@ export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions 
   ]);
 
   // 7. WETH back to 2950 and ARB to 0.78: the ARB range is in again, the rebalanced narrow one out.
+  // Bob changes strategy; the fee collector lowers his vault's rate to 15 %.
   await step();
   await move(weth, 2950);
   await move(arb, 0.78);
   await write(c, bob, b.address, vaultAbi, 'selectStrategy', [strategyId('eth-usdc-mid')]);
   await resize(stack, b, pb, lb);
+  await write(c, feeCollector, b.address, vaultAbi, 'setPerformanceFee', [1500]);
 
   // 8. Guardian suspends bob's vault; exits stay available; then resumes.
   await step();
@@ -213,7 +216,8 @@ export async function countVaultEvents(
   const counts: Record<string, number> = {};
   for (const log of logs) {
     const name = names.get(log.topics[0] as Hex);
-    if (!name || ['FeedSet', 'RolesSet', 'VenueSet', 'GaugeSet'].includes(name)) continue;
+    if (!name || ['FeedSet', 'RolesSet', 'VenueSet', 'GaugeSet', 'DefaultPerformanceFeeSet'].includes(name))
+      continue;
     counts[name] = (counts[name] ?? 0) + 1;
   }
   return counts;

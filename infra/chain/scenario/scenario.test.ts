@@ -5,12 +5,14 @@ import {
   vaultAbi,
   vaultFactoryAbi,
 } from '@vault-yield/contracts';
-import type { Address } from 'viem';
+import { type Abi, type Address, parseEventLogs } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AnvilInstance, startAnvil } from '../anvil.js';
 import { playBulk } from './bulk.js';
 import { playDemoScenario } from './demo.js';
 import { deployReferenceStack, type ReferenceStack } from './deploy.js';
+import { createVault } from './vault-ops.js';
+import { write } from './wallet.js';
 
 const ALL_EVENTS = [
   'VaultCreated',
@@ -29,6 +31,7 @@ const ALL_EVENTS = [
   'ExitRequested',
   'ExitCompleted',
   'StrategySelected',
+  'PerformanceFeeSet',
 ];
 
 describe('scenario driver', () => {
@@ -106,6 +109,92 @@ describe('scenario driver', () => {
     expect(await sim(a!.owner, a!.address, 'suspend', ['x'])).toBe('NotGuardian');
     expect(await sim(guardian, b!.address, 'suspend', [''])).toBe('BadReason');
     expect(await sim(agent, a!.address, 'completeExit', [])).toBe('NoExitRequested');
+  }, 60_000);
+
+  it('a vault starts at the factory default fee rate, then the fee collector sets its own; both capped at 100 %', async () => {
+    const { deployer, agent, feeCollector, owners } = stack.accounts;
+    const pc = stack.clients.publicClient;
+    const sim = (from: Address, address: Address, abi: Abi, functionName: string, args: unknown[]) =>
+      pc.simulateContract({ address, abi, functionName, args, account: from } as never).then(
+        () => 'ok',
+        (e: Error & { cause?: { data?: { errorName?: string } } }) => e.cause?.data?.errorName ?? e.message,
+      );
+    const rateOf = (vault: Address) =>
+      pc.readContract({ address: vault, abi: vaultAbi, functionName: 'performanceFeeBps' });
+    const createdRate = async (vault: Address) => {
+      const [e] = await pc.getContractEvents({
+        address: stack.factory,
+        abi: vaultFactoryAbi,
+        eventName: 'VaultCreated',
+        args: { vault },
+        fromBlock: stack.deploymentBlock,
+      });
+      return e!.args.performanceFeeBps;
+    };
+    expect(
+      await pc.readContract({
+        address: stack.factory,
+        abi: vaultFactoryAbi,
+        functionName: 'defaultPerformanceFeeBps',
+      }),
+    ).toBe(2000);
+    const before = await createVault(stack, owners[0]!, stack.pools[0]!, 'rate-before');
+    expect(await rateOf(before.address)).toBe(2000);
+    expect(await createdRate(before.address)).toBe(2000);
+
+    const factoryAbi = vaultFactoryAbi as Abi;
+    expect(await sim(feeCollector, stack.factory, factoryAbi, 'setDefaultPerformanceFee', [1000])).toBe(
+      'NotAdmin',
+    );
+    expect(await sim(deployer, stack.factory, factoryAbi, 'setDefaultPerformanceFee', [10_001])).toBe(
+      'FeeTooHigh',
+    );
+    const set = await write(
+      stack.clients,
+      deployer,
+      stack.factory,
+      vaultFactoryAbi,
+      'setDefaultPerformanceFee',
+      [1000],
+    );
+    expect(
+      parseEventLogs({ abi: vaultFactoryAbi, logs: set.logs, eventName: 'DefaultPerformanceFeeSet' })[0]
+        ?.args,
+    ).toEqual({ performanceFeeBps: 1000 });
+    try {
+      const after = await createVault(stack, owners[0]!, stack.pools[0]!, 'rate-after');
+      expect(await rateOf(after.address)).toBe(1000);
+      expect(await createdRate(after.address)).toBe(1000);
+      expect(await rateOf(before.address)).toBe(2000); // a vault's rate is its own once created
+
+      const vault = vaultAbi as Abi;
+      expect(await sim(agent, after.address, vault, 'setPerformanceFee', [500])).toBe('NotFeeCollector');
+      expect(await sim(deployer, after.address, vault, 'setPerformanceFee', [500])).toBe('NotFeeCollector');
+      expect(await sim(feeCollector, after.address, vault, 'setPerformanceFee', [10_001])).toBe('FeeTooHigh');
+      const r = await write(
+        stack.clients,
+        feeCollector,
+        after.address,
+        vaultAbi,
+        'setPerformanceFee',
+        [10_000],
+      );
+      expect(
+        parseEventLogs({ abi: vaultAbi, logs: r.logs, eventName: 'PerformanceFeeSet' })[0]?.args,
+      ).toEqual({
+        performanceFeeBps: 10_000,
+      });
+      expect(await rateOf(after.address)).toBe(10_000);
+    } finally {
+      await write(
+        stack.clients,
+        deployer,
+        stack.factory,
+        vaultFactoryAbi,
+        'setDefaultPerformanceFee',
+        [2000],
+      );
+    }
   }, 60_000);
 
   it('bulk mode emits exactly the planned number of vault events, none reverted', async () => {

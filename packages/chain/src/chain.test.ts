@@ -1,12 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { vaultAbi } from '@vault-yield/contracts';
+import { vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
 import { payloadSchemas, valuationContext } from '@vault-yield/domain';
-import type { Address, Log } from 'viem';
+import { type Address, type Log, toEventSelector } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AnvilInstance, startAnvil } from '../../../infra/chain/anvil.js';
 import { type DemoResult, playDemoScenario } from '../../../infra/chain/scenario/demo.js';
 import { deployReferenceStack, type ReferenceStack } from '../../../infra/chain/scenario/deploy.js';
+import { createVault } from '../../../infra/chain/scenario/vault-ops.js';
+import { write } from '../../../infra/chain/scenario/wallet.js';
+import { decodeLogReference } from './decode/index.js';
 import {
   type BlockValuatorConfig,
   type ChainClient,
@@ -23,6 +26,7 @@ import {
   readFactoryInfo,
   readVaultRewardToken,
   readVaultRewardTokens,
+  vaultEventsAbi,
 } from './index.js';
 
 /**
@@ -93,7 +97,8 @@ describe('chain package against a real anvil', () => {
     demo = await playDemoScenario(stack);
     client = createChainClient({ rpcUrl: anvil.rpcUrl, chainId: anvil.chainId, cacheTime: 0 });
     const vaults = demo.vaults.map((v) => v.address);
-    // The factory events the indexer asks for (VenueSet / GaugeSet are registry-only, not decoded).
+    // The factory events the indexer asks for (VenueSet / GaugeSet / DefaultPerformanceFeeSet are
+    // registry-only, not decoded).
     const wanted = new Set<string>([...eventTopics.factory, ...eventTopics.vault]);
     recordLogs = (
       await client.getLogs({
@@ -151,6 +156,56 @@ describe('chain package against a real anvil', () => {
     expect(suspended?.type === 'suspended' && suspended.payload.reason).toMatch(/oracle deviation/);
   });
 
+  it('VaultCreated carries the new vault its rate (a number); PerformanceFeeSet decodes to fee.rate.set', async () => {
+    const records = recordLogs.flatMap((l) => {
+      const r = decodeVaultLog(l);
+      return r.ok ? [r.record] : [];
+    });
+    // The demo's vaults start at the factory's default (20 %).
+    const rates = records.flatMap((r) => (r.type === 'vault.created' ? [r.payload.performanceFeeBps] : []));
+    expect(rates).toEqual([2000, 2000, 2000]);
+    // The fee collector set bob's vault to 15 %, in the transaction that emitted it.
+    const bob = demo.vaults.find((v) => v.strategy === 'eth-usdc-wide')!;
+    const set = records.filter((r) => r.type === 'fee.rate.set');
+    expect(set).toHaveLength(1);
+    expect(set[0]).toMatchObject({ vault: bob.address, payload: { performanceFeeBps: 1500 } });
+    const log = recordLogs.find(
+      (l) => l.transactionHash === set[0]!.txHash && l.logIndex === set[0]!.logIndex,
+    )!;
+    expect(log.topics[0]).toBe(toEventSelector(vaultEventsAbi.find((e) => e.name === 'PerformanceFeeSet')!));
+    // Both decode alike on the fast path and through viem's generic decoder.
+    for (const r of [...set, ...records.filter((x) => x.type === 'vault.created')]) {
+      const l = recordLogs.find((x) => x.transactionHash === r.txHash && x.logIndex === r.logIndex)!;
+      expect(decodeLogReference(l)).toEqual(decodeLog(l));
+    }
+
+    // A default changed before a vault is created is that vault's rate.
+    const { deployer, owners } = stack.accounts;
+    await write(stack.clients, deployer, stack.factory, vaultFactoryAbi, 'setDefaultPerformanceFee', [750]);
+    try {
+      const v = await createVault(stack, owners[3 % owners.length]!, stack.pools[1]!, 'rate-750');
+      const logs = await client.getLogs({ address: stack.factory, fromBlock: 'latest', toBlock: 'latest' });
+      const created = logs.map((l) => decodeLog(l)).find((r) => r.ok && r.kind === 'record');
+      expect(created).toMatchObject({
+        ok: true,
+        record: {
+          type: 'vault.created',
+          vault: v.address,
+          payload: { strategy: 'rate-750', performanceFeeBps: 750 },
+        },
+      });
+    } finally {
+      await write(
+        stack.clients,
+        deployer,
+        stack.factory,
+        vaultFactoryAbi,
+        'setDefaultPerformanceFee',
+        [2000],
+      );
+    }
+  });
+
   it('decodes market events: FeedSet, Swap, AnswerUpdated', async () => {
     const logs = await client.getLogs({
       address: [stack.factory, ...stack.pools.map((p) => p.address), stack.tokens.weth.feed],
@@ -168,7 +223,7 @@ describe('chain package against a real anvil', () => {
       }
     }
     expect([...kinds].sort()).toEqual(['answer', 'feedSet', 'rolesSet', 'swap']);
-    expect(eventTopics.vault).toHaveLength(15);
+    expect(eventTopics.vault).toHaveLength(16);
     expect(eventTopics.factory).toContain(eventTopics.vaultCreated);
     // A market log is not a vault record.
     const swap = logs.find((l) => l.topics[0] === eventTopics.swap)!;

@@ -28,6 +28,9 @@ interface IRewardsGauge {
     function pay(address token, uint256 amount) external;
 }
 
+// A performance-fee rate is basis points of the gain: 10000 takes all of it, more would take capital.
+uint16 constant MAX_PERFORMANCE_FEE_BPS = 10_000;
+
 interface IFactoryRoles {
     function guardian() external view returns (address);
     function feeCollector() external view returns (address);
@@ -36,7 +39,7 @@ interface IFactoryRoles {
 /// @notice An agent-managed liquidity vault holding its positions directly in one Uniswap v3 pool
 /// (the vault is the pool position's owner). Roles: the owner (deposits, withdrawals, strategy,
 /// exit requests), the agent (positions, fees, rewards, exit completion), the factory's guardian
-/// (suspend/resume) and the factory's fee collector (performance fee). While suspended,
+/// (suspend/resume) and the factory's fee collector (performance fee and its rate). While suspended,
 /// withdrawals and unwinding (close, collect, claim, exit) stay available.
 /// The pool computes every amount: mints are paid from the vault's idle balance in
 /// uniswapV3MintCallback, burns return principal to idle (fees stay owed in the pool until
@@ -68,6 +71,11 @@ contract Vault {
     uint256 public nextPositionId = 1;
     uint256 public openPositions;
     mapping(uint256 => Position) public positions;
+    /// Basis points of the gain the fee collector charges. The contract takes amounts, not rates,
+    /// but the service settles each charge's high-water mark at the rate in force when it was
+    /// made: the rate lives here (VaultCreated, PerformanceFeeSet) so that it is chain truth, not a
+    /// constant of the service.
+    uint16 public performanceFeeBps;
 
     event Deposited(address indexed from, address indexed token, uint256 amount);
     event Withdrawn(address indexed to, address indexed token, uint256 amount);
@@ -102,6 +110,7 @@ contract Vault {
     event ExitRequested();
     event ExitCompleted();
     event StrategySelected(bytes32 strategy);
+    event PerformanceFeeSet(uint16 performanceFeeBps);
 
     error NotOwner();
     error NotAgent();
@@ -123,7 +132,9 @@ contract Vault {
     error BadAmount();
     error BadReason();
     error EmptyStrategy();
+    error FeeTooHigh();
 
+    /// No event for the initial rate: the factory's VaultCreated carries it.
     constructor(
         address owner_,
         address agent_,
@@ -132,7 +143,8 @@ contract Vault {
         address token1_,
         address pool_,
         address rewardToken_,
-        address gauge_
+        address gauge_,
+        uint16 performanceFeeBps_
     ) {
         factory = msg.sender;
         owner = owner_;
@@ -143,6 +155,7 @@ contract Vault {
         pool = pool_;
         rewardToken = rewardToken_;
         gauge = gauge_;
+        performanceFeeBps = performanceFeeBps_;
     }
 
     modifier onlyOwner() {
@@ -322,6 +335,14 @@ contract Vault {
         if (IERC20V(token).balanceOf(address(this)) < amount) revert InsufficientIdle();
         IERC20V(token).transfer(recipient, amount);
         emit PerformanceFeeCharged(token, amount, recipient);
+    }
+
+    /// Allowed while suspended: it moves no funds, and only charges made after it use the new rate.
+    function setPerformanceFee(uint16 bps) external {
+        if (msg.sender != IFactoryRoles(factory).feeCollector()) revert NotFeeCollector();
+        if (bps > MAX_PERFORMANCE_FEE_BPS) revert FeeTooHigh();
+        performanceFeeBps = bps;
+        emit PerformanceFeeSet(bps);
     }
 
     function suspend(string calldata reason) external {

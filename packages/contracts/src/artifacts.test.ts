@@ -38,7 +38,8 @@ describe('contract artifacts', () => {
           .map((e) => [e.name, (e.inputs ?? []).map((i) => i.name).join(',')]),
       );
     expect(sig(contracts.vaultFactoryAbi)).toMatchObject({
-      VaultCreated: 'vault,owner,strategy,token0,token1,pool',
+      VaultCreated: 'vault,owner,strategy,token0,token1,pool,performanceFeeBps',
+      DefaultPerformanceFeeSet: 'performanceFeeBps',
     });
     expect(sig(contracts.vaultAbi)).toEqual({
       Deposited: 'from,token,amount',
@@ -57,6 +58,7 @@ describe('contract artifacts', () => {
       ExitRequested: '',
       ExitCompleted: '',
       StrategySelected: 'strategy',
+      PerformanceFeeSet: 'performanceFeeBps',
     });
   });
 });

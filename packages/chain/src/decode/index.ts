@@ -33,7 +33,13 @@ import type {
 export { asciiToBytes32, bytes32ToAscii } from './bytes32.js';
 export type * from './types.js';
 
-/** Solidity event name → record type (the table in packages/domain payloads.ts). */
+/** Every event that makes a vault record: VaultCreated and each event of the Vault ABI. */
+type RecordEventName = (typeof vaultCreatedEventAbi)['name'] | (typeof vaultEventsAbi)[number]['name'];
+
+/**
+ * Solidity event name → record type (the table in packages/domain payloads.ts). Exhaustive over
+ * the ABI: a vault event added to the contract fails to compile here until it has a record type.
+ */
 export const recordTypeOfEvent = {
   VaultCreated: 'vault.created',
   Deposited: 'deposit',
@@ -51,7 +57,8 @@ export const recordTypeOfEvent = {
   ExitRequested: 'exit.requested',
   ExitCompleted: 'exit.completed',
   StrategySelected: 'strategy.selected',
-} as const satisfies Record<string, ChainRecordType>;
+  PerformanceFeeSet: 'fee.rate.set',
+} as const satisfies Record<RecordEventName, ChainRecordType>;
 
 /** What converterOf answers for a bytes32 that is no right-padded ASCII string. */
 const NOT_ASCII = Symbol('not ASCII');

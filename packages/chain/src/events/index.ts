@@ -16,11 +16,15 @@ function eventNamed<const abi extends readonly { type: string; name?: string }[]
   return e as Extract<EventOf<abi>, { name: N }>;
 }
 
-/** Events of VaultFactory: VaultCreated (a vault record) and FeedSet, RolesSet (registry). */
+/**
+ * Events of VaultFactory: VaultCreated (a vault record) and FeedSet, RolesSet (registry).
+ * VenueSet, GaugeSet and DefaultPerformanceFeeSet are not watched: venues are read when a pool is
+ * first valued, and a new vault's rate is carried by its own VaultCreated.
+ */
 export const factoryEventsAbi = eventsOf(vaultFactoryAbi).filter(
   (e) => e.name === 'VaultCreated' || e.name === 'FeedSet' || e.name === 'RolesSet',
 ) as Extract<EventOf<typeof vaultFactoryAbi>, { name: 'VaultCreated' | 'FeedSet' | 'RolesSet' }>[];
-/** The 15 vault events, each mapping to one record type. */
+/** The 16 vault events, each mapping to one record type. */
 export const vaultEventsAbi = eventsOf(vaultAbi);
 /** Uniswap v3 Swap(sender, recipient, amount0, amount1, sqrtPriceX96, liquidity, tick). */
 export const swapEventAbi = eventNamed(uniswapV3PoolAbi, 'Swap');

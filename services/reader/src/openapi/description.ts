@@ -58,8 +58,10 @@ at most the gain G = V − highWaterUsd above the mark, and raises the mark by S
 gain left in the vault after paying for it: a charge of the whole fee due puts the mark at the
 post-fee value, a partial charge leaves the unsettled gain G − S above it, still owing
 rate · (G − S); an over-charge never lowers the mark). Fee due = rate · max(0, valueUsd −
-highWaterUsd), rate = the service's schedule (20 %; the chain's event carries no rate), so a gain
-is never taxed twice. The mark is **per vault** (one owner), not per share: flows move it by
+highWaterUsd), rate = **the vault's own rate** as the chain says (\`VaultCreated\` carries it,
+\`PerformanceFeeSet\` changes it: ledger type \`fee.rate.set\`; each charge settles at the rate in
+force when it was made; vaults of a factory that emitted no rate: 20 %), so a gain is never taxed
+twice. The mark is **per vault** (one owner), not per share: flows move it by
 amount, so a deposit never creates a fee, and a withdrawal takes its pro-rata share of the
 unsettled gain with it (that share is never taxed, and a loss carried forward shrinks the same
 way). V is the value just before the flow; holdings are read at the block's end, so when a
