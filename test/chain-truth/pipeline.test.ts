@@ -168,7 +168,7 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     });
 
   /** What the comparisons covered (so a run that compared nothing interesting fails). */
-  const seen = { checks: 0, feesUsd: 0, positions: 0, reconciled: 0 };
+  const seen = { checks: 0, feesUsd: 0, positions: 0, received: 0 };
 
   /** Waits for the pipeline to reach the chain head, then compares every vault with the chain. */
   async function checkAll(label: string): Promise<void> {
@@ -330,17 +330,17 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     }
     expect((await head()) - first).toBeGreaterThanOrEqual(200);
     // the histories reached what the rule is about: positions, uncollected fees worth more than a
-    // cent, tokens sent straight to vaults (booked as balance.reconciled rows)
+    // cent, tokens sent straight to vaults (booked as transfer.received rows at their log position)
     for (const v of vaults) {
-      const rows = (await p.api.get(`/v1/vault/${v.address}/events?type=balance.reconciled&limit=500`))
+      const rows = (await p.api.get(`/v1/vault/${v.address}/events?type=transfer.received&limit=500`))
         .body as unknown[];
-      seen.reconciled += rows.length;
+      seen.received += rows.length;
     }
     console.log(`[chain-truth] ${JSON.stringify(seen)} over ${(await head()) - first} blocks`);
     expect(seen.checks).toBeGreaterThanOrEqual(VAULTS * 150);
     expect(seen.positions).toBeGreaterThan(0);
     expect(seen.feesUsd).toBeGreaterThan(0.01);
-    expect(seen.reconciled).toBeGreaterThan(0);
+    expect(seen.received).toBeGreaterThan(0);
   }, 900_000);
 
   it('position ranges, for both token orders, are the human prices of the pool’s own ticks and sqrtPrice', async () => {

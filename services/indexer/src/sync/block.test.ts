@@ -80,7 +80,7 @@ function run(w: BlockWalk, block: number, ts: number, events: DecodeLogResult[])
 }
 
 describe('processBlock: when vaults fall due for a record', () => {
-  it('a vault that received tokens outside its own events is marked in that block, whatever the cadence', () => {
+  it('tokens sent straight to a vault get a transfer.received record at the transfer’s log position, whatever the cadence', () => {
     const w = walk(1000);
     const transfer: DecodeLogResult = {
       ok: true,
@@ -88,8 +88,10 @@ describe('processBlock: when vaults fall due for a record', () => {
       event: { ...pos(6), kind: 'transfer', token: T1, from: a(0x99), to: VAULT, value: '5000000' },
     } as DecodeLogResult;
     const out = run(w, 6, 1_020, [transfer]);
-    expect(out.records.map((r) => [r.type, r.vault])).toEqual([['mark', VAULT]]);
-    expect(out.records[0]!.lastInBlock).toBe(true);
+    expect(out.records.map((r) => [r.type, r.vault, r.payload])).toEqual([
+      ['transfer.received', VAULT, { from: a(0x99), token: T1, amount: '5000000' }],
+    ]);
+    expect(out.touched).toEqual(new Set([VAULT]));
     // a transfer to an address that is not a vault marks nothing
     const stray: DecodeLogResult = {
       ok: true,
@@ -97,6 +99,37 @@ describe('processBlock: when vaults fall due for a record', () => {
       event: { ...pos(7), kind: 'transfer', token: T1, from: VAULT, to: a(0x99), value: '1' },
     } as DecodeLogResult;
     expect(run(w, 7, 1_030, [stray]).records).toEqual([]);
+  });
+
+  it('a transfer its vault’s own event explains (same transaction) makes no record; the others keep log order', () => {
+    const w = walk(1000);
+    const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as const;
+    const at = (logIndex: number, txHash: `0x${string}`) => ({ ...pos(8), txHash, logIndex });
+    const valuation = (event: object) => ({ ok: true, kind: 'valuation', event }) as DecodeLogResult;
+    // tx 1: the owner's deposit (transferFrom then Deposited); tx 2: a plain transfer; tx 3: to the other vault.
+    const deposit = {
+      ok: true,
+      kind: 'record',
+      record: {
+        ...at(1, tx(1)),
+        vault: VAULT,
+        lastInBlock: false,
+        type: 'deposit',
+        payload: { from: a(0x77), token: T1, amount: '9' },
+      },
+    } as DecodeLogResult;
+    const out = run(w, 8, 1_040, [
+      valuation({ ...at(0, tx(1)), kind: 'transfer', token: T1, from: a(0x77), to: VAULT, value: '9' }),
+      deposit,
+      valuation({ ...at(2, tx(2)), kind: 'transfer', token: T0, from: a(0x99), to: VAULT, value: '3' }),
+      valuation({ ...at(3, tx(1)), kind: 'transfer', token: T0, from: a(0x99), to: OTHER_VAULT, value: '4' }),
+      valuation({ ...at(4, tx(2)), kind: 'transfer', token: T0, from: a(0x99), to: VAULT, value: '0' }),
+    ]);
+    expect(out.records.map((r) => [r.type, r.vault, r.logIndex])).toEqual([
+      ['deposit', VAULT, 1],
+      ['transfer.received', VAULT, 2],
+      ['transfer.received', OTHER_VAULT, 3],
+    ]);
   });
 
   it('every swap in the pool makes its vaults due (fees accrue), even when slot0 did not move', () => {

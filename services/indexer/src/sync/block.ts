@@ -72,6 +72,26 @@ export function markRecord(
   };
 }
 
+/**
+ * Joins the block's `transfer.received` records to its event records, in log order: a transfer to
+ * a vault in a transaction where that vault emitted an event is the event's own token movement (a
+ * deposit's transferFrom, a pool's burn or collect, the gauge paying a claim); any other is tokens
+ * sent straight to the vault, booked by the fold as capital in at this log position. (Tokens sent
+ * straight to a vault inside a transaction where it also emitted an event are left to the fold's
+ * block-end reconciliation, as every difference no record explains.)
+ */
+function receivedRecords(records: ChainRecord[], transfers: readonly ChainRecord[]): void {
+  const explained = new Set<string>();
+  for (const r of records) explained.add(`${r.txHash}:${r.vault}`);
+  let added = false;
+  for (const t of transfers)
+    if (!explained.has(`${t.txHash}:${t.vault}`)) {
+      records.push(t);
+      added = true;
+    }
+  if (added) records.sort((a, b) => a.logIndex - b.logIndex);
+}
+
 /** What the block walk reads and moves: the vault registry and the valuation tracker. */
 export interface BlockWalk {
   chainId: number;
@@ -115,8 +135,8 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
   const chainRecords: ChainRecord[] = [];
   const changedPools = new Set<Address>();
   const changedTokens = new Set<Address>();
-  /** Vaults that received tokens in this block (a plain transfer shows in no vault event). */
-  const received = new Set<Address>();
+  /** Transfers of tokens to a vault, until the block's records say which its own events explain. */
+  const transfers: ChainRecord[] = [];
   for (const l of input.logs) {
     const r = input.decoded.get(l);
     if (!r?.ok) continue;
@@ -134,12 +154,25 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
       tracker.applySwap(r.event.pool, b, r.event.sqrtPriceX96, r.event.tick);
       if (tracker.hasPool(r.event.pool)) changedPools.add(r.event.pool);
     } else if (r.event.kind === 'transfer') {
-      if (registry.get(r.event.to)) received.add(r.event.to);
+      const e = r.event;
+      if (registry.get(e.to) && e.value !== '0')
+        transfers.push({
+          blockNumber: e.blockNumber,
+          blockHash: e.blockHash,
+          txHash: e.txHash,
+          txIndex: e.txIndex,
+          logIndex: e.logIndex,
+          vault: e.to,
+          lastInBlock: false,
+          type: 'transfer.received',
+          payload: { from: e.from, token: e.token, amount: e.value },
+        });
     } else if (r.event.kind === 'answer') {
       for (const t of tracker.applyAnswer(r.event.feed, b, BigInt(r.event.answer), r.event.updatedAt))
         changedTokens.add(t);
     }
   }
+  if (transfers.length > 0) receivedRecords(chainRecords, transfers);
   for (const s of input.snapshots) {
     if (s.kind === 'token' && tracker.hasToken(s.info.address)) changedTokens.add(s.info.address);
     if (s.kind === 'pool' && tracker.hasPool(s.pool.address)) changedPools.add(s.pool.address);
@@ -171,13 +204,8 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
   for (const p of changedPools) for (const v of registry.onPool(p)) affect(v);
   for (const t of changedTokens) for (const v of registry.onToken(t)) affect(v);
 
-  // Marks, in vault order so a replay emits the same bytes. A vault that received tokens outside
-  // its own events is marked at once, whatever the cadence: its holdings changed at this block.
+  // Marks, in vault order so a replay emits the same bytes.
   const marks = new Set<Address>();
-  for (const vault of received) {
-    const v = registry.get(vault)!;
-    if (!touched.has(vault) && v.createdBlock <= b) marks.add(vault);
-  }
   for (const vault of registry.dirty) {
     const v = registry.get(vault)!;
     if (v.createdBlock > b) continue;

@@ -135,15 +135,19 @@ seconds; empty when all are fresh and valid) — still used, never silently. A f
 zero or a negative value gave **no price**: the last valid answer keeps valuing the token (its
 \`priceUpdatedAt\`), flagged \`invalid\` until a valid answer returns — a deposit is never valued
 at 0, and no gain appears when the price comes back.
-**Reconciliation.** Events never explain everything the chain does: tokens can be sent straight to
-a vault with a plain ERC-20 transfer. At the vault's last record of each block the balances read
-are compared with the balances its events explain; a difference is booked explicitly, as capital in
-(more than explained) or capital out (less), valued at that block's prices, and shown as a ledger
-row of type \`balance.reconciled\` (\`data\`: token, signed raw \`amount\`, \`valueUsd\`, \`bookedAs\`
-\`capitalIn\` | \`capitalOut\`; same block and tx hash as the record where it was found, \`txIndex\`
-2147483647 and \`logIndex\` −2, −3, … so it sorts after the block's transactions). It moves
-capitalInUsd / capitalOutUsd, never netUsd: a donation is not performance. A transfer to a vault
-gets its own record at its block (the indexer watches transfers to vaults), so it is booked there.
+**Tokens sent straight to a vault.** A plain ERC-20 transfer to a vault (in a transaction where
+the vault emitted no event) is a ledger row of its own, type \`transfer.received\` (\`data\`:
+\`from\`, \`token\`, raw \`amount\`), under the transfer's transaction hash and at its log
+position: it is booked there as capital in (a donation is not performance), so the flows of its
+block settle in the chain's order.
+**Reconciliation.** What no record explains (tokens sent straight to a vault inside a transaction
+where the vault also emitted an event, dust, rounding) is still caught: at the vault's last record
+of each block the balances read are compared with the balances its records explain; a difference
+is booked explicitly, as capital in (more than explained) or capital out (less), valued at that
+block's prices, and shown as a ledger row of type \`balance.reconciled\` (\`data\`: token, signed
+raw \`amount\`, \`valueUsd\`, \`bookedAs\` \`capitalIn\` | \`capitalOut\`; same block and tx hash
+as the record where it was found, \`txIndex\` 2147483647 and \`logIndex\` −2, −3, … so it sorts
+after the block's transactions). It moves capitalInUsd / capitalOutUsd, never netUsd.
 
 ## Events (activity ledger)
 \`GET /v1/vault/{address}/events\` returns ledger rows **newest first**, ordered by
