@@ -6,7 +6,8 @@
  * 3: each flow and fee of a block settles at its own place (the fee's sub-period of the return
  *    too); snapshots show block-end figures only; a block whose last record was dead-lettered
  *    ends when a later block arrives; no `aiming` after an exit; a feed answering 0 or less keeps
- *    the last valid price, flagged (store migration 0016).
+ *    the last valid price, flagged; each charge settles the mark at the vault's own fee rate;
+ *    tokens sent straight to a vault are booked at their log position (store migration 0016).
  * A projection of an older version keeps its figures until `vault-yield rebuild` re-folds the log.
  */
 export const FOLD_VERSION = 3;
