@@ -144,6 +144,7 @@ const KNOWN = new Set([
   'fees',
   'suspension',
   'updatedAt',
+  'blockNumber',
   'pendingRewardsUsd',
   'uncollectedFeesUsd',
   'stalePrices',
@@ -166,7 +167,10 @@ function renderSnapshot(s: Snapshot): void {
     ' ',
     h('span', { class: `badge ${s.status}`, 'data-testid': 'status' }, s.status),
   );
-  fill('vault-meta', `owner ${s.owner} · strategy ${s.strategy} · updated ${time(s.updatedAt)} UTC`);
+  fill(
+    'vault-meta',
+    `owner ${s.owner} · strategy ${s.strategy} · as of block ${s.blockNumber} · ${time(s.updatedAt)} UTC`,
+  );
   fill(
     'summary',
     stat('Value', usd(s.valueUsd), '', 'value'),
