@@ -1,4 +1,4 @@
-import { vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
+import { vaultAbi } from '@vault-yield/contracts';
 import type { SnapshotView } from '@vault-yield/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,7 +8,12 @@ import {
   type ReferenceStack,
   startAnvil,
 } from '../../infra/chain/index.js';
-import { createVault, fundOwner, type TrackedVault } from '../../infra/chain/scenario/vault-ops.js';
+import {
+  createVault,
+  fundOwner,
+  setDefaultFeeRate,
+  type TrackedVault,
+} from '../../infra/chain/scenario/vault-ops.js';
 import { write } from '../../infra/chain/scenario/wallet.js';
 import { type ChainPipeline, startChainPipeline } from './pipeline.js';
 
@@ -60,14 +65,7 @@ describe('the performance-fee rate is chain truth', () => {
     anvil = await startAnvil();
     stack = await deployReferenceStack(anvil.rpcUrl);
     // The deployer is the factory's admin: new vaults start at 10 % from here on.
-    await write(
-      stack.clients,
-      stack.accounts.deployer,
-      stack.factory,
-      vaultFactoryAbi,
-      'setDefaultPerformanceFee',
-      [1000],
-    );
+    await setDefaultFeeRate(stack, 1000);
     v = await createVault(stack, stack.accounts.owners[0]!, stack.pools[0]!, 'fee-rate');
     await fundOwner(stack, v, 10n, 100_000n);
     // 5 WETH at 3,000 and 15,000 USDC: 30,000, all idle (valued at the feeds' prices).

@@ -11,7 +11,7 @@ import { type AnvilInstance, startAnvil } from '../anvil.js';
 import { playBulk } from './bulk.js';
 import { playDemoScenario } from './demo.js';
 import { deployReferenceStack, type ReferenceStack } from './deploy.js';
-import { createVault } from './vault-ops.js';
+import { createVault, setDefaultFeeRate } from './vault-ops.js';
 import { write } from './wallet.js';
 
 const ALL_EVENTS = [
@@ -149,14 +149,7 @@ describe('scenario driver', () => {
     expect(await sim(deployer, stack.factory, factoryAbi, 'setDefaultPerformanceFee', [10_001])).toBe(
       'FeeTooHigh',
     );
-    const set = await write(
-      stack.clients,
-      deployer,
-      stack.factory,
-      vaultFactoryAbi,
-      'setDefaultPerformanceFee',
-      [1000],
-    );
+    const set = await setDefaultFeeRate(stack, 1000);
     expect(
       parseEventLogs({ abi: vaultFactoryAbi, logs: set.logs, eventName: 'DefaultPerformanceFeeSet' })[0]
         ?.args,
@@ -186,14 +179,7 @@ describe('scenario driver', () => {
       });
       expect(await rateOf(after.address)).toBe(10_000);
     } finally {
-      await write(
-        stack.clients,
-        deployer,
-        stack.factory,
-        vaultFactoryAbi,
-        'setDefaultPerformanceFee',
-        [2000],
-      );
+      await setDefaultFeeRate(stack, 2000);
     }
   }, 60_000);
 

@@ -28,6 +28,18 @@ export function strategyId(text: string): `0x${string}` {
   return toHex(text, { size: 32 });
 }
 
+/** Sets the performance-fee rate the factory gives the vaults created after it (as its admin, the deployer). */
+export function setDefaultFeeRate(stack: ReferenceStack, bps: number) {
+  return write(
+    stack.clients,
+    stack.accounts.deployer,
+    stack.factory,
+    vaultFactoryAbi,
+    'setDefaultPerformanceFee',
+    [bps],
+  );
+}
+
 export async function createVault(
   stack: ReferenceStack,
   owner: Address,

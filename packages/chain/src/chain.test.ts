@@ -1,14 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
+import { vaultAbi } from '@vault-yield/contracts';
 import { payloadSchemas, valuationContext } from '@vault-yield/domain';
 import { type Address, type Log, toEventSelector } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AnvilInstance, startAnvil } from '../../../infra/chain/anvil.js';
 import { type DemoResult, playDemoScenario } from '../../../infra/chain/scenario/demo.js';
 import { deployReferenceStack, type ReferenceStack } from '../../../infra/chain/scenario/deploy.js';
-import { createVault } from '../../../infra/chain/scenario/vault-ops.js';
-import { write } from '../../../infra/chain/scenario/wallet.js';
+import { createVault, setDefaultFeeRate } from '../../../infra/chain/scenario/vault-ops.js';
 import { decodeLogReference } from './decode/index.js';
 import {
   type BlockValuatorConfig,
@@ -182,8 +181,8 @@ describe('chain package against a real anvil', () => {
     }
 
     // A default changed before a vault is created is that vault's rate.
-    const { deployer, owners } = stack.accounts;
-    await write(stack.clients, deployer, stack.factory, vaultFactoryAbi, 'setDefaultPerformanceFee', [750]);
+    const { owners } = stack.accounts;
+    await setDefaultFeeRate(stack, 750);
     try {
       const v = await createVault(stack, owners[3 % owners.length]!, stack.pools[1]!, 'rate-750');
       const logs = await client.getLogs({ address: stack.factory, fromBlock: 'latest', toBlock: 'latest' });
@@ -197,14 +196,7 @@ describe('chain package against a real anvil', () => {
         },
       });
     } finally {
-      await write(
-        stack.clients,
-        deployer,
-        stack.factory,
-        vaultFactoryAbi,
-        'setDefaultPerformanceFee',
-        [2000],
-      );
+      await setDefaultFeeRate(stack, 2000);
     }
   });
 

@@ -5,7 +5,7 @@ import { applyContext, applyHoldings, type Draft, requireContextToken, shift } f
 import { FoldError } from './errors.js';
 import { settleHighWater } from './fees.js';
 import { blockReturnIndex, nextReturnIndex } from './returns.js';
-import type { Address, BlockFlow, Reconciliation, VaultState } from './state.js';
+import { type Address, type BlockFlow, NOTHING_HELD, type Reconciliation, type VaultState } from './state.js';
 import { computeValueUsd } from './valuation.js';
 
 const ONE = 10n ** 18n;
@@ -38,18 +38,7 @@ export function createVaultState(record: VaultRecord): VaultState {
     suspension: null,
     tokens: {},
     pools: {},
-    idle: {},
-    pendingRewards: {},
-    positions: {},
-    book: {},
-    reconciled: [],
-    benchmark: {},
-    capitalInUsd: 0n,
-    capitalOutUsd: 0n,
-    taxedUsd: 0n,
-    highWaterUsd: 0n,
-    marketDeltaUsd: 0n,
-    valueUsd: 0n,
+    ...NOTHING_HELD,
     returnIndex: SCALE,
   };
   applyContext(d, record.context);
@@ -168,13 +157,10 @@ function blockIndex(d: Draft, start: VaultState | null, flows: readonly BlockFlo
   const index = start ? start.returnIndex : d.returnIndex;
   let fee = false;
   for (const f of flows) if (f.kind === 'fee') fee = true;
-  if (!fee) return nextReturnIndex(start ?? { ...NOTHING, returnIndex: index }, d);
+  if (!fee) return nextReturnIndex(start ?? { ...NOTHING_HELD, returnIndex: index }, d);
   const valued = flows.map((f) => ({ kind: f.kind, valueUsd: usd(d, f.token, f.raw) }));
   return blockReturnIndex(index, start ? start.valueUsd : 0n, d.valueUsd, valued);
 }
-
-/** The figures before a vault's creation. */
-const NOTHING = { valueUsd: 0n, capitalInUsd: 0n, capitalOutUsd: 0n } as const;
 
 /** The flows of a record alone in its block so far: one array reused (folds are synchronous). */
 const scratch: BlockFlow[] = [];

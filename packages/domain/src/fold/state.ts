@@ -182,6 +182,40 @@ export interface BlockFlow {
   readonly rateBps?: number;
 }
 
+/**
+ * A vault's holdings and figures before anything reached it: what it starts from at creation, and
+ * what a snapshot shows of a vault created in a block the fold has not finished. Shared, never
+ * written to (the fold replaces maps, it does not mutate them).
+ */
+export const NOTHING_HELD: Pick<
+  VaultState,
+  | 'idle'
+  | 'pendingRewards'
+  | 'positions'
+  | 'book'
+  | 'reconciled'
+  | 'benchmark'
+  | 'capitalInUsd'
+  | 'capitalOutUsd'
+  | 'taxedUsd'
+  | 'highWaterUsd'
+  | 'marketDeltaUsd'
+  | 'valueUsd'
+> = {
+  idle: {},
+  pendingRewards: {},
+  positions: {},
+  book: {},
+  reconciled: [],
+  benchmark: {},
+  capitalInUsd: 0n,
+  capitalOutUsd: 0n,
+  taxedUsd: 0n,
+  highWaterUsd: 0n,
+  marketDeltaUsd: 0n,
+  valueUsd: 0n,
+};
+
 /** netUsd = valueUsd + capitalOutUsd − capitalInUsd (exact). */
 export function netUsd(s: VaultState): Fixed {
   return s.valueUsd + s.capitalOutUsd - s.capitalInUsd;

@@ -1,4 +1,4 @@
-import type { Address, VaultState } from '../fold/state.js';
+import { type Address, NOTHING_HELD, type VaultState } from '../fold/state.js';
 import { statusOf } from '../fold/status.js';
 import { pendingRewardsUsd, positionOwedUsd } from '../fold/valuation.js';
 import { microsToNumber, toMicros } from '../math/fixed.js';
@@ -58,24 +58,7 @@ export function shownState(s: VaultState): VaultState {
   const open = s.blockStart;
   if (!open) return s;
   if (open.end) return open.end;
-  return {
-    ...s,
-    blockStart: undefined,
-    updatedAt: s.createdAt,
-    records: 0,
-    idle: {},
-    pendingRewards: {},
-    positions: {},
-    book: {},
-    reconciled: [],
-    benchmark: {},
-    capitalInUsd: 0n,
-    capitalOutUsd: 0n,
-    taxedUsd: 0n,
-    highWaterUsd: 0n,
-    marketDeltaUsd: 0n,
-    valueUsd: 0n,
-  };
+  return { ...s, ...NOTHING_HELD, blockStart: undefined, updatedAt: s.createdAt, records: 0 };
 }
 
 function uncollectedFeesUsd(s: VaultState): bigint {
