@@ -83,6 +83,12 @@ export interface GeneratorOptions {
    * block. Benches use it to price per-block valuation; tests keep the default.
    */
   recordsPerVaultBlock?: number;
+  /**
+   * Tokens sent straight to vaults (default off, so every other seed keeps its history): some as
+   * `transfer.received` records, some with no record at all (the fold reconciles them at the
+   * block's end, as it does what no record explains).
+   */
+  transfers?: boolean;
 }
 
 const TICK0 = -200_000; // ~2000 USDC per WETH with 18/6 decimals
@@ -413,6 +419,22 @@ export function createHistoryGenerator(options: GeneratorOptions): HistoryGenera
       return m.exiting ? record(m, 'exit.requested', {}) : record(m, 'exit.completed', {});
     }
     if (r < 0.565) return record(m, 'strategy.selected', { strategy: `strat-${between(0, 4)}` });
+    if (options.transfers && r < 0.6) {
+      const amount = bigBetween(10n ** 6n, 10n ** 9n);
+      m.idle1 += amount;
+      // One in three sent in a transaction where a vault event (here: rewards accruing) is all
+      // the indexer publishes: the transfer has no record, the fold reconciles it.
+      if (rand() < 1 / 3) {
+        const reward = bigBetween(10n ** 15n, 10n ** 17n);
+        m.pending += reward;
+        return record(m, 'rewards.accrued', { rewardToken: m.reward, amount: reward.toString() });
+      }
+      return record(m, 'transfer.received', {
+        from: addr('stranger'),
+        token: m.token1,
+        amount: amount.toString(),
+      });
+    }
     if (inBlock) {
       const amount = bigBetween(10n ** 15n, 10n ** 17n);
       m.pending += amount;
