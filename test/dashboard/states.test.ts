@@ -17,6 +17,21 @@ describe('dashboard: suspension, out of range, unknown snapshot fields', () => {
   let browser: Browser;
   const suspended = makeSnapshot({ status: 'suspended', suspensionReason: 'oracle deviation > 2%' });
   const attention = makeSnapshot({ status: 'attention', owner: suspended.owner });
+  // A feed that answered no price: the last valid one is used, and the page says so.
+  const invalid = {
+    ...makeSnapshot({ status: 'earning', owner: suspended.owner }),
+    stalePrices: [
+      {
+        token: `0x${'e1'.repeat(20)}`,
+        symbol: 'WETH',
+        feed: `0x${'f1'.repeat(20)}`,
+        priceUpdatedAt: 1_735_689_000_000,
+        ageSeconds: 600,
+        heartbeatSeconds: 3600,
+        reason: 'invalid' as const,
+      },
+    ],
+  };
   const extra = {
     behind: true,
     stalePrices: [{ ageS: 7200, token: 'WETH' }], // jsonb order: keys sorted
@@ -28,7 +43,7 @@ describe('dashboard: suspension, out of range, unknown snapshot fields', () => {
     w = writer(db.writerUrl, db.schema);
     r = await startReader(db);
     browser = await launch();
-    await insertSnapshots(w, [{ ...suspended, ...extra } as unknown as typeof suspended, attention]);
+    await insertSnapshots(w, [{ ...suspended, ...extra } as unknown as typeof suspended, attention, invalid]);
   });
   afterAll(async () => {
     await browser?.close();
@@ -73,6 +88,16 @@ describe('dashboard: suspension, out of range, unknown snapshot fields', () => {
     expect(await page.locator('#ledger .empty').textContent()).toBe('No events.');
 
     await shot(page, 'attention-1280');
+
+    await page.locator(`#vaults tr[data-vault="${invalid.vault}"]`).click();
+    await page.waitForFunction(
+      (a) => document.querySelector('#vault-title .mono')?.textContent === a,
+      invalid.vault,
+    );
+    expect(await page.locator('[data-testid="stale"]').textContent()).toBe(
+      'Stale or invalid prices: WETH (no valid answer: last valid price used)',
+    );
+    expect(await page.locator('#other .kv').count()).toBe(0);
     expect(problems).toEqual([]);
     await page.close();
   }, 60_000);

@@ -155,6 +155,8 @@ const KNOWN = new Set([
 function staleText(p: unknown): string {
   const o = (p ?? {}) as Record<string, unknown>;
   const name = String(o.symbol ?? o.token ?? '?');
+  // The feed answered no price (zero or less): the last valid one is used.
+  if (o.reason === 'invalid') return `${name} (no valid answer: last valid price used)`;
   return typeof o.ageSeconds === 'number' && typeof o.heartbeatSeconds === 'number'
     ? `${name} (${o.ageSeconds} s old, heartbeat ${o.heartbeatSeconds} s)`
     : name;
@@ -220,7 +222,7 @@ function renderSnapshot(s: Snapshot): void {
       ? h(
           'p',
           { class: 'alert', 'data-testid': 'stale' },
-          h('strong', {}, 'Stale prices: '),
+          h('strong', {}, 'Stale or invalid prices: '),
           stale.map(staleText).join(', '),
         )
       : null,
