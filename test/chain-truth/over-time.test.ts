@@ -1,7 +1,7 @@
 import { testTokenAbi, vaultAbi } from '@vault-yield/contracts';
 import type { SnapshotView } from '@vault-yield/domain';
 import { createPgPool, type Pool } from '@vault-yield/store';
-import type { Abi, Address, Hash, PublicClient, WalletClient } from 'viem';
+import type { Address, Hash } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
@@ -17,26 +17,8 @@ import {
   openAround,
   type TrackedVault,
 } from '../../infra/chain/scenario/vault-ops.js';
-import { type DriverClients, receiptOf, write } from '../../infra/chain/scenario/wallet.js';
+import { receiptOf, send, write } from '../../infra/chain/scenario/wallet.js';
 import { type ChainPipeline, startChainPipeline } from './pipeline.js';
-
-/** Sends a transaction without waiting for its block (automine off: it waits in the pool). */
-async function send(
-  c: DriverClients,
-  from: Address,
-  address: Address,
-  abi: Abi,
-  functionName: string,
-  args: readonly unknown[],
-): Promise<Hash> {
-  const request = { address, abi, functionName, args, account: from, chain: c.chain };
-  const gas = await c.publicClient.estimateContractGas(
-    request as unknown as Parameters<PublicClient['estimateContractGas']>[0],
-  );
-  return c.walletClient.writeContract({ ...request, gas: (gas * 3n) / 2n + 50_000n } as unknown as Parameters<
-    WalletClient['writeContract']
-  >[0]);
-}
 
 /**
  * Figures over time on a real chain, through indexer → Kafka → projector → Postgres → reader:

@@ -71,10 +71,33 @@ export async function deploy(
 }
 
 /**
- * Sends one contract call from an unlocked account. Gas is estimated (reverts throw decoded)
- * plus a margin: anvil's estimate for Uniswap v3 burns/collects (storage refunds, the 63/64
- * rule in nested calls) can come out below what the transaction then uses.
+ * Sends one contract call from an unlocked account and returns its hash without waiting for its
+ * block (with automine off it waits in the pool). Gas is estimated (reverts throw decoded) plus a
+ * margin: anvil's estimate for Uniswap v3 burns/collects (storage refunds, the 63/64 rule in
+ * nested calls) can come out below what the transaction then uses.
  */
+export async function send<
+  const abi extends Abi,
+  fn extends ContractFunctionName<abi, 'nonpayable' | 'payable'>,
+>(
+  c: DriverClients,
+  from: Address | Account,
+  address: Address,
+  abi: abi,
+  functionName: fn,
+  args: ContractFunctionArgs<abi, 'nonpayable' | 'payable', fn>,
+): Promise<Hash> {
+  const request = { address, abi, functionName, args, account: from, chain: c.chain };
+  const estimate = await c.publicClient.estimateContractGas(
+    request as unknown as Parameters<PublicClient['estimateContractGas']>[0],
+  );
+  return c.walletClient.writeContract({
+    ...request,
+    gas: (estimate * 3n) / 2n + 50_000n,
+  } as unknown as Parameters<WalletClient['writeContract']>[0]);
+}
+
+/** `send`, then its receipt (throws if the transaction reverted). */
 export async function write<
   const abi extends Abi,
   fn extends ContractFunctionName<abi, 'nonpayable' | 'payable'>,
@@ -86,13 +109,5 @@ export async function write<
   functionName: fn,
   args: ContractFunctionArgs<abi, 'nonpayable' | 'payable', fn>,
 ): Promise<TransactionReceipt> {
-  const request = { address, abi, functionName, args, account: from, chain: c.chain };
-  const estimate = await c.publicClient.estimateContractGas(
-    request as unknown as Parameters<PublicClient['estimateContractGas']>[0],
-  );
-  const hash = await c.walletClient.writeContract({
-    ...request,
-    gas: (estimate * 3n) / 2n + 50_000n,
-  } as unknown as Parameters<WalletClient['writeContract']>[0]);
-  return receiptOf(c, hash);
+  return receiptOf(c, await send(c, from, address, abi, functionName, args));
 }
