@@ -20,19 +20,12 @@ import {
   decodeBinaryRecord,
   decodeRecord,
   encodeBinaryRecord,
+  equityPoint,
+  type Micros,
   type VaultRecord,
   type VaultState,
 } from '@vault-yield/domain';
-import {
-  bodyOf,
-  equityPoint,
-  foldStep,
-  ledgerRow,
-  type Micros,
-  offLedger,
-  positionOf,
-  snapshotRow,
-} from '../services/projector/src/fold.js';
+import { bodyOf, foldStep, ledgerRow, offLedger, positionOf, snapshotRow } from '@vault-yield/projector';
 import { createHistoryGenerator } from '../test/projector/generator.js';
 import { PER_VAULT_BLOCK } from './log-fixture.js';
 

@@ -74,12 +74,10 @@ async function main() {
       logger: log,
     });
     const projector = createProjector({
-      KAFKA_BROKERS: brokers,
-      DATABASE_URL: db.writerUrl,
-      PROJECTION_SCHEMA: SCHEMA,
-      KAFKA_TOPIC: topic,
-      CONSUMER_GROUP: `${topic}-projector`,
-      MIGRATE: false,
+      kafka: { brokers, topic, consumerGroup: `${topic}-projector` },
+      databaseUrl: db.writerUrl,
+      schema: SCHEMA,
+      migrate: false,
       logger: log,
     });
     const reader = createReader(

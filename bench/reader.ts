@@ -104,6 +104,7 @@ async function startChild(readerUrl: string): Promise<{ child: ChildProcess; url
       PORT: '0',
       HOST: '127.0.0.1',
       RATE_LIMIT_RPS: '0',
+      CLIENT_CONCURRENCY: '0',
       BENCH_ROUTES: 'true',
       LOG_LEVEL: 'info',
       PG_POOL_MAX: process.env.PG_POOL_MAX ?? '10',

@@ -5,7 +5,7 @@
  * runs on: no projector, however fast, folds more records per second than Postgres stores.
  *
  * BENCH_RECORDS (default 300,000) generated records of BENCH_VAULTS (default 1,000) vaults are
- * folded by the projector's own fold (services/projector/src/fold.ts) into the exact rows it
+ * folded by the projector's own fold (services/projector/src/rows.ts) into the exact rows it
  * writes (untimed): ledger rows, equity points and the records' bodies (one bundle per vault and
  * transaction). Then BENCH_SESSIONS (default: this machine's cores) concurrent sessions, each
  * with its own share of the vaults (as partitions are shared), write them through the projector's
@@ -14,17 +14,10 @@
  * backends spent per record; last line `store-ceiling: <records/s> records/s`.
  */
 import { availableParallelism, loadavg } from 'node:os';
-import type { VaultState } from '@vault-yield/domain';
+import { equityPoint, type Micros, type VaultState } from '@vault-yield/domain';
+import { bodyOf, foldStep, ledgerRow, offLedger } from '@vault-yield/projector';
 import { createPgPool, createProjectionStore, type EquityRow, type LedgerRow } from '@vault-yield/store';
 import { dropDatabase } from '../infra/postgres/index.js';
-import {
-  bodyOf,
-  equityPoint,
-  foldStep,
-  ledgerRow,
-  type Micros,
-  offLedger,
-} from '../services/projector/src/fold.js';
 import { resolvePostgres } from '../test/harness/resolve.js';
 import { createHistoryGenerator } from '../test/projector/generator.js';
 import { createBenchDatabase } from './log-fixture.js';

@@ -1,6 +1,6 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { indexerEnvSchema } from '@vault-yield/indexer';
-import { projectorConfigSchema } from '@vault-yield/projector';
+import { projectorEnvSchema } from '@vault-yield/projector';
 import { readerEnvSchema } from '@vault-yield/reader';
 import { describe, expect, it } from 'vitest';
 import { ROLES } from '../infra/postgres/index.js';
@@ -56,7 +56,7 @@ describe('docker-compose.yml', () => {
   const envs = composeEnvironments(readFileSync(new URL('../docker-compose.yml', import.meta.url), 'utf8'));
   const readBy = {
     indexer: indexerEnvSchema,
-    projector: projectorConfigSchema,
+    projector: projectorEnvSchema,
     reader: readerEnvSchema,
     migrate: migrateConfigSchema,
   } as const;

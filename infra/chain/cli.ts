@@ -2,6 +2,7 @@
  * Local chain CLI.
  *   node --import tsx infra/chain/cli.ts demo [--block-time N]   start anvil, deploy, play the demo,
  *                                                                  print the stack as JSON, keep running
+ *                                                                  with its feeds kept fresh
  *   node --import tsx infra/chain/cli.ts bulk [--vaults 100] [--events 1000]
  *                                                                  start anvil, deploy, generate, print
  *                                                                  the figure, stop
@@ -9,6 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { startAnvil } from './anvil.js';
+import { keepFeedsFresh } from './feeds.js';
 import { playBulk } from './scenario/bulk.js';
 import { playDemoScenario } from './scenario/demo.js';
 import { deployReferenceStack } from './scenario/deploy.js';
@@ -49,7 +51,17 @@ async function main(): Promise<void> {
   console.log(json({ rpcUrl, stack: printable, demo }));
   if (!anvil) return;
   console.error(`anvil pid ${anvil.pid} on ${rpcUrl}; Ctrl-C to stop`);
-  const stop = () => void anvil.stop().then(() => process.exit(0));
+  // A live chain's feeds beat: without this, its prices go stale an hour after the demo.
+  const keeper = keepFeedsFresh(stack, {
+    logger: (level, message, fields) => {
+      if (level === 'warn') console.error(message, fields);
+    },
+  });
+  const stop = () =>
+    void keeper
+      .stop()
+      .then(() => anvil.stop())
+      .then(() => process.exit(0));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }

@@ -9,10 +9,25 @@ export {
   type StartAnvilOptions,
   startAnvil,
 } from './anvil.js';
+export {
+  chainTime,
+  DEFAULT_FEED_HEARTBEAT_SECONDS,
+  type FeedHeartbeatOptions,
+  type FeedKeeper,
+  type FeedKeeperLogger,
+  type FeedRound,
+  type FeedTarget,
+  heartbeatOf,
+  type KeepFeedsFreshOptions,
+  keepFeedsFresh,
+  readFeedRound,
+  refreshDueFeeds,
+} from './feeds.js';
 export { createRpc, type DevChain, devChain, type Rpc, type RpcCall, RpcError } from './rpc.js';
 export { type BulkOptions, type BulkResult, playBulk } from './scenario/bulk.js';
 export {
   countVaultEvents,
+  DEMO_STEPS,
   type DemoOptions,
   type DemoResult,
   type DemoVault,

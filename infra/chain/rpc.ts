@@ -31,13 +31,15 @@ export interface Rpc {
   batch<T = unknown>(calls: RpcCall[]): Promise<T[]>;
 }
 
-export function createRpc(url: string): Rpc {
+/** `timeoutMs`: each HTTP request is aborted after this long (default: none). */
+export function createRpc(url: string, opts: { timeoutMs?: number } = {}): Rpc {
   let nextId = 1;
   const post = async (body: unknown): Promise<unknown> => {
     const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
+      ...(opts.timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(opts.timeoutMs) }),
     });
     if (!res.ok) throw new Error(`RPC HTTP ${res.status}: ${await res.text()}`);
     return res.json();

@@ -3,7 +3,10 @@
  * shares nothing with packages/domain or packages/chain's valuation — the reference the
  * indexer's figures are tested against.
  *   idle      balanceOf(vault) of token0, token1, rewardToken
- *   positions own v3 math (v3-math.ts) at the pool's slot0, for every live position
+ *   positions own v3 math (v3-math.ts) at the pool's slot0, for every position the pool holds for
+ *             the vault: its live ones, and every range of a Mint in its pool whose owner is the
+ *             vault (liquidity minted for it by someone else) that still holds something — each
+ *             with the liquidity the pool says the vault owns there
  *   fees      the pool computes them: on an anvil snapshot, impersonate the vault, burn 0
  *             liquidity (open positions), read positions(key).tokensOwed0/1, evm_revert
  *             (valueAtHead); or the same poke in an eth_call with FeeProbe's code at the vault's
@@ -21,6 +24,7 @@ import {
   keccak256,
   type PublicClient,
   parseAbi,
+  parseAbiItem,
   type TransactionReceipt,
 } from 'viem';
 import { feesOwedAt } from './probe.js';
@@ -41,6 +45,9 @@ const poolAbi = parseAbi([
   'function positions(bytes32 key) view returns (uint128 liquidity, uint256 feeGrowthInside0LastX128, uint256 feeGrowthInside1LastX128, uint128 tokensOwed0, uint128 tokensOwed1)',
   'function burn(int24 tickLower, int24 tickUpper, uint128 amount) returns (uint256 amount0, uint256 amount1)',
 ]);
+const mintEvent = parseAbiItem(
+  'event Mint(address sender, address indexed owner, int24 indexed tickLower, int24 indexed tickUpper, uint128 amount, uint256 amount0, uint256 amount1)',
+);
 const erc20Abi = parseAbi([
   'function balanceOf(address) view returns (uint256)',
   'function decimals() view returns (uint8)',
@@ -162,26 +169,48 @@ async function valueWith(
     functionName: 'slot0',
     ...at,
   });
-  const [ids, lowers, uppers] = live;
-  const liquidities = await Promise.all(
-    ids.map((id) =>
-      client.readContract({ address: vault, abi: vaultAbi, functionName: 'positions', args: [id], ...at }),
+  // The live positions, then every range minted for the vault in its pool that is no live one.
+  const ranges = live[0].map((id, i) => ({ id, tickLower: live[1][i]!, tickUpper: live[2][i]! }));
+  const mints = await client.getLogs({
+    address: pool,
+    event: mintEvent,
+    args: { owner: vault },
+    fromBlock: 0n,
+    toBlock: blockNumber,
+  });
+  for (const m of mints) {
+    const { tickLower, tickUpper } = m.args as { tickLower: number; tickUpper: number };
+    if (ranges.some((r) => r.tickLower === tickLower && r.tickUpper === tickUpper)) continue;
+    ranges.push({ id: BigInt(keyOf(vault, tickLower, tickUpper)), tickLower, tickUpper });
+  }
+  // What the pool holds for the vault at each range (a gift into a live range included).
+  const held = await Promise.all(
+    ranges.map((r) =>
+      client.readContract({
+        address: pool,
+        abi: poolAbi,
+        functionName: 'positions',
+        args: [keyOf(vault, r.tickLower, r.tickUpper)],
+        ...at,
+      }),
     ),
   );
-  const owed = await owedFn(
-    vault,
-    pool,
-    ids.map((id, i) => ({ id, tickLower: lowers[i]!, tickUpper: uppers[i]!, liquidity: liquidities[i]![2] })),
-    blockNumber,
-  );
-  const positions: TruthPosition[] = ids.map((id, i) => {
-    const liquidity = liquidities[i]![2];
-    const { amount0, amount1 } = positionAmounts({ sqrtPriceX96, tick }, lowers[i]!, uppers[i]!, liquidity);
+  const kept = ranges
+    .map((r, i) => ({ ...r, liquidity: held[i]![0], owed: held[i]![3] + held[i]![4] }))
+    .filter((r, i) => i < live[0].length || r.liquidity > 0n || r.owed > 0n);
+  const owed = await owedFn(vault, pool, kept, blockNumber);
+  const positions: TruthPosition[] = kept.map((r, i) => {
+    const { amount0, amount1 } = positionAmounts(
+      { sqrtPriceX96, tick },
+      r.tickLower,
+      r.tickUpper,
+      r.liquidity,
+    );
     return {
-      id,
-      tickLower: lowers[i]!,
-      tickUpper: uppers[i]!,
-      liquidity,
+      id: r.id,
+      tickLower: r.tickLower,
+      tickUpper: r.tickUpper,
+      liquidity: r.liquidity,
       amount0,
       amount1,
       fees0: owed[i]!.fees0,
@@ -272,7 +301,7 @@ async function feesOwedByPool(
         const r = await probeReceipt(client, rpc, hash);
         if (r.status !== 'success') throw new Error(`zero-liquidity burn of position ${p.id} reverted`);
       }
-      const key = keccak256(encodePacked(['address', 'int24', 'int24'], [vault, p.tickLower, p.tickUpper]));
+      const key = keyOf(vault, p.tickLower, p.tickUpper);
       const [, , , tokensOwed0, tokensOwed1] = await client.readContract({
         address: pool,
         abi: poolAbi,
@@ -290,6 +319,10 @@ async function feesOwedByPool(
   if (reverted !== true) throw new Error('evm_revert failed: the chain keeps the probe burns');
   return out;
 }
+
+/** A position's key in a v3 pool: keccak256(owner, tickLower, tickUpper). */
+const keyOf = (owner: Address, tickLower: number, tickUpper: number): Hex =>
+  keccak256(encodePacked(['address', 'int24', 'int24'], [owner, tickLower, tickUpper]));
 
 /** n / 10^scale as an exact decimal string, without trailing zeros. */
 export function formatExact(n: bigint, scale: number): string {

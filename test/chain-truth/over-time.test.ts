@@ -14,6 +14,7 @@ import {
   close,
   createVault,
   fundOwner,
+  giftPosition,
   openAround,
   type TrackedVault,
 } from '../../infra/chain/scenario/vault-ops.js';
@@ -24,7 +25,8 @@ import { type ChainPipeline, startChainPipeline } from './pipeline.js';
  * Figures over time on a real chain, through indexer → Kafka → projector → Postgres → reader:
  * a fee charged in the block of a withdrawal is a return over the value just before it (not over
  * the block's start), and a vault whose exit completed with rewards still unclaimed reads
- * `exiting` until nothing is left to hand back — never `aiming`.
+ * `exiting` until nothing is left to hand back — never `aiming`; liquidity minted for a vault by
+ * someone else is the vault's: valued as the chain holds it, shown, and booked as capital in.
  */
 describe('truth over time on anvil', () => {
   let anvil: AnvilInstance;
@@ -133,5 +135,59 @@ describe('truth over time on anvil', () => {
     const empty = await snapshot();
     expect(empty.valueUsd).toBeLessThan(0.01);
     expect(empty.status).toBe('idle');
+  });
+
+  it('liquidity minted for a vault by someone else is valued, shown in positions, and booked as capital in', async () => {
+    const g = await createVault(stack, stack.accounts.owners[1]!, stack.pools[0]!, 'gifted');
+    await fundOwner(stack, g, 10n, 100_000n);
+    const t = g.pool.token0.symbol === 'USDC' ? g.pool.token0 : g.pool.token1;
+    const weth = g.pool.token0.symbol === 'USDC' ? g.pool.token1 : g.pool.token0;
+    await write(stack.clients, g.owner, g.address, vaultAbi, 'deposit', [t.address, 5_000n * 10n ** 6n]);
+    await write(stack.clients, g.owner, g.address, vaultAbi, 'deposit', [weth.address, 10n ** 18n]);
+    const id = await openAround(stack, g, 600, 50n);
+    await p.settle();
+    const snap = async () => (await p.api.get(`/v1/vault/${g.address}/snapshot`)).body as SnapshotView;
+    const before = await snap();
+    // one gift of its own range (a position the vault never opened), one into its open range
+    const own = await giftPosition(stack, g, 5_000, { halfWidth: 1200 });
+    const live = g.positions.get(id)!;
+    await giftPosition(stack, g, 2_000, { tickLower: live.tickLower, tickUpper: live.tickUpper });
+    await p.settle();
+    const after = await snap();
+    // the chain's own valuation of every position the pool holds for the vault agrees
+    const truth = await p.truth(g.address);
+    expect(Math.abs(after.valueUsd - Number(truth.valueUsd))).toBeLessThan(1e-6);
+    expect(after.valueUsd - before.valueUsd).toBeGreaterThan(5_000);
+    // what the gifts cost is capital in (the pool's amounts at the block's prices): no gain
+    expect(after.capitalInUsd - before.capitalInUsd).toBeCloseTo(after.valueUsd - before.valueUsd, 2);
+    expect(after.netUsd - before.netUsd).toBeCloseTo(0, 2);
+    expect(after.positions).toHaveLength(2);
+    expect(after.positions.map((x) => x.id)).toContain(String(id));
+    const rows = (await p.api.get(`/v1/vault/${g.address}/events?type=position.received`)).body as {
+      data: { tickLower: number; tickUpper: number; from: string };
+      amounts: { symbol: string; valueUsd: number }[] | null;
+    }[];
+    expect(rows.map((r) => [r.data.tickLower, r.data.tickUpper]).sort()).toEqual(
+      [
+        [own.tickLower, own.tickUpper],
+        [live.tickLower, live.tickUpper],
+      ].sort(),
+    );
+    expect(rows.every((r) => r.data.from === stack.swapper.toLowerCase())).toBe(true);
+    // each row reads in tokens and USD at its block: what the gifts cost is the capital they added
+    const amounts = rows.flatMap((r) => r.amounts ?? []);
+    expect(new Set(amounts.map((a) => a.symbol))).toEqual(new Set(['WETH', 'USDC']));
+    expect(amounts.reduce((s, a) => s + a.valueUsd, 0)).toBeCloseTo(
+      after.capitalInUsd - before.capitalInUsd,
+      2,
+    );
+    // the vault closes and collects its own position: the gift in that range stays the vault's
+    await close(stack, g, id);
+    await write(stack.clients, stack.accounts.agent, g.address, vaultAbi, 'collectFees', [id]);
+    await p.settle();
+    const closed = await snap();
+    expect(Math.abs(closed.valueUsd - Number((await p.truth(g.address)).valueUsd))).toBeLessThan(1e-6);
+    expect(closed.positions).toHaveLength(2);
+    expect(closed.positions.map((x) => x.id)).not.toContain(String(id));
   });
 });

@@ -1,7 +1,7 @@
 import { mockAggregatorAbi, swapperAbi, testTokenAbi, vaultAbi } from '@vault-yield/contracts';
 import type { SnapshotView } from '@vault-yield/domain';
 import fc from 'fast-check';
-import type { Address } from 'viem';
+import { type Address, encodePacked, keccak256 } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
@@ -18,6 +18,7 @@ import {
   collectFees,
   createVault,
   fundOwner,
+  giftPosition,
   openAround,
   rebalanceAround,
   resize,
@@ -30,7 +31,8 @@ import { type ChainPipeline, startChainPipeline } from './pipeline.js';
 /**
  * Chain truth, end to end: random histories of real transactions on real Uniswap v3 pools
  * (deposits, withdrawals, swaps crossing ranges, mint / resize / rebalance / close, collects,
- * rewards, tokens sent straight to vaults) over ten vaults on three pools (both token orders, two
+ * rewards, tokens sent straight to vaults, positions minted for vaults by someone else — into a
+ * live range of theirs or a range of its own) over ten vaults on three pools (both token orders, two
  * fee tiers). After every step the reader's valueUsd of every vault equals, to the cent, the
  * independent valuation of chain state (test/chain-truth/index.ts, which lets the pool compute
  * uncollected fees). That valuation pokes the pool with a burn on an anvil snapshot; it runs on a
@@ -52,7 +54,8 @@ type Step =
   | { kind: 'churn'; pool: number; ticks: number }
   | { kind: 'accrue'; vault: number; amount: number }
   | { kind: 'claim'; vault: number; pct: number }
-  | { kind: 'transfer'; vault: number; side: 0 | 1; amount: number };
+  | { kind: 'transfer'; vault: number; side: 0 | 1; amount: number }
+  | { kind: 'gift'; vault: number; usd: number; halfWidth: number; intoLive: boolean; pick: number };
 
 const vaultIx = fc.nat({ max: VAULTS - 1 });
 const pct = fc.integer({ min: 5, max: 100 });
@@ -145,6 +148,17 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       amount: fc.integer({ min: 1, max: 5000 }),
     }),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('gift' as const),
+      vault: vaultIx,
+      usd: fc.integer({ min: 50, max: 20_000 }),
+      halfWidth: fc.integer({ min: 30, max: 3000 }),
+      intoLive: fc.boolean(),
+      pick: fc.nat(),
+    }),
+  },
 );
 
 describe('chain truth: every vault valued from chain state at its block, to the cent', () => {
@@ -152,6 +166,8 @@ describe('chain truth: every vault valued from chain state at its block, to the 
   let stack: ReferenceStack;
   let p: ChainPipeline;
   const vaults: TrackedVault[] = [];
+  /** Ranges minted for each vault by someone else (by vault address). */
+  const gifts = new Map<string, { tickLower: number; tickUpper: number }[]>();
 
   const head = async () => Number(await stack.clients.publicClient.getBlockNumber());
   const snapshot = async (vault: string): Promise<SnapshotView> => {
@@ -168,7 +184,7 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     });
 
   /** What the comparisons covered (so a run that compared nothing interesting fails). */
-  const seen = { checks: 0, feesUsd: 0, positions: 0, received: 0 };
+  const seen = { checks: 0, feesUsd: 0, positions: 0, received: 0, gifted: 0 };
 
   /** Waits for the pipeline to reach the chain head, then compares every vault with the chain. */
   async function checkAll(label: string): Promise<void> {
@@ -304,6 +320,14 @@ describe('chain truth: every vault valued from chain state at its block, to the 
         ]);
         return true;
       }
+      case 'gift': {
+        // liquidity minted with the vault as owner by someone else: into one of its live ranges
+        // (the pool merges it with the vault's own) or a range of its own
+        const p = s.intoLive ? pick(openOnes, s.pick) : undefined;
+        const range = await giftPosition(stack, v, s.usd, p ?? { halfWidth: s.halfWidth });
+        gifts.set(v.address, [...(gifts.get(v.address) ?? []), range]);
+        return true;
+      }
     }
   }
 
@@ -335,12 +359,20 @@ describe('chain truth: every vault valued from chain state at its block, to the 
       const rows = (await p.api.get(`/v1/vault/${v.address}/events?type=transfer.received&limit=500`))
         .body as unknown[];
       seen.received += rows.length;
+      const gifted = (await p.api.get(`/v1/vault/${v.address}/events?type=position.received&limit=500`))
+        .body as { data: { tickLower: number; tickUpper: number } }[];
+      // one ledger row per gift, with its range
+      expect(gifted.map((r) => [r.data.tickLower, r.data.tickUpper]).sort()).toEqual(
+        (gifts.get(v.address) ?? []).map((g) => [g.tickLower, g.tickUpper]).sort(),
+      );
+      seen.gifted += gifted.length;
     }
     console.log(`[chain-truth] ${JSON.stringify(seen)} over ${(await head()) - first} blocks`);
     expect(seen.checks).toBeGreaterThanOrEqual(VAULTS * 150);
     expect(seen.positions).toBeGreaterThan(0);
     expect(seen.feesUsd).toBeGreaterThan(0.01);
     expect(seen.received).toBeGreaterThan(0);
+    expect(seen.gifted).toBeGreaterThan(0);
   }, 900_000);
 
   it('position ranges, for both token orders, are the human prices of the pool’s own ticks and sqrtPrice', async () => {
@@ -355,11 +387,23 @@ describe('chain truth: every vault valued from chain state at its block, to the 
         abi: vaultAbi,
         functionName: 'livePositions',
       });
+      // a position minted for the vault by someone else: its id is its key in the pool
+      const keyed = new Map(
+        (gifts.get(v.address) ?? []).map((g) => [
+          BigInt(
+            keccak256(encodePacked(['address', 'int24', 'int24'], [v.address, g.tickLower, g.tickUpper])),
+          ).toString(),
+          g,
+        ]),
+      );
       for (const p of snap.positions) {
         const i = live[0].findIndex((id) => id.toString() === p.id);
-        expect(i, `position ${p.id} of ${v.address} is live on chain`).toBeGreaterThanOrEqual(0);
-        const lower = live[1][i]!;
-        const upper = live[2][i]!;
+        const gift = keyed.get(p.id);
+        expect(i >= 0 || gift !== undefined, `position ${p.id} of ${v.address} is the vault's on chain`).toBe(
+          true,
+        );
+        const lower = i >= 0 ? live[1][i]! : gift!.tickLower;
+        const upper = i >= 0 ? live[2][i]! : gift!.tickUpper;
         expect(p.range.lower / (1.0001 ** lower * scale)).toBeCloseTo(1, 9);
         expect(p.range.upper / (1.0001 ** upper * scale)).toBeCloseTo(1, 9);
         expect(p.range.current / current).toBeCloseTo(1, 9);

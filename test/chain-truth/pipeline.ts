@@ -54,12 +54,10 @@ export async function startChainPipeline(
   });
   await indexer.start();
   const projector = createProjector({
-    KAFKA_BROKERS: kafkaBrokers(),
-    DATABASE_URL: db.writerUrl,
-    PROJECTION_SCHEMA: db.schema,
-    KAFKA_TOPIC: topic,
-    CONSUMER_GROUP: label,
-    MIGRATE: false,
+    kafka: { brokers: kafkaBrokers(), topic, consumerGroup: label },
+    databaseUrl: db.writerUrl,
+    schema: db.schema,
+    migrate: false,
     logger: log,
   });
   await projector.start();

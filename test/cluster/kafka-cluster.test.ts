@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type Env, kafkaSecurity } from '@vault-yield/common';
 import { encodeBinaryRecord, type VaultRecord } from '@vault-yield/domain';
 import { createBatchConsumer, createLogAdmin, createPublisher, type LogClientConfig } from '@vault-yield/log';
-import { loadProjectorConfig } from '@vault-yield/projector';
+import { loadProjectorEnv } from '@vault-yield/projector';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -306,7 +306,7 @@ describe('the pipeline over SASL and over TLS', () => {
   it('publishes and projects over each listener; wrong credentials and an untrusted CA are refused', async () => {
     let reference: Awaited<ReturnType<typeof project>> | null = null;
     for (const [name, brokers, env] of securities()) {
-      const config = loadProjectorConfig({
+      const config = loadProjectorEnv({
         KAFKA_BROKERS: brokers.join(','),
         DATABASE_URL: 'postgres://unused/x',
         ...env,
@@ -325,15 +325,8 @@ describe('the pipeline over SASL and over TLS', () => {
         schema: db.schema,
         topic,
         group: 'sec',
-        ...config,
-        KAFKA_BROKERS: brokers,
-        DATABASE_URL: db.writerUrl,
-        PROJECTION_SCHEMA: db.schema,
-        KAFKA_TOPIC: topic,
-        CONSUMER_GROUP: 'sec',
-        KAFKA_GROUP_ID: `sec.${topic}`,
-        KAFKA_SESSION_TIMEOUT_MS: 6_000,
-        MIGRATE: false,
+        kafka: { security: kafkaSecurity(config) },
+        migrate: false,
       });
       await p.start();
       await p.caughtUp({ timeoutMs: 120_000 });

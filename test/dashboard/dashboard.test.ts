@@ -1,5 +1,6 @@
 import {
   createClient,
+  type EventsQuery,
   type LedgerRow,
   nextCursor,
   ok,
@@ -30,13 +31,13 @@ describe('dashboard on the dev stack', () => {
   let vaults: VaultSummary[] = [];
 
   /** Every ledger row of a vault through the API, newest first (the expected side). */
-  async function allEvents(vault: string, query: Record<string, string> = {}): Promise<LedgerRow[]> {
+  async function allEvents(vault: string, query: EventsQuery = {}): Promise<LedgerRow[]> {
     const rows: LedgerRow[] = [];
     let cursor: string | undefined;
     do {
       const res = await api.v1.vault[':address'].events.$get({
         param: { address: vault },
-        query: { limit: '500', ...query, ...(cursor ? { cursor } : {}) },
+        query: { limit: 500, ...query, ...(cursor ? { cursor } : {}) },
       });
       rows.push(...(await ok(res)));
       cursor = nextCursor(res);
@@ -103,7 +104,7 @@ describe('dashboard on the dev stack', () => {
       );
       await expectSnapshot(page, snap);
       const points = await ok(
-        await api.v1.vault[':address'].equity.$get({ param: { address: v.vault }, query: { points: '300' } }),
+        await api.v1.vault[':address'].equity.$get({ param: { address: v.vault }, query: { points: 300 } }),
       );
       await page.waitForFunction(
         (n) => document.getElementById('equity')?.dataset.points === String(n),
@@ -146,6 +147,22 @@ describe('dashboard on the dev stack', () => {
     const deposits = await allEvents(vault, { type: 'deposit' });
     expect(deposits.length).toBeGreaterThan(0);
     await expectLedgerPage(page, deposits.slice(0, 10));
+    // Each deposit reads in whole tokens with its symbol and its USD value at the block, as the API says.
+    const first = deposits[0]!.amounts![0]!;
+    const cell = (await page.locator('#ledger tbody tr [data-testid=amounts]').first().textContent()) ?? '';
+    expect(cell).toMatch(new RegExp(`^[\\d,.]+ ${first.symbol} \\(\\$[\\d,.]+\\)$`));
+    expect(cell.replace(/,/g, '')).toContain(`${Number(first.amount)}`.slice(0, 4));
+    expect(cell).not.toMatch(/"amount"|000000000/); // no raw base units
+    // Times in the browser's zone on request (UTC by default).
+    expect(await page.locator('#ledger thead th').first().textContent()).toBe('Time (UTC)');
+    await page.selectOption('#time-zone', 'local');
+    await page.waitForFunction(
+      () => document.querySelector('#ledger thead th')?.textContent === 'Time (local)',
+    );
+    await page.selectOption('#time-zone', 'utc');
+    await page.waitForFunction(
+      () => document.querySelector('#ledger thead th')?.textContent === 'Time (UTC)',
+    );
 
     // Time bounds: from the second-newest event's second (inclusive) on, all types.
     await page.selectOption('#ledger-type', '');

@@ -100,6 +100,9 @@ describe('vault-yield dev', () => {
       if (vaults.length === 0) await new Promise((r) => setTimeout(r, 500));
     }
     expect(vaults.length).toBeGreaterThan(0);
+    // The start says what it is doing: the deployment, then each step of the demo.
+    expect(dev.out()).toContain('"msg":"deploying the reference contracts');
+    for (const n of [1, 10]) expect(dev.out()).toContain(`"step":${n},"of":10,"msg":"demo scenario"`);
     const snap = await fetch(`${url}/v1/vault/${vaults[0]?.vault}/snapshot`);
     expect(snap.status).toBe(200);
     expect(((await snap.json()) as { status: string }).status).toMatch(

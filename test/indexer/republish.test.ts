@@ -1,3 +1,4 @@
+import { testTokenAbi } from '@vault-yield/contracts';
 import { decodeRecord, type VaultRecord } from '@vault-yield/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,6 +9,8 @@ import {
   type ReferenceStack,
   startAnvil,
 } from '../../infra/chain/index.js';
+import { giftPosition } from '../../infra/chain/scenario/vault-ops.js';
+import { write } from '../../infra/chain/scenario/wallet.js';
 import { createIndexer, type Indexer, republishVault } from '../../services/indexer/src/index.js';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import {
@@ -45,6 +48,17 @@ describe('republish a vault range (anvil, Kafka, Postgres)', () => {
     anvil = await startAnvil();
     stack = await deployReferenceStack(anvil.rpcUrl);
     demo = await playDemoScenario(stack);
+    // Tokens sent straight to each vault and liquidity minted for it by someone else: records the
+    // indexer derives from a token's Transfer and a pool's Mint, not from a vault event.
+    for (const dv of demo.vaults) {
+      const pool = stack.pools.find((x) => x.address.toLowerCase() === dv.pool.toLowerCase())!;
+      await write(stack.clients, stack.accounts.deployer, pool.token1.address, testTokenAbi, 'mint', [
+        dv.address,
+        10n ** BigInt(pool.token1.decimals),
+      ]);
+      await giftPosition(stack, { address: dv.address, pool }, 1_000, { halfWidth: 600 });
+    }
+    const head = Number(await stack.clients.publicClient.getBlockNumber());
     db = await createTestDatabase('indexer_republish');
     indexer = createIndexer({
       rpcUrl: anvil.rpcUrl,
@@ -60,7 +74,7 @@ describe('republish a vault range (anvil, Kafka, Postgres)', () => {
       logger: silent,
     });
     await indexer.start();
-    await indexer.waitFor(Number(demo.toBlock));
+    await indexer.waitFor(head);
     await indexer.stop();
     for (const m of await readMessages(brokers(), topic)) {
       const d = decodeRecord(m.value);
@@ -100,6 +114,10 @@ describe('republish a vault range (anvil, Kafka, Postgres)', () => {
   it('re-derives every record of a vault, byte for byte, with the numbers it was published with', async () => {
     const [vault, live] = busiest();
     expect(live.length).toBeGreaterThan(5);
+    // records of a token's Transfer and a pool's Mint are re-derived too
+    expect(live.map((m) => m.record.type)).toEqual(
+      expect.arrayContaining(['transfer.received', 'position.received']),
+    );
     expect(live.map((m) => m.record.seq)).toEqual(live.map((_m, i) => i + 1));
     const copy = uniqueTopic('indexer-republish-copy');
     await createTopic(brokers(), copy, 4);

@@ -51,7 +51,7 @@ describe('projector heartbeat', () => {
       schema: d.schema,
       topic,
       group: 'hb',
-      PROJECTOR_HEARTBEAT_MS: 100,
+      heartbeatMs: 100,
     });
     await p.start();
     await p.caughtUp();

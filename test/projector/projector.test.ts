@@ -104,7 +104,7 @@ describe('projector: duplicates and instances', () => {
         schema: db.schema,
         topic: pair,
         group: 'pair',
-        PROJECTOR_MAX_BATCH_BYTES: 128 * 1024,
+        maxBatchBytes: 128 * 1024,
       });
     const a = mk();
     const b = mk();

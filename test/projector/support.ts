@@ -1,7 +1,7 @@
 import { createLogger } from '@vault-yield/common';
 import type { RecordEncoding, VaultRecord } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher, type RawMessage } from '@vault-yield/log';
-import { createProjector, type Projector, type ProjectorOptions } from '@vault-yield/projector';
+import { createProjector, type Projector, type ProjectorConfig } from '@vault-yield/projector';
 import { createPgPool } from '@vault-yield/store';
 
 export const PARTITIONS = 4;
@@ -59,17 +59,22 @@ export function projector(
     schema: string;
     topic: string;
     group: string;
-  } & Partial<ProjectorOptions>,
+    /** Kafka settings beyond the above (security). */
+    kafka?: Partial<ProjectorConfig['kafka']>;
+  } & Partial<Omit<ProjectorConfig, 'kafka'>>,
 ): Projector {
-  const { brokers, url, schema, topic, group, ...rest } = opts;
+  const { brokers, url, schema, topic, group, kafka, ...rest } = opts;
   return createProjector({
-    KAFKA_BROKERS: brokers,
-    DATABASE_URL: url,
-    PROJECTION_SCHEMA: schema,
-    KAFKA_TOPIC: topic,
-    CONSUMER_GROUP: group,
-    KAFKA_GROUP_ID: `${group}.${topic}`,
-    KAFKA_SESSION_TIMEOUT_MS: 6_000,
+    kafka: {
+      brokers,
+      topic,
+      consumerGroup: group,
+      groupId: `${group}.${topic}`,
+      sessionTimeoutMs: 6_000,
+      ...kafka,
+    },
+    databaseUrl: url,
+    schema,
     logger: silent,
     ...rest,
   });

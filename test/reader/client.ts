@@ -12,13 +12,22 @@ export interface Res {
   body: unknown;
 }
 
+/** The admin token of test readers: operators' routes (/metrics, /ready's details) need it. */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const adminHeaders = { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+/** Paths `get` sends the admin token to, as an operator's scraper and probe would. */
+const ADMIN_PATHS = new Set(['/metrics', '/ready']);
+
 export interface TestReader {
   reader: Reader;
   url: string;
   validator: OpenApiValidator;
   /** The typed client (@vault-yield/client) on this reader. */
   client: ReaderClient;
-  /** Every response goes through the OpenAPI validator: a mismatch throws. */
+  /**
+   * Every response goes through the OpenAPI validator: a mismatch throws. /metrics and /ready
+   * are asked with the admin token (unless `headers` carry an Authorization of their own).
+   */
   get(path: string, headers?: Record<string, string>): Promise<Res>;
   request(method: string, path: string, headers?: Record<string, string>): Promise<Res>;
   stop(): Promise<void>;
@@ -35,7 +44,10 @@ export async function startReader(
       port: 0,
       host: '127.0.0.1',
       rateLimit: { ratePerSecond: 0, burst: 1, trustedProxies: { kind: 'none' } },
+      // No abuse limits in functional tests (one client sends them all): hostile.test.ts sets its own.
+      concurrency: { perClient: 0, queue: 16 },
       logger: createLogger({ name: 'reader-test', level: 'silent' }),
+      adminToken: TEST_ADMIN_TOKEN,
       ...overrides,
     }),
   );
@@ -45,7 +57,9 @@ export async function startReader(
 
   async function request(method: string, path: string, headers: Record<string, string> = {}): Promise<Res> {
     const target = new URL(`${url}${path}`);
-    const res = await fetch(target, { method, headers });
+    const admin =
+      ADMIN_PATHS.has(target.pathname) && !Object.keys(headers).some((h) => /^authorization$/i.test(h));
+    const res = await fetch(target, { method, headers: admin ? { ...adminHeaders, ...headers } : headers });
     const text = await res.text();
     const contentType = res.headers.get('content-type');
     let body: unknown;

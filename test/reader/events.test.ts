@@ -157,6 +157,8 @@ describe('GET /v1/vault/:address/events', () => {
         logIndex: spec.logIndex,
         ts: spec.ts,
         data: samplePayload(spec.type),
+        // the fixture writes rows as before migration 0018: no amounts (the projector's rows have them)
+        amounts: null,
       });
       expect(Number.isInteger(row.ts)).toBe(true);
     });
@@ -425,7 +427,60 @@ describe('GET /v1/vault/:address/events', () => {
         expect(res.status).toBe(400);
         expect(errorCode(res)).toBe('invalid_request');
       }
-      expect((await r.get(`/v1/tx/${sharedTx}?limit=1`)).status).toBe(400);
+      // Parameters other than limit and cursor are refused; limit is bounded, not clamped.
+      expect((await r.get(`/v1/tx/${sharedTx}?since=1`)).status).toBe(400);
+      for (const bad of ['0', '501', 'x'])
+        expect((await r.get(`/v1/tx/${sharedTx}?limit=${bad}`)).status).toBe(400);
+      expect(
+        (await r.get(`/v1/tx/${sharedTx}?cursor=${encodeURIComponent('bm90LWEtY3Vyc29y')}`)).status,
+      ).toBe(400);
+    });
+
+    it('is capped (limit, default 100, at most 500) and walks by cursor like events', async () => {
+      // One big transaction: 230 rows across 3 vaults, one block.
+      const bigTx = randomHash();
+      const vaults = [randomAddress(), randomAddress(), randomAddress()];
+      const specs = Array.from({ length: 230 }, (_, i) => ({
+        vault: vaults[i % 3]!,
+        type: 'deposit' as const,
+        blockNumber: 900,
+        txIndex: 3,
+        logIndex: Math.floor(i / 3),
+        txHash: bigTx,
+        blockHash: blockHashOf(900),
+        ts: 1_800_000_000_000,
+      }));
+      await insertLedger(w, specs);
+      const txKey = (x: Row) => `${x.vault}/${x.logIndex}`;
+      const first = await r.get(`/v1/tx/${bigTx}`);
+      expect(first.status).toBe(200);
+      expect(rowsOf(first).length).toBe(100); // the default cap
+      const cursor = first.headers.get('x-next-cursor');
+      expect(cursor).toBeTruthy();
+      expect(first.headers.get('link')).toBe(`</v1/tx/${bigTx}?cursor=${cursor}>; rel="next"`);
+      expect(rowsOf(await r.get(`/v1/tx/${bigTx}?limit=500`)).length).toBe(230);
+      // The walk: every row once, in the unpaged order (newest first, then vault ascending).
+      const all = rowsOf(await r.get(`/v1/tx/${bigTx}?limit=500`)).map(txKey);
+      const walked: string[] = [];
+      let next: string | null = null;
+      let pages = 0;
+      do {
+        const res: Awaited<ReturnType<typeof r.get>> = await r.get(
+          `/v1/tx/${bigTx}?limit=7${next ? `&cursor=${next}` : ''}`,
+        );
+        expect(res.status).toBe(200);
+        walked.push(...rowsOf(res).map(txKey));
+        next = res.headers.get('x-next-cursor');
+        if (next) expect(res.headers.get('link')).toContain(`limit=7&cursor=${next}`);
+        pages += 1;
+      } while (next && pages < 100);
+      expect(pages).toBe(Math.ceil(230 / 7));
+      expect(walked).toEqual(all);
+      expect(new Set(walked).size).toBe(230);
+      // An events cursor is no tx cursor.
+      const ev = await r.get(`/v1/vault/${A.vault}/events?limit=1`);
+      const evCursor = ev.headers.get('x-next-cursor')!;
+      expect((await r.get(`/v1/tx/${bigTx}?cursor=${evCursor}`)).status).toBe(400);
     });
   });
 });

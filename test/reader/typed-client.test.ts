@@ -42,7 +42,7 @@ describe('typed client (@vault-yield/client)', () => {
     let cursor: string | undefined;
     do {
       const res = await r.client.v1.vaults.$get({
-        query: { owner: owner.toUpperCase().replace('0X', '0x'), limit: '2', ...(cursor ? { cursor } : {}) },
+        query: { owner: owner.toUpperCase().replace('0X', '0x'), limit: 2, ...(cursor ? { cursor } : {}) },
       });
       const page = await ok(res);
       for (const v of page) expect(v.owner).toBe(owner);
@@ -78,9 +78,9 @@ describe('typed client (@vault-yield/client)', () => {
   });
 
   it('turns the one error shape into an ApiError naming the parameter', async () => {
-    const res = await r.client.v1.vaults.$get({ query: { limit: '0' } });
+    const res = await r.client.v1.vaults.$get({ query: { limit: 0 } });
     await expect(ok(res)).rejects.toThrow(ApiError);
-    const bad = await r.client.v1.vaults.$get({ query: { limit: '0' } });
+    const bad = await r.client.v1.vaults.$get({ query: { limit: 0 } });
     await expect(ok(bad)).rejects.toThrow(
       /400 invalid_request: query\.limit: expected an integer from 1 to 500/,
     );

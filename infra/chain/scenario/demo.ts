@@ -1,5 +1,6 @@
 import { vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
 import { type Address, type Hex, toEventSelector } from 'viem';
+import { type FeedHeartbeatOptions, heartbeatOf, refreshDueFeeds } from '../feeds.js';
 import { devChain } from '../rpc.js';
 import type { ReferenceStack } from './deploy.js';
 import { churn, movePrice } from './market.js';
@@ -16,10 +17,20 @@ import {
 } from './vault-ops.js';
 import { write } from './wallet.js';
 
-export interface DemoOptions {
+/**
+ * `heartbeatSeconds` / `heartbeats`: the feeds' heartbeats as the indexer is configured
+ * (FEED_HEARTBEAT_SECONDS, default 3600; FEED_HEARTBEATS per feed). After each step, every feed
+ * older than half its heartbeat gets a new round at its current price, so no price goes stale.
+ */
+export interface DemoOptions extends FeedHeartbeatOptions {
   /** Chain seconds between scenario steps (default 6 h), so timestamps look like a real history. */
   stepSeconds?: number;
+  /** Told after each step of the scenario (its number, from 1): `npm start` shows the demo's progress. */
+  onStep?: (step: number) => void;
 }
+
+/** Steps (clock jumps) the demo scenario plays. */
+export const DEMO_STEPS = 10;
 
 export interface DemoVault {
   address: Address;
@@ -38,6 +49,9 @@ export interface DemoResult {
   priceMoves: { blockNumber: bigint; token: 'WETH' | 'ARB'; usd: number }[];
   /** Vault-record events emitted (by Solidity event name), counted from the chain's logs. */
   eventCounts: Record<string, number>;
+  /** Blocks right after the clock steps where feeds got a new round at their current price
+   *  (same answer, new updatedAt), and which feeds. */
+  feedRefreshes: { blockNumber: bigint; feeds: Address[] }[];
 }
 
 const ONE_RWD = 10n ** 18n;
@@ -50,13 +64,28 @@ const ONE_RWD = 10n ** 18n;
  * ranges fall out) → 2950 / 0.78, a rebalance, resizes, a performance fee, a strategy change, a
  * fee-rate change (on bob's vault, which is never charged a fee: no figure depends on it), a
  * suspension with reason + withdrawal while suspended + resume, and carol's full exit.
+ *
+ * Its clock moves like a live chain's: right after each step's time jump, every feed older than
+ * half its heartbeat gets a new round at its current price (one block), as a live Chainlink feed
+ * beats, so no record of the demo is valued with a stale price. The demo has no step that means
+ * to show a stale price (the suspension's "oracle deviation" is only its reason text); the
+ * stale-price flags are exercised by test/chain-truth/stale.test.ts.
  */
 export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions = {}): Promise<DemoResult> {
   const c = stack.clients;
   const dev = devChain(stack.rpcUrl);
   const { agent, guardian, feeCollector, treasury, owners } = stack.accounts;
   const { weth, usdc, arb } = stack.tokens;
-  const step = () => dev.increaseTime(opts.stepSeconds ?? 6 * 3600);
+  const feeds = Object.values(stack.tokens).map((t) => t.feed);
+  const heartbeat = heartbeatOf(opts);
+  const feedRefreshes: DemoResult['feedRefreshes'] = [];
+  let played = 0;
+  const step = async () => {
+    opts.onStep?.(++played);
+    await dev.increaseTime(opts.stepSeconds ?? 6 * 3600);
+    const refreshed = await refreshDueFeeds(stack.rpcUrl, feeds, heartbeat);
+    if (refreshed) feedRefreshes.push(refreshed);
+  };
   const wad = (t: { decimals: number }, whole: number) =>
     BigInt(Math.round(whole * 1e6)) * 10n ** BigInt(t.decimals - 6);
   const [pool500, pool3000, poolArb] = stack.pools;
@@ -194,6 +223,7 @@ export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions 
       fromBlock,
       toBlock,
     ),
+    feedRefreshes,
   };
 }
 

@@ -1,4 +1,4 @@
-import { testTokenAbi, vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
+import { swapperAbi, testTokenAbi, vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
 import { type Address, decodeEventLog, toHex } from 'viem';
 import type { ReferenceStack, StackPool } from './deploy.js';
 import { readSlot0 } from './market.js';
@@ -113,6 +113,38 @@ function rangeAround(tick: number, halfWidth: number, spacing: number) {
   const tickLower = floorTick(tick - halfWidth, spacing);
   const tickUpper = floorTick(tick + halfWidth, spacing) + spacing;
   return { tickLower, tickUpper, sa: getSqrtRatioAtTick(tickLower), sb: getSqrtRatioAtTick(tickUpper) };
+}
+
+/**
+ * Liquidity minted for the vault by someone else (the swapper, paid from its own balance): a
+ * position the vault holds on chain but never opened — `range` given (e.g. a live position's, so
+ * the pool merges them) or ±halfWidth ticks around the pool tick; `usd` roughly what it is worth.
+ * Returns the range.
+ */
+export async function giftPosition(
+  stack: ReferenceStack,
+  v: Pick<TrackedVault, 'address' | 'pool'>,
+  usd: number,
+  at: { halfWidth: number } | { tickLower: number; tickUpper: number },
+): Promise<{ tickLower: number; tickUpper: number }> {
+  const { sqrtPriceX96: sp, tick } = await readSlot0(stack, v.pool.address);
+  const r =
+    'halfWidth' in at
+      ? rangeAround(tick, at.halfWidth, v.pool.tickSpacing)
+      : { ...at, sa: getSqrtRatioAtTick(at.tickLower), sb: getSqrtRatioAtTick(at.tickUpper) };
+  const whole = (t: StackPool['token0']) =>
+    BigInt(Math.max(1, Math.round((usd / t.usd) * 10 ** Math.min(t.decimals, 6)))) *
+    10n ** BigInt(Math.max(0, t.decimals - 6));
+  const liquidity = getLiquidityForAmounts(sp, r.sa, r.sb, whole(v.pool.token0), whole(v.pool.token1));
+  if (liquidity === 0n) throw new Error('giftPosition: no liquidity for that value (emitted no Mint)');
+  await write(stack.clients, stack.accounts.deployer, stack.swapper, swapperAbi, 'mintFor', [
+    v.pool.address,
+    v.address,
+    r.tickLower,
+    r.tickUpper,
+    liquidity,
+  ]);
+  return { tickLower: r.tickLower, tickUpper: r.tickUpper };
 }
 
 /** Liquidity worth `sharePct`% of the given balances in a range at the pool price. */

@@ -137,11 +137,13 @@ describe('chain package against a real anvil', () => {
       if (r.ok && r.kind === 'record') records.push(r.record);
     }
     const types = new Set(records.map((r) => r.type));
-    // mark and revert are the indexer's own; transfer.received too: a Transfer log says whether it
-    // is one only beside the other logs of its transaction (services/indexer sync/block.ts).
+    // mark and revert are the indexer's own; transfer.received and position.received too: a
+    // Transfer or Mint log says whether it is one only beside the other logs of its transaction
+    // (services/indexer sync/block.ts).
+    const indexers = ['mark', 'revert', 'transfer.received', 'position.received'];
     expect([...types].sort()).toEqual(
       Object.keys(payloadSchemas)
-        .filter((t) => t !== 'mark' && t !== 'revert' && t !== 'transfer.received')
+        .filter((t) => !indexers.includes(t))
         .sort(),
     );
     for (const r of records) {
@@ -200,7 +202,7 @@ describe('chain package against a real anvil', () => {
     }
   });
 
-  it('decodes market events: FeedSet, Swap, AnswerUpdated', async () => {
+  it('decodes market events: FeedSet, Swap, Mint, AnswerUpdated', async () => {
     const logs = await client.getLogs({
       address: [stack.factory, ...stack.pools.map((p) => p.address), stack.tokens.weth.feed],
       fromBlock: 0n,
@@ -216,7 +218,28 @@ describe('chain package against a real anvil', () => {
         }
       }
     }
-    expect([...kinds].sort()).toEqual(['answer', 'feedSet', 'rolesSet', 'swap']);
+    expect([...kinds].sort()).toEqual(['answer', 'feedSet', 'mint', 'rolesSet', 'swap']);
+    // A vault's own mint: owner the vault, sender the vault too (it called the pool), ticks signed.
+    const opened = recordLogs
+      .map((l) => decodeLog(l))
+      .find((r) => r.ok && r.kind === 'record' && r.record.type === 'position.opened');
+    const own = opened?.ok && opened.kind === 'record' ? opened.record : undefined;
+    expect(own).toBeDefined();
+    const mint = logs
+      .map((l) => decodeLog(l))
+      .find(
+        (r) => r.ok && r.kind === 'valuation' && r.event.kind === 'mint' && r.event.txHash === own!.txHash,
+      );
+    const p = own!.payload as { tickLower: number; tickUpper: number; liquidity: string; amount0: string };
+    expect(mint?.ok && mint.kind === 'valuation' && mint.event).toMatchObject({
+      kind: 'mint',
+      owner: own!.vault,
+      sender: own!.vault,
+      tickLower: p.tickLower,
+      tickUpper: p.tickUpper,
+      liquidity: p.liquidity,
+      amount0: p.amount0,
+    });
     expect(eventTopics.vault).toHaveLength(16);
     expect(eventTopics.factory).toContain(eventTopics.vaultCreated);
     // A market log is not a vault record.

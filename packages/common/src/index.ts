@@ -1,5 +1,9 @@
+export { CONFIG_DEFAULTS, MIN_DAILY_RETURNS_RANGE } from './config/defaults.js';
+export { doc, type EnvDoc } from './config/doc.js';
+export { sharedEnv } from './config/fields.js';
 export { baseConfigSchema, ConfigError, createConfig, type Env, envField } from './config/index.js';
-export { createLogger, type Logger, type LoggerConfig } from './logger/index.js';
+export { createLogger, type LogFormat, type Logger, type LoggerConfig } from './logger/index.js';
+export { isSecretName, REDACTED, redactText, redactValue, shownValue } from './redact/index.js';
 export {
   type KafkaSecurity,
   type KafkaSecurityEnv,

@@ -66,6 +66,17 @@ contract Swapper {
         _active = address(0);
     }
 
+    /// Mints liquidity owned by `recipient` (a gift: a vault's position it did not open), paid
+    /// from the swapper's balance.
+    function mintFor(address pool, address recipient, int24 tickLower, int24 tickUpper, uint128 liquidity)
+        external
+        returns (uint256 amount0, uint256 amount1)
+    {
+        _active = pool;
+        (amount0, amount1) = IUniswapV3PoolS(pool).mint(recipient, tickLower, tickUpper, liquidity, "");
+        _active = address(0);
+    }
+
     function uniswapV3SwapCallback(int256 amount0Delta, int256 amount1Delta, bytes calldata) external {
         if (msg.sender != _active) revert NotActivePool();
         if (amount0Delta > 0) IERC20S(IUniswapV3PoolS(msg.sender).token0()).transfer(msg.sender, uint256(amount0Delta));

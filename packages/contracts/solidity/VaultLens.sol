@@ -13,10 +13,16 @@ pragma solidity ^0.8.24;
  * Output (32-byte words, in this order):
  *   per token:  feed, answer (int256), updatedAt
  *   per pool:   sqrtPriceX96, tick (int256), feeGrowthGlobal0X128, feeGrowthGlobal1X128
- *   per vault:  balanceOf(token) for each of its 3 tokens, pendingRewards, n live positions, then
+ *   per vault:  balanceOf(token) for each of its 3 tokens, pendingRewards, n positions, then
  *               per position: id, tickLower, tickUpper, liquidity, feeGrowthInside0LastX128,
  *               feeGrowthInside1LastX128, tokensOwed0, tokensOwed1, and the lower and upper
  *               ticks' feeGrowthOutside0X128, feeGrowthOutside1X128
+ * A vault's positions are its live ones (livePositions, by id), then each of the `extras` ranges
+ * the caller names for it that is no live range and that the pool holds something for (liquidity
+ * or tokens owed): liquidity minted for the vault by someone else, which the vault does not list.
+ * Such a position's id is its key in the pool, keccak256(vault, tickLower, tickUpper), as a
+ * uint256. `extras` is flat: per range the vault's index in `vaults`, then tickLower and tickUpper
+ * each plus 887272 (MAX_TICK: so every word is unsigned).
  * Callers batch vaults: by the code size limit (creation code) or the node's gas cap (override).
  */
 
@@ -59,9 +65,10 @@ contract VaultLens {
         address[] memory pools,
         address[] memory vaults,
         address[] memory vaultTokens,
-        uint256[] memory vaultPools
+        uint256[] memory vaultPools,
+        uint256[] memory extras
     ) {
-        _answer(_read(factory, tokens, pools, vaults, vaultTokens, vaultPools));
+        _answer(_read(factory, tokens, pools, vaults, vaultTokens, vaultPools, extras));
     }
 
     /// The same answer from runtime code (state override): the words, not ABI-encoded.
@@ -71,9 +78,10 @@ contract VaultLens {
         address[] memory pools,
         address[] memory vaults,
         address[] memory vaultTokens,
-        uint256[] memory vaultPools
+        uint256[] memory vaultPools,
+        uint256[] memory extras
     ) external view {
-        _answer(_read(factory, tokens, pools, vaults, vaultTokens, vaultPools));
+        _answer(_read(factory, tokens, pools, vaults, vaultTokens, vaultPools, extras));
     }
 
     /// Ends the call (or the creation) with the words as its raw answer.
@@ -83,12 +91,15 @@ contract VaultLens {
         }
     }
 
-    /// Each vault's live positions: ids and ranges (they size the answer).
+    /// Each vault's live positions: ids and ranges (they size the answer), and the extra ranges.
     struct Live {
         uint256[][] ids;
         int24[][] lowers;
         int24[][] uppers;
+        uint256[] extras;
     }
+
+    int256 private constant TICK_BIAS = 887272;
 
     function _read(
         address factory,
@@ -96,13 +107,14 @@ contract VaultLens {
         address[] memory pools,
         address[] memory vaults,
         address[] memory vaultTokens,
-        uint256[] memory vaultPools
+        uint256[] memory vaultPools,
+        uint256[] memory extras
     ) private view returns (uint256[] memory out) {
-        // Live ranges first: they size the output.
+        // Live ranges first: they size the output (extras at most: those found empty are left out).
         Live memory live = Live(
-            new uint256[][](vaults.length), new int24[][](vaults.length), new int24[][](vaults.length)
+            new uint256[][](vaults.length), new int24[][](vaults.length), new int24[][](vaults.length), extras
         );
-        uint256 words = tokens.length * 3 + pools.length * 4 + vaults.length * 5;
+        uint256 words = tokens.length * 3 + pools.length * 4 + vaults.length * 5 + (extras.length / 3) * 12;
         for (uint256 i = 0; i < vaults.length; i++) {
             (live.ids[i], live.lowers[i], live.uppers[i]) = ILensVault(vaults[i]).livePositions();
             words += live.ids[i].length * 12;
@@ -131,8 +143,13 @@ contract VaultLens {
                 out[k++] = ILensToken(vaultTokens[i * 3 + j]).balanceOf(vault);
             }
             out[k++] = ILensVault(vault).pendingRewards();
-            out[k++] = live.ids[i].length;
+            uint256 countAt = k++;
             k = _positions(ILensPool(pools[vaultPools[i]]), vault, live, i, out, k);
+            out[countAt] = (k - countAt - 1) / 12;
+        }
+        // The words written (extras found empty took none).
+        assembly {
+            mstore(out, k)
         }
     }
 
@@ -151,7 +168,38 @@ contract VaultLens {
             k = _tick(pool, lo, out, k);
             k = _tick(pool, up, out, k);
         }
+        for (uint256 e = 0; e + 2 < live.extras.length; e += 3) {
+            if (live.extras[e] != i) continue;
+            int24 lo = int24(int256(live.extras[e + 1]) - TICK_BIAS);
+            int24 up = int24(int256(live.extras[e + 2]) - TICK_BIAS);
+            if (_isLive(live, i, lo, up)) continue;
+            k = _extra(pool, vault, lo, up, out, k);
+        }
         return k;
+    }
+
+    function _isLive(Live memory live, uint256 i, int24 lo, int24 up) private pure returns (bool) {
+        for (uint256 p = 0; p < live.ids[i].length; p++) {
+            if (live.lowers[i][p] == lo && live.uppers[i][p] == up) return true;
+        }
+        return false;
+    }
+
+    /// An extra range's position, unless the pool holds nothing for it (then no word is written).
+    function _extra(ILensPool pool, address vault, int24 lo, int24 up, uint256[] memory out, uint256 k)
+        private
+        view
+        returns (uint256)
+    {
+        bytes32 key = keccak256(abi.encodePacked(vault, lo, up));
+        uint256 at = _position(pool, vault, lo, up, out, k + 3);
+        // liquidity, tokensOwed0, tokensOwed1 all zero: nothing held (fees accrue to liquidity only).
+        if (out[k + 3] == 0 && out[k + 6] == 0 && out[k + 7] == 0) return k;
+        out[k] = uint256(key);
+        out[k + 1] = uint256(int256(lo));
+        out[k + 2] = uint256(int256(up));
+        at = _tick(pool, lo, out, at);
+        return _tick(pool, up, out, at);
     }
 
     function _position(ILensPool pool, address owner, int24 lo, int24 up, uint256[] memory out, uint256 k)

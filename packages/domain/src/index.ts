@@ -4,6 +4,7 @@
  * No I/O anywhere.
  */
 
+export * from './equity/index.js';
 export * from './fold/index.js';
 export * from './mapping/index.js';
 export * from './math/index.js';

@@ -34,6 +34,21 @@ export function defaultLogSecurity(): LogSecurity {
 
 const levels = { error: logLevel.ERROR, warn: logLevel.WARN, info: logLevel.INFO, debug: logLevel.DEBUG };
 
+/**
+ * Answers a broker gives while it is still starting (its group coordinator loading the offsets
+ * topic, a partition without a leader yet): kafkajs logs them as errors and retries, and the retry
+ * succeeds — on a healthy start they are expected, so they are logged at debug. Should the retries
+ * run out, the failure itself still surfaces from the call, as an error.
+ */
+export const EXPECTED_AT_START = [
+  'The group coordinator is not available',
+  "The coordinator is loading and hence can't process requests",
+  'There is no leader for this topic-partition',
+  'This server does not host this topic-partition',
+];
+const expectedAtStart = (fields: Record<string, unknown>, message: string) =>
+  EXPECTED_AT_START.some((e) => String(fields.error ?? '').startsWith(e) || message.startsWith(e));
+
 /** Builds the kafkajs client, its log lines routed into pino. Internal to this package. */
 export function kafkaClient(config: LogClientConfig): Kafka {
   const { logger } = config;
@@ -51,7 +66,8 @@ export function kafkaClient(config: LogClientConfig): Kafka {
         // not checkpointed and is republished later (duplicates are harmless), so EoS holds.
         if (message.startsWith('Limiting retries for the idempotent producer')) return;
         const fields = { kafka: namespace, ...extra };
-        if (level === logLevel.ERROR) logger.error(fields, message);
+        if (expectedAtStart(fields, message)) logger.debug(fields, message);
+        else if (level === logLevel.ERROR) logger.error(fields, message);
         else if (level === logLevel.WARN) logger.warn(fields, message);
         else if (level === logLevel.INFO) logger.info(fields, message);
         else logger.debug(fields, message);

@@ -14,10 +14,19 @@ export {
 } from './indexer/index.js';
 export {
   appliedVersions,
+  type ChangedMigration,
+  type ChecksumState,
   latestVersion,
+  loadMigrations,
   type MigrateResult,
   type Migration,
+  MigrationChecksumError,
+  type MigrationSource,
+  type MigrationStatus,
+  type MigrationStatusEntry,
   migrate,
+  migrationChecksum,
+  migrationStatus,
   migrations,
   resetSchema,
 } from './migrations/index.js';

@@ -3,6 +3,15 @@ import { setDefaultLogSecurity } from '@vault-yield/log';
 import { z } from 'zod';
 import { commands } from './commands/index.js';
 
+/** The service's version: the root package.json's (one version for the repository). */
+async function version(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const pkg = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
@@ -11,12 +20,16 @@ function usage(): string {
     'commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Run `vault-yield <command> --help` for the options of one command.',
+    'Run `vault-yield <command> --help` for the options of one command; `vault-yield --version` prints the version.',
   ].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    console.log(`vault-yield ${await version()}`);
+    return 0;
+  }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(usage());
     return name ? 0 : 2;
@@ -38,6 +51,13 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof ConfigError || (err instanceof TypeError && 'code' in err)) {
       console.error(`vault-yield ${name}: ${err.message}`);
+      return 2;
+    }
+    // A value some schema refused without naming its option: still one line, never a stack.
+    if (err instanceof z.ZodError) {
+      console.error(
+        `vault-yield ${name}: ${err.issues.map((i) => `${i.path.join('.') || 'value'}: ${i.message}`).join('; ')}`,
+      );
       return 2;
     }
     throw err;

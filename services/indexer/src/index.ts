@@ -121,7 +121,8 @@ export function createIndexer(input: IndexerConfig): Indexer {
     metrics,
     done,
     async start() {
-      if (config.metricsPort !== undefined) server = await serveMetrics(metrics, config.metricsPort);
+      if (config.metricsPort !== undefined)
+        server = await serveMetrics(metrics, config.metricsPort, config.metricsHost);
       try {
         await engine.open();
         await engine.load();

@@ -59,7 +59,13 @@ import {
 } from './sync/types.js';
 import { valuateRecords } from './sync/valuate.js';
 import { ValuationTracker } from './valuation.js';
-import { copyMarkState, type VaultEntry, type VaultMarkState, VaultRegistry } from './vaults.js';
+import {
+  copyMarkState,
+  receivedRanges,
+  type VaultEntry,
+  type VaultMarkState,
+  VaultRegistry,
+} from './vaults.js';
 
 type Address = `0x${string}`;
 type Hash = `0x${string}`;
@@ -151,6 +157,7 @@ export class IndexerEngine {
       chainId: this.o.chainId,
       cacheTime: 0,
       timeoutMs: this.o.rpcTimeoutMs,
+      observer: this.metrics.rpc,
     });
     this.client = client;
     this.logsClient = logsClient;
@@ -463,7 +470,6 @@ export class IndexerEngine {
   private async step(): Promise<boolean> {
     this.head = await this.rpc(() => getHeadNumber(this.client));
     this.metrics.headBlock.set(this.head);
-    this.metrics.rpcCalls.set(this.stats.calls);
     // Never past the confirmed head, nor past the end block.
     const confirmed = this.head - this.o.confirmations;
     const target = this.o.endBlock === undefined ? confirmed : Math.min(confirmed, this.o.endBlock);
@@ -745,10 +751,16 @@ export class IndexerEngine {
     const seqs = assignSeqs(records, (vault) => entry(vault).state);
     this.valuedBlocks += await valuateRecords(records, {
       read: (block, vaults, hash) => this.rpc(() => this.valuator.read(block, vaults, hash)),
-      vault: entry,
+      // Positions minted for the vault by someone else are read too (every range seen so far: one
+      // the pool holds nothing for at a block reads as nothing there).
+      vault: (vault) => {
+        const v = entry(vault);
+        const ranges = receivedRanges(v.state);
+        return ranges ? { ...v, ranges } : v;
+      },
       concurrency: this.o.concurrency,
     });
-    this.metrics.valuationCalls.set(this.valuator.calls);
+    this.metrics.valuationCallsMade(this.valuator.calls);
     for (let b = Math.max(chunk.from, windowStart); b <= chunk.to; b++) {
       const h = chunk.headers.get(b)!;
       kept.push({
@@ -824,7 +836,6 @@ export class IndexerEngine {
     );
     this.metrics.checkpointBlock.set(checkpoint.number);
     this.metrics.vaults.set(this.registry.size);
-    this.metrics.rpcCalls.set(this.stats.calls);
     this.advanced();
   }
 

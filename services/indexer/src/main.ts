@@ -1,12 +1,20 @@
-import { createLogger, onShutdown } from '@vault-yield/common';
+import { ConfigError, createLogger, onShutdown } from '@vault-yield/common';
 import { createIndexer, IndexerHaltError, indexerConfigFromEnv, loadIndexerEnv } from './index.js';
 
 /**
  * The indexer process: env → createIndexer; SIGINT/SIGTERM finish the batch in flight and exit.
  * With END_BLOCK, it exits 0 once that block is checkpointed.
  */
-const env = loadIndexerEnv();
-const logger = createLogger({ name: 'indexer', level: env.LOG_LEVEL });
+let env: ReturnType<typeof loadIndexerEnv>;
+try {
+  env = loadIndexerEnv();
+} catch (err) {
+  // One line naming every bad variable (secrets redacted), exit 2: no stack trace to bury it.
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`${err.message}\n`);
+  process.exit(2);
+}
+const logger = createLogger({ name: 'indexer', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
 const indexer = createIndexer(indexerConfigFromEnv(env, logger));
 onShutdown(logger, () => indexer.stop());
 try {

@@ -1,9 +1,41 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, Gauge, Registry } from 'prom-client';
+import type { RpcCallObserver } from '@vault-yield/chain';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
-/** Prometheus metrics of one indexer (its own registry, so tests can run several in-process). */
-export function createIndexerMetrics() {
+/** Seconds: a head read on a local node (≈ 1 ms) up to the RPC time-out (30 s by default). */
+const RPC_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * Prometheus metrics of one indexer (its own registry, so tests can run several in-process), with
+ * the process's default metrics under their stock names (`process_*`, `nodejs_*`) unless
+ * `defaults` is false.
+ */
+export function createIndexerMetrics(defaults = true) {
   const registry = new Registry();
+  if (defaults) collectDefaultMetrics({ register: registry });
+  const rpcCalls = new Counter({
+    name: 'indexer_rpc_calls_total',
+    help: 'JSON-RPC calls sent to the node (each call of a batch counts), by method',
+    labelNames: ['method'] as const,
+    registers: [registry],
+  });
+  const rpcDuration = new Histogram({
+    name: 'indexer_rpc_duration_seconds',
+    help: 'Time from a JSON-RPC call to its answer or failure (batching and Retry-After waits included), by method',
+    labelNames: ['method'] as const,
+    buckets: RPC_BUCKETS,
+    registers: [registry],
+  });
+  const valuationCalls = new Counter({
+    name: 'indexer_valuation_calls_total',
+    help: 'eth_calls (VaultLens reads) made to read vault holdings and prices at their blocks',
+    registers: [registry],
+  });
+  const rpc: RpcCallObserver = {
+    onCall: (method) => rpcCalls.inc({ method }),
+    onCallDone: (method, seconds) => rpcDuration.observe({ method }, seconds),
+  };
+  let valuationCallsSeen = 0;
   const m = {
     registry,
     recordsPublished: new Counter({
@@ -51,24 +83,44 @@ export function createIndexerMetrics() {
     }),
     headBlock: new Gauge({ name: 'indexer_head_block', help: 'Chain head seen', registers: [registry] }),
     vaults: new Gauge({ name: 'indexer_vaults', help: 'Vaults known', registers: [registry] }),
-    rpcCalls: new Gauge({ name: 'indexer_rpc_calls', help: 'JSON-RPC calls made', registers: [registry] }),
+    rpcCalls,
+    rpcDuration,
+    /** Feeds indexer_rpc_calls_total and indexer_rpc_duration_seconds: give it to the RPC client. */
+    rpc,
     recordBytes: new Counter({
       name: 'indexer_record_bytes_published_total',
-      help: 'Bytes of record values acknowledged by Kafka (JSON, before compression)',
+      help: 'Bytes of record values acknowledged by Kafka (as encoded: binary, or JSON under RECORD_ENCODING=json; before compression)',
       registers: [registry],
     }),
-    valuationCalls: new Gauge({
-      name: 'indexer_valuation_calls',
-      help: 'eth_calls (VaultLens reads) made to read vault holdings and prices at their blocks',
-      registers: [registry],
-    }),
+    valuationCalls,
+    /**
+     * Brings indexer_valuation_calls_total up to the valuator's running count of lens calls (a
+     * count lower than the last one seen is a new valuator: counted from zero).
+     */
+    valuationCallsMade(total: number): void {
+      const grown = total >= valuationCallsSeen ? total - valuationCallsSeen : total;
+      valuationCallsSeen = total;
+      if (grown > 0) valuationCalls.inc(grown);
+    },
   };
   return m;
 }
 
 export type IndexerMetrics = ReturnType<typeof createIndexerMetrics>;
 
-export function serveMetrics(metrics: IndexerMetrics, port: number): Promise<Server> {
+/** Where the metrics server listens unless told otherwise: loopback (METRICS_HOST widens it). */
+export const DEFAULT_METRICS_HOST = '127.0.0.1';
+
+/**
+ * Serves /metrics (and /health) on `host:port`: by default on loopback only, so the figures are
+ * not public unless METRICS_HOST says where they may be scraped from (e.g. `0.0.0.0` in a
+ * container whose port only the scraper's network reaches).
+ */
+export function serveMetrics(
+  metrics: IndexerMetrics,
+  port: number,
+  host: string = DEFAULT_METRICS_HOST,
+): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.url === '/metrics') {
       metrics.registry
@@ -86,5 +138,8 @@ export function serveMetrics(metrics: IndexerMetrics, port: number): Promise<Ser
     res.writeHead(req.url === '/health' ? 200 : 404);
     res.end();
   });
-  return new Promise((resolve) => server.listen(port, '0.0.0.0', () => resolve(server)));
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
 }

@@ -14,9 +14,11 @@ import type { KafkaSecurity, Logger } from '@vault-yield/common';
 import type { RecordEncoding, VaultRecord } from '@vault-yield/domain';
 import { createPublisher } from '@vault-yield/log';
 import { createIndexerStore, createPgPool, type StoredVaultSeq } from '@vault-yield/store';
-import { eventRecord, markRecord } from './sync/block.js';
+import { eventRecord, markRecord, receivedRecord, receivedRecords } from './sync/block.js';
+import { asTopic } from './sync/filters.js';
 import { decodeAll } from './sync/ranges.js';
 import { valuateRecords } from './sync/valuate.js';
+import { receivedRanges, type VaultMarkState } from './vaults.js';
 
 type Address = `0x${string}`;
 type Hash = `0x${string}`;
@@ -51,9 +53,22 @@ export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultR
   if (seqs.length === 0) return [];
   const from = seqs[0]!.blockNumber;
   const to = seqs[seqs.length - 1]!.blockNumber;
+  const pool = vault.pool.toLowerCase() as Address;
   const lists = await Promise.all([
     getLogsAdaptive(client, { address: [vault.vault], topic0: eventTopics.vault }, from, to),
     getLogsAdaptive(client, { address: [factory], topic0: eventTopics.factory }, from, to),
+    // tokens sent straight to the vault and liquidity minted for it (transfer / position.received)
+    getLogsAdaptive(
+      client,
+      {
+        address: [vault.token0, vault.token1, vault.rewardToken],
+        topic0: [eventTopics.transfer],
+        topic2: [asTopic(vault.vault)],
+      },
+      from,
+      to,
+    ),
+    getLogsAdaptive(client, { address: [pool], topic0: [eventTopics.mint] }, from, to),
   ]);
   const logs = lists.flat();
   logs.sort((a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!);
@@ -61,12 +76,27 @@ export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultR
   if (decoded.failures.length > 0)
     throw new RepublishError(`a log of ${vault.vault} does not decode: ${decoded.failures[0]!.reason}`);
   const events = new Map<number, ChainRecord[]>();
+  const received = new Map<number, ChainRecord[]>();
+  const add = (m: Map<number, ChainRecord[]>, r: ChainRecord) => {
+    const list = m.get(r.blockNumber) ?? [];
+    m.set(r.blockNumber, list);
+    list.push(r);
+  };
   for (const l of logs) {
     const r = decoded.map.get(l);
-    if (r?.ok !== true || r.kind !== 'record' || r.record.vault !== vault.vault) continue;
-    const list = events.get(r.record.blockNumber) ?? [];
-    events.set(r.record.blockNumber, list);
-    list.push(r.record);
+    if (r?.ok !== true) continue;
+    if (r.kind === 'record') {
+      if (r.record.vault === vault.vault) add(events, r.record);
+      continue;
+    }
+    const rec = receivedRecord(r.event, (a) => (a === vault.vault ? { pool } : undefined));
+    if (rec) add(received, rec);
+  }
+  // Joined as the block walk joins them: those the vault's own events explain make no record.
+  for (const [block, list] of received) {
+    const evs = events.get(block) ?? [];
+    events.set(block, evs);
+    receivedRecords(evs, list);
   }
   const headers = await getHeaders(
     client,
@@ -170,6 +200,7 @@ export async function republishVault(o: RepublishOptions): Promise<RepublishResu
         token1: v.token1 as Address,
         pool: v.pool as Address,
         rewardToken: v.rewardToken as Address,
+        ranges: receivedRanges(v.state as VaultMarkState),
       },
       seqs,
       heartbeatOf: (feed) => o.heartbeats.byFeed[feed.toLowerCase()] ?? o.heartbeats.default,

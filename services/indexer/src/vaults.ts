@@ -24,6 +24,13 @@ export interface VaultMarkState {
    * restart numbers republished records as before. Absent in states saved before schema 3: 1.
    */
   nextSeq?: number;
+  /**
+   * Ranges [tickLower, tickUpper] of the vault's pool where liquidity was minted for it by someone
+   * else (`position.received`), in the order first seen: the valuation reads them at every block
+   * (ValuedVault.ranges). Only ever grows — a range the pool no longer holds anything for reads
+   * as nothing, and one seen on a block a reorg orphaned reads as nothing on the new chain.
+   */
+  received?: [number, number][];
 }
 
 export interface VaultEntry extends ValuedSet {
@@ -57,8 +64,13 @@ export function copyMarkState(s: VaultMarkState): VaultMarkState {
     lastTs: s.lastTs,
     dirty: s.dirty,
     nextSeq: s.nextSeq ?? 1,
+    ...(s.received ? { received: s.received.map(([lo, up]): [number, number] => [lo, up]) } : {}),
   };
 }
+
+/** The ranges a vault's valuation reads besides its live positions (see VaultMarkState.received). */
+export const receivedRanges = (s: VaultMarkState): readonly (readonly [number, number])[] | undefined =>
+  s.received;
 
 /** Range flags of the open positions at a pool tick (the pool's rule: lower ≤ tick < upper). */
 export function rangeFlags(
@@ -119,6 +131,17 @@ export function applyRecordToPositions(
       const p = r.payload as { positionId: string };
       delete state.positions[p.positionId];
       delete state.flags[p.positionId];
+      break;
+    }
+    case 'position.received': {
+      // The vault cannot burn it (its code burns only what it minted): it stays, its range flips
+      // count like an own position's, and the valuation reads it from now on.
+      const p = r.payload as { tickLower: number; tickUpper: number };
+      const id = `received:${p.tickLower}:${p.tickUpper}`;
+      if (!(id in state.positions)) {
+        state.positions[id] = [p.tickLower, p.tickUpper];
+        state.received = [...(state.received ?? []), [p.tickLower, p.tickUpper]];
+      }
       break;
     }
     default:

@@ -2,11 +2,11 @@ import type { Logger } from '@vault-yield/common';
 import type { LogBatch } from '@vault-yield/log';
 import type { DeadLetterKind, ProjectionTx } from '@vault-yield/store';
 import type { CachedVault, StateCache } from './cache.js';
-import type { Decoded } from './fold.js';
 import { createVaultProjection } from './projection.js';
-import { runBatch } from './runner.js';
+import type { Decoded } from './rows.js';
+import { runBatch } from './runner/index.js';
 
-/** The projector's batch: the exactly-once runner (runner.ts) feeding the vault projection (projection.ts). */
+/** The projector's batch: the exactly-once runner (runner/) feeding the vault projection (projection.ts). */
 
 export interface BatchStats {
   applied: number;

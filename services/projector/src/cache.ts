@@ -1,6 +1,5 @@
-import type { VaultState } from '@vault-yield/domain';
+import type { Micros, VaultState } from '@vault-yield/domain';
 import type { LedgerPosition } from '@vault-yield/store';
-import type { Micros } from './fold.js';
 
 /** A vault's fold state as committed to Postgres by this instance. */
 export interface CachedVault {

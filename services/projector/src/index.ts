@@ -1,231 +1,63 @@
-import type { Server } from 'node:http';
-import { kafkaSecurity, type Logger } from '@vault-yield/common';
-import { FOLD_VERSION } from '@vault-yield/domain';
-import { type BatchConsumer, createBatchConsumer, createLogAdmin } from '@vault-yield/log';
-import {
-  createPgPool,
-  createProjectionStore,
-  migrate,
-  type Pool,
-  projectionFoldVersion,
-} from '@vault-yield/store';
-import { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
-import { createStateCache } from './cache.js';
-import { PROJECTOR_BATCH_DEFAULTS, type ProjectorConfig } from './config.js';
-import { type Decoded, decode } from './fold.js';
-import { createProjectorMetrics, type ProjectorMetrics, serveMetrics } from './metrics.js';
-
+/**
+ * @vault-yield/projector — folds the log into the projection schema: the exactly-once runner
+ * (runner/), the projections it feeds (the vault projection: projection.ts and its rows, rows.ts;
+ * the market side: market/), and `startProjections`, the one wiring of them all that the
+ * projector's main, `vault-yield dev` and the builds of `rebuild` use.
+ */
 export { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
 export {
-  loadProjectorConfig,
+  loadProjectorEnv,
+  type MarketProjectionsInput,
+  marketProjectionsConfigSchema,
   PROJECTOR_BATCH_DEFAULTS,
   type ProjectorConfig,
+  type ProjectorEnv,
+  projectorConfigFromEnv,
   projectorConfigSchema,
+  projectorEnvSchema,
+  type ResolvedProjectorConfig,
 } from './config.js';
+export {
+  createMarketProjection,
+  createMarketProjector,
+  type DecodedMarket,
+  decodeMarket,
+  type MarketApplied,
+  type MarketKind,
+  type MarketProjector,
+  type MarketProjectorOptions,
+  marketGroups,
+  refreshStrategyStats,
+} from './market/index.js';
 export type { ProjectorMetrics } from './metrics.js';
+export { createVaultProjection, type VaultBatchOut, type VaultProjectionOptions } from './projection.js';
+export {
+  type MarketProjectionsConfig,
+  type Projections,
+  type ProjectionsConfig,
+  startProjections,
+} from './projections/index.js';
+export { createProjector, type Projector } from './projector.js';
 export { type RetryOutcome, retryDeadLetters } from './retry.js';
-
-export type ProjectorOptions = Pick<
-  ProjectorConfig,
-  'KAFKA_BROKERS' | 'DATABASE_URL' | 'PROJECTION_SCHEMA' | 'KAFKA_TOPIC' | 'CONSUMER_GROUP'
-> &
-  Partial<ProjectorConfig> & {
-    logger: Logger /** Called after each committed batch (tests, bench). */;
-    onBatch?: (partition: number, stats: BatchStats) => void;
-  };
-
-export interface Projector {
-  start(): Promise<void>;
-  /** Finishes the batches in flight (they commit or roll back whole), leaves the group, closes pools. */
-  stop(): Promise<void>;
-  metrics: ProjectorMetrics;
-  /** Partitions this instance currently owns. */
-  assignment(): number[];
-  /**
-   * Resolves once the stored offsets of every partition of the topic reach the topic's current
-   * high watermarks (for tests, the bench and `/ready`-style checks).
-   */
-  caughtUp(opts?: { timeoutMs?: number; pollMs?: number }): Promise<void>;
-}
-
-/**
- * The projector: a consumer-group member that folds the event log into the projection schema,
- * one Postgres transaction per partition batch, offsets stored in that transaction. Run any
- * number of instances with the same group; partitions are shared between them.
- */
-export function createProjector(options: ProjectorOptions): Projector {
-  const log = options.logger;
-  const schema = options.PROJECTION_SCHEMA;
-  const pool: Pool = createPgPool({
-    url: options.DATABASE_URL,
-    schema,
-    applicationName: 'vault-yield-projector',
-    max: options.PG_POOL_MAX ?? 6,
-    // Offsets commit with the rows: a commit lost to a server crash is re-read from Kafka.
-    synchronousCommit: 'off',
-  });
-  const store = createProjectionStore(pool);
-  const metrics = createProjectorMetrics();
-  const cache = createStateCache(options.PROJECTOR_STATE_CACHE_VAULTS ?? 100_000);
-  const { KAFKA_TOPIC: topic, CONSUMER_GROUP: groupId } = options;
-  // SASL/TLS from the KAFKA_SASL_* / KAFKA_SSL* settings (none: what the process default says).
-  const security = kafkaSecurity(options);
-  let consumer: BatchConsumer | null = null;
-  let server: Server | null = null;
-  let heartbeat: { timer: NodeJS.Timeout; pending: Promise<void> } | null = null;
-
-  /**
-   * The heartbeat marks one offsets row as written: that of this instance's lowest partition
-   * (instances own disjoint partitions, so theirs never wait on each other; retire reads the
-   * schema's latest write).
-   */
-  const beat = () => {
-    const owned = consumer?.assignment() ?? [];
-    if (!heartbeat || owned.length === 0) return;
-    heartbeat.pending = store
-      .heartbeat(groupId, topic, Math.min(...owned))
-      .catch((err: unknown) => log.warn({ err }, 'heartbeat failed (retried at the next beat)'));
-  };
-
-  const handleBatch: Parameters<typeof createBatchConsumer<Decoded>>[0]['handleBatch'] = async (
-    batch,
-    control,
-  ) => {
-    if (!control.isActive()) return undefined;
-    const end = metrics.batchSeconds.startTimer();
-    const partition = batch.partition;
-    const run = (copyLedger: boolean) =>
-      store.transaction((tx) => applyBatch(tx, batch, log, { cache, copyLedger }));
-    let result: ApplyResult;
-    try {
-      try {
-        result = await run(true);
-      } catch (err) {
-        if (!store.isUniqueViolation(err)) throw err;
-        // A record already in the ledger at another position (see ApplyOptions.copyLedger):
-        // the batch rolled back whole; redo it with `on conflict do nothing`.
-        log.warn({ partition }, 'ledger COPY met an existing record; re-applying the batch with inserts');
-        cache.drop(partition);
-        result = await run(false);
-      }
-    } catch (err) {
-      // The commit's outcome is unknown: forget the partition's states (Postgres has the truth).
-      cache.drop(partition);
-      throw err;
-    }
-    if (result.kind === 'gap') return { seekTo: result.seekTo };
-    cache.commit(partition, `${result.nextOffset}@${result.epoch}`, result.vaults);
-    const { stats } = result;
-    const seconds = end();
-    metrics.batches.inc();
-    metrics.applied.inc(stats.applied);
-    metrics.duplicates.inc(stats.duplicates);
-    metrics.reverts.inc(stats.reverts);
-    metrics.released.inc(stats.released);
-    for (const [feed, n] of stats.stale) metrics.stalePrices.inc({ feed }, n);
-    for (const [kind, n] of Object.entries(stats.deadLetters))
-      if (n > 0) metrics.deadLetters.inc({ kind }, n);
-    if (result.letters.length > 0) {
-      // Loud: each leaves its vault behind (snapshot `behind`, /ready, `vault-yield status`).
-      log.error(
-        { partition, ...stats.deadLetters, letters: result.letters },
-        'records dead-lettered: `vault-yield dead-letters list`, then `retry` after a fix',
-      );
-    }
-    metrics.lag.set(
-      { partition: String(batch.partition) },
-      Number(BigInt(batch.highWatermark) - BigInt(batch.commit.nextOffset)),
-    );
-    log.debug(
-      {
-        partition: batch.partition,
-        next: batch.commit.nextOffset,
-        records: batch.messages.length,
-        seconds,
-        ...stats,
-      },
-      'batch committed',
-    );
-    options.onBatch?.(batch.partition, stats);
-    return { applied: true };
-  };
-
-  return {
-    metrics,
-    assignment: () => consumer?.assignment() ?? [],
-    async start() {
-      if (options.MIGRATE) await migrate(pool, schema);
-      // Figures folded by another fold version stay as they are until a rebuild: say so at start.
-      const folded = await projectionFoldVersion(pool, schema);
-      if (folded !== FOLD_VERSION)
-        log.warn(
-          { schema, foldVersion: folded, buildFoldVersion: FOLD_VERSION },
-          'projection folded by another fold version: run `vault-yield rebuild` (figures of vaults with several records in one block differ)',
-        );
-      if (options.METRICS_PORT !== undefined)
-        server = await serveMetrics(metrics.registry, options.METRICS_PORT);
-      const concurrency = options.PROJECTOR_CONCURRENCY ?? PROJECTOR_BATCH_DEFAULTS.concurrency;
-      const maxBatchBytes = options.PROJECTOR_MAX_BATCH_BYTES ?? PROJECTOR_BATCH_DEFAULTS.maxBatchBytes;
-      consumer = createBatchConsumer<Decoded>({
-        brokers: options.KAFKA_BROKERS,
-        ...security,
-        clientId: options.KAFKA_CLIENT_ID ?? 'vault-yield-projector',
-        logger: log,
-        groupId: options.KAFKA_GROUP_ID ?? groupId,
-        offsetsGroupId: groupId,
-        topic,
-        decode,
-        sessionTimeoutMs: options.KAFKA_SESSION_TIMEOUT_MS ?? 30_000,
-        storedOffsets: (t, partitions) => store.storedOffsets(groupId, t, partitions),
-        handleBatch,
-        partitionsConsumedConcurrently: concurrency,
-        maxBytesPerPartition: maxBatchBytes,
-        // One fetch answers for every assigned partition: room for four full batches, so a fetch
-        // over several partitions does not cut them short (fewer records per batch costs more
-        // per record: a vault's snapshot is written once per batch).
-        maxBytes: 4 * maxBatchBytes,
-      });
-      await consumer.start();
-      const every = options.PROJECTOR_HEARTBEAT_MS ?? 20_000;
-      if (every > 0) heartbeat = { timer: setInterval(beat, every).unref(), pending: Promise.resolve() };
-      log.info({ topic, groupId, schema }, 'projector started');
-    },
-    async stop() {
-      if (heartbeat) {
-        clearInterval(heartbeat.timer);
-        await heartbeat.pending;
-        heartbeat = null;
-      }
-      const c = consumer;
-      consumer = null;
-      if (c) await c.stop();
-      if (server) await new Promise<void>((resolve) => server?.close(() => resolve()));
-      server = null;
-      await pool.end();
-      log.info('projector stopped');
-    },
-    async caughtUp({ timeoutMs = 120_000, pollMs = 200 } = {}) {
-      const admin = await createLogAdmin({
-        brokers: options.KAFKA_BROKERS,
-        ...security,
-        clientId: 'projector-caught-up',
-      });
-      try {
-        const high = await admin.offsets(topic);
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const stored = await store.storedOffsets(
-            groupId,
-            topic,
-            high.map((h) => h.partition),
-          );
-          if (high.every((h) => BigInt(stored.get(h.partition) ?? '0') >= BigInt(h.high))) return;
-          if (Date.now() > deadline) throw new Error(`projector not caught up after ${timeoutMs} ms`);
-          await new Promise((r) => setTimeout(r, pollMs));
-        }
-      } finally {
-        await admin.close();
-      }
-    },
-  };
-}
+export {
+  bodyOf,
+  type Decoded,
+  decode,
+  type FoldStep,
+  foldStep,
+  ledgerRow,
+  offLedger,
+  positionOf,
+  positionRows,
+  snapshotRow,
+} from './rows.js';
+export {
+  type Accepted,
+  type Decoding,
+  type Projection,
+  type ProjectionRun,
+  type Refusal,
+  type RunnerItem,
+  type RunResult,
+  runBatch,
+} from './runner/index.js';

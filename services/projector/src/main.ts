@@ -1,41 +1,24 @@
-import { createLogger, kafkaSecurity, onShutdown } from '@vault-yield/common';
+import { ConfigError, createLogger, kafkaSecurity, onShutdown } from '@vault-yield/common';
 import { setDefaultLogSecurity } from '@vault-yield/log';
-import { createPgPool } from '@vault-yield/store';
-import { loadProjectorConfig } from './config.js';
-import { createProjector } from './index.js';
-import { createMarketProjector } from './market/index.js';
+import { loadProjectorEnv, type ProjectorEnv, projectorConfigFromEnv } from './config.js';
+import { startProjections } from './projections/index.js';
 
-const config = loadProjectorConfig();
-// Every Kafka client of the process (the market projector's too) connects with these.
-setDefaultLogSecurity(kafkaSecurity(config));
-const logger = createLogger({ name: 'projector', level: config.LOG_LEVEL });
-const projector = createProjector({ ...config, logger });
-const marketPool = config.MARKET_PROJECTION
-  ? createPgPool({
-      url: config.DATABASE_URL,
-      schema: config.PROJECTION_SCHEMA,
-      applicationName: 'vault-yield-market',
-      max: 2,
-    })
-  : null;
-const market = marketPool
-  ? createMarketProjector({
-      brokers: config.KAFKA_BROKERS,
-      pool: marketPool,
-      logger: logger.child({ component: 'market' }),
-      screenTopic: config.SCREEN_TOPIC,
-      catalogueTopic: config.CATALOGUE_TOPIC,
-      groupId: `${config.CONSUMER_GROUP}-market`,
-      statsIntervalMs: config.STATS_INTERVAL_MS,
-      minDailyReturns: config.MIN_DAILY_RETURNS,
-    })
-  : null;
+let env: ProjectorEnv;
+try {
+  env = loadProjectorEnv();
+} catch (err) {
+  // One line naming every bad variable (secrets redacted), exit 2: no stack trace to bury it.
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`${err.message}\n`);
+  process.exit(2);
+}
+// Every Kafka client of the process (the market side's too) connects with these.
+setDefaultLogSecurity(kafkaSecurity(env));
+const logger = createLogger({ name: 'projector', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
+const projections = startProjections(projectorConfigFromEnv(env, logger));
 
-onShutdown(logger, async () => {
-  await Promise.all([projector.stop(), market?.stop()]);
-  await marketPool?.end();
-});
-Promise.all([projector.start(), market?.start()]).catch((err: unknown) => {
+onShutdown(logger, () => projections.stop());
+projections.started.catch((err: unknown) => {
   logger.fatal({ err }, 'projector failed to start');
   process.exit(1);
 });

@@ -1,9 +1,14 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
-/** The projector's Prometheus metrics, on their own registry (several projectors per process in tests). */
-export function createProjectorMetrics() {
+/**
+ * The projector's Prometheus metrics, on their own registry (several projectors per process in
+ * tests), with the process's default metrics under their stock names (`process_*`, `nodejs_*`)
+ * unless `defaults` is false.
+ */
+export function createProjectorMetrics(defaults = true) {
   const registry = new Registry();
+  if (defaults) collectDefaultMetrics({ register: registry });
   const metrics = {
     registry,
     applied: new Counter({
@@ -18,7 +23,7 @@ export function createProjectorMetrics() {
     }),
     deadLetters: new Counter({
       name: 'projector_dead_letters_total',
-      help: 'Records written to dead_letters, by kind (decode = not JSON or schema failure, envelope = breaks the log rules, fold = the fold threw, gap = held: a record of its vault before it is missing)',
+      help: 'Records written to dead_letters, by kind (decode = bytes that are no record of the schema, binary or JSON; envelope = breaks the log rules, fold = the fold threw, gap = held: a record of its vault before it is missing)',
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
@@ -43,8 +48,9 @@ export function createProjectorMetrics() {
       help: 'Batches committed',
       registers: [registry],
     }),
+    /** Named batchSeconds in code; exported as projector_batch_duration_seconds. */
     batchSeconds: new Histogram({
-      name: 'projector_batch_seconds',
+      name: 'projector_batch_duration_seconds',
       help: 'Time to fold and commit one batch',
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
       registers: [registry],
@@ -62,7 +68,7 @@ export function createProjectorMetrics() {
 export type ProjectorMetrics = ReturnType<typeof createProjectorMetrics>;
 
 /** A tiny HTTP server exposing `GET /metrics`. */
-export async function serveMetrics(registry: Registry, port: number): Promise<Server> {
+export async function serveMetrics(registry: Registry, port: number, host = '127.0.0.1'): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/metrics') {
       registry
@@ -80,6 +86,6 @@ export async function serveMetrics(registry: Registry, port: number): Promise<Se
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: { code: 'not_found', message: 'only GET /metrics is served here' } }));
   });
-  await new Promise<void>((resolve) => server.listen(port, resolve));
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
   return server;
 }

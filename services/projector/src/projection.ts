@@ -2,7 +2,11 @@ import type { Logger } from '@vault-yield/common';
 import {
   checkSeq,
   closeBlock,
+  type DecodeResult,
   decodeRecord,
+  equityBasis,
+  equityPoint,
+  type Micros,
   nextSeqPosition,
   type RecordHead,
   recordIdParts,
@@ -27,12 +31,10 @@ import {
 import type { CachedVault, StateCache } from './cache.js';
 import {
   bodyOf,
+  type Decoded,
   deserializeState,
-  equityBasis,
-  equityPoint,
   foldStep,
   ledgerRow,
-  type Micros,
   offLedger,
   positionOf,
   positionRows,
@@ -40,8 +42,14 @@ import {
   reconciledRows,
   recordId,
   snapshotRow,
-} from './fold.js';
-import { type Projection, type ProjectionRun, type Refusal, type RunnerItem, vaultOfKey } from './runner.js';
+} from './rows.js';
+import {
+  type Projection,
+  type ProjectionRun,
+  type Refusal,
+  type RunnerItem,
+  vaultOfKey,
+} from './runner/index.js';
 
 /**
  * The vault projection: folds each vault's records (packages/domain) into its rows — ledger,
@@ -116,6 +124,17 @@ const addLedger = (sink: RowSink, row: LedgerRow): void => {
   else sink.ledger.add(row);
 };
 
+/** A held record, decoded whole again, as the runner hands a record over. */
+const heldItem = (
+  m: Pick<Refusal, 'offset' | 'key' | 'value'>,
+  d: Extract<DecodeResult, { ok: true }>,
+): RunnerItem<Decoded> => ({
+  offset: m.offset,
+  key: m.key,
+  value: m.value,
+  decoded: { ok: true, head: d.record, record: () => d },
+});
+
 const keyOf = (r: RecordHead): RecordKey => ({
   vault: r.vault,
   chainId: r.chainId,
@@ -148,7 +167,7 @@ export function foldInto(
     w.micros = point.micros;
   }
   if (live) {
-    if (!offLedger(r)) addLedger(sink, ledgerRow(r));
+    if (!offLedger(r)) addLedger(sink, ledgerRow(r, step.state));
     let bodies = sink.bodies.get(r.vault);
     if (!bodies) {
       bodies = [];
@@ -204,6 +223,8 @@ export async function refoldVault(
   onRefused: (reason: string) => void,
   log: Logger,
   orphaned?: Orphaned,
+  /** Told of each record folded and the state after it (a dead-letter retry reads its rows' amounts so). */
+  onFolded?: (r: VaultRecord, s: VaultState) => void,
 ): Promise<{ remaining: number; droppedMarks: number }> {
   const stored = await tx.vaultRecords<VaultRecord>(w.vault, {
     decode: (body) => {
@@ -229,6 +250,7 @@ export async function refoldVault(
   for (const { record } of kept) {
     const refused = foldInto(w, record, sink, null);
     if (refused) onRefused(refused.reason);
+    else if (onFolded && w.state) onFolded(record, w.state);
   }
   await tx.insertLedger(sink.ledger as LedgerRow[]);
   await tx.insertEquity(sink.equity);
@@ -327,7 +349,7 @@ export async function writeVaults(
   return { touched, states };
 }
 
-export function createVaultProjection(opts: VaultProjectionOptions): Projection<VaultBatchOut> {
+export function createVaultProjection(opts: VaultProjectionOptions): Projection<Decoded, VaultBatchOut> {
   const { log, cache } = opts;
   return {
     locked(partition, offset, epoch) {
@@ -350,12 +372,12 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         out.ms[phase] += now - t;
         t = now;
       };
-      const byVault = new Map<string, RunnerItem[]>();
+      const byVault = new Map<string, RunnerItem<Decoded>[]>();
       for (const item of items) {
-        let list = byVault.get(item.head.vault);
+        let list = byVault.get(item.decoded.head.vault);
         if (!list) {
           list = [];
-          byVault.set(item.head.vault, list);
+          byVault.set(item.decoded.head.vault, list);
         }
         list.push(item);
       }
@@ -363,7 +385,8 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
       const suspects: RecordKey[] = [];
       for (const [vault, list] of byVault) {
         const w = work.get(vault) as VaultWork;
-        for (const { head } of list) {
+        for (const { decoded } of list) {
+          const { head } = decoded;
           if (head.type !== 'revert' && comparePosition(positionOf(head), w.storedHead) <= 0) {
             suspects.push(keyOf(head));
           }
@@ -386,9 +409,9 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         lap('write');
       };
       /** One record of a vault, live or released from the hold: true when it was held (a gap). */
-      const step = async (w: VaultWork, item: RunnerItem): Promise<boolean> => {
+      const step = async (w: VaultWork, item: RunnerItem<Decoded>): Promise<boolean> => {
         // The whole record, decoded now: it dies young, with the fold's own garbage.
-        const whole = item.record();
+        const whole = item.decoded.record();
         if (!whole.ok) {
           refused.push({
             offset: item.offset,
@@ -479,15 +502,20 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
       /** Folds the vault's held records that now follow its last number; the rest stay held. */
       const release = async (w: VaultWork, stored: boolean, heldHere: Refusal[]): Promise<number> => {
         const letters = stored ? await tx.lockHeld([w.vault]) : [];
-        const pending: { seq: number; item: RunnerItem; record: VaultRecord; id?: number; here?: Refusal }[] =
-          [];
+        const pending: {
+          seq: number;
+          item: RunnerItem<Decoded>;
+          record: VaultRecord;
+          id?: number;
+          here?: Refusal;
+        }[] = [];
         for (const l of letters) {
           const d = decodeRecord(l.value);
           if (d.ok && d.record.seq !== undefined)
             pending.push({
               seq: d.record.seq,
               id: l.id,
-              item: { offset: l.offset, key: l.key, value: l.value, head: d.record, record: () => d },
+              item: heldItem(l, d),
               record: d.record,
             });
         }
@@ -497,7 +525,7 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
             pending.push({
               seq: d.record.seq,
               here: h,
-              item: { offset: h.offset, key: h.key, value: h.value, head: d.record, record: () => d },
+              item: heldItem(h, d),
               record: d.record,
             });
         }

@@ -6,6 +6,7 @@ import {
   encodeRecord,
   foldRecord,
   formatFixed,
+  formatMicros,
   type SnapshotView,
   toMicros,
   toSnapshotView,
@@ -17,12 +18,12 @@ import { createPgPool, createProjectionStore, type Pool } from '@vault-yield/sto
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/harness/index.js';
-import { createHistoryGenerator } from '../../../test/projector/generator.js';
+import { blockHash, createHistoryGenerator } from '../../../test/projector/generator.js';
 import { applyBatch } from './apply.js';
 import { type CachedVault, createStateCache } from './cache.js';
-import { loadProjectorConfig } from './config.js';
-import { type Decoded, decode, formatMicros } from './fold.js';
+import { loadProjectorEnv } from './config.js';
 import { createProjectorMetrics, serveMetrics } from './metrics.js';
+import { type Decoded, decode } from './rows.js';
 
 const log = createLogger({ name: 'projector-unit', level: 'silent' });
 
@@ -54,7 +55,7 @@ function batchOf(
 
 describe('projector config', () => {
   it('has the documented defaults', () => {
-    const c = loadProjectorConfig({ KAFKA_BROKERS: '127.0.0.1:19092', DATABASE_URL: 'postgres://x@h/db' });
+    const c = loadProjectorEnv({ KAFKA_BROKERS: '127.0.0.1:19092', DATABASE_URL: 'postgres://x@h/db' });
     expect(c).toMatchObject({
       KAFKA_BROKERS: ['127.0.0.1:19092'],
       PROJECTION_SCHEMA: 'vault_yield',
@@ -66,7 +67,7 @@ describe('projector config', () => {
     expect(c.METRICS_PORT).toBeUndefined();
   });
   it('names every bad variable', () => {
-    expect(() => loadProjectorConfig({ KAFKA_BROKERS: 'nope', DATABASE_URL: 'mysql://x' })).toThrow(
+    expect(() => loadProjectorEnv({ KAFKA_BROKERS: 'nope', DATABASE_URL: 'mysql://x' })).toThrow(
       /KAFKA_BROKERS[\s\S]*DATABASE_URL/,
     );
   });
@@ -323,13 +324,60 @@ describe('batch cuts and dead letters never change a served snapshot (property)'
     /** Indexes of the records the fold is made to refuse. */
     lost: number[];
   }
-  const historyOf = (h: Pick<Scenario, 'seed' | 'recordsPerVaultBlock' | 'vaults' | 'length'>) =>
-    createHistoryGenerator({
+  /**
+   * The history, then a reorg: one vault's deposit and mark land on a fork (blocks b+1, b+2), then
+   * the indexer's revert of them, then that vault's canonical records of the same blocks — cuts
+   * fall before, between and after the orphaned records and their revert. (At the end: a vault's
+   * group of records in one block may be cut short there, and nothing of it follows the revert.)
+   */
+  /** Records the reorg adds after the history: two orphaned, the revert, two canonical. */
+  const REORG_RECORDS = 5;
+  const historyOf = (h: Pick<Scenario, 'seed' | 'recordsPerVaultBlock' | 'vaults' | 'length'>) => {
+    const gen = createHistoryGenerator({
       vaults: h.vaults,
       seed: h.seed,
       recordsPerVaultBlock: h.recordsPerVaultBlock,
       transfers: true,
-    }).take(h.length);
+    });
+    const first = gen.take(h.length);
+    const m = gen.vaults().find((v) => v.created)!;
+    const b = Math.max(gen.block(), m.lastBlock) + 1;
+    const fork = [blockHash(b + 1, 1), blockHash(b + 2, 1)] as const;
+    const orphaned = [
+      gen.record(
+        m,
+        'deposit',
+        { from: m.owner, token: m.token1, amount: '7000000000' },
+        { block: b + 1, blockHash: fork[0] },
+      ),
+      gen.record(m, 'mark', {}, { block: b + 2, blockHash: fork[1] }),
+    ];
+    const revert = gen.record(
+      m,
+      'revert',
+      { fromBlock: b + 1, orphanedBlockHashes: [...fork], fromSeq: orphaned[0]!.seq! },
+      { block: b + 2, blockHash: blockHash(b + 2) },
+    );
+    const canonical = [
+      gen.record(m, 'mark', {}, { block: b + 1, blockHash: blockHash(b + 1) }),
+      gen.record(m, 'mark', {}, { block: b + 2, blockHash: blockHash(b + 2) }),
+    ];
+    return [...first, ...orphaned, revert, ...canonical];
+  };
+  /** A vault's records as the fold sees them after every revert delivered so far: orphaned ones gone. */
+  const canonicalOf = (rs: readonly VaultRecord[]) => {
+    const out: VaultRecord[] = [];
+    for (const r of rs) {
+      if (r.type !== 'revert') {
+        out.push(r);
+        continue;
+      }
+      const orphaned = new Set<string>(r.payload.orphanedBlockHashes);
+      for (let i = out.length - 1; i >= 0; i--)
+        if (out[i]!.blockNumber >= r.payload.fromBlock && orphaned.has(out[i]!.blockHash)) out.splice(i, 1);
+    }
+    return out;
+  };
   /** Last records of a block of ≥ 2 records of their vault that a later record of it follows: lost, the block still ends. */
   const busyBlockEnds = (rs: readonly VaultRecord[]) =>
     rs.flatMap((r, k) =>
@@ -380,18 +428,23 @@ describe('batch cuts and dead letters never change a served snapshot (property)'
     .chain((h) =>
       fc
         .record({
-          cuts: fc.uniqueArray(fc.integer({ min: 1, max: h.length - 1 }), {
+          cuts: fc.uniqueArray(fc.integer({ min: 1, max: h.length + REORG_RECORDS - 1 }), {
             minLength: 3,
             maxLength: 40,
             size: 'max',
           }),
-          lost: fc.subarray(busyBlockEnds(historyOf(h)), { maxLength: 2 }),
+          // lost records of the history, not of the reorg that ends it
+          lost: fc.subarray(
+            busyBlockEnds(historyOf(h)).filter((k) => k < h.length),
+            { maxLength: 2 },
+          ),
         })
         .map(({ cuts, lost }) => ({ ...h, cuts: [...cuts].sort((a, b) => a - b), lost })),
     );
 
   it('run in cut batches (states reloaded from snapshots), a log serves block-end figures after every batch and ends with the rows of one batch', async () => {
     let midBlock = 0;
+    let reverted = 0;
     let lostSeen = 0;
     let reconciledSeen = 0;
     const run = async (c: Scenario) => {
@@ -399,7 +452,7 @@ describe('batch cuts and dead letters never change a served snapshot (property)'
       // The pure fold refuses exactly the records made lost.
       const vaults = [...new Set(rs.map((r) => r.vault))].sort();
       const refusedByFold = vaults.reduce((n, v) => {
-        const mine = rs.filter((r) => r.vault === v);
+        const mine = canonicalOf(rs.filter((r) => r.vault === v));
         return n + mine.length - foldSkipping(mine).accepted.length;
       }, 0);
       expect(refusedByFold).toBe(c.lost.length);
@@ -416,7 +469,9 @@ describe('batch cuts and dead letters never change a served snapshot (property)'
         const delivered = rs.slice(0, to);
         expect(rows.map((r) => r.vault)).toEqual([...new Set(delivered.map((r) => r.vault))].sort());
         for (const row of rows) {
-          const mine = delivered.filter((r) => r.vault === row.vault);
+          const mine = canonicalOf(delivered.filter((r) => r.vault === row.vault));
+          if (mine.length < delivered.filter((r) => r.vault === row.vault && r.type !== 'revert').length)
+            reverted++;
           const { state, accepted } = foldSkipping(mine);
           const { behind: _b, ...view } = row.snapshot;
           const { behind: _e, ...expected } = toSnapshotView(state!);
@@ -513,7 +568,16 @@ describe('batch cuts and dead letters never change a served snapshot (property)'
     ];
     const inside = rs.findIndex((r, k) => k > 60 && !r.lastInBlock);
     const cuts = [
-      ...new Set([lost[0]!, lost[0]! + 1, inside + 1, ...Array.from({ length: 8 }, (_, i) => 23 * (i + 1))]),
+      ...new Set([
+        lost[0]!,
+        lost[0]! + 1,
+        inside + 1,
+        ...Array.from({ length: 8 }, (_, i) => 23 * (i + 1)),
+        // after the orphaned deposit, after the orphaned mark, after the revert
+        h.length + 1,
+        h.length + 2,
+        h.length + 3,
+      ]),
     ].sort((a, b) => a - b);
     await fc.assert(fc.asyncProperty(scenario, run), {
       // Every run folds into two fresh databases: few runs, and no shrinking (a failure names its
@@ -524,6 +588,8 @@ describe('batch cuts and dead letters never change a served snapshot (property)'
     });
     expect(lostSeen).toBeGreaterThanOrEqual(2);
     expect(midBlock).toBeGreaterThan(0);
+    // batches were served with the orphaned records reverted (and, before that, folded)
+    expect(reverted).toBeGreaterThan(0);
     expect(reconciledSeen).toBeGreaterThan(0);
   });
 });
@@ -588,19 +654,6 @@ describe('applyBatch lazy decode', () => {
   });
 });
 
-describe('equity text', () => {
-  it('formatMicros(toMicros(x)) is formatFixed(x, 6)', () => {
-    fc.assert(
-      fc.property(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), (x) => {
-        expect(formatMicros(toMicros(x))).toBe(formatFixed(x, 6));
-      }),
-      { numRuns: 5000 },
-    );
-    for (const x of [0n, 1n, -1n, 499_999_999_999n, 500_000_000_000n, -500_000_000_000n, 10n ** 18n])
-      expect(formatMicros(toMicros(x))).toBe(formatFixed(x, 6));
-  });
-});
-
 describe('state cache', () => {
   const entry = (partition: number, n: number) =>
     ({ partition, lastRecordId: `r${n}` }) as unknown as CachedVault;
@@ -649,6 +702,12 @@ describe('metrics endpoint', () => {
       const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       expect(body).toContain('projector_dead_letters_total{kind="decode"} 2');
       expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+      // loopback unless METRICS_HOST says otherwise: nothing outside the host scrapes it by default
+      expect(typeof address === 'object' && address?.address).toBe('127.0.0.1');
+      expect(
+        loadProjectorEnv({ KAFKA_BROKERS: '127.0.0.1:19092', DATABASE_URL: 'postgres://x@h/db' })
+          .METRICS_HOST,
+      ).toBe('127.0.0.1');
     } finally {
       await new Promise((r) => server.close(r));
     }

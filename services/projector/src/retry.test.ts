@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/harness/index.js';
 import { createHistoryGenerator } from '../../../test/projector/generator.js';
 import { applyBatch } from './apply.js';
-import { type Decoded, decode } from './fold.js';
 import { retryDeadLetters } from './retry.js';
+import { type Decoded, decode } from './rows.js';
 
 const log = createLogger({ name: 'retry-test', level: 'silent' });
 

@@ -1,8 +1,15 @@
 import type { Logger } from '@vault-yield/common';
-import { checkSeq, decodeRecord, nextSeqPosition, type VaultRecord } from '@vault-yield/domain';
-import type { ProjectionStore } from '@vault-yield/store';
-import { bodyOf, equityBasis, ledgerRow, offLedger } from './fold.js';
+import {
+  checkSeq,
+  decodeRecord,
+  equityBasis,
+  nextSeqPosition,
+  recordId,
+  type VaultRecord,
+} from '@vault-yield/domain';
+import type { ProjectionStore, RecordKey } from '@vault-yield/store';
 import { NO_HEAD, refoldVault, type VaultWork, writeVaults } from './projection.js';
+import { bodyOf, ledgerRow, offLedger } from './rows.js';
 
 export interface RetryOutcome {
   vault: string | null;
@@ -100,6 +107,9 @@ export async function retryDeadLetters(
           lastSeq,
           held: false,
         };
+        // The retried rows' amounts are read with the fold's state after each (as live rows are).
+        const retried = new Set(records.map((r) => recordId(r.record)));
+        const amounts: (RecordKey & { amounts: string })[] = [];
         await refoldVault(
           tx,
           w,
@@ -107,7 +117,15 @@ export async function retryDeadLetters(
             throw new StillRefused(`the fold still refuses a record of ${target}: ${reason}`);
           },
           log,
+          undefined,
+          (r, s) => {
+            if (retried.has(recordId(r)) && !offLedger(r)) {
+              const row = ledgerRow(r, s);
+              if (row.amounts !== undefined) amounts.push({ ...row, amounts: row.amounts });
+            }
+          },
         );
+        await tx.setLedgerAmounts(amounts);
         if (w.state) w.micros = equityBasis(w.state);
         await tx.deleteDeadLetters(ids);
         // Held letters not taken by this retry (--id) keep the vault held.

@@ -2,86 +2,171 @@ import {
   baseConfigSchema,
   ConfigError,
   createConfig,
+  doc,
   type Env,
   envField,
+  type LogFormat,
   type Logger,
+  sharedEnv,
 } from '@vault-yield/common';
 import { z } from 'zod';
 import { type TrustedProxies, trustedProxiesField } from './middleware/client-address.js';
 
-export interface ReaderConfig {
+const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+
+/**
+ * The reader's one config shape (camelCase). Its defaults are the environment's
+ * (`readerEnvSchema`); `readerConfigFromEnv` maps one onto the other, `readerConfig` gives the
+ * defaults to tests and the bench.
+ */
+export const readerConfigSchema = z.object({
   /** Read-only role URL. */
-  databaseUrl: string;
+  databaseUrl: z.string().min(1),
   /** Projection schema (search_path). */
-  schema: string;
-  port: number;
-  host: string;
+  schema: z.string().min(1),
+  port: int(0, 65_535),
+  host: z.string().min(1),
   /** Per-client token bucket; ratePerSecond 0 disables it. */
-  rateLimit: { ratePerSecond: number; burst: number; trustedProxies: TrustedProxies };
+  rateLimit: z.object({
+    ratePerSecond: z.number().min(0),
+    burst: int(1),
+    trustedProxies: z.custom<TrustedProxies>((v) => typeof v === 'object' && v !== null),
+  }),
+  /**
+   * Per-client cap on requests in flight (keyed like the rate limit): `perClient` at once (0 =
+   * off), `queue` more waiting for a slot, the rest 429.
+   */
+  concurrency: z.object({ perClient: int(), queue: int() }),
+  /**
+   * Bearer token of the operators: `/metrics` and `/ready`'s details answer only requests that
+   * carry it (`Authorization: Bearer …`). Unset: `/metrics` is refused to everyone and `/ready`
+   * answers its status alone.
+   */
+  adminToken: z.string().optional(),
   /** Allowed CORS origins; '*' = any (public read API). */
-  corsOrigins: '*' | string[];
+  corsOrigins: z.union([z.literal('*'), z.array(z.string())]),
   /** Cache-Control max-age of vault resources (snapshot, equity, events, tx, vaults), seconds. */
-  cacheMaxAgeS: number;
+  cacheMaxAgeS: int(),
   /** Cache-Control max-age of the catalogue and universe, seconds. */
-  catalogueMaxAgeS: number;
-  poolMax: number;
-  statementTimeoutMs: number;
+  catalogueMaxAgeS: int(),
+  poolMax: int(1),
+  statementTimeoutMs: int(),
   /** How long a connection attempt to Postgres may take before the request gets a 503. */
-  connectTimeoutMs: number;
+  connectTimeoutMs: int(),
   /**
    * The HTTP server's own limits: time to receive a request's headers (slow-loris), time to
    * receive the whole request, idle time of a kept-alive connection, and open connections at
    * most (the rest are refused at accept).
    */
-  http: {
-    headersTimeoutMs: number;
-    requestTimeoutMs: number;
-    keepAliveTimeoutMs: number;
-    maxConnections: number;
-  };
+  http: z.object({
+    headersTimeoutMs: int(),
+    requestTimeoutMs: int(),
+    keepAliveTimeoutMs: int(),
+    maxConnections: int(1),
+  }),
   /** Longest wait for in-flight requests on stop before connections are cut. */
-  shutdownGraceMs: number;
+  shutdownGraceMs: int(),
   /** Registers GET /bench/hello (plain hello world, for the bench's baseline). */
-  benchRoutes: boolean;
-  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  benchRoutes: z.boolean(),
+  logLevel: envField.logLevel(),
+  /** LOG_FORMAT: pretty lines on a terminal (auto), or JSON / pretty forced. */
+  logFormat: z.custom<LogFormat>((v) => typeof v === 'string').optional(),
   /** Optional logger to use instead of a new one (tests). */
-  logger?: Logger;
-}
+  logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null).optional(),
+});
+
+export type ReaderConfig = z.output<typeof readerConfigSchema>;
 
 export const readerEnvSchema = baseConfigSchema.extend({
-  DATABASE_URL: envField.postgresUrl(),
-  PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
-  PORT: envField.port().default(8080),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  RATE_LIMIT_RPS: z.coerce.number().min(0).max(1_000_000).default(20),
-  RATE_LIMIT_BURST: envField.int(1, 1_000_000).default(40),
-  TRUSTED_PROXIES: trustedProxiesField(),
+  DATABASE_URL: sharedEnv.DATABASE_URL,
+  PROJECTION_SCHEMA: sharedEnv.PROJECTION_SCHEMA,
+  PORT: doc(envField.port().default(8080), 'listen port'),
+  HOST: doc(z.string().min(1).default('127.0.0.1'), 'listen address'),
+  RATE_LIMIT_RPS: doc(
+    z.coerce.number().min(0).max(1_000_000).default(20),
+    'per-client token bucket on every route but `/health`, CORS preflights included: requests a second (0 = off); a client is an IPv4 address or an IPv6 /64 (an IPv4-mapped IPv6 address counts as IPv4)',
+  ),
+  RATE_LIMIT_BURST: doc(envField.int(1, 1_000_000).default(40), "the token bucket's size"),
+  TRUSTED_PROXIES: doc(
+    trustedProxiesField(),
+    'proxies in front of the reader: a hop count (`1`) or a comma-separated list of addresses/CIDR ranges (`10.0.0.0/8,fd00::/8`); the client is then the rightmost `X-Forwarded-For` entry not written by one of them (see below)',
+    '`none`',
+  ),
+  /** Requests of one client in flight at once; unset: max(1, PG_POOL_MAX / 4); 0 = no cap. */
+  CLIENT_CONCURRENCY: doc(
+    envField.int(0, 10_000).optional(),
+    "requests of one client (keyed as the rate limit) handled at once; beyond them and `CLIENT_QUEUE` waiting, 429 `rate_limited` with `Retry-After` (0 = no cap), so one client's burst of slow requests cannot take the whole pool",
+    'max(1, `PG_POOL_MAX`/4)',
+  ),
+  CLIENT_QUEUE: doc(
+    envField.int(0, 10_000).default(16),
+    'requests of one client that may wait for one of its slots',
+  ),
+  ADMIN_TOKEN: doc(
+    z
+      .string()
+      .regex(/^[\x21-\x7e]{16,512}$/, 'expected 16 to 512 visible ASCII characters (no spaces)')
+      .optional(),
+    "operators' bearer token (16–512 visible ASCII characters): `/metrics` answers only `Authorization: Bearer <token>` (401 otherwise, and to everyone while unset), `/ready` gives its details only with it",
+    'unset',
+  ),
   /** Replaced by TRUSTED_PROXIES (it trusted the leftmost, client-written entry): refused if set. */
   TRUST_PROXY: z
     .never({ error: 'replaced by TRUSTED_PROXIES (a hop count or a CIDR list); remove TRUST_PROXY' })
     .optional(),
-  CORS_ORIGINS: z
-    .string()
-    .default('*')
-    .transform((s) =>
-      s.trim() === '*'
-        ? ('*' as const)
-        : s
-            .split(',')
-            .map((o) => o.trim())
-            .filter(Boolean),
-    ),
-  CACHE_MAX_AGE_S: envField.int(0, 86_400).default(2),
-  CATALOGUE_MAX_AGE_S: envField.int(0, 86_400).default(30),
-  PG_POOL_MAX: envField.int(1, 200).default(10),
-  STATEMENT_TIMEOUT_MS: envField.int(100, 600_000).default(5000),
-  PG_CONNECT_TIMEOUT_MS: envField.int(100, 600_000).default(3000),
-  SHUTDOWN_GRACE_MS: envField.int(0, 600_000).default(10_000),
-  HTTP_HEADERS_TIMEOUT_MS: envField.int(100, 600_000).default(10_000),
-  HTTP_REQUEST_TIMEOUT_MS: envField.int(100, 600_000).default(30_000),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: envField.int(0, 600_000).default(5_000),
-  HTTP_MAX_CONNECTIONS: envField.int(1, 1_000_000).default(1_000),
-  BENCH_ROUTES: envField.bool().default(false),
+  CORS_ORIGINS: doc(
+    z
+      .string()
+      .default('*')
+      .transform((s) =>
+        s.trim() === '*'
+          ? ('*' as const)
+          : s
+              .split(',')
+              .map((o) => o.trim())
+              .filter(Boolean),
+      ),
+    'allowed CORS origins, comma-separated; `*` = any (public read API)',
+    '`*`',
+  ),
+  CACHE_MAX_AGE_S: doc(
+    envField.int(0, 86_400).default(2),
+    '`Cache-Control` max-age of vault resources (snapshot, equity, events, tx, vaults), seconds',
+  ),
+  CATALOGUE_MAX_AGE_S: doc(
+    envField.int(0, 86_400).default(30),
+    '`Cache-Control` max-age of the catalogue and universe, seconds',
+  ),
+  PG_POOL_MAX: doc(envField.int(1, 200).default(10), 'Postgres connections at most'),
+  STATEMENT_TIMEOUT_MS: doc(
+    envField.int(100, 600_000).default(5000),
+    "Postgres `statement_timeout` of the reader's queries",
+  ),
+  PG_CONNECT_TIMEOUT_MS: doc(
+    envField.int(100, 600_000).default(3000),
+    'how long a connection attempt to Postgres may take before the request gets a 503',
+  ),
+  SHUTDOWN_GRACE_MS: doc(
+    envField.int(0, 600_000).default(10_000),
+    'longest wait for in-flight requests on stop before connections are cut',
+  ),
+  HTTP_HEADERS_TIMEOUT_MS: doc(
+    envField.int(100, 600_000).default(10_000),
+    "time to receive a request's headers, else 408 and the connection is closed (≤ `HTTP_REQUEST_TIMEOUT_MS`)",
+  ),
+  HTTP_REQUEST_TIMEOUT_MS: doc(
+    envField.int(100, 600_000).default(30_000),
+    'time to receive the whole request, else 408 and the connection is closed',
+  ),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: doc(
+    envField.int(0, 600_000).default(5_000),
+    'idle time of a kept-alive connection',
+  ),
+  HTTP_MAX_CONNECTIONS: doc(
+    envField.int(1, 1_000_000).default(1_000),
+    'open connections at most (more are closed at accept)',
+  ),
+  BENCH_ROUTES: doc(envField.bool().default(false), "registers `GET /bench/hello` (the bench's baseline)"),
 });
 
 /** Reads the reader's settings from the environment (clear error naming each bad variable). */
@@ -101,6 +186,11 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
       burst: e.RATE_LIMIT_BURST,
       trustedProxies: e.TRUSTED_PROXIES,
     },
+    concurrency: {
+      perClient: e.CLIENT_CONCURRENCY ?? Math.max(1, Math.floor(e.PG_POOL_MAX / 4)),
+      queue: e.CLIENT_QUEUE,
+    },
+    ...(e.ADMIN_TOKEN === undefined ? {} : { adminToken: e.ADMIN_TOKEN }),
     corsOrigins: e.CORS_ORIGINS,
     cacheMaxAgeS: e.CACHE_MAX_AGE_S,
     catalogueMaxAgeS: e.CATALOGUE_MAX_AGE_S,
@@ -116,6 +206,7 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     benchRoutes: e.BENCH_ROUTES,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
   };
 }
 

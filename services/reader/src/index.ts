@@ -8,18 +8,27 @@ import { compress } from 'hono/compress';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { Registry } from 'prom-client';
 import type { ReaderConfig } from './config.js';
-import { dashboardRoutes } from './dashboard/index.js';
+import { DASHBOARD_CSP, dashboardRoutes } from './dashboard/index.js';
 import { ApiError, errorResponse, isUnavailable } from './errors.js';
-import { corsHeaders } from './middleware/cors.js';
+import { concurrencyLimit } from './middleware/concurrency.js';
+import { corsHeaders, corsPreflight } from './middleware/cors.js';
 import { createMetrics } from './middleware/metrics.js';
-import { rateLimit } from './middleware/rate-limit.js';
+import { createClientKey, rateLimit } from './middleware/rate-limit.js';
+import { noSniff, pageHeaders } from './middleware/security-headers.js';
+import { DOCS_CSP } from './openapi/docs.js';
 import { buildOpenApi } from './openapi/document.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import type { RouteDeps } from './routes/deps.js';
 import { type OpsDeps, opsRoutes } from './routes/ops.js';
 import { vaultRoutes } from './routes/vault.js';
 
-export { type ReaderConfig, readerConfig, readerConfigFromEnv, readerEnvSchema } from './config.js';
+export {
+  type ReaderConfig,
+  readerConfig,
+  readerConfigFromEnv,
+  readerConfigSchema,
+  readerEnvSchema,
+} from './config.js';
 export { buildOpenApi } from './openapi/document.js';
 export { routes } from './openapi/routes.js';
 export { LIMITS, parseTime } from './params.js';
@@ -61,7 +70,8 @@ const EXPOSED = [
 ];
 
 export function createReader(config: ReaderConfig): Reader {
-  const log = config.logger ?? createLogger({ name: 'reader', level: config.logLevel });
+  const log =
+    config.logger ?? createLogger({ name: 'reader', level: config.logLevel, format: config.logFormat });
   const pool = createPgPool({
     url: config.databaseUrl,
     schema: config.schema,
@@ -74,11 +84,35 @@ export function createReader(config: ReaderConfig): Reader {
   let draining = false;
 
   const app = new OpenAPIHono();
+  const cors = { origins: config.corsOrigins, exposeHeaders: EXPOSED, maxAgeS: 600 };
   app.use('*', metrics.middleware);
-  app.use('*', corsHeaders({ origins: config.corsOrigins, exposeHeaders: EXPOSED, maxAgeS: 600 }));
+  app.use('*', noSniff);
+  // The allowed origin goes on every answer, a 429 included (a page can read why it failed).
+  app.use('*', corsHeaders(cors));
   // Every route is limited per client (/ready queries Postgres; /metrics and /docs cost CPU),
-  // except /health, answered from memory for liveness probes.
-  app.use('*', rateLimit({ ...config.rateLimit, exempt: ['/health'] }));
+  // preflights included, except /health, answered from memory for liveness probes. A client is
+  // an IPv4 address or an IPv6 /64 (middleware/client-address.ts).
+  const exempt = ['/health'];
+  const clientKey = createClientKey(config.rateLimit.trustedProxies);
+  app.use('*', rateLimit({ ...config.rateLimit, exempt }));
+  app.use('*', corsPreflight(cors));
+  // One client's burst of slow requests may not take the whole Postgres pool.
+  app.use(
+    '*',
+    concurrencyLimit(
+      { ...config.concurrency, trustedProxies: config.rateLimit.trustedProxies, exempt },
+      clientKey,
+    ),
+  );
+  // The pages and their assets: CSP (nothing from elsewhere), no framing.
+  const dashboardHeaders = pageHeaders(DASHBOARD_CSP);
+  const docsHeaders = pageHeaders(DOCS_CSP);
+  app.use('*', (c, next) => {
+    const p = c.req.path;
+    if (p === '/dashboard' || p.startsWith('/dashboard/')) return dashboardHeaders(c, next);
+    if (p === '/docs' || p.startsWith('/docs/')) return docsHeaders(c, next);
+    return next();
+  });
   app.use('*', compress());
   app.use(
     '*',

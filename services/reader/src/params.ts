@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { activityTypes } from '@vault-yield/domain';
-import type { LedgerKey } from '@vault-yield/store';
+import type { LedgerKey, TxLedgerKey } from '@vault-yield/store';
 
 /**
  * Path and query parameter schemas: declared once, they validate requests (routes/declare.ts) and
@@ -12,6 +12,7 @@ import type { LedgerKey } from '@vault-yield/store';
 export const LIMITS = {
   events: { default: 50, max: 500 },
   vaults: { default: 50, max: 500 },
+  tx: { default: 100, max: 500 },
   equity: { defaultPoints: 200, maxPoints: 1000 },
   /** Longest raw query value accepted (a cursor is ~120 chars; a full type list ~220). */
   valueLength: 512,
@@ -144,6 +145,33 @@ const eventsCursorParam = z.string().transform((raw, ctx): LedgerKey => {
   return ts === undefined ? key : { ts, ...key };
 });
 
+/** A transaction page's cursor: the last row's position in the transaction's order. */
+export function encodeTxCursor(k: TxLedgerKey): string {
+  const text = `t1:${k.blockNumber}:${k.txIndex}:${k.logIndex}:${k.blockHash}:${k.chainId}:${k.vault}`;
+  return Buffer.from(text, 'latin1').toString('base64url');
+}
+const TX_CURSOR = new RegExp(`^t1:${U53}:${I32}:${I32}:(0x[0-9a-f]{64}):([1-9]\\d{0,9}):(0x[0-9a-f]{40})$`);
+const txCursorParam = z.string().transform((raw, ctx): TxLedgerKey => {
+  const m = TX_CURSOR.exec(unb64(raw) ?? '');
+  const [blockNumber, txIndex, logIndex, chainId] = [
+    Number(m?.[1]),
+    Number(m?.[2]),
+    Number(m?.[3]),
+    Number(m?.[5]),
+  ];
+  if (
+    !m ||
+    !Number.isSafeInteger(blockNumber) ||
+    txIndex > 2 ** 31 - 1 ||
+    logIndex > 2 ** 31 - 1 ||
+    chainId > 2 ** 31 - 1
+  ) {
+    ctx.addIssue({ code: 'custom', message: 'invalid cursor: pass back the X-Next-Cursor value unchanged' });
+    return z.NEVER;
+  }
+  return { blockNumber, txIndex, logIndex, blockHash: m[4]!, chainId, vault: m[6]! };
+});
+
 export function encodeVaultsCursor(after: string): string {
   return Buffer.from(`v1:${after}`, 'latin1').toString('base64url');
 }
@@ -228,6 +256,11 @@ export const equityQuery = z
     ),
   })
   .refine((q) => before(q.from, q.to), { path: ['from'], message: 'must be earlier than to' });
+
+export const txQuery = z.object({
+  limit: int('rows per page', LIMITS.tx.max, LIMITS.tx.default),
+  cursor: txCursorParam.optional().openapi(cursorText),
+});
 
 export const vaultsQuery = z.object({
   owner: addressParam.optional().openapi({

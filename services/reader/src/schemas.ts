@@ -18,7 +18,21 @@ const hash = z
   .describe('lowercase 0x + 64 hex');
 const unixMs = z.number().int().nonnegative().describe('Unix time in milliseconds');
 
-export const activityType = z.enum(activityTypes as [string, ...string[]]).describe('Ledger event type');
+/** A token amount of a ledger row as people read it (domain mapping/amounts.ts). */
+export const ledgerAmount = z
+  .object({
+    field: z
+      .string()
+      .describe('the payload field holding the raw amount (`amount`, `amount0`, `amount1Out`, …)'),
+    token: address,
+    symbol: z.string().describe('the token’s symbol'),
+    amount: z
+      .string()
+      .regex(/^-?\d+(\.\d+)?$/)
+      .describe('whole tokens, exact (raw / 10^decimals), signed where the field is (a resize’s deltas)'),
+    valueUsd: z.number().describe('USD at the row’s block: the price the vault was valued with there'),
+  })
+  .openapi('LedgerAmount');
 
 const ledgerColumns = {
   id: z.string().describe('stable row id: chainId:blockHash:txHash:logIndex:vault'),
@@ -40,6 +54,12 @@ const ledgerColumns = {
     .min(-64)
     .describe('log index in the block; -2, -3, … for balance.reconciled rows (one per token)'),
   ts: unixMs.describe('block time, Unix milliseconds'),
+  amounts: z
+    .array(ledgerAmount)
+    .nullable()
+    .describe(
+      'the row’s token amounts with symbols, whole tokens and USD at its block (additive); [] for a type without amounts; null on rows projected before migration 0018 until a rebuild',
+    ),
 };
 /** One ledger row per activity type, with `data` the record's payload as stored. */
 const ledgerVariants = activityTypes.map((type) =>
@@ -126,6 +146,7 @@ export const errorCodes = [
   'invalid_request',
   'not_found',
   'method_not_allowed',
+  'unauthorized',
   'rate_limited',
   'unavailable',
   'internal',
@@ -145,16 +166,22 @@ export const health = z.object({ status: z.literal('ok') }).openapi('Health');
 export const ready = z
   .object({
     status: z.literal('ready'),
-    schema: z.string(),
-    migration: z.number().int().describe('highest migration applied'),
+    schema: z.string().optional().describe('projection schema read (with the admin token only)'),
+    migration: z.number().int().optional().describe('highest migration applied (with the admin token only)'),
     deadLetters: z
       .number()
       .int()
       .nonnegative()
+      .optional()
       .describe(
-        'records the projector could not apply (readiness stays 200: healthy vaults keep being served)',
+        'records the projector could not apply (readiness stays 200: healthy vaults keep being served; with the admin token only)',
       ),
-    vaultsBehind: z.number().int().nonnegative().describe('vaults whose snapshot says `behind`'),
+    vaultsBehind: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('vaults whose snapshot says `behind` (with the admin token only)'),
   })
   .openapi('Ready');
 

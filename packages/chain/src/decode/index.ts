@@ -11,6 +11,7 @@ import {
   answerUpdatedEventAbi,
   eventTopics,
   factoryEventsAbi,
+  mintEventAbi,
   swapEventAbi,
   transferEventAbi,
   vaultCreatedEventAbi,
@@ -74,6 +75,7 @@ const allEventsAbi: readonly AbiEvent[] = [
   ...factoryEventsAbi,
   ...vaultEventsAbi,
   swapEventAbi,
+  mintEventAbi,
   answerUpdatedEventAbi,
   transferEventAbi,
 ];
@@ -134,6 +136,7 @@ const knownTopics = new Set<Hex>([
   ...eventTopics.factory,
   ...eventTopics.vault,
   eventTopics.swap,
+  eventTopics.mint,
   eventTopics.answerUpdated,
   eventTopics.transfer,
 ]);
@@ -288,6 +291,23 @@ function marketEvent(
         sqrtPriceX96: String(args.sqrtPriceX96),
         tick: Number(args.tick),
         liquidity: String(args.liquidity),
+      };
+    case 'Mint':
+      return {
+        blockNumber,
+        blockHash,
+        txHash,
+        txIndex,
+        logIndex,
+        kind: 'mint',
+        pool: address,
+        sender: lower(args.sender as string),
+        owner: lower(args.owner as string),
+        tickLower: Number(args.tickLower),
+        tickUpper: Number(args.tickUpper),
+        liquidity: String(args.amount),
+        amount0: String(args.amount0),
+        amount1: String(args.amount1),
       };
     case 'AnswerUpdated':
       return {

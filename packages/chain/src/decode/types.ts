@@ -56,6 +56,19 @@ export type ValuationEvent =
       tick: number;
       liquidity: string;
     })
+  | (LogPosition & {
+      kind: 'mint';
+      pool: Address;
+      /** Who called mint (and paid). */
+      sender: Address;
+      /** Whose position it is. */
+      owner: Address;
+      tickLower: number;
+      tickUpper: number;
+      liquidity: string;
+      amount0: string;
+      amount1: string;
+    })
   | (LogPosition & { kind: 'answer'; feed: Address; answer: string; roundId: string; updatedAt: number })
   | (LogPosition & { kind: 'transfer'; token: Address; from: Address; to: Address; value: string })
   | (LogPosition & { kind: 'feedSet'; factory: Address; token: Address; feed: Address })

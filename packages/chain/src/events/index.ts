@@ -28,6 +28,12 @@ export const factoryEventsAbi = eventsOf(vaultFactoryAbi).filter(
 export const vaultEventsAbi = eventsOf(vaultAbi);
 /** Uniswap v3 Swap(sender, recipient, amount0, amount1, sqrtPriceX96, liquidity, tick). */
 export const swapEventAbi = eventNamed(uniswapV3PoolAbi, 'Swap');
+/**
+ * Uniswap v3 Mint(sender, owner indexed, tickLower indexed, tickUpper indexed, amount, amount0,
+ * amount1): watched on the vaults' pools for liquidity minted with a vault as owner by someone
+ * else (a position the vault holds but does not list).
+ */
+export const mintEventAbi = eventNamed(uniswapV3PoolAbi, 'Mint');
 /** Chainlink AnswerUpdated(int256 indexed current, uint256 indexed roundId, uint256 updatedAt). */
 export const answerUpdatedEventAbi = eventNamed(mockAggregatorAbi, 'AnswerUpdated');
 /**
@@ -55,6 +61,7 @@ export const eventTopics = {
   feedSet: toEventSelector(feedSetEventAbi),
   vault: topicsOf(vaultEventsAbi),
   swap: toEventSelector(swapEventAbi),
+  mint: toEventSelector(mintEventAbi),
   answerUpdated: toEventSelector(answerUpdatedEventAbi),
   transfer: toEventSelector(transferEventAbi),
 } as const;

@@ -1,4 +1,4 @@
-import { createPublicClient, http } from 'viem';
+import { createPublicClient, http, type Transport } from 'viem';
 import { type ChainClient, type ChainClientConfig, chainOf } from '../client/index.js';
 import { coalesceTransport } from './coalesce.js';
 import { retryAfterMs } from './retry.js';
@@ -10,6 +10,20 @@ export interface RpcStats {
   byMethod: Map<string, number>;
   /** Calls that joined an identical call already in flight instead of going on the wire. */
   coalesced: number;
+}
+
+/**
+ * Told of every JSON-RPC call that goes on the wire (a call that joined an identical one in
+ * flight is not: see coalesceTransport), e.g. to feed metrics.
+ */
+export interface RpcCallObserver {
+  /** A call was sent (each call of a JSON-RPC batch counts, as in `RpcStats.calls`). */
+  onCall?: (method: string) => void;
+  /**
+   * A call was answered (`failed` false) or failed (an RPC error, an HTTP error, a time-out),
+   * `seconds` after it was made: the wait for its batch and for a provider's Retry-After included.
+   */
+  onCallDone?: (method: string, seconds: number, failed: boolean) => void;
 }
 
 export interface CountingChainClient {
@@ -37,6 +51,8 @@ export function createCountingChainClient(
      * on the bench chain (17.8 MB) and failed every step: a batch cannot be split by a retry.
      */
     maxBatchResponseBytes?: number;
+    /** Told of each call on the wire and of its answer (both clients). */
+    observer?: RpcCallObserver;
   },
 ): CountingChainClient {
   const stats: RpcStats = { httpRequests: 0, calls: 0, byMethod: new Map(), coalesced: 0 };
@@ -49,6 +65,7 @@ export function createCountingChainClient(
         stats.calls++;
         const m = call.method ?? '?';
         stats.byMethod.set(m, (stats.byMethod.get(m) ?? 0) + 1);
+        config.observer?.onCall?.(m);
       }
     } catch {
       // not JSON: count the request only
@@ -84,22 +101,25 @@ export function createCountingChainClient(
       pollingInterval: config.pollingInterval ?? 1000,
       // Identical calls in flight share one request (see coalesceTransport).
       transport: coalesceTransport(
-        http(config.rpcUrl, {
-          batch: !batched || batch === false ? false : batch === true ? { batchSize: 200 } : batch,
-          // getLogs answers are large by design (the indexer sizes ranges to thousands of logs);
-          // above this the range is refused and split (classifyRpcError: 'range').
-          maxResponseBodySize: batched
-            ? (config.maxBatchResponseBytes ?? 64 * 1024 * 1024)
-            : (config.maxLogsResponseBytes ?? 16 * 1024 * 1024),
-          timeout: config.timeoutMs ?? 30_000,
-          // Retries are ours (withRetry), classified; the transport's own would hide range errors.
-          retryCount: config.retryCount ?? 0,
-          fetchFn,
-          onFetchRequest: (_request, init) => {
-            stats.httpRequests++;
-            count(init.body);
-          },
-        }),
+        timeTransport(
+          http(config.rpcUrl, {
+            batch: !batched || batch === false ? false : batch === true ? { batchSize: 200 } : batch,
+            // getLogs answers are large by design (the indexer sizes ranges to thousands of logs);
+            // above this the range is refused and split (classifyRpcError: 'range').
+            maxResponseBodySize: batched
+              ? (config.maxBatchResponseBytes ?? 64 * 1024 * 1024)
+              : (config.maxLogsResponseBytes ?? 16 * 1024 * 1024),
+            timeout: config.timeoutMs ?? 30_000,
+            // Retries are ours (withRetry), classified; the transport's own would hide range errors.
+            retryCount: config.retryCount ?? 0,
+            fetchFn,
+            onFetchRequest: (_request, init) => {
+              stats.httpRequests++;
+              count(init.body);
+            },
+          }),
+          config.observer?.onCallDone,
+        ),
         {
           onCoalesced: () => {
             stats.coalesced++;
@@ -109,4 +129,31 @@ export function createCountingChainClient(
       ),
     }) as ChainClient;
   return { client: make(true), logsClient: make(false), stats };
+}
+
+/**
+ * Wraps a viem transport so each call's time from request to answer (or failure) is reported by
+ * method. Placed under coalesceTransport: only calls that go on the wire are timed.
+ */
+function timeTransport<T extends Transport>(transport: T, done: RpcCallObserver['onCallDone']): T {
+  if (!done) return transport;
+  return ((config: Parameters<T>[0]) => {
+    const inner = transport(config);
+    const send = inner.request as (
+      args: { method: string; params?: unknown },
+      options?: unknown,
+    ) => Promise<unknown>;
+    const request = async (args: { method: string; params?: unknown }, options?: unknown) => {
+      const start = performance.now();
+      let failed = true;
+      try {
+        const answer = await send(args, options);
+        failed = false;
+        return answer;
+      } finally {
+        done(args.method, (performance.now() - start) / 1000, failed);
+      }
+    };
+    return { ...inner, request: request as typeof inner.request };
+  }) as T;
 }

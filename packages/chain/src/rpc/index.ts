@@ -7,7 +7,12 @@ export {
   getHeadNumber,
 } from './blocks.js';
 export { type BloomFilter, bloomMayMatch, bloomOf, compileBloomFilter } from './bloom.js';
-export { type CountingChainClient, createCountingChainClient, type RpcStats } from './client.js';
+export {
+  type CountingChainClient,
+  createCountingChainClient,
+  type RpcCallObserver,
+  type RpcStats,
+} from './client.js';
 export { COALESCED_METHODS, coalesceTransport } from './coalesce.js';
 export { classifyRpcError, describeRpcError, type RpcErrorKind } from './errors.js';
 export {

@@ -19,7 +19,7 @@ import {
   TimeoutError,
 } from 'viem';
 import type { ChainClient } from '../client/index.js';
-import { type LensArgs, lensDeployData, lensReadData } from './calldata.js';
+import { LENS_TICK_BIAS, type LensArgs, lensDeployData, lensReadData } from './calldata.js';
 import { priceOfAnswer } from './decimal.js';
 
 /**
@@ -63,6 +63,13 @@ export interface ValuedVault {
   token1: Address;
   rewardToken: Address;
   pool: Address;
+  /**
+   * Ranges [tickLower, tickUpper] of the vault's pool where liquidity was minted for the vault by
+   * someone else (it holds them on chain but does not list them): read at every block besides its
+   * live positions. A range that is live, or where the pool holds nothing for the vault at the
+   * block, adds nothing — so a list that also names ranges of later blocks values the same.
+   */
+  ranges?: readonly (readonly [number, number])[];
 }
 
 export interface BlockValuatorConfig {
@@ -186,6 +193,15 @@ const isTooBig = (err: unknown) =>
     String((err as Error)?.message ?? err),
   ) || revertData(err) === '0x';
 
+/** The lens' `extras` of a batch: per range the vault's index in the batch, then its ticks, biased. */
+function extrasOf(batch: readonly ValuedVault[]): number[] {
+  const out: number[] = [];
+  batch.forEach((v, i) => {
+    if (v.ranges) for (const [lo, up] of v.ranges) out.push(i, lo + LENS_TICK_BIAS, up + LENS_TICK_BIAS);
+  });
+  return out;
+}
+
 export function createBlockValuator(client: ChainClient, config: BlockValuatorConfig): BlockValuator {
   const maxWordsOf = (mode: LensMode) =>
     Math.floor(
@@ -294,7 +310,8 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     for (const v of vaults) {
       // Creation code: one position more than last seen, so a vault that just opened one still
       // fits under EIP-170. An override's bound is soft (gas): the positions last seen.
-      const w = VAULT_WORDS + POSITION_WORDS * ((positionsSeen.get(lower(v.vault)) ?? 0) + margin);
+      const seen = positionsSeen.get(lower(v.vault)) ?? 0;
+      const w = VAULT_WORDS + POSITION_WORDS * (Math.max(seen, v.ranges?.length ?? 0) + margin);
       if (batch.length > 0 && words + w > maxWords) {
         out.push(batch);
         batch = [];
@@ -323,6 +340,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
       vaults: batch.map((v) => v.vault),
       vaultTokens: batch.flatMap((v) => [v.token0, v.token1, v.rewardToken]),
       vaultPools: batch.map((v) => pools.indexOf(lower(v.pool))),
+      extras: extrasOf(batch),
     };
     const at: At = blockHash ? { blockHash } : { blockNumber: block };
     calls++;

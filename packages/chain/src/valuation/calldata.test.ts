@@ -40,19 +40,31 @@ const lensArgs = (bad: boolean): fc.Arbitrary<LensArgs> => {
       vaultPools: fc.array(bad ? fc.integer({ min: -2, max: 4 }) : fc.nat({ max: 1_000_000 }), {
         maxLength: 40,
       }),
+      extras: fc.array(bad ? fc.integer({ min: -2, max: 1_774_544 }) : fc.nat({ max: 1_774_544 }), {
+        maxLength: 30,
+      }),
     })
-    .map(({ factory, tokens, pools, vaults, picks, vaultPools }) => ({
+    .map(({ factory, tokens, pools, vaults, picks, vaultPools, extras }) => ({
       factory: factory as Address,
       tokens: tokens as Address[],
       pools: pools as Address[],
       vaults: vaults as Address[],
       vaultTokens: picks.map((i) => tokens[i % tokens.length]!) as Address[],
       vaultPools,
+      extras,
     }));
 };
 
 const viemArgs = (a: LensArgs) =>
-  [a.factory, a.tokens, a.pools, a.vaults, a.vaultTokens, a.vaultPools.map(BigInt)] as const;
+  [
+    a.factory,
+    a.tokens,
+    a.pools,
+    a.vaults,
+    a.vaultTokens,
+    a.vaultPools.map(BigInt),
+    a.extras.map(BigInt),
+  ] as const;
 
 /** Both give the same text, or both throw. */
 function agree(ours: () => string, viem: () => string): void {

@@ -2,7 +2,7 @@ import { vaultLensAbi, vaultLensBytecode } from '@vault-yield/contracts';
 import { type Address, type Hex, InvalidAddressError, isAddress, toFunctionSelector } from 'viem';
 
 /**
- * The lens' call data, ABI-encoded by hand: the arguments are one address and five flat arrays of
+ * The lens' call data, ABI-encoded by hand: the arguments are one address and six flat arrays of
  * words, and viem's generic encoder (hex strings per word, concatenated level by level) took
  * ≈ 3 ms and 2.3 MB for a call of 480 vaults (this: ≈ 0.8 ms, 0.2 MB). Byte for byte what viem's
  * encodeFunctionData (`read`) and encodeDeployData (constructor) give, refusing what viem refuses
@@ -19,13 +19,21 @@ export interface LensArgs {
   vaultTokens: readonly Address[];
   /** Each vault's pool, as its index in `pools`. */
   vaultPools: readonly number[];
+  /**
+   * Extra ranges to read (positions a vault holds but does not list), flat: per range the vault's
+   * index in `vaults`, then tickLower and tickUpper each plus LENS_TICK_BIAS (unsigned words).
+   */
+  extras: readonly number[];
 }
+
+/** What the lens adds to a tick in `extras` (MAX_TICK): every word of the call is unsigned. */
+export const LENS_TICK_BIAS = 887_272;
 
 const READ_SELECTOR = toFunctionSelector(
   vaultLensAbi.find((x) => x.type === 'function' && x.name === 'read')!,
 );
-/** Words before the arrays: the factory and the five arrays' offsets. */
-const HEAD_WORDS = 6;
+/** Words before the arrays: the factory and the six arrays' offsets. */
+const HEAD_WORDS = 7;
 const WORD_CHARS = 64;
 const ZERO = 0x30;
 const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
@@ -80,7 +88,7 @@ class HexWriter {
 /** `prefix` followed by the ABI encoding of the arguments. */
 function encode(prefix: string, args: LensArgs): Hex {
   const addressLists = [args.tokens, args.pools, args.vaults, args.vaultTokens];
-  const lengths = [...addressLists.map((l) => l.length), args.vaultPools.length];
+  const lengths = [...addressLists.map((l) => l.length), args.vaultPools.length, args.extras.length];
   const w = new HexWriter(prefix, HEAD_WORDS + lengths.reduce((n, len) => n + 1 + len, 0));
   w.address(args.factory);
   let offset = HEAD_WORDS * 32;
@@ -92,8 +100,10 @@ function encode(prefix: string, args: LensArgs): Hex {
     w.uint(list.length);
     for (const a of list) w.address(a);
   }
-  w.uint(args.vaultPools.length);
-  for (const n of args.vaultPools) w.uint(n);
+  for (const list of [args.vaultPools, args.extras]) {
+    w.uint(list.length);
+    for (const n of list) w.uint(n);
+  }
   return w.out.toString('latin1') as Hex;
 }
 

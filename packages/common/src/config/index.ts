@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { shownValue } from '../redact/index.js';
 import { type KafkaSecurityEnv, kafkaSecurityIssues, postgresTlsIssue } from '../security/index.js';
+import { doc } from './doc.js';
 
 /** Raised when the environment fails its schema; the message names every bad variable. */
 export class ConfigError extends Error {
@@ -32,7 +34,8 @@ export function createConfig<S extends z.ZodObject>(schema: S, env: Env = proces
     const lines = parsed.error.issues.map((issue) => {
       const key = String(issue.path[0] ?? '(env)');
       const got = cleaned[key];
-      const shown = /PASSWORD/.test(key) ? '"***"' : JSON.stringify(got);
+      // A secret's value is never echoed: hidden whole by its name, a URL's credentials and key redacted.
+      const shown = got === undefined ? '' : JSON.stringify(shownValue(key, got));
       return `  ${key}: ${issue.message}${got === undefined ? ' (unset)' : ` (got ${shown})`}`;
     });
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
@@ -77,6 +80,17 @@ export const envField = {
 
 /** Settings every process shares. */
 export const baseConfigSchema = z.object({
-  LOG_LEVEL: envField.logLevel().default('info'),
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: doc(
+    envField.logLevel().default('info'),
+    "pino level (the cli's commands: `warn`, but `migrate`, `dead-letters` and `dev`: `info`)",
+  ),
+  /** `auto`: pretty lines on a terminal, JSON otherwise; `json` or `pretty` force one. */
+  LOG_FORMAT: doc(
+    z.enum(['auto', 'json', 'pretty']).default('auto'),
+    '`auto`: one pretty line per log line on a terminal, JSON otherwise; `json` or `pretty` force one',
+  ),
+  NODE_ENV: doc(
+    z.enum(['development', 'production', 'test']).default('development'),
+    'the usual Node convention',
+  ),
 });

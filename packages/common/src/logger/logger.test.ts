@@ -20,3 +20,62 @@ describe('createLogger', () => {
     expect(new Date(line.time).toISOString()).toBe(line.time);
   });
 });
+
+describe('createLogger: a terminal gets pretty lines, a collector JSON; secrets never written', () => {
+  const sink = (tty: boolean) => {
+    const lines: string[] = [];
+    const stream = Object.assign(
+      new Writable({
+        write(chunk, _enc, cb) {
+          lines.push(String(chunk));
+          cb();
+        },
+      }),
+      tty ? { isTTY: true } : {},
+    );
+    return { lines, stream };
+  };
+
+  it('auto: one colourised line on a TTY (service/component, message, fields); JSON elsewhere', () => {
+    const tty = sink(true);
+    createLogger({ name: 'indexer', destination: tty.stream })
+      .child({ component: 'sync' })
+      .info({ block: 12 }, 'hello');
+    expect(tty.lines).toHaveLength(1);
+    const line = tty.lines[0]!;
+    expect(() => JSON.parse(line)).toThrow();
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes are what a TTY gets
+    const plain = line.replace(/\u001b\[[0-9;]*m/g, '');
+    expect(plain).toMatch(/^\[\d{2}:\d{2}:\d{2}\.\d{3}\] INFO: indexer\/sync: hello {"block":12}\n$/);
+    expect(line).not.toBe(plain); // coloured
+    const pipe = sink(false);
+    createLogger({ name: 'indexer', destination: pipe.stream }).child({ component: 'sync' }).info('hello');
+    expect(JSON.parse(pipe.lines[0]!)).toMatchObject({ service: 'indexer', component: 'sync', msg: 'hello' });
+  });
+
+  it('LOG_FORMAT json on a TTY writes JSON; pretty into a pipe writes plain pretty lines', () => {
+    const tty = sink(true);
+    createLogger({ name: 'reader', destination: tty.stream, format: 'json' }).info('x');
+    expect(JSON.parse(tty.lines[0]!)).toMatchObject({ service: 'reader', msg: 'x' });
+    const pipe = sink(false);
+    createLogger({ name: 'reader', destination: pipe.stream, format: 'pretty' }).info('x');
+    expect(pipe.lines[0]).toMatch(/INFO: reader: x\n$/);
+  });
+
+  it('passwords in URLs, RPC keys and secret-named fields are redacted in fields, messages and errors', () => {
+    for (const format of ['json', 'pretty'] as const) {
+      const s = sink(false);
+      const log = createLogger({ name: 'indexer', destination: s.stream, format });
+      log.info({ url: 'postgres://u:S3cretPass@db:5432/x', password: 'hunter2' }, 'connecting');
+      log.error(`request to https://eth.example.com/v2/K3yK3yK3yK3y failed`);
+      log.error(
+        { err: new Error('HTTP request failed. URL: https://rpc.example.com/?apikey=K3yK3yK3yK3y') },
+        'rpc',
+      );
+      log.child({ rpc: 'wss://rpc.example.com/ws/K3yK3yK3yK3y' }).info('child');
+      const all = s.lines.join('');
+      expect(all).not.toMatch(/S3cretPass|hunter2|K3yK3yK3yK3y/);
+      expect(all).toContain('postgres://u:***@db:5432/***');
+    }
+  });
+});

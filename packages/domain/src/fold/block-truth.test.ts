@@ -6,10 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { shownState, stalePrices, toSnapshotView } from '../mapping/snapshot.js';
 import { parseFixed, SCALE } from '../math/fixed.js';
+import { getAmountsForLiquidity } from '../math/liquidity-amounts.js';
+import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import type { VaultRecord } from '../records/envelope.js';
 import { closeBlock, createVaultState, evolve, foldRecord } from './evolve.js';
 import { performanceFeeDueUsd } from './fees.js';
-import { eth, History, OTHER, oneBlock, USDC, usdc, WETH } from './fixtures.js';
+import { eth, History, OTHER, oneBlock, POOL, TICK_2000, USDC, usdc, WETH } from './fixtures.js';
 import { blockReturnIndex, MIN_RETURN_BASE_USD } from './returns.js';
 import type { VaultState } from './state.js';
 
@@ -222,5 +224,86 @@ describe('tokens sent straight to the vault are booked at their log position (tr
     s = evolve(s, h.record('transfer.received', { from: OTHER, token: USDC, amount: usdc(5).toString() }));
     expect(s.exited).toBe(true);
     expect(toSnapshotView(s).status).toBe('exiting');
+  });
+});
+
+describe('liquidity minted for the vault by someone else is the vault’s (position.received)', () => {
+  /** A gift of `liquidity` in [lo, up) around the pool tick, with what the pool took for it. */
+  function gift(h: History, liquidity: bigint, lo = TICK_2000 - 600, up = TICK_2000 + 600) {
+    const { amount0, amount1 } = getAmountsForLiquidity(
+      getSqrtRatioAtTick(h.market.tick),
+      getSqrtRatioAtTick(lo),
+      getSqrtRatioAtTick(up),
+      liquidity,
+    );
+    return h.record('position.received', {
+      from: OTHER,
+      pool: POOL,
+      tickLower: lo,
+      tickUpper: up,
+      liquidity: liquidity.toString(),
+      amount0: amount0.toString(),
+      amount1: amount1.toString(),
+    });
+  }
+
+  it('valued, shown in positions, and booked as capital in: no gain, no return, the mark and basket grow', () => {
+    const { h, s } = funded();
+    const t = evolve(s, gift(h, 10n ** 15n));
+    const view = toSnapshotView(t);
+    expect(view.positions).toHaveLength(1);
+    const added = t.valueUsd - s.valueUsd;
+    expect(added).toBeGreaterThan(usd('100'));
+    // capital in = what the pool took (the amounts at the block's prices): within rounding of the value
+    const capital = t.capitalInUsd - s.capitalInUsd;
+    expect(capital > added ? capital - added : added - capital).toBeLessThan(usd('0.000001'));
+    expect(Math.abs(view.netUsd - toSnapshotView(s).netUsd)).toBeLessThan(1e-6);
+    expect(t.returnIndex).toBe(s.returnIndex);
+    expect(t.highWaterUsd - s.highWaterUsd).toBe(capital);
+    expect(t.benchmark[WETH]).toBeGreaterThan(0n);
+    expect(t.reconciled).toEqual([]);
+  });
+
+  it('into an open range of the vault’s own (the pool merges them): the same capital in, one position', () => {
+    const { h, s } = funded();
+    const lo = TICK_2000 - 600;
+    const up = TICK_2000 + 600;
+    const opened = foldRecord(
+      s,
+      h.record('position.opened', {
+        positionId: '1',
+        pool: POOL,
+        tickLower: lo,
+        tickUpper: up,
+        liquidity: '1000',
+        amount0: '0',
+        amount1: '0',
+      }),
+    );
+    const t = evolve(opened, gift(h, 10n ** 15n, lo, up));
+    expect(toSnapshotView(t).positions.map((p) => p.id)).toEqual(['1']);
+    expect(t.capitalInUsd - opened.capitalInUsd).toBeGreaterThan(usd('100'));
+  });
+
+  it('later gains of the gifted position are performance; an exited vault stays exited', () => {
+    const h = new History();
+    let s = foldAll(undefined, [h.created(), h.deposit(USDC, usdc(10))]);
+    s = foldAll(s, [
+      h.record('exit.requested', {}),
+      h.withdrawal(USDC, usdc(10)),
+      h.record('exit.completed', {}),
+    ]);
+    s = evolve(s, gift(h, 10n ** 15n));
+    expect(s.exited).toBe(true);
+    const before = toSnapshotView(s).netUsd;
+    const up = evolve(s, h.mark({ weth: '2100' }));
+    expect(toSnapshotView(up).netUsd).toBeGreaterThan(before);
+  });
+
+  it('a pool missing from the record’s context breaks the log’s rules: refused, named', () => {
+    const { h, s } = funded();
+    const r = gift(h, 10n ** 15n);
+    const bad = { ...r, payload: { ...r.payload, pool: OTHER } } as VaultRecord;
+    expect(() => evolve(s, bad)).toThrow(/pool .* not in the context/);
   });
 });

@@ -303,6 +303,20 @@ function applyPayload(
       inflow(d, token, BigInt(amount), flows);
       return;
     }
+    case 'position.received': {
+      // Liquidity minted for the vault by someone else: capital in at its own place in the block,
+      // what the pool took for it (the position itself is in the holdings from this block on).
+      // Nothing moves through idle, so the book is untouched; an exited vault stays exited.
+      const p = r.payload;
+      const pool = r.context.pools.find((x) => x.address === p.pool);
+      if (!pool)
+        throw new FoldError('unknown-pool', `position.received: pool ${p.pool} is not in the context`);
+      requireContextToken(r.context, pool.token0);
+      requireContextToken(r.context, pool.token1);
+      inflow(d, pool.token0, BigInt(p.amount0), flows);
+      inflow(d, pool.token1, BigInt(p.amount1), flows);
+      return;
+    }
     // The contract enforces its own transitions; the fold records what the chain did.
     case 'suspended':
       d.suspension = { reason: r.payload.reason, since: d.suspension?.since ?? d.updatedAt };

@@ -173,6 +173,23 @@ export function applyToChain(
       }
       return;
     }
+    case 'position.received': {
+      // Minted for the vault by someone else (paid by them): a position under its pool key, which
+      // the test chain names by its range; merged into an open one of the same range.
+      const same = Object.entries(held.positions).find(
+        ([, q]) => q.tickLower === Number(p.tickLower) && q.tickUpper === Number(p.tickUpper),
+      );
+      if (same) same[1].liquidity += BigInt(p.liquidity!);
+      else
+        held.positions[`${Number(p.tickLower) + 1_000_000}${Number(p.tickUpper) + 1_000_000}`] = {
+          tickLower: Number(p.tickLower),
+          tickUpper: Number(p.tickUpper),
+          liquidity: BigInt(p.liquidity!),
+          owed0: 0n,
+          owed1: 0n,
+        };
+      return;
+    }
     case 'rewards.accrued':
       held.pending += BigInt(p.amount!);
       return;

@@ -1,2 +1,3 @@
+export { type AmountBasis, type LedgerAmount, ledgerAmount, ledgerAmounts, wholeTokens } from './amounts.js';
 export { toPositionViews } from './positions.js';
 export { shownState, stalePrices, toEquityPoint, toFeesView, toSnapshotView } from './snapshot.js';

@@ -76,10 +76,6 @@ export function fixedToNumber(x: Fixed): number {
   return microsToNumber(toMicros(x));
 }
 
-export function mulFixed(a: Fixed, b: Fixed): Fixed {
-  return divRound(a * b, SCALE);
-}
-
 export function divFixed(a: Fixed, b: Fixed): Fixed {
   if (b === 0n) throw new RangeError('divFixed: division by zero');
   return b < 0n ? divRound(-a * SCALE, -b) : divRound(a * SCALE, b);
@@ -99,8 +95,4 @@ export function tokenValue(raw: bigint, decimals: number, price: Fixed): Fixed {
 export function usdToRaw(usd: Fixed, decimals: number, price: Fixed): bigint {
   if (price <= 0n || usd <= 0n) return 0n;
   return (usd * pow10(decimals)) / price;
-}
-
-export function maxFixed(a: Fixed, b: Fixed): Fixed {
-  return a > b ? a : b;
 }

@@ -4,12 +4,6 @@ export function mulDiv(a: bigint, b: bigint, denominator: bigint): bigint {
   return (a * b) / denominator;
 }
 
-export function mulDivRoundingUp(a: bigint, b: bigint, denominator: bigint): bigint {
-  const p = a * b;
-  const q = mulDiv(a, b, denominator);
-  return p % denominator === 0n ? q : q + 1n;
-}
-
 export const Q96 = 1n << 96n;
 export const Q128 = 1n << 128n;
 export const MAX_UINT128 = Q128 - 1n;

@@ -59,6 +59,7 @@ const TYPES: readonly RecordType[] = [
   'revert',
   'fee.rate.set',
   'transfer.received',
+  'position.received',
 ];
 const TYPE_CODE = new Map(TYPES.map((t, i) => [t, i]));
 
@@ -155,6 +156,15 @@ const PAYLOADS: { [T in Exclude<RecordType, 'revert'>]: Fields } = {
     ['token', 'addr'],
     ['amount', 'uint'],
   ],
+  'position.received': [
+    ['from', 'addr'],
+    ['pool', 'addr'],
+    ['tickLower', 'tick'],
+    ['tickUpper', 'tick'],
+    ['liquidity', 'uint'],
+    ['amount0', 'uint'],
+    ['amount1', 'uint'],
+  ],
 };
 /** Types whose payload ends with a `trailing` field. */
 const TRAILING = new Set<RecordType>(
@@ -163,7 +173,7 @@ const TRAILING = new Set<RecordType>(
   ),
 );
 /** Payloads whose ticks must be ordered (tickLower < tickUpper), as the schema refines them. */
-const TICKED = new Set<RecordType>(['position.opened', 'position.rebalanced']);
+const TICKED = new Set<RecordType>(['position.opened', 'position.rebalanced', 'position.received']);
 
 const { uint: UINT, int: INT, decimal: DECIMAL } = PATTERNS;
 

@@ -84,6 +84,7 @@ export const vaultRecord = z
     variant('strategy.selected'),
     variant('fee.rate.set'),
     variant('transfer.received'),
+    variant('position.received'),
     variant('mark'),
     variant('revert'),
   ])
@@ -297,6 +298,18 @@ const fastPayloads: { [T in RecordType]: (v: unknown) => z.output<(typeof payloa
   'transfer.received': (v) => {
     const p = obj(v);
     return { from: addr(p.from), token: addr(p.token), amount: uint(p.amount) };
+  },
+  'position.received': (v) => {
+    const p = obj(v);
+    return ticks({
+      from: addr(p.from),
+      pool: addr(p.pool),
+      tickLower: tickOf(p.tickLower),
+      tickUpper: tickOf(p.tickUpper),
+      liquidity: uint(p.liquidity),
+      amount0: uint(p.amount0),
+      amount1: uint(p.amount1),
+    });
   },
   mark: empty,
   revert: (v) => {

@@ -29,6 +29,9 @@ import { address, hash32, intString, tick, uintString } from './primitives.js';
  *   Vault.PerformanceFeeSet(performanceFeeBps)                                 → fee.rate.set
  *   ERC20.Transfer(from, to = the vault, value) in a transaction where the vault emitted no event
  *   (tokens sent straight to the vault)                                        → transfer.received
+ *   UniswapV3Pool.Mint(sender, owner = the vault, tickLower, tickUpper, amount, amount0, amount1)
+ *   in the vault's pool, in a transaction where the vault emitted no event
+ *   (liquidity minted for the vault by someone else)                           → position.received
  */
 
 /** A performance-fee rate in basis points of the gain (2000 = 20 %). */
@@ -109,6 +112,25 @@ export const payloadSchemas = {
    * at the block's end (`balance.reconciled`).
    */
   'transfer.received': z.object({ from: address, token: address, amount: uintString }),
+  /**
+   * Liquidity minted for the vault by someone else (a Uniswap v3 Mint in the vault's pool whose
+   * owner is the vault, in a transaction where the vault emitted no event), at the Mint's log
+   * position: the position is the vault's on chain — valued from then on like its own (the
+   * indexer reads its range at every block) — and what it cost (`amount0`, `amount1` of the
+   * pool's token0 / token1) is booked there as capital in, as tokens sent straight to it are.
+   * `from` is the Mint's sender (who paid), `liquidity` the amount minted.
+   */
+  'position.received': z
+    .object({
+      from: address,
+      pool: address,
+      tickLower: tick,
+      tickUpper: tick,
+      liquidity: uintString,
+      amount0: uintString,
+      amount1: uintString,
+    })
+    .refine((p) => p.tickLower < p.tickUpper, 'tickLower must be below tickUpper'),
   /** Synthesised by the indexer: prices moved or a range edge was crossed; no vault activity. */
   mark: z.object({}),
   /**

@@ -30,7 +30,9 @@ const tickPair = fc
  * encodings of binary.test.ts are of these); `payloads` adds theirs.
  */
 const legacyPayloads: {
-  [T in Exclude<RecordType, 'fee.rate.set' | 'transfer.received'>]: fc.Arbitrary<Record<string, unknown>>;
+  [T in Exclude<RecordType, 'fee.rate.set' | 'transfer.received' | 'position.received'>]: fc.Arbitrary<
+    Record<string, unknown>
+  >;
 } = {
   'vault.created': fc.record({
     owner: address,
@@ -98,6 +100,9 @@ const payloads: { [T in RecordType]: fc.Arbitrary<Record<string, unknown>> } = {
   ),
   'fee.rate.set': fc.record({ performanceFeeBps: rate }),
   'transfer.received': fc.record({ from: address, token: address, amount: uint }),
+  'position.received': fc
+    .record({ from: address, pool: address, ticks: tickPair, liquidity: uint, amount0: uint, amount1: uint })
+    .map(({ ticks: [tickLower, tickUpper], ...p }) => ({ ...p, tickLower, tickUpper })),
 };
 
 const token = fc.record({
@@ -175,6 +180,6 @@ export const validRecord = recordsOf(recordTypes, payloads);
 
 /** Valid records of the vocabulary before fee rates and transfers reached the log (pinned encodings). */
 export const legacyRecord = recordsOf(
-  recordTypes.filter((t) => t !== 'fee.rate.set' && t !== 'transfer.received'),
+  recordTypes.filter((t) => t !== 'fee.rate.set' && t !== 'transfer.received' && t !== 'position.received'),
   legacyPayloads,
 );

@@ -1,3 +1,5 @@
+import type { EquitySample } from '../equity/index.js';
+
 /**
  * Realised, flow-neutral daily returns from a vault's equity points (time-weighted return).
  *
@@ -24,17 +26,7 @@
  * no longer arrive, and counting it early would make the figures move with where in the day the
  * fold stands rather than with the log.
  */
-export interface EquitySample {
-  /** Unix ms. */
-  ts: number;
-  valueUsd: number;
-  capitalInUsd: number;
-  capitalOutUsd: number;
-  /** The strategy in force after this point's record. */
-  strategy: string;
-  /** The fold's exact return index at this point (1 at creation). */
-  returnIndex: number;
-}
+export type { EquitySample };
 
 export interface DailyReturn {
   /** UTC day, 'YYYY-MM-DD'. */

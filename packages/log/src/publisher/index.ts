@@ -7,6 +7,7 @@ import {
 import { CompressionTypes, type Message } from 'kafkajs';
 import { kafkaClient, type LogClientConfig } from '../kafka.js';
 import { KeyCachedPartitioner } from './partitioner.js';
+import { assertKafkajsPatched } from './patch-check.js';
 
 /** A message as bytes, for callers that publish something other than a valid record. */
 export interface RawMessage {
@@ -34,6 +35,8 @@ export interface Publisher {
 }
 
 export async function createPublisher(config: PublisherConfig): Promise<Publisher> {
+  // Refuses an unpatched kafkajs (installed without scripts): it loses acknowledged records.
+  assertKafkajsPatched();
   const producer = kafkaClient(config).producer({
     // Java-compatible murmur2 partitioning (a vault lands where Java clients put it), once per key.
     createPartitioner: KeyCachedPartitioner,

@@ -12,6 +12,8 @@ type Queryable = Pick<Pool, 'query'>;
  *   differ between runs); which records a vault holds is the ledger's, and that is compared.
  * - wall-clock columns written by the projection itself (`updated_at` of the market tables,
  *   `created_at` of dead letters, `applied_at` of migrations) and sequence ids (dead_letters.id).
+ * - schema_migrations.checksum: recorded by the first `migrate` of a build that keeps checksums, so
+ *   a live schema not migrated since holds none; migrate itself refuses a changed file.
  *   vault_snapshot.updated_at is the block time of the last record: compared.
  * - strategies.live_apr / sigma / history_days: recomputed on a timer from equity_points (which
  *   are compared), so a live schema may hold figures a few minutes old.
@@ -19,7 +21,7 @@ type Queryable = Pick<Pool, 'query'>;
 export const CHECKSUM_SKIPPED_TABLES: readonly string[] = ['consumer_offsets', 'record_bundles'];
 export const CHECKSUM_EXCLUDED_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   dead_letters: ['id', 'created_at'],
-  schema_migrations: ['applied_at'],
+  schema_migrations: ['applied_at', 'checksum'],
   strategies: ['updated_at', 'live_apr', 'sigma', 'history_days'],
   screen_meta: ['updated_at'],
   catalogue_meta: ['updated_at'],

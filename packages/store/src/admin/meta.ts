@@ -213,6 +213,3 @@ export async function liveRecord(db: Queryable, viewsSchema: string): Promise<Li
   const r = rows[0];
   return r ? { schema: r.schema, previous: r.previous, switchedAt: r.switched_at } : null;
 }
-
-export const BUILDS_TABLE = BUILDS;
-export const LIVE_TABLE = LIVE;

@@ -1,4 +1,4 @@
-export { createMarketStore, type MarketItem, type MarketStore } from './market.js';
+export { createMarketStore, type MarketStore, type MarketTx } from './market.js';
 export { type ApplyOutcome, applyScreen } from './screen.js';
 export {
   type EquitySample,

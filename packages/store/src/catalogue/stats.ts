@@ -1,15 +1,7 @@
+import type { EquitySample } from '@vault-yield/domain';
 import { bytesToHex, type Pool } from '../pool/index.js';
 
-export interface EquitySample {
-  ts: number;
-  valueUsd: number;
-  capitalInUsd: number;
-  capitalOutUsd: number;
-  /** The strategy in force after the point's record. */
-  strategy: string;
-  /** The fold's exact return index at the point. */
-  returnIndex: number;
-}
+export type { EquitySample };
 
 export interface StrategyStats {
   id: string;

@@ -17,6 +17,11 @@ export interface LedgerRow extends RecordKey {
   type: string;
   /** Its payload as JSON text (the `payload` column, which the reader serves). */
   payload: string;
+  /**
+   * Its token amounts as people read them, JSON text of a LedgerAmount array (the `amounts`
+   * column, migration 0018); absent for a row written without them (null in the table).
+   */
+  amounts?: string;
 }
 
 export interface EquityRow {

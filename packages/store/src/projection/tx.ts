@@ -51,6 +51,8 @@ export interface ProjectionTx {
   existingRecords(keys: readonly RecordKey[]): Promise<RecordKey[]>;
   /** Inserts the rows, skipping any whose identity is already in the ledger (`on conflict do nothing`). */
   insertLedger(rows: readonly LedgerRow[]): Promise<number>;
+  /** Sets the `amounts` of ledger rows by their identity (rows written before their fold knew them). */
+  setLedgerAmounts(rows: readonly (RecordKey & { amounts: string })[]): Promise<void>;
   /**
    * COPYs the rows into the ledger: several times cheaper for Postgres than `insertLedger`, but
    * a row whose identity is already there fails the statement (and with it the transaction) with
@@ -137,7 +139,8 @@ const FRAME_HEADER = 4;
 function ledgerLine(w: CopyWriter, r: LedgerRow): void {
   w.text(
     `${r.chainId}\t${copyHex(r.blockHash)}\t${copyHex(r.txHash)}\t${r.logIndex}\t${copyHex(r.vault)}\t` +
-      `${r.blockNumber}\t${r.txIndex}\t${r.ts}\t${copyText(r.type)}\t${copyText(r.payload)}\n`,
+      `${r.blockNumber}\t${r.txIndex}\t${r.ts}\t${copyText(r.type)}\t${copyText(r.payload)}\t` +
+      `${r.amounts === undefined ? '\\N' : copyText(r.amounts)}\n`,
   );
 }
 
@@ -306,23 +309,39 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         parts[i] =
           `{"c":${r.chainId},"bh":${JSON.stringify(r.blockHash)},"th":${JSON.stringify(r.txHash)},"li":${r.logIndex},` +
           `"v":${JSON.stringify(r.vault)},"bn":${r.blockNumber},"ti":${r.txIndex},"ts":${r.ts},"t":${JSON.stringify(r.type)},` +
-          `"p":${r.payload}}`;
+          `"p":${r.payload},"a":${r.amounts ?? 'null'}}`;
       }
       const res = await client.query(
-        `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload)
-         select c, ${hexToBytes('bh')}, ${hexToBytes('th')}, li, ${hexToBytes('v')}, bn, ti, ts, t, p
+        `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, amounts)
+         select c, ${hexToBytes('bh')}, ${hexToBytes('th')}, li, ${hexToBytes('v')}, bn, ti, ts, t, p, a
          from json_to_recordset($1::json)
-           as x(c int, bh text, th text, li int, v text, bn int8, ti int, ts int8, t text, p json)
+           as x(c int, bh text, th text, li int, v text, bn int8, ti int, ts int8, t text, p json, a jsonb)
          on conflict do nothing`,
         [`[${parts.join(',')}]`],
       );
       return res.rowCount ?? 0;
     },
 
+    async setLedgerAmounts(rows) {
+      if (rows.length === 0) return;
+      const json = rows.map(
+        (r) =>
+          `{"c":${r.chainId},"bh":${JSON.stringify(r.blockHash)},"th":${JSON.stringify(r.txHash)},"li":${r.logIndex},` +
+          `"v":${JSON.stringify(r.vault)},"a":${r.amounts}}`,
+      );
+      await client.query(
+        `update ledger l set amounts = x.a
+           from json_to_recordset($1::json) as x(c int, bh text, th text, li int, v text, a jsonb)
+          where l.tx_hash = ${hexToBytes('x.th')} and l.log_index = x.li and l.vault = ${hexToBytes('x.v')}
+            and l.block_hash = ${hexToBytes('x.bh')} and l.chain_id = x.c`,
+        [`[${json.join(',')}]`],
+      );
+    },
+
     async copyLedger(rows) {
       await copyRows(
         client,
-        'copy ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload) from stdin',
+        'copy ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload, amounts) from stdin',
         CopyBuffer.of(rows, ledgerLine),
       );
     },

@@ -20,6 +20,11 @@ export {
   type LedgerPage,
   ledgerByTx,
   ledgerPage,
+  ledgerTxPage,
+  PER_TYPE_MAX,
+  type TxLedgerFilter,
+  type TxLedgerKey,
+  type TxLedgerPage,
 } from './ledger.js';
 export { type Readiness, readiness } from './readiness.js';
 export { type SnapshotJson, snapshotOf, snapshotsOf, vaultExists } from './snapshot.js';

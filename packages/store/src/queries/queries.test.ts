@@ -140,7 +140,12 @@ describe('read queries (read-only role)', () => {
       const { rows: indexes } = await writer.query<{ indexname: string }>(
         `select indexname from pg_indexes where schemaname = current_schema() and tablename = 'ledger' order by 1`,
       );
-      expect(indexes.map((r) => r.indexname)).toEqual(['ledger_pkey', 'ledger_vault_ts']);
+      // ledger_vault_type_ts (0017) serves type-filtered pages: ledger-type-index.test.ts.
+      expect(indexes.map((r) => r.indexname)).toEqual([
+        'ledger_pkey',
+        'ledger_vault_ts',
+        'ledger_vault_type_ts',
+      ]);
     });
   });
 });

@@ -1,16 +1,13 @@
 import { parseArgs } from 'node:util';
 import { createConfig, createLogger, envField } from '@vault-yield/common';
 import { createPgPool, createProjectionStore, listDeadLetters, liveRecord } from '@vault-yield/store';
-import { z } from 'zod';
 import { retryDeadLetters } from '../../../projector/src/retry.js';
 import type { Command } from '../command.js';
+import { infoLogLevel, opsEnvSchema, optionValue } from '../ops/env.js';
 
-const envSchema = z.object({
-  DATABASE_URL: envField.postgresUrl(),
-  VIEWS_SCHEMA: envField.identifier().default('vault_yield_api'),
-  PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
-  LOG_LEVEL: envField.logLevel().default('info'),
-});
+const envSchema = opsEnvSchema
+  .pick({ DATABASE_URL: true, VIEWS_SCHEMA: true, PROJECTION_SCHEMA: true })
+  .extend(infoLogLevel);
 
 const help = `usage: vault-yield dead-letters list [--json] [--schema NAME]
        vault-yield dead-letters retry [--id N] [--schema NAME]
@@ -69,7 +66,7 @@ export const deadLettersCommand: Command = {
     let schema: string;
     try {
       schema = values.schema
-        ? envField.identifier().parse(values.schema)
+        ? optionValue('schema', envField.identifier(), values.schema)
         : ((await liveRecord(admin, env.VIEWS_SCHEMA))?.schema ?? env.PROJECTION_SCHEMA);
       if (sub === 'list') {
         const letters = await listDeadLetters(admin, schema);

@@ -1,21 +1,23 @@
 import { parseArgs } from 'node:util';
-import { createLogger, envField } from '@vault-yield/common';
+import { CONFIG_DEFAULTS, createConfig, createLogger, envField } from '@vault-yield/common';
 import { createIndexer } from '@vault-yield/indexer';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
-import { createProjector } from '@vault-yield/projector';
+import { startProjections } from '@vault-yield/projector';
 import { createReader, readerConfigFromEnv } from '@vault-yield/reader';
 import { createPgPool, migrate, resetSchema } from '@vault-yield/store';
 import {
+  DEMO_STEPS,
   deployReferenceStack,
   devChain,
+  keepFeedsFresh,
   movePrice,
   playDemoScenario,
   startAnvil,
 } from '../../../../infra/chain/index.js';
-import { createMarketProjector } from '../../../projector/src/market/index.js';
 import type { Command } from '../command.js';
 import { demoCatalogue, demoScreen } from '../dev/market.js';
 import { ensureDatabase, ensureKafka, type Stop } from '../dev/services.js';
+import { infoLogLevel, opsEnvSchema } from '../ops/env.js';
 
 /**
  * The demo's own topics, recreated at every start, and its consumer groups. DEV_KAFKA_PREFIX
@@ -27,10 +29,22 @@ function kafkaNames(prefix: string) {
     records: `${prefix}-vault-records`,
     screen: `${prefix}-screen-results`,
     catalogue: `${prefix}-strategy-catalogue`,
-    projectorGroup: own ? `${prefix}-projector` : 'vault-yield-projector',
+    projectorGroup: own ? `${prefix}-projector` : CONFIG_DEFAULTS.projectorGroup,
     marketGroup: own ? `${prefix}-market` : 'vault-yield-market',
   };
 }
+
+/** What `dev` reads, picked from the cli's one ops schema. */
+const devEnvSchema = opsEnvSchema
+  .pick({
+    PROJECTION_SCHEMA: true,
+    DEV_KAFKA_PREFIX: true,
+    PORT: true,
+    DATABASE_ADMIN_URL: true,
+    DATABASE_NAME: true,
+    LOG_FORMAT: true,
+  })
+  .extend({ ...infoLogLevel, KAFKA_BROKERS: opsEnvSchema.shape.KAFKA_BROKERS.optional() });
 
 const help = `usage: vault-yield dev [--port N] [--no-live]
 
@@ -66,14 +80,11 @@ export const devCommand: Command = {
       options: { port: { type: 'string' }, 'no-live': { type: 'boolean', default: false } },
     });
     const env = process.env;
-    const level = envField
-      .logLevel()
-      .default('info')
-      .parse(env.LOG_LEVEL || undefined);
-    const log = createLogger({ name: 'dev', level });
-    const port = envField.port().parse(values.port ?? env.PORT ?? '8080');
-    const schema = envField.identifier().parse(env.PROJECTION_SCHEMA || 'vault_yield');
-    const TOPICS = kafkaNames(envField.identifier().parse(env.DEV_KAFKA_PREFIX || 'dev'));
+    const devEnv = createConfig(devEnvSchema, env);
+    const log = createLogger({ name: 'dev', level: devEnv.LOG_LEVEL, format: devEnv.LOG_FORMAT });
+    const port = values.port === undefined ? devEnv.PORT : envField.port().parse(values.port);
+    const schema = devEnv.PROJECTION_SCHEMA;
+    const TOPICS = kafkaNames(devEnv.DEV_KAFKA_PREFIX);
     const stops: [name: string, stop: Stop][] = [];
     // Each part gets STOP_TIMEOUT_MS to stop (a part waiting on a dead peer — an RPC retry to a
     // chain that died — must not hang Ctrl-C); a second Ctrl-C exits at once.
@@ -114,7 +125,10 @@ export const devCommand: Command = {
     try {
       // Every run plays a fresh chain, so it starts from a fresh projection schema and fresh
       // topics of its own (never the production names).
-      const db = await ensureDatabase(log, env);
+      const db = await ensureDatabase(log, {
+        adminUrl: devEnv.DATABASE_ADMIN_URL,
+        name: devEnv.DATABASE_NAME,
+      });
       const migratePool = createPgPool({ url: db.writerUrl, applicationName: 'vault-yield-dev', max: 1 });
       try {
         await resetSchema(migratePool, schema);
@@ -123,7 +137,7 @@ export const devCommand: Command = {
         await migratePool.end();
       }
 
-      const kafka = await ensureKafka(log, env);
+      const kafka = await ensureKafka(log, devEnv.KAFKA_BROKERS);
       stops.push(['kafka', kafka.stop]);
       const admin = await createLogAdmin({ brokers: kafka.brokers, clientId: 'vault-yield-dev' });
       try {
@@ -137,10 +151,21 @@ export const devCommand: Command = {
       const anvil = await startAnvil();
       stops.push(['chain', anvil.stop]);
       log.info({ rpcUrl: anvil.rpcUrl }, 'local chain ready');
+      log.info('deploying the reference contracts (tokens, feeds, Uniswap v3 pools, vault factory)');
       const stack = await deployReferenceStack(anvil.rpcUrl);
-      const demo = await playDemoScenario(stack);
+      log.info({ steps: DEMO_STEPS }, 'playing the demo scenario');
+      const demo = await playDemoScenario(stack, {
+        onStep: (n) => log.info({ step: n, of: DEMO_STEPS }, 'demo scenario'),
+      });
       await devChain(anvil.rpcUrl).rpc.call('evm_setIntervalMining', [2]);
       log.info({ vaults: demo.vaults.length, events: demo.eventCounts }, 'demo scenario played');
+      // The demo's feeds beat like live ones (a fresh round before half a heartbeat passes), so
+      // no price reads stale unless a feed really stops.
+      const feedLog = log.child({ component: 'feeds' });
+      const feeds = keepFeedsFresh(stack, {
+        logger: (lvl, msg, { error, ...f }) => feedLog[lvl]({ ...f, ...(error ? { err: error } : {}) }, msg),
+      });
+      stops.push(['feeds', () => feeds.stop()]);
 
       const indexer = createIndexer({
         rpcUrl: anvil.rpcUrl,
@@ -153,42 +178,27 @@ export const devCommand: Command = {
         databaseUrl: db.writerUrl,
         schema,
         pollIntervalMs: 500,
-        logger: log.child({ service: 'indexer' }),
+        logger: log.child({ component: 'indexer' }),
       });
       await indexer.start();
       stops.push(['indexer', () => indexer.stop()]);
 
-      const projector = createProjector({
-        KAFKA_BROKERS: kafka.brokers,
-        DATABASE_URL: db.writerUrl,
-        PROJECTION_SCHEMA: schema,
-        KAFKA_TOPIC: TOPICS.records,
-        CONSUMER_GROUP: TOPICS.projectorGroup,
-        MIGRATE: false,
-        logger: log.child({ service: 'projector' }),
-      });
-      await projector.start();
-      stops.push(['projector', () => projector.stop()]);
-
-      const marketPool = createPgPool({
-        url: db.writerUrl,
+      const projections = startProjections({
+        kafka: { brokers: kafka.brokers, topic: TOPICS.records, consumerGroup: TOPICS.projectorGroup },
+        databaseUrl: db.writerUrl,
         schema,
-        applicationName: 'vault-yield-market',
-        max: 2,
+        migrate: false,
+        logger: log.child({ component: 'projector' }),
+        market: {
+          screenTopic: TOPICS.screen,
+          catalogueTopic: TOPICS.catalogue,
+          groupId: TOPICS.marketGroup,
+          statsIntervalMs: 60_000,
+          logger: log.child({ component: 'market' }),
+        },
       });
-      stops.push(['market pool', () => marketPool.end()]);
-      const market = createMarketProjector({
-        brokers: kafka.brokers,
-        pool: marketPool,
-        logger: log.child({ service: 'market' }),
-        screenTopic: TOPICS.screen,
-        catalogueTopic: TOPICS.catalogue,
-        groupId: TOPICS.marketGroup,
-        statsIntervalMs: 60_000,
-        minDailyReturns: 30,
-      });
-      await market.start();
-      stops.push(['market projector', () => market.stop()]);
+      stops.push(['projections', () => projections.stop()]);
+      await projections.started;
       const now = Date.now();
       for (const [topic, value] of [
         [TOPICS.catalogue, demoCatalogue(now)],
@@ -210,7 +220,7 @@ export const devCommand: Command = {
           PROJECTION_SCHEMA: schema,
           PORT: String(port),
         }),
-        logger: log.child({ service: 'reader' }),
+        logger: log.child({ component: 'reader' }),
       });
       const { url } = await reader.start();
       stops.push(['reader', () => reader.stop()]);

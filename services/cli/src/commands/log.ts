@@ -1,16 +1,15 @@
 import { parseArgs } from 'node:util';
-import { createConfig, envField, kafkaSecurity, kafkaSecurityShape } from '@vault-yield/common';
+import { createConfig, kafkaSecurity } from '@vault-yield/common';
 import { decodeRecord, encodingOf } from '@vault-yield/domain';
 import { createBatchConsumer, createLogAdmin, type LogMessage } from '@vault-yield/log';
-import { z } from 'zod';
 import type { Command } from '../command.js';
-import { cliLogger } from '../ops/env.js';
+import { cliLogger, kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
 
-const envSchema = z.object({
-  KAFKA_BROKERS: envField.brokers(),
-  ...kafkaSecurityShape,
-  KAFKA_TOPIC: envField.topic().default('vault-records'),
-  LOG_LEVEL: envField.logLevel().default('warn'),
+const envSchema = opsEnvSchema.pick({
+  KAFKA_BROKERS: true,
+  ...kafkaSecurityPick,
+  KAFKA_TOPIC: true,
+  LOG_LEVEL: true,
 });
 
 const help = `usage: vault-yield log tail [--last N] [--partition P [--from-offset O]] [--vault 0x…] [--follow] [--topic NAME]

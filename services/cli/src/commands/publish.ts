@@ -1,16 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createConfig, envField, kafkaSecurity, kafkaSecurityShape } from '@vault-yield/common';
+import { createConfig, kafkaSecurity } from '@vault-yield/common';
 import { screenResult, strategyCatalogue } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
-import { z } from 'zod';
 import type { Command } from '../command.js';
+import { kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
 
-const configSchema = z.object({
-  KAFKA_BROKERS: envField.brokers(),
-  ...kafkaSecurityShape,
-  SCREEN_TOPIC: envField.topic().default('screen-results'),
-  CATALOGUE_TOPIC: envField.topic().default('strategy-catalogue'),
+const configSchema = opsEnvSchema.pick({
+  KAFKA_BROKERS: true,
+  ...kafkaSecurityPick,
+  SCREEN_TOPIC: true,
+  CATALOGUE_TOPIC: true,
 });
 
 const kinds = {

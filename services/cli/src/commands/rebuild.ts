@@ -11,7 +11,7 @@ import {
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { runBuild } from '../ops/build.js';
-import { cliLogger, opsEnvSchema, optionValue, parseDuration, stamp } from '../ops/env.js';
+import { buildEnvSchema, cliLogger, optionValue, parseDuration, stamp } from '../ops/env.js';
 
 const DEFAULT_GRACE = '1h';
 const DEFAULT_QUIET = '60s';
@@ -105,7 +105,7 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
     console.error('usage: vault-yield rebuild [switch|retire|list] [options] (see --help)');
     return 2;
   }
-  const env = createConfig(opsEnvSchema);
+  const env = createConfig(buildEnvSchema);
   const log = cliLogger('rebuild', env.LOG_LEVEL);
   const views = env.VIEWS_SCHEMA;
   const graceMs = parseDuration(values.grace);

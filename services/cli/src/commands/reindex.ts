@@ -16,15 +16,23 @@ import { z } from 'zod';
 // which this command imports once its arguments and environment have been checked.
 import { indexerConfigSchema, indexerEnvSchema } from '../../../indexer/src/config.js';
 import type { Command } from '../command.js';
-import { cliLogger, opsEnvSchema, optionValue, parseDuration, usageError } from '../ops/env.js';
+import {
+  buildEnvSchema,
+  cliLogger,
+  opsEnvSchema,
+  optionValue,
+  parseDuration,
+  usageError,
+} from '../ops/env.js';
 import { createProgress } from '../ops/progress.js';
 
 /**
  * The operator environment plus the live indexer's own settings, with the indexer's defaults:
  * the new log is cut exactly like the live one (mark cadence, confirmations, start block).
  */
-const reindexEnvSchema = z.object({
-  ...opsEnvSchema.shape,
+/** The environment of `vault-yield reindex` (also read by scripts/config-table.ts). */
+export const reindexEnvSchema = z.object({
+  ...buildEnvSchema.shape,
   ...indexerEnvSchema.pick({
     RPC_URL: true,
     CHAIN_ID: true,
@@ -41,7 +49,7 @@ const reindexEnvSchema = z.object({
     VALUATION_LENS: true,
   }).shape,
   /** Schema of the live indexer's checkpoint (default PROJECTION_SCHEMA): never reused. */
-  INDEXER_SCHEMA: envField.identifier().optional(),
+  INDEXER_SCHEMA: opsEnvSchema.shape.INDEXER_SCHEMA,
 });
 type ReindexEnv = z.output<typeof reindexEnvSchema>;
 
@@ -165,7 +173,7 @@ environment:
     if (values.grace !== undefined) parseDuration(values.grace);
     if (values['quiet-for'] !== undefined) parseDuration(values['quiet-for']);
     const env = createConfig(reindexEnvSchema);
-    const log = cliLogger('reindex', env.LOG_LEVEL);
+    const log = cliLogger('reindex', env.LOG_LEVEL, env.LOG_FORMAT);
     if (topic === env.KAFKA_TOPIC) {
       throw usageError(
         `--topic ${topic} is the live topic (KAFKA_TOPIC): reindex writes a NEW topic, then switches to it`,

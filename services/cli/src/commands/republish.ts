@@ -1,17 +1,21 @@
 import { parseArgs } from 'node:util';
-import { createConfig, envField, kafkaSecurity } from '@vault-yield/common';
+import { createConfig, kafkaSecurity } from '@vault-yield/common';
 import { z } from 'zod';
 import { indexerEnvSchema } from '../../../indexer/src/config.js';
 import type { Command } from '../command.js';
-import { cliLogger, opsEnvSchema, optionValue, usageError } from '../ops/env.js';
+import { cliLogger, kafkaSecurityPick, opsEnvSchema, optionValue, usageError } from '../ops/env.js';
 
-const republishEnvSchema = z.object({
+/** The environment of `vault-yield republish` (also read by scripts/config-table.ts). */
+export const republishEnvSchema = z.object({
   ...opsEnvSchema.pick({
     DATABASE_URL: true,
     KAFKA_BROKERS: true,
     KAFKA_TOPIC: true,
     PROJECTION_SCHEMA: true,
     LOG_LEVEL: true,
+    ...kafkaSecurityPick,
+    /** Schema of the indexer's tables (default PROJECTION_SCHEMA). */
+    INDEXER_SCHEMA: true,
   }).shape,
   ...indexerEnvSchema.pick({
     RPC_URL: true,
@@ -20,15 +24,8 @@ const republishEnvSchema = z.object({
     FEED_HEARTBEAT_SECONDS: true,
     VALUATION_LENS: true,
     FEED_HEARTBEATS: true,
-    KAFKA_SASL_MECHANISM: true,
-    KAFKA_SASL_USERNAME: true,
-    KAFKA_SASL_PASSWORD: true,
-    KAFKA_SSL: true,
-    KAFKA_SSL_CA_FILE: true,
     RECORD_ENCODING: true,
   }).shape,
-  /** Schema of the indexer's tables (default PROJECTION_SCHEMA). */
-  INDEXER_SCHEMA: envField.identifier().optional(),
 });
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address');

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createConfig, envField, kafkaSecurityShape } from '@vault-yield/common';
+import { createConfig, envField } from '@vault-yield/common';
 import { FOLD_VERSION } from '@vault-yield/domain';
 import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
 import {
@@ -19,19 +19,23 @@ import {
   stalePriceRows,
   storedOffsetRows,
 } from '@vault-yield/store';
-import { z } from 'zod';
 import type { Command } from '../command.js';
+import { kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
 
-const statusEnvSchema = z.object({
-  DATABASE_URL: envField.postgresUrl(),
-  KAFKA_BROKERS: envField.brokers().optional(),
-  ...kafkaSecurityShape,
-  VIEWS_SCHEMA: envField.identifier().default('vault_yield_api'),
-  PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
-  /** Schema holding indexer_checkpoint (default: PROJECTION_SCHEMA, where the indexer writes). */
-  INDEXER_SCHEMA: envField.identifier().optional(),
-  RPC_URL: envField.httpUrl().optional(),
-});
+const statusEnvSchema = opsEnvSchema
+  .pick({
+    DATABASE_URL: true,
+    ...kafkaSecurityPick,
+    VIEWS_SCHEMA: true,
+    PROJECTION_SCHEMA: true,
+    /** Schema holding indexer_checkpoint (default: PROJECTION_SCHEMA, where the indexer writes). */
+    INDEXER_SCHEMA: true,
+  })
+  .extend({
+    /** Optional here: without brokers, status reports no lag. */
+    KAFKA_BROKERS: opsEnvSchema.shape.KAFKA_BROKERS.optional(),
+    RPC_URL: envField.httpUrl().optional(),
+  });
 
 export interface PartitionLag {
   partition: number;

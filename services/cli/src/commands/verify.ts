@@ -17,7 +17,7 @@ import {
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { runBuild } from '../ops/build.js';
-import { cliLogger, opsEnvSchema, optionValue, parseDuration, stamp } from '../ops/env.js';
+import { buildEnvSchema, cliLogger, optionValue, parseDuration, stamp } from '../ops/env.js';
 import { marketGroups } from '../ops/market.js';
 
 export const verifyCommand: Command = {
@@ -59,8 +59,8 @@ environment: as for rebuild (DATABASE_URL, KAFKA_BROKERS, KAFKA_TOPIC, VIEWS_SCH
         'no-market': { type: 'boolean', default: false },
       },
     });
-    const env = createConfig(opsEnvSchema);
-    const log = cliLogger('verify', env.LOG_LEVEL);
+    const env = createConfig(buildEnvSchema);
+    const log = cliLogger('verify', env.LOG_LEVEL, env.LOG_FORMAT);
     const views = env.VIEWS_SCHEMA;
     const timeoutMs = parseDuration(values.timeout);
     const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-verify', max: 2 });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@vault-yield/common';
 import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
-import { createProjector, type Projector } from '@vault-yield/projector';
+import { startProjections } from '@vault-yield/projector';
 import {
   type BuildPurpose,
   type BuildRecord,
@@ -16,7 +16,7 @@ import {
   storedOffsetRows,
 } from '@vault-yield/store';
 import { type OpsEnv, usageError } from './env.js';
-import { createMarketFold, marketGroups, refreshStrategyStats } from './market.js';
+import { marketGroups, refreshStrategyStats } from './market.js';
 import { createProgress } from './progress.js';
 
 export interface BuildSpec {
@@ -146,41 +146,46 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
 
     const startFolders = async (): Promise<Folders> => {
       const run = randomBytes(3).toString('hex');
-      const projector: Projector = createProjector({
-        KAFKA_BROKERS: env.KAFKA_BROKERS,
-        DATABASE_URL: env.DATABASE_URL,
-        PROJECTION_SCHEMA: spec.schema,
-        KAFKA_TOPIC: spec.topic,
-        CONSUMER_GROUP: spec.groupId,
-        // A Kafka group of its own per run: a resumed build never waits for a killed run's
-        // session to expire; the offsets that matter are the ones stored in the schema.
-        KAFKA_GROUP_ID: `${spec.groupId}.${run}`,
-        KAFKA_CLIENT_ID: 'vault-yield-build',
-        KAFKA_SESSION_TIMEOUT_MS: 30_000,
-        MIGRATE: false,
-        PROJECTOR_CONCURRENCY: env.PROJECTOR_CONCURRENCY,
-        PG_POOL_MAX: env.PG_POOL_MAX,
-        PROJECTOR_MAX_BATCH_BYTES: env.PROJECTOR_MAX_BATCH_BYTES,
-        logger: log,
-      });
-      await projector.start();
-      const marketFold = market
-        ? createMarketFold({
-            brokers: env.KAFKA_BROKERS,
-            pool: schemaPool,
-            logger: log,
-            screenTopic: market.screenTopic,
-            catalogueTopic: market.catalogueTopic,
-            groupId: spec.groupId,
-            sessionTimeoutMs: 30_000,
-          })
-        : null;
-      await marketFold?.start();
-      return {
-        stop: async () => {
-          await Promise.all([projector.stop(), marketFold?.stop()]);
+      const projections = startProjections({
+        kafka: {
+          brokers: env.KAFKA_BROKERS,
+          topic: spec.topic,
+          consumerGroup: spec.groupId,
+          // A Kafka group of its own per run: a resumed build never waits for a killed run's
+          // session to expire; the offsets that matter are the ones stored in the schema.
+          groupId: `${spec.groupId}.${run}`,
+          clientId: 'vault-yield-build',
+          sessionTimeoutMs: 30_000,
         },
-      };
+        databaseUrl: env.DATABASE_URL,
+        schema: spec.schema,
+        migrate: false,
+        concurrency: env.PROJECTOR_CONCURRENCY,
+        pgPoolMax: env.PG_POOL_MAX,
+        maxBatchBytes: env.PROJECTOR_MAX_BATCH_BYTES,
+        logger: log,
+        // The market topics into the build schema too, under a Kafka group of their own per run
+        // as well; strategy figures are refreshed by the build once the fold is done, not on a timer.
+        market: market
+          ? {
+              screenTopic: market.screenTopic,
+              catalogueTopic: market.catalogueTopic,
+              groupId: spec.groupId,
+              statsIntervalMs: 0,
+              minDailyReturns: env.MIN_DAILY_RETURNS,
+              pool: schemaPool,
+              kafkaGroupSuffix: run,
+              sessionTimeoutMs: 30_000,
+            }
+          : null,
+      });
+      try {
+        await projections.started;
+      } catch (err) {
+        await projections.stop().catch(() => {});
+        throw err;
+      }
+      return { stop: () => projections.stop() };
     };
 
     /** Applied vs available, main topic; caught up when every source's partitions are. */

@@ -1,36 +1,120 @@
-import { createLogger, envField, kafkaSecurityShape, type Logger } from '@vault-yield/common';
-import { DEFAULT_MIN_DAILY_RETURNS } from '@vault-yield/domain';
+import { createLogger, doc, envField, type Logger, sharedEnv } from '@vault-yield/common';
 import { PROJECTOR_BATCH_DEFAULTS } from '@vault-yield/projector';
 import { z } from 'zod';
 
-/** Environment shared by the operator commands (rebuild, verify, reindex, status). */
+const logLevel = (byDefault: 'info' | 'warn') =>
+  doc(
+    envField.logLevel().default(byDefault),
+    'pino level (`migrate`, `dead-letters`, `dev`: `info`; the other commands: `warn`)',
+  );
+
+/** The Kafka variables every command that talks to the brokers reads. */
+const kafkaEnv = {
+  KAFKA_BROKERS: sharedEnv.KAFKA_BROKERS,
+  KAFKA_SASL_MECHANISM: sharedEnv.KAFKA_SASL_MECHANISM,
+  KAFKA_SASL_USERNAME: sharedEnv.KAFKA_SASL_USERNAME,
+  KAFKA_SASL_PASSWORD: sharedEnv.KAFKA_SASL_PASSWORD,
+  KAFKA_SSL: sharedEnv.KAFKA_SSL,
+  KAFKA_SSL_CA_FILE: sharedEnv.KAFKA_SSL_CA_FILE,
+} as const;
+
+/**
+ * The one environment schema of the cli: every variable a command reads, with its format and
+ * default. Each command's schema is picked (and where a command needs it otherwise, extended)
+ * from it, so every command reads a variable the same way with the same default.
+ */
 export const opsEnvSchema = z.object({
-  DATABASE_URL: envField.postgresUrl(),
-  KAFKA_BROKERS: envField.brokers(),
-  ...kafkaSecurityShape,
-  KAFKA_TOPIC: envField.topic().default('vault-records'),
+  DATABASE_URL: sharedEnv.DATABASE_URL,
+  ...kafkaEnv,
+  KAFKA_TOPIC: sharedEnv.KAFKA_TOPIC,
   /** Schema of the views the reader reads; its target is the live projection schema. */
-  VIEWS_SCHEMA: envField.identifier().default('vault_yield_api'),
+  VIEWS_SCHEMA: sharedEnv.VIEWS_SCHEMA,
   /** The projection schema that is live before any switch (and the indexer's schema by default). */
-  PROJECTION_SCHEMA: envField.identifier().default('vault_yield'),
+  PROJECTION_SCHEMA: sharedEnv.PROJECTION_SCHEMA,
   /** Group of the live projector (status, verify), when the live schema has no build record. */
-  CONSUMER_GROUP: z.string().min(1).max(200).default('vault-yield-projector'),
-  READER_ROLE: envField.identifier().optional(),
-  SCREEN_TOPIC: envField.topic().default('screen-results'),
-  CATALOGUE_TOPIC: envField.topic().default('strategy-catalogue'),
-  MIN_DAILY_RETURNS: envField.int(1, 10_000).default(DEFAULT_MIN_DAILY_RETURNS),
+  CONSUMER_GROUP: sharedEnv.CONSUMER_GROUP,
+  READER_ROLE: sharedEnv.READER_ROLE.optional(),
+  SCREEN_TOPIC: sharedEnv.SCREEN_TOPIC,
+  CATALOGUE_TOPIC: sharedEnv.CATALOGUE_TOPIC,
+  MIN_DAILY_RETURNS: sharedEnv.MIN_DAILY_RETURNS,
   /** Partitions folded at once by the build's projector, and its Postgres pool. */
-  PROJECTOR_CONCURRENCY: envField.int(1, 64).default(PROJECTOR_BATCH_DEFAULTS.concurrency),
-  PG_POOL_MAX: envField.int(1, 100).default(6),
+  PROJECTOR_CONCURRENCY: doc(
+    envField.int(1, 64).default(PROJECTOR_BATCH_DEFAULTS.concurrency),
+    'partitions one projector instance (or build) folds at once (their Postgres transactions overlap)',
+  ),
+  PG_POOL_MAX: doc(
+    envField.int(1, 100).default(6),
+    "Postgres connections at most (a projector's, or a build's)",
+  ),
   /** Upper bound of one partition's batch (bytes). */
-  PROJECTOR_MAX_BATCH_BYTES: envField.int(64 * 1024).default(PROJECTOR_BATCH_DEFAULTS.maxBatchBytes),
-  LOG_LEVEL: envField.logLevel().default('warn'),
+  PROJECTOR_MAX_BATCH_BYTES: doc(
+    envField.int(64 * 1024).default(PROJECTOR_BATCH_DEFAULTS.maxBatchBytes),
+    "upper bound of one partition's batch, bytes (kafkajs `maxBytesPerPartition`)",
+  ),
+  LOG_LEVEL: logLevel('warn'),
+  LOG_FORMAT: doc(
+    z.enum(['auto', 'json', 'pretty']).default('auto'),
+    '`auto`: one pretty line per log line on a terminal, JSON otherwise; `json` or `pretty` force one',
+  ),
+  /** Schema of the live indexer's checkpoint (default PROJECTION_SCHEMA). */
+  INDEXER_SCHEMA: doc(
+    envField.identifier().optional(),
+    "schema holding the live indexer's checkpoint (`status`, `reindex`, `republish`)",
+    '`PROJECTION_SCHEMA`',
+  ),
+  /** `dev`: prefix of the demo's topics and consumer groups. */
+  DEV_KAFKA_PREFIX: doc(
+    envField.identifier().default('dev'),
+    "prefix of the demo's topics and consumer groups (two demos on one broker)",
+  ),
+  /** `dev`: the reader's port (`--port` wins). */
+  PORT: doc(envField.port().default(8080), 'listen port'),
+  /** `dev`: admin URL that may create the database and roles. */
+  DATABASE_ADMIN_URL: doc(
+    z.string().min(1).default('postgres://postgres@127.0.0.1:5432/postgres'),
+    'admin URL that may create the database and its roles',
+  ),
+  /** `dev`: the database it creates. */
+  DATABASE_NAME: doc(z.string().min(1).default('vault_yield_dev'), 'the demo database'),
 });
-export type OpsEnv = z.output<typeof opsEnvSchema>;
+/** What the operator commands that build projections read (rebuild, verify). */
+export const buildEnvSchema = opsEnvSchema.pick({
+  DATABASE_URL: true,
+  KAFKA_BROKERS: true,
+  KAFKA_SASL_MECHANISM: true,
+  KAFKA_SASL_USERNAME: true,
+  KAFKA_SASL_PASSWORD: true,
+  KAFKA_SSL: true,
+  KAFKA_SSL_CA_FILE: true,
+  KAFKA_TOPIC: true,
+  VIEWS_SCHEMA: true,
+  PROJECTION_SCHEMA: true,
+  CONSUMER_GROUP: true,
+  READER_ROLE: true,
+  SCREEN_TOPIC: true,
+  CATALOGUE_TOPIC: true,
+  MIN_DAILY_RETURNS: true,
+  PROJECTOR_CONCURRENCY: true,
+  PG_POOL_MAX: true,
+  PROJECTOR_MAX_BATCH_BYTES: true,
+  LOG_LEVEL: true,
+  LOG_FORMAT: true,
+});
+/** LOG_LEVEL of the commands that log at `info` by default (migrate, dead-letters, dev). */
+export const infoLogLevel = { LOG_LEVEL: logLevel('info') };
+/** The Kafka security variables, picked from the ops schema. */
+export const kafkaSecurityPick = {
+  KAFKA_SASL_MECHANISM: true,
+  KAFKA_SASL_USERNAME: true,
+  KAFKA_SASL_PASSWORD: true,
+  KAFKA_SSL: true,
+  KAFKA_SSL_CA_FILE: true,
+} as const;
+export type OpsEnv = z.output<typeof buildEnvSchema>;
 
 /** Logs go to stderr: stdout carries the command's result (text or --json). */
-export function cliLogger(name: string, level: OpsEnv['LOG_LEVEL']): Logger {
-  return createLogger({ name, level, destination: process.stderr });
+export function cliLogger(name: string, level: OpsEnv['LOG_LEVEL'], format?: OpsEnv['LOG_FORMAT']): Logger {
+  return createLogger({ name, level, destination: process.stderr, ...(format ? { format } : {}) });
 }
 
 /** A time-based name suffix: sortable, short, valid in identifiers and group names. */

@@ -132,6 +132,81 @@ describe('processBlock: when vaults fall due for a record', () => {
     ]);
   });
 
+  it('liquidity minted for a vault by someone else gets a position.received record at the Mint’s log position; its range is read from then on', () => {
+    const w = walk(1000);
+    const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as const;
+    const at = (logIndex: number, txHash: `0x${string}`) => ({ ...pos(9), txHash, logIndex });
+    const valuation = (event: object) => ({ ok: true, kind: 'valuation', event }) as DecodeLogResult;
+    const mint = (
+      logIndex: number,
+      txHash: `0x${string}`,
+      owner: Address,
+      pool: Address,
+      ticks: [number, number],
+    ) =>
+      valuation({
+        ...at(logIndex, txHash),
+        kind: 'mint',
+        pool,
+        sender: a(0x99),
+        owner,
+        tickLower: ticks[0],
+        tickUpper: ticks[1],
+        liquidity: '1000',
+        amount0: '10',
+        amount1: '20',
+      });
+    // tx 1: the vault opens its own position (the pool's Mint, then PositionOpened): explained.
+    const opened = {
+      ok: true,
+      kind: 'record',
+      record: {
+        ...at(1, tx(1)),
+        vault: VAULT,
+        lastInBlock: false,
+        type: 'position.opened',
+        payload: {
+          positionId: '1',
+          pool: POOL,
+          tickLower: -60,
+          tickUpper: 60,
+          liquidity: '1000',
+          amount0: '10',
+          amount1: '20',
+        },
+      },
+    } as DecodeLogResult;
+    const out = run(w, 9, 1_050, [
+      mint(0, tx(1), VAULT, POOL, [-60, 60]),
+      opened,
+      // tx 2: someone mints for the vault (a gift), and for an address that is no vault
+      mint(2, tx(2), VAULT, POOL, [-120, 120]),
+      mint(3, tx(2), a(0x99), POOL, [-120, 120]),
+      // tx 3: a Mint with the vault as owner in another pool: not the vault's pool, not valued
+      mint(4, tx(3), VAULT, a(0xb1), [-120, 120]),
+    ]);
+    expect(out.records.map((r) => [r.type, r.vault, r.logIndex])).toEqual([
+      ['position.opened', VAULT, 1],
+      ['position.received', VAULT, 2],
+    ]);
+    expect(out.records[1]!.payload).toEqual({
+      from: a(0x99),
+      pool: POOL,
+      tickLower: -120,
+      tickUpper: 120,
+      liquidity: '1000',
+      amount0: '10',
+      amount1: '20',
+    });
+    const state = w.registry.get(VAULT)!.state;
+    expect(state.received).toEqual([[-120, 120]]);
+    // its range flips count for marks like an own position's
+    expect(Object.values(state.positions)).toContainEqual([-120, 120]);
+    // the same range again adds no second read
+    run(w, 10, 1_060, [mint(0, tx(4), VAULT, POOL, [-120, 120])]);
+    expect(w.registry.get(VAULT)!.state.received).toEqual([[-120, 120]]);
+  });
+
   it('every swap in the pool makes its vaults due (fees accrue), even when slot0 did not move', () => {
     const w = walk(0);
     const swap: DecodeLogResult = {

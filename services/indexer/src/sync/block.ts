@@ -1,4 +1,4 @@
-import type { ChainRecord, DecodeLogResult, IndexerLog } from '@vault-yield/chain';
+import type { ChainRecord, DecodeLogResult, IndexerLog, ValuationEvent } from '@vault-yield/chain';
 import { SCHEMA_VERSION, type ValuationContext, type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
 import type { ValuationSnapshot, ValuationTracker } from '../valuation.js';
 import {
@@ -73,14 +73,63 @@ export function markRecord(
 }
 
 /**
- * Joins the block's `transfer.received` records to its event records, in log order: a transfer to
- * a vault in a transaction where that vault emitted an event is the event's own token movement (a
- * deposit's transferFrom, a pool's burn or collect, the gauge paying a claim); any other is tokens
- * sent straight to the vault, booked by the fold as capital in at this log position. (Tokens sent
- * straight to a vault inside a transaction where it also emitted an event are left to the fold's
- * block-end reconciliation, as every difference no record explains.)
+ * The record a Transfer to a vault (`transfer.received`) or a Mint in a vault's pool whose owner is
+ * the vault (`position.received`) makes, before the block's records say whether the vault's own
+ * event explains it (receivedRecords); undefined for any other log, or one moving nothing.
  */
-function receivedRecords(records: ChainRecord[], transfers: readonly ChainRecord[]): void {
+export function receivedRecord(
+  e: ValuationEvent,
+  vaultOf: (address: Address) => { pool: Address } | undefined,
+): ChainRecord | undefined {
+  const { blockNumber, blockHash, txHash, txIndex, logIndex } = e;
+  if (e.kind === 'transfer') {
+    if (e.value === '0' || !vaultOf(e.to)) return undefined;
+    return {
+      blockNumber,
+      blockHash,
+      txHash,
+      txIndex,
+      logIndex,
+      vault: e.to,
+      lastInBlock: false,
+      type: 'transfer.received',
+      payload: { from: e.from, token: e.token, amount: e.value },
+    };
+  }
+  // A Mint in the vault's own pool (the only one it is valued in) with the vault as owner.
+  if (e.kind !== 'mint' || e.liquidity === '0' || vaultOf(e.owner)?.pool !== e.pool) return undefined;
+  return {
+    blockNumber,
+    blockHash,
+    txHash,
+    txIndex,
+    logIndex,
+    vault: e.owner,
+    lastInBlock: false,
+    type: 'position.received',
+    payload: {
+      from: e.sender,
+      pool: e.pool,
+      tickLower: e.tickLower,
+      tickUpper: e.tickUpper,
+      liquidity: e.liquidity,
+      amount0: e.amount0,
+      amount1: e.amount1,
+    },
+  };
+}
+
+/**
+ * Joins the block's `transfer.received` and `position.received` records to its event records, in
+ * log order: a transfer to a vault, or a Mint whose owner is the vault, in a transaction where that
+ * vault emitted an event is the event's own movement (a deposit's transferFrom, a pool's burn or
+ * collect, the gauge paying a claim, the vault minting its own position); any other is tokens sent
+ * straight to the vault, or liquidity minted for it by someone else, booked by the fold as capital
+ * in at this log position. (Tokens sent straight to a vault inside a transaction where it also
+ * emitted an event are left to the fold's block-end reconciliation, as every difference no record
+ * explains; liquidity minted for it there reads as a gain — the valuation still holds it.)
+ */
+export function receivedRecords(records: ChainRecord[], transfers: readonly ChainRecord[]): void {
   const explained = new Set<string>();
   for (const r of records) explained.add(`${r.txHash}:${r.vault}`);
   let added = false;
@@ -135,7 +184,10 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
   const chainRecords: ChainRecord[] = [];
   const changedPools = new Set<Address>();
   const changedTokens = new Set<Address>();
-  /** Transfers of tokens to a vault, until the block's records say which its own events explain. */
+  /**
+   * Transfers of tokens to a vault and Mints for it, until the block's records say which its own
+   * events explain.
+   */
   const transfers: ChainRecord[] = [];
   for (const l of input.logs) {
     const r = input.decoded.get(l);
@@ -153,20 +205,9 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
       // uncollected fees never go unrecorded for longer than the cadence.
       tracker.applySwap(r.event.pool, b, r.event.sqrtPriceX96, r.event.tick);
       if (tracker.hasPool(r.event.pool)) changedPools.add(r.event.pool);
-    } else if (r.event.kind === 'transfer') {
-      const e = r.event;
-      if (registry.get(e.to) && e.value !== '0')
-        transfers.push({
-          blockNumber: e.blockNumber,
-          blockHash: e.blockHash,
-          txHash: e.txHash,
-          txIndex: e.txIndex,
-          logIndex: e.logIndex,
-          vault: e.to,
-          lastInBlock: false,
-          type: 'transfer.received',
-          payload: { from: e.from, token: e.token, amount: e.value },
-        });
+    } else if (r.event.kind === 'transfer' || r.event.kind === 'mint') {
+      const received = receivedRecord(r.event, (vault) => registry.get(vault));
+      if (received) transfers.push(received);
     } else if (r.event.kind === 'answer') {
       for (const t of tracker.applyAnswer(r.event.feed, b, BigInt(r.event.answer), r.event.updatedAt))
         changedTokens.add(t);

@@ -24,7 +24,10 @@ describe('segmentFilters', () => {
     const vaults = Array.from({ length: 5 }, (_, i) => addr(i + 1));
     const f = segmentFilters({ vaults, valuation: [addr(9)], tokens: [addr(7), addr(8)], limit: 2 });
     expect(f[0]).toEqual({ topic0: eventTopics.vault });
-    expect(f[1]).toEqual({ address: [addr(9)], topic0: [eventTopics.swap, eventTopics.answerUpdated] });
+    expect(f[1]).toEqual({
+      address: [addr(9)],
+      topic0: [eventTopics.swap, eventTopics.mint, eventTopics.answerUpdated],
+    });
     const transfers = f.slice(2);
     expect(transfers.map((t) => t.topic2?.length)).toEqual([2, 2, 1]);
     expect(transfers.flatMap((t) => t.topic2)).toEqual(vaults.map(asTopic));

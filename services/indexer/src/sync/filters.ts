@@ -19,7 +19,7 @@ export interface WatchedAddresses {
 }
 
 /**
- * The eth_getLogs filters of a segment: vault, pool and feed events by address while they fit
+ * The eth_getLogs filters of a segment: vault, pool (Swap, Mint) and feed events by address while they fit
  * one filter (else vault events by topic, filtered by the caller, and pools and feeds by address);
  * and ERC-20 transfers of the vaults' tokens whose recipient is a vault (tokens sent straight to a
  * vault show in no vault event), `limit` recipients per filter.
@@ -35,7 +35,10 @@ export function segmentFilters(w: WatchedAddresses): LogFilter[] {
   } else {
     filters = [{ topic0: eventTopics.vault }];
     if (valuation.length > 0)
-      filters.push({ address: [...valuation], topic0: [eventTopics.swap, eventTopics.answerUpdated] });
+      filters.push({
+        address: [...valuation],
+        topic0: [eventTopics.swap, eventTopics.mint, eventTopics.answerUpdated],
+      });
   }
   if (tokens.length > 0) {
     for (let i = 0; i < vaults.length; i += limit) {

@@ -91,7 +91,7 @@ export function checkConsistency(
 
 /**
  * Decodes every watched log of a chunk before any state moves (a bad one stops the chunk). Logs
- * of addresses that are neither the factory, a vault nor a valuation topic (Swap, AnswerUpdated, Transfer) are not ours (topic-only
+ * of addresses that are neither the factory, a vault nor a valuation topic (Swap, Mint, AnswerUpdated, Transfer) are not ours (topic-only
  * filters bring them); a valuation-topic log that does not decode from an untracked address neither.
  */
 export function decodeAll(
@@ -106,7 +106,10 @@ export function decodeAll(
     const vault = isVault(addr);
     const topic0 = l.topics[0];
     const isValuation =
-      topic0 === eventTopics.swap || topic0 === eventTopics.answerUpdated || topic0 === eventTopics.transfer;
+      topic0 === eventTopics.swap ||
+      topic0 === eventTopics.answerUpdated ||
+      topic0 === eventTopics.transfer ||
+      topic0 === eventTopics.mint;
     if (addr !== factory && !vault && !isValuation) continue;
     const r = decodeLog(l);
     if (!r.ok) {

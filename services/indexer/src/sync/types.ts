@@ -65,7 +65,12 @@ export class ReorgDetected extends Error {
 }
 
 export const FACTORY_TOPICS = eventTopics.factory;
-export const CHILD_TOPICS = [...eventTopics.vault, eventTopics.swap, eventTopics.answerUpdated];
+export const CHILD_TOPICS = [
+  ...eventTopics.vault,
+  eventTopics.swap,
+  eventTopics.mint,
+  eventTopics.answerUpdated,
+];
 
 export const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {

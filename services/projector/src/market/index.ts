@@ -1,10 +1,13 @@
 import type { Logger } from '@vault-yield/common';
-import { type BatchConsumer, createBatchConsumer, createLogAdmin } from '@vault-yield/log';
-import { createMarketStore, type MarketItem, type Pool } from '@vault-yield/store';
+import { type BatchConsumer, createBatchConsumer, createLogAdmin, type LogBatch } from '@vault-yield/log';
+import { type ApplyOutcome, createMarketStore, type Pool } from '@vault-yield/store';
+import { type RunResult, runBatch } from '../runner/index.js';
 import { type DecodedMarket, decodeMarket, type MarketKind } from './decode.js';
+import { createMarketProjection, type MarketApplied } from './projection.js';
 import { refreshStrategyStats } from './stats.js';
 
-export { decodeMarket } from './decode.js';
+export { type DecodedMarket, decodeMarket, type MarketKind } from './decode.js';
+export { createMarketProjection, type MarketApplied } from './projection.js';
 export { refreshStrategyStats } from './stats.js';
 
 export interface MarketProjectorOptions {
@@ -40,14 +43,33 @@ export interface MarketProjector {
 }
 
 /**
- * Projects the market topics (screen results, strategy catalogue): newest wins, atomically, with
- * the topic offset stored in the same transaction; bad messages go to dead letters.
+ * Projects the market topics (screen results, strategy catalogue): the market projection fed by
+ * the exactly-once runner, one consumer per topic — newest wins, atomically, with the topic offset
+ * stored in the same transaction; bad messages go to dead letters; a batch that does not start at
+ * the stored offset is re-read from it.
  */
 export function createMarketProjector(options: MarketProjectorOptions): MarketProjector {
   const { pool, logger: log } = options;
   const store = createMarketStore(pool);
+  const projection = createMarketProjection();
   const consumers: BatchConsumer[] = [];
   let timer: NodeJS.Timeout | null = null;
+
+  /** One line per message, in log order, as the market side has always logged them. */
+  function logBatch(kind: MarketKind, batch: LogBatch<DecodedMarket>, run: RunResult<MarketApplied[]>) {
+    if (run.kind !== 'applied') return;
+    const { topic } = batch;
+    const letters = new Map(run.letters.map((l) => [l.offset, l]));
+    const applied = new Map<string, ApplyOutcome>(run.out?.map((a) => [a.offset, a.outcome]));
+    batch.messages.forEach(({ offset }, i) => {
+      const letter = letters.get(offset);
+      if (letter) log.warn({ topic, offset, reason: letter.reason }, 'market message dead-lettered');
+      else {
+        const outcome = i < run.skipped ? 'skipped' : applied.get(offset);
+        if (outcome) log.info({ topic, offset, kind, outcome }, 'market message projected');
+      }
+    });
+  }
 
   function consumerFor(kind: MarketKind, topic: string): BatchConsumer {
     const offsetsGroup = marketGroups(options.groupId)[kind];
@@ -63,36 +85,9 @@ export function createMarketProjector(options: MarketProjectorOptions): MarketPr
       storedOffsets: (t, partitions) => store.storedOffsets(offsetsGroup, t, partitions),
       async handleBatch(batch, control) {
         if (!control.isActive()) return undefined;
-        const items: MarketItem[] = batch.messages.map((m) =>
-          m.decoded.ok
-            ? m.decoded.kind === 'screen'
-              ? { offset: m.offset, kind: 'screen', value: m.decoded.value }
-              : { offset: m.offset, kind: 'catalogue', value: m.decoded.value }
-            : {
-                offset: m.offset,
-                kind: 'dead',
-                letter: {
-                  topic,
-                  partition: m.partition,
-                  offset: m.offset,
-                  key: m.key,
-                  value: m.value,
-                  reason: m.decoded.reason,
-                  vault: null,
-                  kind: 'decode',
-                },
-              },
-        );
-        const outcomes = await store.applyBatch(batch.commit, items);
-        outcomes.forEach((outcome, i) => {
-          const item = items[i]!;
-          if (outcome === 'dead' && item.kind === 'dead')
-            log.warn(
-              { topic, offset: item.offset, reason: item.letter.reason },
-              'market message dead-lettered',
-            );
-          else log.info({ topic, offset: item.offset, kind, outcome }, 'market message projected');
-        });
+        const run = await store.transaction((tx) => runBatch(tx, batch, projection));
+        if (run.kind === 'gap') return { seekTo: run.seekTo };
+        logBatch(kind, batch, run);
         return { applied: true };
       },
     });

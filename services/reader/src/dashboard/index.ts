@@ -2,7 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { Hono } from 'hono';
+import { contentSecurityPolicy } from '../middleware/security-headers.js';
 import { packageAsset, staticAsset } from '../static.js';
+
+/** /dashboard's Content-Security-Policy: its script, styles and API calls all come from this reader. */
+export const DASHBOARD_CSP = contentSecurityPolicy({
+  'script-src': "'self'",
+  'style-src': "'self'",
+  'connect-src': "'self'",
+});
 
 const here = (file: string) => fileURLToPath(new URL(`./app/${file}`, import.meta.url));
 

@@ -104,3 +104,47 @@ export function createClientAddress(
     return chain[0] as string;
   };
 }
+
+/** The eight 16-bit groups of an IPv6 address (embedded IPv4 tail included), or null. */
+function ipv6Groups(address: string): number[] | null {
+  let a = address;
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(a);
+  if (v4) {
+    const [b0, b1, b2, b3] = v4.slice(1).map(Number) as [number, number, number, number];
+    a = `${a.slice(0, v4.index)}${((b0 << 8) | b1).toString(16)}:${((b2 << 8) | b3).toString(16)}`;
+  }
+  const halves = a.split('::');
+  if (halves.length > 2) return null;
+  const part = (s: string) => (s === '' ? [] : s.split(':').map((g) => Number.parseInt(g, 16)));
+  const head = part(halves[0] ?? '');
+  const tail = halves.length === 2 ? part(halves[1] ?? '') : [];
+  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
+  const groups = [...head, ...Array<number>(Math.max(0, fill)).fill(0), ...tail];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff)
+    ? groups
+    : null;
+}
+
+/**
+ * The rate-limit key of a client address: an IPv4 address is its own key; an IPv6 address is
+ * keyed by its /64 (one subscriber's LAN or host gets a whole /64 and may rotate addresses in it
+ * at will: per address, it would buy a fresh bucket each time); an IPv4-mapped IPv6 address
+ * (`::ffff:a.b.c.d`, in any spelling) counts as the IPv4 address. Anything else (`unknown`) is
+ * its own key.
+ */
+export function clientKey(address: string): string {
+  const a = address.trim().toLowerCase().replace(/%.*$/, ''); // a zone id names no other host
+  const family = isIP(a);
+  if (family === 4) return a;
+  if (family !== 6) return address;
+  const g = ipv6Groups(a);
+  if (!g) return a;
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) {
+    const [hi, lo] = [g[6] as number, g[7] as number];
+    return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  }
+  return `${g
+    .slice(0, 4)
+    .map((x) => x.toString(16))
+    .join(':')}::/64`;
+}

@@ -9,11 +9,13 @@ export interface Metrics {
 
 /**
  * Request count and latency by route pattern (never the raw path: bounded label values), method
- * and status, in a registry of the reader's own so several readers in one process don't clash.
+ * and status, in a registry of the reader's own so several readers in one process don't clash;
+ * with the process's default metrics under their stock names (`process_*`, `nodejs_*`: the job
+ * label tells the services apart) unless `defaults` is false.
  */
 export function createMetrics(defaults = true): Metrics {
   const registry = new Registry();
-  if (defaults) collectDefaultMetrics({ register: registry, prefix: 'reader_' });
+  if (defaults) collectDefaultMetrics({ register: registry });
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests served, by route pattern, method and status',

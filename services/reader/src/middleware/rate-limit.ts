@@ -1,7 +1,24 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { errorResponse } from '../errors.js';
-import { createClientAddress, type TrustedProxies } from './client-address.js';
+import { clientKey, createClientAddress, type TrustedProxies } from './client-address.js';
+
+/**
+ * The function naming a request's client key (client-address.ts: the rightmost untrusted
+ * address, then its IPv4 address or IPv6 /64), shared by the rate limit and the concurrency cap.
+ */
+export function createClientKey(trustedProxies: TrustedProxies): (c: Context) => string {
+  const clientAddress = createClientAddress(trustedProxies);
+  return (c) => {
+    let peer: string | undefined;
+    try {
+      peer = getConnInfo(c).remote.address;
+    } catch {
+      peer = undefined; // not served by @hono/node-server (app.request in tests)
+    }
+    return clientKey(clientAddress(peer, c.req.header('x-forwarded-for')));
+  };
+}
 
 export interface RateLimitConfig {
   /** Tokens added per second per client; 0 disables rate limiting. */
@@ -22,7 +39,8 @@ interface Bucket {
 }
 
 /**
- * Per-client token bucket. Each request takes one token; a client with none gets 429 with
+ * Per-client token bucket, keyed by client key (an IPv4 address, an IPv6 /64). Each request
+ * takes one token, CORS preflights (OPTIONS) included; a client with none gets 429 with
  * Retry-After (whole seconds until a token is back) and the RateLimit-* headers
  * (draft-ietf-httpapi-ratelimit-headers: Limit = burst, Remaining, Reset in seconds).
  */
@@ -32,16 +50,7 @@ export function rateLimit(config: RateLimitConfig, now: () => number = Date.now)
   const buckets = new Map<string, Bucket>();
 
   const exempt = new Set(config.exempt ?? []);
-  const clientAddress = createClientAddress(config.trustedProxies);
-  const clientOf = (c: Parameters<MiddlewareHandler>[0]): string => {
-    let peer: string | undefined;
-    try {
-      peer = getConnInfo(c).remote.address;
-    } catch {
-      peer = undefined; // not served by @hono/node-server (app.request in tests)
-    }
-    return clientAddress(peer, c.req.header('x-forwarded-for'));
-  };
+  const clientOf = createClientKey(config.trustedProxies);
 
   const sweep = (t: number) => {
     // Drop buckets that have refilled completely: they are indistinguishable from new ones.

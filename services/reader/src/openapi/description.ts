@@ -20,7 +20,11 @@ and the projector's \`projector_dead_letters_total{kind}\` metric counts them fo
 
 ## Authentication
 None: this is a public, read-only API. No credentials are accepted or needed. CORS allows the
-configured dashboard origins (\`*\` by default).
+configured dashboard origins (\`*\` by default). Operators only: \`/metrics\` answers requests
+carrying the deployment's admin token (\`Authorization: Bearer <ADMIN_TOKEN>\`; 401
+\`unauthorized\` otherwise, and always when no token is set), and \`/ready\` gives its details
+(schema, migration, dead letters, vaults behind; the reason of a 503) with it — without it,
+\`/ready\` answers its status code alone, for load balancers.
 
 ## Formats
 - **Addresses** (path \`:address\`, query \`owner\`): \`0x\` followed by 40 hex digits, any case
@@ -140,6 +144,17 @@ the vault emitted no event) is a ledger row of its own, type \`transfer.received
 \`from\`, \`token\`, raw \`amount\`), under the transfer's transaction hash and at its log
 position: it is booked there as capital in (a donation is not performance), so the flows of its
 block settle in the chain's order.
+**Positions minted for a vault by someone else.** Liquidity that another account mints in the
+vault's pool with the vault as owner (a Uniswap v3 \`Mint\` whose \`owner\` is the vault, in a
+transaction where the vault emitted no event) is the vault's on chain: it is valued at every block
+from the pool's own position (liquidity and what the pool owes it), listed in \`positions\` — with
+the pool's position key, keccak256(vault, tickLower, tickUpper) as a decimal uint256, for \`id\`
+when it is no live position of the vault's own, or merged into the vault's position of the same
+range — and what the pool took for it is a ledger row of its own, type \`position.received\`
+(\`data\`: \`from\` (who minted), \`pool\`, \`tickLower\`, \`tickUpper\`, \`liquidity\`, raw
+\`amount0\` / \`amount1\` of the pool's token0 / token1), booked at its log position as capital in.
+Only the vault's own pool is watched: a position minted for it in another pool is nothing its
+code can ever reach.
 **Reconciliation.** What no record explains (tokens sent straight to a vault inside a transaction
 where the vault also emitted an event, dust, rounding) is still caught: at the vault's last record
 of each block the balances read are compared with the balances its records explain; a difference
@@ -168,8 +183,9 @@ the event payload as recorded (its fields depend on \`type\`).
 Push delivery (callbacks, streams) is not offered: poll with \`since\` or the cursor.
 
 ## Transactions and vault list
-\`GET /v1/tx/{hash}\` returns the activity rows of one transaction across all vaults, newest first
-(404 when none). \`GET /v1/vaults?owner=&limit=&cursor=\` lists vaults by ascending address,
+\`GET /v1/tx/{hash}?limit=&cursor=\` returns the activity rows of one transaction across all
+vaults, newest first (404 when none), paginated like events (limit default ${LIMITS.tx.default},
+1–${LIMITS.tx.max}; next page in \`X-Next-Cursor\` / \`Link\`). \`GET /v1/vaults?owner=&limit=&cursor=\` lists vaults by ascending address,
 optionally of one owner, paginated like events (limit default ${LIMITS.vaults.default}, 1–${LIMITS.vaults.max}).
 
 ## Strategies and universe
@@ -206,7 +222,8 @@ as it re-ranks. Asset categories: \`major\`, \`stable\`, \`stock token\`, \`meme
 Every error has one body: \`{ "error": { "code": string, "message": string } }\`, never a stack
 trace. Codes: \`invalid_request\` (400: a path or query parameter failed validation; the message
 starts with its path, e.g. \`query.limit: …\`), \`not_found\` (404: unknown vault, transaction or
-route), \`method_not_allowed\` (405, with \`Allow\`), \`rate_limited\` (429, with \`Retry-After\`),
+route), \`method_not_allowed\` (405, with \`Allow\`), \`unauthorized\` (401, \`/metrics\` without
+the admin token), \`rate_limited\` (429, with \`Retry-After\`),
 \`unavailable\` (503: the database is unreachable or not migrated; retry later), \`internal\`
 (500: a server bug; client input never causes one).
 
@@ -214,7 +231,11 @@ route), \`method_not_allowed\` (405, with \`Allow\`), \`rate_limited\` (429, wit
 Per-client token bucket on every route but \`/health\` (client = remote address; behind proxies
 configured as trusted, by hop count or address ranges, the rightmost \`X-Forwarded-For\` entry not
 written by one of them — entries a client writes itself are never believed): a sustained rate and a
-burst, configured per deployment (defaults 20 requests/s, burst 40). Every limited response carries
+burst, configured per deployment (defaults 20 requests/s, burst 40); CORS preflights count. An
+IPv6 client is its /64 (one bucket for a whole subnet a host may rotate addresses in); an
+IPv4-mapped IPv6 address counts as its IPv4 address. Requests of one client **in flight at once**
+are capped too (default a quarter of the database pool, at least 1): a few more wait their turn,
+the rest get 429 with \`Retry-After\`. Every limited response carries
 \`RateLimit-Limit\` (burst), \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds to a full
 bucket); a 429 carries \`Retry-After\` (seconds). Size bounds: \`limit\` ≤ ${LIMITS.events.max}, \`points\` ≤
 ${LIMITS.equity.maxPoints}, catalogue lists ≤ 1000, query values ≤ ${LIMITS.valueLength} characters; a request

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
+import { contentSecurityPolicy } from '../middleware/security-headers.js';
 import { packageAsset } from '../static.js';
 
 const BUNDLE = '/docs/scalar.js' as const;
@@ -15,6 +17,28 @@ const CONFIG = {
   agent: { disabled: true },
   theme: 'default',
 };
+
+/**
+ * The page's inline scripts, allowed by their hashes in the page's CSP. PRE runs before the
+ * bundle: the zod inside it probes `Function('')` for its JIT, which the CSP refuses (and reports
+ * as a violation); jitless, it never tries.
+ */
+const PRE = 'globalThis.__zod_globalConfig = { jitless: true };';
+const INIT = `Scalar.createApiReference('#app', ${JSON.stringify(CONFIG)})`;
+const STYLE = 'body{margin:0}';
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/**
+ * /docs' Content-Security-Policy: scripts from this reader and the page's own inline script (by
+ * hash); styles from this reader and inline (Scalar injects its styles at run time); fonts from
+ * this reader or inlined (data:); "try it" calls this reader only.
+ */
+export const DOCS_CSP = contentSecurityPolicy({
+  'script-src': `'self' ${sha256(PRE)} ${sha256(INIT)}`,
+  'style-src': "'self' 'unsafe-inline'",
+  'font-src': "'self' data:",
+  'connect-src': "'self'",
+});
 
 export interface DocsPage {
   html: string;
@@ -34,10 +58,11 @@ export function docsPage(): DocsPage {
 <html lang="en"><head><meta charset="utf-8"><title>Vault Yield Service — API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
-<style>body{margin:0}</style></head><body>
+<style>${STYLE}</style></head><body>
 <div id="app"></div>
+<script>${PRE}</script>
 <script src="${BUNDLE}"></script>
-<script>Scalar.createApiReference('#app', ${JSON.stringify(CONFIG)})</script>
+<script>${INIT}</script>
 </body></html>`;
   return { html, bundlePath: BUNDLE, bundle: (c) => asset.serve(c) };
 }

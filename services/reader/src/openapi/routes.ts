@@ -1,12 +1,13 @@
 import { createRoute, type RouteConfig, z } from '@hono/zod-openapi';
-import { equityQuery, eventsQuery, txPath, vaultPath, vaultsQuery } from '../params.js';
+import { equityQuery, eventsQuery, txPath, txQuery, vaultPath, vaultsQuery } from '../params.js';
 import { queryNames, rawQuery } from '../routes/declare.js';
 import * as s from '../schemas.js';
+import * as ex from './examples.js';
 
 /**
  * Every route of the reader, declared once: the path and query schemas validate requests, the
- * response schemas type the client (@vault-yield/client) and, with the words here, make
- * /openapi.json. Handlers live in routes/*.ts.
+ * response schemas (whose types must equal the client's own: client-types.test.ts) and, with the
+ * words and examples here, make /openapi.json. Handlers live in routes/*.ts.
  */
 
 type Headers = Record<string, { description: string; schema: { type: 'string' | 'integer' } }>;
@@ -35,29 +36,52 @@ const screenHeaders = {
   'X-Screened-At': header('screen run time, Unix ms', 'integer'),
 };
 
-const json = <T extends z.ZodType>(schema: T, description: string, headers?: Headers) => ({
+/** A JSON answer with its example (every operation documents one: examples.ts). */
+const json = <T extends z.ZodType>(schema: T, description: string, example: unknown, headers?: Headers) => ({
   description,
   ...(headers ? { headers } : {}),
-  content: { 'application/json': { schema } },
+  content: { 'application/json': { schema, example } },
 });
-const err = (description: string, headers?: Headers) => json(s.errorBody, description, headers);
+const err = (description: string, code: s.ErrorCode, message: string, headers?: Headers) =>
+  json(s.errorBody, description, ex.errorExample(code, message), headers);
 const notModified = { description: 'not modified (If-None-Match matched the ETag)', headers: cacheHeaders };
 
-const badRequest = err('invalid path or query parameter (`invalid_request`)');
-const notAllowed = err('method other than GET/HEAD (`method_not_allowed`)', { Allow: header('GET, HEAD') });
+const badRequest = err(
+  'invalid path or query parameter (`invalid_request`)',
+  'invalid_request',
+  'query.limit: expected an integer from 1 to 500',
+);
+const notAllowed = err(
+  'method other than GET/HEAD (`method_not_allowed`)',
+  'method_not_allowed',
+  'method POST not allowed; use GET',
+  {
+    Allow: header('GET, HEAD'),
+  },
+);
+const notFound = (description: string, message: string) => err(description, 'not_found', message);
+/** A server bug (client input never causes one); the body never carries a stack trace. */
+const internal = err('internal error (`internal`): a server bug', 'internal', 'internal error');
 const commonErrors = {
   400: badRequest,
   405: notAllowed,
-  429: err('rate limited (`rate_limited`)', {
+  429: err('rate limited (`rate_limited`)', 'rate_limited', 'rate limit exceeded: retry in 1s', {
     'Retry-After': header('seconds to wait', 'integer'),
     ...rateHeaders,
   }),
-  503: err('database unavailable (`unavailable`)'),
+  500: internal,
+  503: err('database unavailable (`unavailable`)', 'unavailable', 'database unavailable; retry later', {
+    'Retry-After': header('seconds to wait', 'integer'),
+  }),
 };
 /** /health: no query parameters (400), GET/HEAD only (405); answered from memory, never rate limited. */
-const healthErrors = { 400: badRequest, 405: notAllowed };
+const healthErrors = { 400: badRequest, 405: notAllowed, 500: internal };
 /** The other operational routes share the caller's rate-limit bucket (/ready queries Postgres). */
 const opsErrors = { ...healthErrors, 429: commonErrors[429] };
+const vaultNotFound = notFound(
+  'unknown vault (`not_found`)',
+  'vault 0x5fbdb2315678afecb367f032d93f642f64180aa3 not found',
+);
 
 /** A GET route: its query schema also names the parameters the raw-query check lets through. */
 function get<P extends string, R extends Omit<RouteConfig, 'method' | 'middleware' | 'path'>>(
@@ -73,80 +97,95 @@ function get<P extends string, R extends Omit<RouteConfig, 'method' | 'middlewar
 export const routes = {
   snapshot: get({
     path: '/v1/vault/{address}/snapshot',
+    operationId: 'getVaultSnapshot',
     summary: 'Live state of one vault (one indexed row)',
     tags: ['vaults'],
     request: { params: vaultPath },
     responses: {
-      200: json(s.snapshot, 'the snapshot', { ...cacheHeaders, ...rateHeaders }),
+      200: json(s.snapshot, 'the snapshot', ex.snapshotExample, { ...cacheHeaders, ...rateHeaders }),
       304: notModified,
-      404: err('unknown vault (`not_found`)'),
+      404: vaultNotFound,
       ...commonErrors,
     },
   }),
   equity: get({
     path: '/v1/vault/{address}/equity',
+    operationId: 'getVaultEquity',
     summary:
       'Equity series, oldest first, downsampled on the server keeping the window’s first and last points',
     tags: ['vaults'],
     request: { params: vaultPath, query: equityQuery },
     responses: {
-      200: json(z.array(s.equityPoint), 'the series', { ...cacheHeaders, ...rateHeaders }),
+      200: json(z.array(s.equityPoint), 'the series', ex.equityExample, { ...cacheHeaders, ...rateHeaders }),
       304: notModified,
-      404: err('unknown vault (`not_found`)'),
+      404: vaultNotFound,
       ...commonErrors,
     },
   }),
   events: get({
     path: '/v1/vault/{address}/events',
+    operationId: 'listVaultEvents',
     summary: 'Activity ledger, newest first, cursor-paginated',
     tags: ['vaults'],
     request: { params: vaultPath, query: eventsQuery },
     responses: {
-      200: json(z.array(s.ledgerRow), 'one page of rows', pageHeaders),
+      200: json(z.array(s.ledgerRow), 'one page of rows', ex.ledgerExample, pageHeaders),
       304: notModified,
-      404: err('unknown vault (`not_found`)'),
+      404: vaultNotFound,
       ...commonErrors,
     },
   }),
   tx: get({
     path: '/v1/tx/{hash}',
-    summary: 'Ledger rows of one transaction, across vaults, newest first',
+    operationId: 'getTransactionEvents',
+    summary: 'Ledger rows of one transaction, across vaults, newest first, cursor-paginated',
+    description:
+      'At most `limit` rows a page (default 100, at most 500); the next page’s cursor is in X-Next-Cursor and Link, as on the events endpoint. The first page holds at least one row (else 404); a later page may be empty if rows were reverted meanwhile.',
     tags: ['vaults'],
-    request: { params: txPath },
+    request: { params: txPath, query: txQuery },
     responses: {
-      200: json(z.array(s.ledgerRow).min(1), 'the rows', { ...cacheHeaders, ...rateHeaders }),
+      200: json(z.array(s.ledgerRow), 'one page of rows', ex.ledgerExample, pageHeaders),
       304: notModified,
-      404: err('no activity recorded for this transaction (`not_found`)'),
+      404: notFound(
+        'no activity recorded for this transaction (`not_found`)',
+        'no activity recorded for transaction 0x3f1e4a0c1ab0a5d4ad0f6a59f3cf2d9b7f8f2f1c6f1e2d3c4b5a69788796a5b4',
+      ),
       ...commonErrors,
     },
   }),
   vaults: get({
     path: '/v1/vaults',
+    operationId: 'listVaults',
     summary: 'Vaults by ascending address, optionally of one owner, cursor-paginated',
     tags: ['vaults'],
     request: { query: vaultsQuery },
     responses: {
-      200: json(z.array(s.vaultSummary), 'one page of vaults', pageHeaders),
+      200: json(z.array(s.vaultSummary), 'one page of vaults', ex.vaultsExample, pageHeaders),
       304: notModified,
       ...commonErrors,
     },
   }),
   strategies: get({
     path: '/v1/strategies',
+    operationId: 'listStrategies',
     summary: 'Strategy catalogue (whole, at most 1000)',
     tags: ['catalogue'],
     responses: {
-      200: json(z.array(s.strategyEntry).max(1000), 'the catalogue', { ...cacheHeaders, ...rateHeaders }),
+      200: json(z.array(s.strategyEntry).max(1000), 'the catalogue', ex.strategiesExample, {
+        ...cacheHeaders,
+        ...rateHeaders,
+      }),
       304: notModified,
       ...commonErrors,
     },
   }),
   universe: get({
     path: '/v1/universe',
+    operationId: 'listUniverseAssets',
     summary: 'Eligible assets from the latest screen (whole, at most 1000)',
     tags: ['catalogue'],
     responses: {
-      200: json(z.array(s.universeAsset).max(1000), 'the assets', {
+      200: json(z.array(s.universeAsset).max(1000), 'the assets', ex.universeExample, {
         ...screenHeaders,
         ...cacheHeaders,
         ...rateHeaders,
@@ -157,10 +196,11 @@ export const routes = {
   }),
   pairs: get({
     path: '/v1/universe/pairs',
+    operationId: 'listUniversePairs',
     summary: 'Eligible pairs from the latest screen (whole, at most 1000)',
     tags: ['catalogue'],
     responses: {
-      200: json(z.array(s.universePair).max(1000), 'the pairs', {
+      200: json(z.array(s.universePair).max(1000), 'the pairs', ex.pairsExample, {
         ...screenHeaders,
         ...cacheHeaders,
         ...rateHeaders,
@@ -171,44 +211,68 @@ export const routes = {
   }),
   health: get({
     path: '/health',
+    operationId: 'getHealth',
     summary: 'Liveness: the process answers',
     tags: ['operations'],
-    responses: { 200: json(s.health, 'alive'), ...healthErrors },
+    responses: { 200: json(s.health, 'alive', ex.healthExample), ...healthErrors },
   }),
   ready: get({
     path: '/ready',
+    operationId: 'getReadiness',
     summary: 'Readiness: Postgres answers and the projection schema is migrated',
+    description:
+      'The status code for everyone (load balancers): 200 `{"status":"ready"}` or 503. The details (schema, migration, dead letters, vaults behind; the reason of a 503) only with the admin token (`Authorization: Bearer <ADMIN_TOKEN>`).',
     tags: ['operations'],
+    security: [{}, { adminToken: [] }],
     responses: {
-      200: json(s.ready, 'ready'),
-      503: err('not ready (`unavailable`): database unreachable, schema behind, or shutting down'),
+      200: json(s.ready, 'ready', ex.readyExample),
+      503: err(
+        'not ready (`unavailable`): database unreachable, schema behind, or shutting down',
+        'unavailable',
+        'database unavailable',
+      ),
       ...opsErrors,
     },
   }),
   metrics: get({
     path: '/metrics',
-    summary: 'Prometheus metrics',
+    operationId: 'getMetrics',
+    summary: 'Prometheus metrics (operators: the admin token)',
+    description:
+      'Answers only requests carrying the deployment’s admin token (`ADMIN_TOKEN`) as `Authorization: Bearer <token>`; 401 otherwise, and to everyone when no token is configured.',
     tags: ['operations'],
+    security: [{ adminToken: [] }],
     responses: {
-      200: { description: 'text exposition format', content: { 'text/plain': { schema: z.string() } } },
+      200: {
+        description: 'text exposition format',
+        content: { 'text/plain': { schema: z.string(), example: ex.metricsExample } },
+      },
+      401: err(
+        'no or wrong admin token (`unauthorized`)',
+        'unauthorized',
+        'metrics are served to the operators only: send Authorization: Bearer <ADMIN_TOKEN>',
+        { 'WWW-Authenticate': header('Bearer realm="vault-yield-admin"') },
+      ),
       ...opsErrors,
     },
   }),
   openapi: get({
     path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
     summary: 'This document',
     tags: ['operations'],
     responses: {
-      200: json(z.record(z.string(), z.unknown()), 'OpenAPI 3.1'),
+      200: json(z.record(z.string(), z.unknown()), 'OpenAPI 3.1', ex.openapiExample),
       ...opsErrors,
     },
   }),
   docs: get({
     path: '/docs',
+    operationId: 'getApiReference',
     summary: 'Interactive reference of this document (Scalar, served by the reader)',
     tags: ['operations'],
     responses: {
-      200: { description: 'HTML', content: { 'text/html': { schema: z.string() } } },
+      200: { description: 'HTML', content: { 'text/html': { schema: z.string(), example: ex.docsExample } } },
       ...opsErrors,
     },
   }),

@@ -1,11 +1,11 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { activityTypes } from '@vault-yield/domain';
-import { equitySeries, ledgerByTx, ledgerPage, vaultExists, vaultPage } from '@vault-yield/store';
+import { equitySeries, ledgerPage, ledgerTxPage, vaultExists, vaultPage } from '@vault-yield/store';
 import type { Context } from 'hono';
 import { notFound } from '../errors.js';
 import { bodyEtag, jsonArray, notModified, sendJson, sendNotModified } from '../http.js';
 import { routes } from '../openapi/routes.js';
-import { encodeEventsCursor, encodeVaultsCursor } from '../params.js';
+import { encodeEventsCursor, encodeTxCursor, encodeVaultsCursor } from '../params.js';
 import { createSnapshotLoader } from '../snapshot-loader.js';
 import { validationHook } from './declare.js';
 import type { RouteDeps } from './deps.js';
@@ -79,9 +79,21 @@ export function vaultRoutes({ pool, config }: RouteDeps) {
     })
     .openapi(routes.tx, async (c) => {
       const hash = c.req.valid('param').hash;
-      const rows = await ledgerByTx(pool, hash, activityTypes);
-      if (rows.length === 0) throw notFound(`no activity recorded for transaction ${hash}`);
-      return list(c, jsonArray(rows));
+      const q = c.req.valid('query');
+      const page = await ledgerTxPage(pool, {
+        txHash: hash,
+        types: activityTypes,
+        after: q.cursor,
+        limit: q.limit,
+      });
+      if (page.rows.length === 0 && !q.cursor) throw notFound(`no activity recorded for transaction ${hash}`);
+      const extra: Record<string, string> = {};
+      if (page.next) {
+        const cursor = encodeTxCursor(page.next);
+        extra['X-Next-Cursor'] = cursor;
+        extra.Link = nextLink(`/v1/tx/${hash}`, c.req.url, cursor);
+      }
+      return list(c, jsonArray(page.rows), extra);
     })
     .openapi(routes.vaults, async (c) => {
       const q = c.req.valid('query');

@@ -15,7 +15,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(
     if (v === undefined || v === false) continue;
     if (typeof v === 'function') el.addEventListener(k.replace(/^on/, ''), v);
     else if (k === 'class') el.className = String(v);
-    else if (k === 'style') el.setAttribute('style', String(v));
+    // Through the CSSOM: a style attribute set as markup is refused by the page's CSP.
+    else if (k === 'style') el.style.cssText = String(v);
     else if (k in el && k !== 'list') (el as unknown as Record<string, unknown>)[k] = v;
     else el.setAttribute(k, String(v));
   }
@@ -59,5 +60,33 @@ export const usd = (n: number) => money.format(n);
 export const usdSigned = (n: number) => signed.format(n);
 export const price = (n: number) => (n >= 1000 ? n.toFixed(2) : n >= 1 ? n.toPrecision(6) : n.toPrecision(4));
 export const short = (hex: string) => `${hex.slice(0, 6)}…${hex.slice(-4)}`;
-export const time = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+/** How times read: UTC (the default, as the chain's) or the browser's local time. */
+export type Zone = 'utc' | 'local';
+let zone: Zone = 'utc';
+export const setZone = (z: Zone) => {
+  zone = z;
+};
+export const zoneLabel = () => (zone === 'utc' ? 'UTC' : 'local');
+const pad = (n: number) => String(n).padStart(2, '0');
+/** `YYYY-MM-DD HH:MM:SS` in the chosen zone. */
+export const time = (ms: number) => {
+  const d = new Date(ms);
+  if (zone === 'utc') return d.toISOString().replace('T', ' ').slice(0, 19);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+};
+/** A `datetime-local` input's value read in the chosen zone, as an ISO instant. */
+export const instant = (v: string): string | undefined => {
+  if (!v) return undefined;
+  const full = v.length === 16 ? `${v}:00` : v;
+  return zone === 'utc' ? `${full}Z` : new Date(full).toISOString();
+};
+/** Whole tokens for people: up to 6 significant decimals, grouped ("1,234.5", "0.000123"). */
+export const tokens = (amount: string) => {
+  const neg = amount.startsWith('-');
+  const [int = '0', frac = ''] = amount.replace('-', '').split('.');
+  const grouped = int.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const lead = frac.match(/^0*/)?.[0].length ?? 0;
+  const shown = frac.slice(0, int === '0' ? lead + 6 : 6).replace(/0+$/, '');
+  return `${neg ? '-' : ''}${grouped}${shown ? `.${shown}` : ''}`;
+};
 export const sign = (n: number) => (n > 0 ? 'pos' : n < 0 ? 'neg' : '');

@@ -3,14 +3,31 @@
 import {
   createClient,
   type EquityPoint,
+  type EventsQuery,
   type LedgerRow,
+  type LedgerType,
   nextCursor,
   ok,
   type Snapshot,
   type VaultSummary,
+  type VaultsQuery,
 } from '@vault-yield/client';
 import uPlot from 'uplot';
-import { byId, fill, h, price, short, sign, time, usd, usdSigned } from './dom.js';
+import {
+  byId,
+  fill,
+  h,
+  instant,
+  price,
+  setZone,
+  short,
+  sign,
+  time,
+  tokens,
+  usd,
+  usdSigned,
+  zoneLabel,
+} from './dom.js';
 
 /**
  * The dashboard: reads only the public API through @vault-yield/client. The vault view is built
@@ -37,7 +54,7 @@ const clearNotice = () => {
 const list = { owner: '', cursor: undefined as string | undefined, rows: [] as VaultSummary[] };
 
 async function loadVaults(more = false): Promise<void> {
-  const query: { limit: string; owner?: string; cursor?: string } = { limit: String(VAULTS_PAGE) };
+  const query: VaultsQuery = { limit: VAULTS_PAGE };
   if (list.owner) query.owner = list.owner;
   if (more && list.cursor) query.cursor = list.cursor;
   const res = await api.v1.vaults.$get({ query });
@@ -243,7 +260,7 @@ function renderSnapshot(s: Snapshot): void {
     stat('Performance fee charged', usd(s.fees.taxedUsd), '', 'fees-taxed'),
     stat('High-water mark', usd(s.fees.highWaterUsd)),
   );
-  const extra = Object.entries(s as Record<string, unknown>).filter(([k]) => !KNOWN.has(k));
+  const extra = Object.entries(s).filter(([k]) => !KNOWN.has(k));
   const other = fill(
     'other',
     ...extra.map(([k, v]) =>
@@ -311,7 +328,7 @@ async function loadEquity(): Promise<void> {
   const points = await ok(
     await api.v1.vault[':address'].equity.$get({
       param: { address: current.vault },
-      query: { points: '300' },
+      query: { points: 300 },
     }),
   );
   renderEquity(points);
@@ -370,16 +387,13 @@ const ledger = {
 };
 
 /** A datetime-local value (read as UTC) → ISO-8601 with Z, or undefined when empty. */
-const utc = (v: string) => (v ? `${v.length === 16 ? `${v}:00` : v}Z` : undefined);
 
 async function loadLedger(): Promise<void> {
   const type = byId<HTMLSelectElement>('ledger-type').value;
-  const since = utc(byId<HTMLInputElement>('ledger-since').value);
-  const until = utc(byId<HTMLInputElement>('ledger-until').value);
-  const query: { limit: string; type?: string; since?: string; until?: string; cursor?: string } = {
-    limit: String(LEDGER_PAGE),
-  };
-  if (type) query.type = type;
+  const since = instant(byId<HTMLInputElement>('ledger-since').value);
+  const until = instant(byId<HTMLInputElement>('ledger-until').value);
+  const query: EventsQuery = { limit: LEDGER_PAGE };
+  if (type) query.type = type as LedgerType; // an option of the document's own type list
   if (since) query.since = since;
   if (until) query.until = until;
   if (since && until && Date.parse(since) >= Date.parse(until)) {
@@ -397,7 +411,36 @@ async function loadLedger(): Promise<void> {
   byId<HTMLButtonElement>('ledger-older').disabled = !ledger.next;
 }
 
-/** One line per ledger row; `data` is shown as compact text. */
+/**
+ * What a row moved, for people: each token amount with its symbol and USD at the row's block
+ * ("1.5 WETH ($4,500.00)"); a row without amounts shows its other fields; a row projected before
+ * amounts existed (null) shows its raw data.
+ */
+function rowData(r: LedgerRow): HTMLElement {
+  if (r.amounts === null) return h('code', {}, JSON.stringify(r.data));
+  if (r.amounts.length > 0)
+    return h(
+      'span',
+      { 'data-testid': 'amounts' },
+      ...r.amounts.map((a, i) =>
+        h(
+          'span',
+          { class: 'amount', title: `${a.field}: ${a.amount} ${a.symbol} (${a.token})` },
+          `${i > 0 ? ' · ' : ''}${tokens(a.amount)} ${a.symbol} (${usd(a.valueUsd)})`,
+        ),
+      ),
+    );
+  const fields = Object.entries(r.data as Record<string, unknown>);
+  return fields.length === 0
+    ? h('span', { class: 'muted' }, '—')
+    : h(
+        'code',
+        {},
+        fields.map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', '),
+      );
+}
+
+/** One line per ledger row; what it moved shown in tokens and USD. */
 function renderLedger(rows: LedgerRow[], target: string, withVault: boolean): void {
   fill(
     target,
@@ -412,7 +455,7 @@ function renderLedger(rows: LedgerRow[], target: string, withVault: boolean): vo
             h(
               'tr',
               {},
-              h('th', {}, 'Time (UTC)'),
+              h('th', {}, `Time (${zoneLabel()})`),
               h('th', {}, 'Type'),
               withVault ? null : h('th', {}, 'Vault'),
               h('th', {}, 'Tx'),
@@ -444,7 +487,7 @@ function renderLedger(rows: LedgerRow[], target: string, withVault: boolean): vo
                   ),
                 ),
                 h('td', { class: 'num hide-narrow' }, r.blockNumber),
-                h('td', { class: 'data hide-narrow' }, h('code', {}, JSON.stringify(r.data))),
+                h('td', { class: 'data hide-narrow' }, rowData(r)),
               ),
             ),
           ),
@@ -510,6 +553,11 @@ function wire(): void {
     ledger.cursors = [];
     ledger.cursor = undefined;
     loadLedger().catch(report);
+  });
+  byId<HTMLSelectElement>('time-zone').addEventListener('change', (e) => {
+    setZone((e.target as HTMLSelectElement).value === 'local' ? 'local' : 'utc');
+    for (const id of ['since-zone', 'until-zone']) byId(id).textContent = zoneLabel();
+    if (current.vault) loadLedger().catch(report);
   });
   byId('ledger-older').addEventListener('click', () => {
     if (!ledger.next) return;

@@ -1,4 +1,5 @@
 import {
+  type AmountBasis,
   createVaultState,
   decodeRecordLazily,
   deserializeState,
@@ -7,20 +8,25 @@ import {
   formatFixed,
   isFoldError,
   type LazyRecord,
+  ledgerAmount,
+  ledgerAmounts,
   RECONCILED,
   RECONCILED_LOG_INDEX,
   RECONCILED_TX_INDEX,
   recordId,
   serializeState,
-  toMicros,
   toPositionViews,
   toSnapshotView,
   type VaultRecord,
   type VaultState,
 } from '@vault-yield/domain';
-import type { EquityRow, LedgerPosition, LedgerRow, PositionRow, SnapshotRow } from '@vault-yield/store';
+import type { LedgerPosition, LedgerRow, PositionRow, SnapshotRow } from '@vault-yield/store';
 
-/** The projector's use of the pure fold (packages/domain), plus the row mappings it writes. */
+/**
+ * The rows the vault projection writes, built from the pure fold (packages/domain): ledger rows,
+ * record bodies, `balance.reconciled` rows, snapshot and position rows (equity points: the
+ * domain's `equityPoint`), plus the fold step and record decoding it feeds them from.
+ */
 
 /** The consumer decodes each record's head; the projection decodes the rest as it folds it. */
 export type Decoded = LazyRecord;
@@ -60,8 +66,8 @@ export const offLedger = (r: Pick<VaultRecord, 'type' | 'seq'>): boolean =>
  * served `payload` is the parsed payload (canonical: lowercased, unknown keys dropped). The
  * record itself is stored as a body in a bundle (`bodyOf`).
  */
-export function ledgerRow(r: VaultRecord): LedgerRow {
-  return {
+export function ledgerRow(r: VaultRecord, s?: AmountBasis): LedgerRow {
+  const row: LedgerRow = {
     vault: r.vault,
     chainId: r.chainId,
     blockHash: r.blockHash,
@@ -73,6 +79,9 @@ export function ledgerRow(r: VaultRecord): LedgerRow {
     type: r.type,
     payload: JSON.stringify(r.payload),
   };
+  // Its token amounts with symbols and USD at the block, read with the fold's state after it.
+  if (s) row.amounts = JSON.stringify(ledgerAmounts(r, s));
+  return row;
 }
 
 /**
@@ -113,7 +122,9 @@ export function reconciledRows(at: ReconciledAt, s: VaultState): LedgerRow[] {
       valueUsd: formatFixed(x.valueUsd),
       bookedAs: x.amount > 0n ? 'capitalIn' : 'capitalOut',
     });
+    const amount = ledgerAmount(s, 'amount', x.token, x.amount);
     return {
+      amounts: JSON.stringify(amount ? [amount] : []),
       ...at,
       logIndex: RECONCILED_LOG_INDEX - i,
       txIndex: RECONCILED_TX_INDEX,
@@ -122,90 +133,6 @@ export function reconciledRows(at: ReconciledAt, s: VaultState): LedgerRow[] {
       payload,
     };
   });
-}
-
-/** A state's value and flows rounded to the JSON edge's precision (6 dp), in micro-USD. */
-export interface Micros {
-  value: bigint;
-  capitalIn: bigint;
-  capitalOut: bigint;
-  /** The strategy in force (a switch always makes a point: returns count for the strategy then). */
-  strategy: string;
-  /** The exact flows these round: the next state's are rounded again only when they moved. */
-  exact: { capitalIn: bigint; capitalOut: bigint };
-}
-
-/** `s`'s micros; the flows' are taken from `prev` when its exact flows are `s`'s (most records move none). */
-export function microsOf(s: VaultState, prev: Micros | null = null): Micros {
-  const sameIn = prev !== null && prev.exact.capitalIn === s.capitalInUsd;
-  const sameOut = prev !== null && prev.exact.capitalOut === s.capitalOutUsd;
-  return {
-    value: toMicros(s.valueUsd),
-    capitalIn: sameIn ? prev.capitalIn : toMicros(s.capitalInUsd),
-    capitalOut: sameOut ? prev.capitalOut : toMicros(s.capitalOutUsd),
-    strategy: s.strategy,
-    exact: sameIn && sameOut ? prev.exact : { capitalIn: s.capitalInUsd, capitalOut: s.capitalOutUsd },
-  };
-}
-
-const MICRO = 1_000_000n;
-/** `formatFixed(x, 6)` given `toMicros(x)`: the same text without rounding twice. */
-export function formatMicros(m: bigint): string {
-  const abs = m < 0n ? -m : m;
-  const frac = (abs % MICRO).toString().padStart(6, '0').replace(/0+$/, '');
-  const body = frac ? `${abs / MICRO}.${frac}` : `${abs / MICRO}`;
-  return m < 0n ? `-${body}` : body;
-}
-
-/**
- * Equity points: one per block end (a vault's `lastInBlock` record) that changed value or flows at
- * the JSON edge's precision (6 dp) or the strategy, plus the vault's first. Records before the
- * last of their block make none: they are valued at the block's end with only part of its flows,
- * so they are no instant a chart may show (net of flows would swing inside one block). Each point
- * carries the strategy then in force and the fold's exact return index (realised returns never
- * use the rounded figures). Decided by comparing with the previous block end (`before`: its
- * micros, `equityBasis`; null for a new vault), so the series is the same whatever the batch
- * boundaries (and after a re-fold). Returns the point (or null) and `after`'s micros.
- */
-export function equityPoint(
-  before: Micros | null,
-  after: VaultState,
-): { row: EquityRow | null; micros: Micros } {
-  const micros = microsOf(after, before);
-  if (
-    before &&
-    before.value === micros.value &&
-    before.capitalIn === micros.capitalIn &&
-    before.capitalOut === micros.capitalOut &&
-    before.strategy === micros.strategy
-  ) {
-    return { row: null, micros };
-  }
-  return {
-    row: {
-      vault: after.vault,
-      ts: after.updatedAt,
-      blockNumber: after.blockNumber,
-      seq: after.records,
-      valueUsd: formatMicros(micros.value),
-      capitalInUsd: formatMicros(micros.capitalIn),
-      capitalOutUsd: formatMicros(micros.capitalOut),
-      strategy: after.strategy,
-      returnIndex: formatFixed(after.returnIndex, 18),
-    },
-    micros,
-  };
-}
-
-/**
- * What a vault's next equity point is compared with, from its state alone (a state loaded from
- * its snapshot): the micros of its last block end — the state itself at a block end, the
- * previous block end (`blockStart.end`) inside a block; null when the vault has had no block end yet.
- */
-export function equityBasis(s: VaultState): Micros | null {
-  const b = s.blockStart;
-  if (!b) return microsOf(s);
-  return b.end ? microsOf(b.end) : null;
 }
 
 export function snapshotRow(

@@ -1,11 +1,11 @@
-import type { DecodeResult, LazyRecord, RecordHead } from '@vault-yield/domain';
 import type { LogBatch } from '@vault-yield/log';
 import type { DeadLetterKind, DeadLetterRow, ProjectionTx } from '@vault-yield/store';
 
 /**
- * The generic exactly-once runner (what Emmett keeps apart from its projections): it owns the
- * partition's offset row, the gap check, the skip of what was already applied and the dead
- * letters, and hands every decoded record at or above the stored offset, in log order, to a
+ * The exactly-once runner (what Emmett keeps apart from its projections), one for every
+ * projection whatever it decodes (vault records, the market side's screens and catalogues): it
+ * owns the partition's offset row, the gap check, the skip of what was already applied and the
+ * dead letters, and hands every decoded message at or above the stored offset, in log order, to a
  * projection that folds them into rows inside the same transaction. Exactly-once rests on:
  * (1) the offset row is locked first and only messages at or above the stored offset are applied,
  * the new offset being written in the same transaction; (2) the projection is a pure function of
@@ -14,16 +14,24 @@ import type { DeadLetterKind, DeadLetterRow, ProjectionTx } from '@vault-yield/s
  */
 
 /**
- * A message of the batch whose head decoded, as the projection gets it: the whole record is
- * decoded by `record()` when the projection folds it (and may still be refused then: a dead
- * letter of kind `decode`, as if the runner had refused it).
+ * What a projection's decoder makes of one message (its consumer's `decode`): accepted, with what
+ * it decoded, or refused with a reason — a dead letter of kind `decode`, written by the runner.
  */
-export interface RunnerItem {
+export type Decoding = { ok: true } | { ok: false; reason: string };
+
+/** The accepted forms of a decoding. */
+export type Accepted<D extends Decoding> = Extract<D, { ok: true }>;
+
+/**
+ * A message of the batch that decoded, as the projection gets it. A projection may still refuse
+ * it (e.g. vault records decode their head first and the rest as they are folded: a dead letter
+ * of kind `decode` then, as if the runner had refused it).
+ */
+export interface RunnerItem<D extends Decoding> {
   offset: string;
   key: Buffer | null;
   value: Buffer | null;
-  head: RecordHead;
-  record: () => DecodeResult;
+  decoded: Accepted<D>;
 }
 
 /** A record the projection could not apply: it becomes a dead letter. */
@@ -40,17 +48,22 @@ export interface Refusal {
   blockNumber?: number | null;
 }
 
-export interface ProjectionRun<Out> {
+export interface ProjectionRun<Out, Tx extends ProjectionTx = ProjectionTx> {
   refused: Refusal[];
   out: Out;
   /** After the batch's dead letters are stored, before the offset (e.g. flag what they leave behind). */
-  finish?(tx: ProjectionTx, letters: readonly DeadLetterRow[]): Promise<void>;
+  finish?(tx: Tx, letters: readonly DeadLetterRow[]): Promise<void>;
 }
 
-export interface Projection<Out> {
+/**
+ * A projection, as the runner feeds it: `D` what its decoder makes of a message, `Out` what a
+ * batch reports, `Tx` the store's transaction it writes through (offsets and dead letters are the
+ * runner's, in the same transaction).
+ */
+export interface Projection<D extends Decoding, Out, Tx extends ProjectionTx = ProjectionTx> {
   /** Called under the partition lock with the stored (offset, epoch): drop any cache that differs. */
   locked?(partition: number, offset: string, epoch: string): void;
-  apply(tx: ProjectionTx, items: readonly RunnerItem[], partition: number): Promise<ProjectionRun<Out>>;
+  apply(tx: Tx, items: readonly RunnerItem<D>[], partition: number): Promise<ProjectionRun<Out, Tx>>;
 }
 
 export type RunResult<Out> =
@@ -69,15 +82,17 @@ export type RunResult<Out> =
     }
   | { kind: 'gap'; seekTo: string };
 
+/** The vault a message's key names (vault records are keyed by vault); null for any other key. */
 export const vaultOfKey = (key: Buffer | null): string | null => {
   const text = key?.toString('utf8').toLowerCase() ?? '';
   return /^0x[0-9a-f]{40}$/.test(text) ? text : null;
 };
 
-export async function runBatch<Out>(
-  tx: ProjectionTx,
-  batch: LogBatch<LazyRecord>,
-  projection: Projection<Out>,
+/** Runs one batch of a partition through `projection` inside `tx` (the caller commits it). */
+export async function runBatch<D extends Decoding, Out, Tx extends ProjectionTx>(
+  tx: Tx,
+  batch: LogBatch<D>,
+  projection: Projection<D, Out, Tx>,
 ): Promise<RunResult<Out>> {
   const { commit } = batch;
   const stored = await tx.lockPartitionAt(commit.groupId, commit.topic, commit.partition);
@@ -104,13 +119,14 @@ export async function runBatch<Out>(
     deadLetters[r.kind]++;
     return { topic: commit.topic, partition: commit.partition, ...r };
   };
-  const items: RunnerItem[] = [];
+  const items: RunnerItem<D>[] = [];
   for (const m of batch.messages) {
     if (BigInt(m.offset) < expected) {
       skipped++;
       continue;
     }
-    if (!m.decoded.ok) {
+    const decoded: Decoding = m.decoded;
+    if (!decoded.ok) {
       const vault = vaultOfKey(m.key);
       letters.push(
         letter({
@@ -119,18 +135,12 @@ export async function runBatch<Out>(
           value: m.value,
           vault,
           kind: 'decode',
-          reason: m.decoded.reason,
+          reason: decoded.reason,
         }),
       );
       continue;
     }
-    items.push({
-      offset: m.offset,
-      key: m.key,
-      value: m.value,
-      head: m.decoded.head,
-      record: m.decoded.record,
-    });
+    items.push({ offset: m.offset, key: m.key, value: m.value, decoded: m.decoded as Accepted<D> });
   }
   const run = await projection.apply(tx, items, commit.partition);
   for (const r of run.refused) letters.push(letter(r));

@@ -1,0 +1,319 @@
+/**
+ * The bodies of the read API, owned by the client (no import of the service). The reader checks
+ * that its response schemas infer exactly these types (services/reader/src/openapi/client-types.test.ts),
+ * so a change on either side is a type error until both agree.
+ *
+ * Conventions (see the API description, /openapi.json): addresses and hashes are lowercase `0x…`
+ * strings; timestamps are Unix milliseconds (integers); fields ending in `Usd` are US dollars as
+ * JSON numbers; ledger amounts are raw token units as decimal strings (exact, unscaled).
+ */
+
+/** `0x` + hex, lowercase (as the ledger payloads carry them). */
+export type Hex = `0x${string}`;
+/** Unsigned integer as a decimal string (token amounts in raw units, liquidity, position ids). */
+export type UintString = string;
+/** Signed integer as a decimal string. */
+export type IntString = string;
+
+export type VaultStatus = 'idle' | 'aiming' | 'earning' | 'attention' | 'exiting' | 'suspended';
+
+export interface Position {
+  /** Position id: the onchain uint256 as a decimal string. */
+  id: string;
+  pool: { a: string; b: string; venue: string; feeTier: number };
+  /** Human prices of token0 in units of token1 (decimals applied), never ticks. */
+  range: { lower: number; upper: number; current: number };
+  inRange: boolean;
+  pendingRewardsUsd: number;
+  uncollectedFeesUsd: number;
+}
+
+export interface Fees {
+  contributedUsd: number;
+  withdrawnUsd: number;
+  taxedUsd: number;
+  highWaterUsd: number;
+}
+
+export interface Suspension {
+  reason: string;
+  exitsAvailable: true;
+  since: number;
+}
+
+export interface StalePrice {
+  token: string;
+  symbol: string;
+  feed: string;
+  priceUpdatedAt: number;
+  ageSeconds: number;
+  heartbeatSeconds: number;
+  reason: 'stale' | 'invalid';
+}
+
+export interface Behind {
+  deadLetters: number;
+  kinds: ('decode' | 'envelope' | 'fold' | 'gap')[];
+  first: { partition: number; offset: string };
+  gap?:
+    | {
+        lastSeq: number | null;
+        missingFrom: number;
+        missingTo: number;
+        fromBlock: number;
+        toBlock: number;
+      }
+    | undefined;
+}
+
+/** `GET /v1/vault/{address}/snapshot`: the live state of one vault. */
+export interface Snapshot {
+  vault: string;
+  owner: string;
+  status: VaultStatus;
+  strategy: string;
+  valueUsd: number;
+  capitalInUsd: number;
+  capitalOutUsd: number;
+  /** valueUsd + capitalOutUsd − capitalInUsd. */
+  netUsd: number;
+  strategyDeltaUsd: number;
+  marketDeltaUsd: number;
+  positions: Position[];
+  fees: Fees;
+  suspension: Suspension | null;
+  updatedAt: number;
+  blockNumber: number;
+  pendingRewardsUsd: number;
+  uncollectedFeesUsd: number;
+  stalePrices: StalePrice[];
+  behind?: Behind | null | undefined;
+}
+
+/** One point of `GET /v1/vault/{address}/equity` (oldest first). */
+export interface EquityPoint {
+  ts: number;
+  blockNumber: number;
+  valueUsd: number;
+  capitalInUsd: number;
+  capitalOutUsd: number;
+}
+
+/** The `data` of a ledger row, by its `type` (payloads as recorded; amounts in raw token units). */
+export interface LedgerData {
+  'vault.created': {
+    owner: Hex;
+    strategy: string;
+    token0: Hex;
+    token1: Hex;
+    pool: Hex;
+    /** Basis points of the gain; absent when the factory emitted no rate (20 % applies). */
+    performanceFeeBps?: number | undefined;
+  };
+  deposit: { from: Hex; token: Hex; amount: UintString };
+  withdrawal: { to: Hex; token: Hex; amount: UintString };
+  'position.opened': {
+    positionId: UintString;
+    pool: Hex;
+    tickLower: number;
+    tickUpper: number;
+    liquidity: UintString;
+    amount0: UintString;
+    amount1: UintString;
+  };
+  'position.resized': {
+    positionId: UintString;
+    liquidity: UintString;
+    amount0Delta: IntString;
+    amount1Delta: IntString;
+  };
+  'position.rebalanced': {
+    positionId: UintString;
+    tickLower: number;
+    tickUpper: number;
+    liquidity: UintString;
+    amount0Out: UintString;
+    amount1Out: UintString;
+    amount0In: UintString;
+    amount1In: UintString;
+  };
+  'position.closed': { positionId: UintString; amount0: UintString; amount1: UintString };
+  'fees.collected': { positionId: UintString; amount0: UintString; amount1: UintString };
+  'rewards.accrued': { rewardToken: Hex; amount: UintString };
+  'rewards.claimed': { rewardToken: Hex; amount: UintString };
+  'fee.charged': { token: Hex; amount: UintString; recipient: Hex };
+  suspended: { reason: string };
+  resumed: Record<string, never>;
+  'exit.requested': Record<string, never>;
+  'exit.completed': Record<string, never>;
+  'strategy.selected': { strategy: string };
+  'fee.rate.set': { performanceFeeBps: number };
+  'transfer.received': { from: Hex; token: Hex; amount: UintString };
+  'position.received': {
+    from: Hex;
+    pool: Hex;
+    tickLower: number;
+    tickUpper: number;
+    liquidity: UintString;
+    amount0: UintString;
+    amount1: UintString;
+  };
+  'balance.reconciled': {
+    token: Hex;
+    /** Signed: positive = more than the events explain. */
+    amount: IntString;
+    /** USD value of |amount|, exact decimal string. */
+    valueUsd: string;
+    bookedAs: 'capitalIn' | 'capitalOut';
+  };
+}
+
+/** A ledger event type (the `type` query parameter and a row's `type`). */
+export type LedgerType = keyof LedgerData;
+
+/** Every ledger type, in the API's order (the `type` filter takes any of them). */
+export const LEDGER_TYPES = [
+  'vault.created',
+  'deposit',
+  'withdrawal',
+  'position.opened',
+  'position.resized',
+  'position.rebalanced',
+  'position.closed',
+  'fees.collected',
+  'rewards.accrued',
+  'rewards.claimed',
+  'fee.charged',
+  'suspended',
+  'resumed',
+  'exit.requested',
+  'exit.completed',
+  'strategy.selected',
+  'fee.rate.set',
+  'transfer.received',
+  'position.received',
+  'balance.reconciled',
+] as const satisfies readonly LedgerType[];
+
+/** The columns every ledger row has, whatever its type. */
+export interface LedgerColumns {
+  /** Stable row id: chainId:blockHash:txHash:logIndex:vault. */
+  id: string;
+  vault: string;
+  chainId: number;
+  txHash: string;
+  blockNumber: number;
+  blockHash: string;
+  txIndex: number;
+  logIndex: number;
+  /** Block time, Unix milliseconds. */
+  ts: number;
+  /**
+   * The row's token amounts as people read them: symbol, whole tokens, USD at its block ([] for a
+   * type without amounts; null on rows projected before migration 0018 until a rebuild).
+   */
+  amounts: LedgerAmount[] | null;
+}
+
+/** A token amount of a ledger row: payload field, token and symbol, whole tokens (exact), USD at the row's block. */
+export interface LedgerAmount {
+  field: string;
+  token: string;
+  symbol: string;
+  /** Whole tokens, exact decimal string, signed where the field is. */
+  amount: string;
+  valueUsd: number;
+}
+
+/** A ledger row of one type: `data` has that type's shape. */
+export type LedgerRowOf<T extends LedgerType> = LedgerColumns & { type: T; data: LedgerData[T] };
+
+/**
+ * One row of the activity ledger: a union discriminated by `type`, so narrowing on `row.type`
+ * types `row.data` (`if (row.type === 'deposit') row.data.amount`).
+ */
+export type LedgerRow = { [T in LedgerType]: LedgerRowOf<T> }[LedgerType];
+
+/** One entry of `GET /v1/vaults`. */
+export interface VaultSummary {
+  vault: string;
+  owner: string;
+  chainId: number;
+  strategy: string;
+  status: VaultStatus;
+  valueUsd: number;
+  netUsd: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One entry of `GET /v1/strategies`. */
+export interface Strategy {
+  id: string;
+  name: string;
+  description: string;
+  riskNote: string;
+  pairs: { a: string; b: string; venues: string[] }[];
+  /** Realised annualised return as a fraction; null until enough history; never a projection. */
+  liveApr: number | null;
+  sigma: number | null;
+}
+
+export type AssetCategory = 'major' | 'stable' | 'stock token' | 'meme';
+
+/** One entry of `GET /v1/universe`. */
+export interface UniverseAsset {
+  chainId: number;
+  address: string;
+  symbol: string;
+  name: string;
+  category: AssetCategory;
+  decimals: number;
+  venues: string[];
+  liquidityUsd: number;
+}
+
+/** One entry of `GET /v1/universe/pairs`. */
+export interface UniversePair {
+  chainId: number;
+  a: string;
+  b: string;
+  tokenA: string;
+  tokenB: string;
+  venues: string[];
+  tvlUsd: number;
+  emissions: boolean;
+}
+
+export type ErrorCode =
+  | 'invalid_request'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'unauthorized'
+  | 'internal';
+
+/** The one error body of every 4xx / 5xx answer. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}
+
+export interface Health {
+  status: 'ok';
+}
+
+/** `/ready`: the status for everyone; the details only with the admin token. */
+export interface Ready {
+  status: 'ready';
+  schema?: string;
+  migration?: number;
+  deadLetters?: number;
+  vaultsBehind?: number;
+}
+
+/** Query of `/v1/tx/{hash}`: a page of the transaction's rows. */
+export interface TxQuery {
+  limit?: number;
+  cursor?: string;
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { kafkaSecurityShape } from '../security/index.js';
+import { CONFIG_DEFAULTS, MIN_DAILY_RETURNS_RANGE } from './defaults.js';
+import { doc } from './doc.js';
+import { envField } from './index.js';
+
+/**
+ * The env fields more than one process reads, each declared once with its default and its text:
+ * every service's env schema (indexer, projector, reader, the cli's ops schema) takes them from here.
+ */
+export const sharedEnv = {
+  DATABASE_URL: doc(
+    envField.postgresUrl(),
+    "Postgres URL (writer role for indexer/projector/migrate, read-only role for the reader). TLS by its parameters: `sslmode=verify-full&sslrootcert=/path/ca.pem` (certificate and host verified against that CA file; without `sslrootcert`, the system CAs), `sslmode=no-verify` (encrypted, unverified) or `sslmode=disable`. `require`, `verify-ca` and `prefer` are refused: node-postgres 8 does not give them libpq's meaning",
+  ),
+  PROJECTION_SCHEMA: doc(
+    envField.identifier().default(CONFIG_DEFAULTS.projectionSchema),
+    'schema holding the projection tables',
+  ),
+  VIEWS_SCHEMA: doc(
+    envField.identifier().default(CONFIG_DEFAULTS.viewsSchema),
+    'schema of the views the reader reads (`rebuild switch` points them at the live projection schema)',
+  ),
+  KAFKA_BROKERS: doc(envField.brokers(), 'comma-separated `host:port` list'),
+  KAFKA_SASL_MECHANISM: doc(
+    kafkaSecurityShape.KAFKA_SASL_MECHANISM,
+    '`PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512`; needs the two below',
+    'unset: no SASL',
+  ),
+  KAFKA_SASL_USERNAME: doc(
+    kafkaSecurityShape.KAFKA_SASL_USERNAME,
+    'SASL user name (required with a mechanism, refused without one)',
+  ),
+  KAFKA_SASL_PASSWORD: doc(
+    kafkaSecurityShape.KAFKA_SASL_PASSWORD,
+    'SASL password (required with a mechanism, refused without one; never echoed in errors)',
+  ),
+  KAFKA_SSL: doc(
+    kafkaSecurityShape.KAFKA_SSL,
+    'TLS to the brokers, verified against the system CAs or `KAFKA_SSL_CA_FILE`',
+  ),
+  KAFKA_SSL_CA_FILE: doc(
+    kafkaSecurityShape.KAFKA_SSL_CA_FILE,
+    "PEM file of the CA that signed the brokers' certificates (must be readable; needs `KAFKA_SSL=true`)",
+    'system CAs',
+  ),
+  KAFKA_TOPIC: doc(
+    envField.topic().default(CONFIG_DEFAULTS.recordsTopic),
+    "the vault event log (kept forever: an existing topic with `retention.ms`/`retention.bytes` other than -1 or with `cleanup.policy` compact is refused at start, with the `kafka-configs.sh` command that fixes it); the indexer records it with its checkpoint and refuses to start on a checkpoint of another topic (give a new topic its own `PROJECTION_SCHEMA`, e.g. reindex's namespace)",
+  ),
+  CONSUMER_GROUP: doc(
+    z.string().min(1).max(200).default(CONFIG_DEFAULTS.projectorGroup),
+    'consumer group id of the vault projection (its offsets are stored with the projection)',
+  ),
+  SCREEN_TOPIC: doc(
+    envField.topic().default(CONFIG_DEFAULTS.screenTopic),
+    'topic of the screen results (market side)',
+  ),
+  CATALOGUE_TOPIC: doc(
+    envField.topic().default(CONFIG_DEFAULTS.catalogueTopic),
+    'topic of the strategy catalogue (market side)',
+  ),
+  MIN_DAILY_RETURNS: doc(
+    envField
+      .int(MIN_DAILY_RETURNS_RANGE.min, MIN_DAILY_RETURNS_RANGE.max)
+      .default(CONFIG_DEFAULTS.minDailyReturns),
+    'daily returns a strategy needs before its `liveApr`/`sigma` are published',
+  ),
+  METRICS_HOST: doc(
+    z.string().min(1).default('127.0.0.1'),
+    'address the metrics server (`METRICS_PORT`) binds to; widen it (`0.0.0.0`) only where the port is reachable by the scraper alone',
+  ),
+  METRICS_PORT: doc(
+    envField.port(),
+    'serve Prometheus metrics on this port (`/metrics`)',
+    'unset: no metrics server',
+  ),
+  READER_ROLE: doc(
+    envField.identifier(),
+    'role granted `select` on the views and the projection schemas they point at (rebuild, migrate)',
+    'unset: no grants',
+  ),
+} as const;

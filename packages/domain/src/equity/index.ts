@@ -1,0 +1,9 @@
+export {
+  type EquityPoint,
+  type EquitySample,
+  equityBasis,
+  equityPoint,
+  formatMicros,
+  type Micros,
+  microsOf,
+} from './point.js';

@@ -1,0 +1,38 @@
+import { Writable } from 'node:stream';
+import { createLogger } from '@vault-yield/common';
+import { describe, expect, it } from 'vitest';
+import { kafkaClient } from './kafka.js';
+
+describe('kafkajs lines in our logs', () => {
+  const capture = () => {
+    const lines: { level: string; msg: string }[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(JSON.parse(String(chunk)) as { level: string; msg: string });
+        cb();
+      },
+    });
+    return {
+      lines,
+      logger: createLogger({ name: 'test', level: 'debug', destination: sink, format: 'json' }),
+    };
+  };
+
+  it('what a starting broker answers before a retry succeeds is debug, not error; other errors stay errors', () => {
+    const { lines, logger } = capture();
+    const k = kafkaClient({
+      brokers: ['127.0.0.1:9'],
+      clientId: 't',
+      logger,
+      kafkaLogLevel: 'debug',
+    }).logger();
+    k.error('Response GroupCoordinator(key: 10, version: 2)', {
+      error: 'The group coordinator is not available',
+    });
+    k.error('Response InitProducerId(key: 22, version: 1)', {
+      error: "The coordinator is loading and hence can't process requests for this group",
+    });
+    k.error('Connection error: connect ECONNREFUSED 127.0.0.1:9', { error: 'ECONNREFUSED' });
+    expect(lines.map((l) => l.level)).toEqual(['debug', 'debug', 'error']);
+  });
+});

@@ -1,0 +1,210 @@
+import type { Server } from 'node:http';
+import { FOLD_VERSION } from '@vault-yield/domain';
+import { type BatchConsumer, createBatchConsumer, createLogAdmin } from '@vault-yield/log';
+import {
+  createPgPool,
+  createProjectionStore,
+  migrate,
+  type Pool,
+  projectionFoldVersion,
+} from '@vault-yield/store';
+import { type ApplyResult, applyBatch } from './apply.js';
+import { createStateCache } from './cache.js';
+import { type ProjectorConfig, projectorConfigSchema } from './config.js';
+import { createProjectorMetrics, type ProjectorMetrics, serveMetrics } from './metrics.js';
+import { type Decoded, decode } from './rows.js';
+
+export interface Projector {
+  start(): Promise<void>;
+  /** Finishes the batches in flight (they commit or roll back whole), leaves the group, closes pools. */
+  stop(): Promise<void>;
+  metrics: ProjectorMetrics;
+  /** Partitions this instance currently owns. */
+  assignment(): number[];
+  /**
+   * Resolves once the stored offsets of every partition of the topic reach the topic's current
+   * high watermarks (for tests, the bench and `/ready`-style checks).
+   */
+  caughtUp(opts?: { timeoutMs?: number; pollMs?: number }): Promise<void>;
+}
+
+/**
+ * The projector: a consumer-group member that folds the event log into the projection schema,
+ * one Postgres transaction per partition batch, offsets stored in that transaction. Run any
+ * number of instances with the same group; partitions are shared between them.
+ */
+export function createProjector(input: ProjectorConfig): Projector {
+  const config = projectorConfigSchema.parse(input);
+  const { kafka, schema, logger: log } = config;
+  const pool: Pool = createPgPool({
+    url: config.databaseUrl,
+    schema,
+    applicationName: 'vault-yield-projector',
+    max: config.pgPoolMax,
+    // Offsets commit with the rows: a commit lost to a server crash is re-read from Kafka.
+    synchronousCommit: 'off',
+  });
+  const store = createProjectionStore(pool);
+  const metrics = createProjectorMetrics();
+  const cache = createStateCache(config.stateCacheVaults);
+  const { topic, consumerGroup: groupId } = kafka;
+  // SASL/TLS of the config (none: what the process default says).
+  const security = kafka.security ?? {};
+  let consumer: BatchConsumer | null = null;
+  let server: Server | null = null;
+  let heartbeat: { timer: NodeJS.Timeout; pending: Promise<void> } | null = null;
+
+  /**
+   * The heartbeat marks one offsets row as written: that of this instance's lowest partition
+   * (instances own disjoint partitions, so theirs never wait on each other; retire reads the
+   * schema's latest write).
+   */
+  const beat = () => {
+    const owned = consumer?.assignment() ?? [];
+    if (!heartbeat || owned.length === 0) return;
+    heartbeat.pending = store
+      .heartbeat(groupId, topic, Math.min(...owned))
+      .catch((err: unknown) => log.warn({ err }, 'heartbeat failed (retried at the next beat)'));
+  };
+
+  const handleBatch: Parameters<typeof createBatchConsumer<Decoded>>[0]['handleBatch'] = async (
+    batch,
+    control,
+  ) => {
+    if (!control.isActive()) return undefined;
+    const end = metrics.batchSeconds.startTimer();
+    const partition = batch.partition;
+    const run = (copyLedger: boolean) =>
+      store.transaction((tx) => applyBatch(tx, batch, log, { cache, copyLedger }));
+    let result: ApplyResult;
+    try {
+      try {
+        result = await run(true);
+      } catch (err) {
+        if (!store.isUniqueViolation(err)) throw err;
+        // A record already in the ledger at another position (see ApplyOptions.copyLedger):
+        // the batch rolled back whole; redo it with `on conflict do nothing`.
+        log.warn({ partition }, 'ledger COPY met an existing record; re-applying the batch with inserts');
+        cache.drop(partition);
+        result = await run(false);
+      }
+    } catch (err) {
+      // The commit's outcome is unknown: forget the partition's states (Postgres has the truth).
+      cache.drop(partition);
+      throw err;
+    }
+    if (result.kind === 'gap') return { seekTo: result.seekTo };
+    cache.commit(partition, `${result.nextOffset}@${result.epoch}`, result.vaults);
+    const { stats } = result;
+    const seconds = end();
+    metrics.batches.inc();
+    metrics.applied.inc(stats.applied);
+    metrics.duplicates.inc(stats.duplicates);
+    metrics.reverts.inc(stats.reverts);
+    metrics.released.inc(stats.released);
+    for (const [feed, n] of stats.stale) metrics.stalePrices.inc({ feed }, n);
+    for (const [kind, n] of Object.entries(stats.deadLetters))
+      if (n > 0) metrics.deadLetters.inc({ kind }, n);
+    if (result.letters.length > 0) {
+      // Loud: each leaves its vault behind (snapshot `behind`, /ready, `vault-yield status`).
+      log.error(
+        { partition, ...stats.deadLetters, letters: result.letters },
+        'records dead-lettered: `vault-yield dead-letters list`, then `retry` after a fix',
+      );
+    }
+    metrics.lag.set(
+      { partition: String(batch.partition) },
+      Number(BigInt(batch.highWatermark) - BigInt(batch.commit.nextOffset)),
+    );
+    log.debug(
+      {
+        partition: batch.partition,
+        next: batch.commit.nextOffset,
+        records: batch.messages.length,
+        seconds,
+        ...stats,
+      },
+      'batch committed',
+    );
+    config.onBatch?.(batch.partition, stats);
+    return { applied: true };
+  };
+
+  return {
+    metrics,
+    assignment: () => consumer?.assignment() ?? [],
+    async start() {
+      if (config.migrate) await migrate(pool, schema);
+      // Figures folded by another fold version stay as they are until a rebuild: say so at start.
+      const folded = await projectionFoldVersion(pool, schema);
+      if (folded !== FOLD_VERSION)
+        log.warn(
+          { schema, foldVersion: folded, buildFoldVersion: FOLD_VERSION },
+          'projection folded by another fold version: run `vault-yield rebuild` (figures of vaults with several records in one block differ)',
+        );
+      if (config.metricsPort !== undefined)
+        server = await serveMetrics(metrics.registry, config.metricsPort, config.metricsHost);
+      const { concurrency, maxBatchBytes } = config;
+      consumer = createBatchConsumer<Decoded>({
+        brokers: [...kafka.brokers],
+        ...security,
+        clientId: kafka.clientId,
+        logger: log,
+        groupId: kafka.groupId ?? groupId,
+        offsetsGroupId: groupId,
+        topic,
+        decode,
+        sessionTimeoutMs: kafka.sessionTimeoutMs,
+        storedOffsets: (t, partitions) => store.storedOffsets(groupId, t, partitions),
+        handleBatch,
+        partitionsConsumedConcurrently: concurrency,
+        maxBytesPerPartition: maxBatchBytes,
+        // One fetch answers for every assigned partition: room for four full batches, so a fetch
+        // over several partitions does not cut them short (fewer records per batch costs more
+        // per record: a vault's snapshot is written once per batch).
+        maxBytes: 4 * maxBatchBytes,
+      });
+      await consumer.start();
+      const every = config.heartbeatMs;
+      if (every > 0) heartbeat = { timer: setInterval(beat, every).unref(), pending: Promise.resolve() };
+      log.info({ topic, groupId, schema }, 'projector started');
+    },
+    async stop() {
+      if (heartbeat) {
+        clearInterval(heartbeat.timer);
+        await heartbeat.pending;
+        heartbeat = null;
+      }
+      const c = consumer;
+      consumer = null;
+      if (c) await c.stop();
+      if (server) await new Promise<void>((resolve) => server?.close(() => resolve()));
+      server = null;
+      await pool.end();
+      log.info('projector stopped');
+    },
+    async caughtUp({ timeoutMs = 120_000, pollMs = 200 } = {}) {
+      const admin = await createLogAdmin({
+        brokers: [...kafka.brokers],
+        ...security,
+        clientId: 'projector-caught-up',
+      });
+      try {
+        const high = await admin.offsets(topic);
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const stored = await store.storedOffsets(
+            groupId,
+            topic,
+            high.map((h) => h.partition),
+          );
+          if (high.every((h) => BigInt(stored.get(h.partition) ?? '0') >= BigInt(h.high))) return;
+          if (Date.now() > deadline) throw new Error(`projector not caught up after ${timeoutMs} ms`);
+          await new Promise((r) => setTimeout(r, pollMs));
+        }
+      } finally {
+        await admin.close();
+      }
+    },
+  };
+}

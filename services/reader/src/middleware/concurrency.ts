@@ -1,0 +1,72 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { errorResponse } from '../errors.js';
+import type { TrustedProxies } from './client-address.js';
+import { createClientKey } from './rate-limit.js';
+
+export interface ConcurrencyConfig {
+  /** Requests of one client handled at once; 0 disables the cap. */
+  perClient: number;
+  /** Requests of one client waiting for one of its slots; beyond them, 429. */
+  queue: number;
+  trustedProxies: TrustedProxies;
+  /** Paths never capped (answered from memory: liveness probes). */
+  exempt?: readonly string[];
+  /** Seconds a refused client is told to wait (Retry-After). */
+  retryAfterS?: number;
+}
+
+interface Client {
+  running: number;
+  waiting: (() => void)[];
+}
+
+/**
+ * Per-client cap on requests in flight, keyed like the rate limit (an IPv4 address, an IPv6 /64).
+ * A client's burst of slow requests (each holding a Postgres connection) must not take the whole
+ * pool and leave every other client 503: at most `perClient` of its requests run at once, up to
+ * `queue` more wait (in order) for one of its own slots — a page firing a few requests together
+ * is served, a little later — and the rest are answered 429 `rate_limited` with Retry-After at
+ * once. Waiting requests hold no connection.
+ */
+export function concurrencyLimit(
+  config: ConcurrencyConfig,
+  keyOf: (c: Context) => string = createClientKey(config.trustedProxies),
+): MiddlewareHandler {
+  const { perClient, queue } = config;
+  const exempt = new Set(config.exempt ?? []);
+  const retry = String(config.retryAfterS ?? 1);
+  const clients = new Map<string, Client>();
+
+  const release = (key: string, client: Client) => {
+    const next = client.waiting.shift();
+    if (next) return next(); // the slot passes straight to the next waiting request
+    client.running -= 1;
+    if (client.running === 0) clients.delete(key);
+  };
+
+  return async (c, next) => {
+    if (perClient <= 0 || exempt.has(c.req.path)) return next();
+    const key = keyOf(c);
+    let client = clients.get(key);
+    if (!client) {
+      client = { running: 0, waiting: [] };
+      clients.set(key, client);
+    }
+    if (client.running >= perClient) {
+      if (client.waiting.length >= queue)
+        return errorResponse(
+          c,
+          429,
+          'rate_limited',
+          `too many concurrent requests from this client (at most ${perClient} at once); retry in ${retry}s`,
+          { 'Retry-After': retry },
+        );
+      await new Promise<void>((resolve) => client?.waiting.push(resolve));
+    } else client.running += 1;
+    try {
+      await next();
+    } finally {
+      release(key, client);
+    }
+  };
+}

@@ -1,0 +1,175 @@
+import type {
+  EquityPoint,
+  ErrorBody,
+  ErrorCode,
+  Health,
+  LedgerRow,
+  Ready,
+  Snapshot,
+  Strategy,
+  UniverseAsset,
+  UniversePair,
+  VaultSummary,
+} from '@vault-yield/client';
+
+/**
+ * One example answer per operation, shown in /openapi.json and /docs. Typed by the client's
+ * types and checked against the response schemas (examples.test.ts) and by `redocly lint`
+ * (no-invalid-media-type-examples), so an example never drifts from what is served.
+ */
+
+const VAULT = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
+const OWNER = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
+const WETH = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512';
+const USDC = '0x9fe46736679d2d9a65f0992f6d0cd75fb0bf1d4f';
+const POOL = '0xcf7ed3acca5a467e9e704c703e8d87f634fb0fc9';
+const TX = '0x3f1e4a0c1ab0a5d4ad0f6a59f3cf2d9b7f8f2f1c6f1e2d3c4b5a69788796a5b4';
+const BLOCK = '0x8a5f0d2b6f1c4e3a29b7d8c6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6';
+const CHAIN = 31337;
+const TS = 1_735_689_600_000; // 2025-01-01T00:00:00Z
+
+export const snapshotExample: Snapshot = {
+  vault: VAULT,
+  owner: OWNER,
+  status: 'earning',
+  strategy: 'core-eth-usdc',
+  valueUsd: 10_412.5,
+  capitalInUsd: 10_000,
+  capitalOutUsd: 0,
+  netUsd: 412.5,
+  strategyDeltaUsd: 301.25,
+  marketDeltaUsd: 111.25,
+  positions: [
+    {
+      id: '1',
+      pool: { a: 'WETH', b: 'USDC', venue: 'uniswap-v3', feeTier: 3000 },
+      range: { lower: 3100, upper: 3900, current: 3412.75 },
+      inRange: true,
+      pendingRewardsUsd: 4.2,
+      uncollectedFeesUsd: 12.8,
+    },
+  ],
+  fees: { contributedUsd: 10_000, withdrawnUsd: 0, taxedUsd: 0, highWaterUsd: 10_000 },
+  suspension: null,
+  updatedAt: TS,
+  blockNumber: 1842,
+  pendingRewardsUsd: 4.2,
+  uncollectedFeesUsd: 12.8,
+  stalePrices: [],
+  behind: null,
+};
+
+export const equityExample: EquityPoint[] = [
+  { ts: TS - 86_400_000, blockNumber: 1200, valueUsd: 10_000, capitalInUsd: 10_000, capitalOutUsd: 0 },
+  { ts: TS, blockNumber: 1842, valueUsd: 10_412.5, capitalInUsd: 10_000, capitalOutUsd: 0 },
+];
+
+const row = { vault: VAULT, chainId: CHAIN, txHash: TX, blockNumber: 1201, blockHash: BLOCK, ts: TS };
+export const ledgerExample: LedgerRow[] = [
+  {
+    ...row,
+    id: `${CHAIN}:${BLOCK}:${TX}:3:${VAULT}`,
+    type: 'position.opened',
+    txIndex: 0,
+    logIndex: 3,
+    data: {
+      positionId: '1',
+      pool: POOL,
+      tickLower: -200_820,
+      tickUpper: -198_480,
+      liquidity: '1517882343751509868544',
+      amount0: '1000000000000000000',
+      amount1: '3400000000',
+    },
+    amounts: [
+      { field: 'amount0', token: WETH, symbol: 'WETH', amount: '1', valueUsd: 3400 },
+      { field: 'amount1', token: USDC, symbol: 'USDC', amount: '3400', valueUsd: 3400 },
+    ],
+  },
+  {
+    ...row,
+    id: `${CHAIN}:${BLOCK}:${TX}:1:${VAULT}`,
+    type: 'deposit',
+    txIndex: 0,
+    logIndex: 1,
+    data: { from: OWNER, token: USDC, amount: '10000000000' },
+    amounts: [{ field: 'amount', token: USDC, symbol: 'USDC', amount: '10000', valueUsd: 10_000 }],
+  },
+];
+
+export const vaultsExample: VaultSummary[] = [
+  {
+    vault: VAULT,
+    owner: OWNER,
+    chainId: CHAIN,
+    strategy: 'core-eth-usdc',
+    status: 'earning',
+    valueUsd: 10_412.5,
+    netUsd: 412.5,
+    createdAt: TS - 86_400_000,
+    updatedAt: TS,
+  },
+];
+
+export const strategiesExample: Strategy[] = [
+  {
+    id: 'core-eth-usdc',
+    name: 'Core ETH/USDC',
+    description: 'Concentrated liquidity around the ETH/USDC price, re-centred when it leaves the range.',
+    riskNote: 'Impermanent loss when ETH moves far; smart-contract risk of the pools used.',
+    pairs: [{ a: 'WETH', b: 'USDC', venues: ['uniswap-v3'] }],
+    liveApr: 0.124,
+    sigma: 0.31,
+  },
+];
+
+export const universeExample: UniverseAsset[] = [
+  {
+    chainId: CHAIN,
+    address: WETH,
+    symbol: 'WETH',
+    name: 'Wrapped Ether',
+    category: 'major',
+    decimals: 18,
+    venues: ['uniswap-v3'],
+    liquidityUsd: 2_450_000,
+  },
+];
+
+export const pairsExample: UniversePair[] = [
+  {
+    chainId: CHAIN,
+    a: 'USDC',
+    b: 'WETH',
+    tokenA: USDC,
+    tokenB: WETH,
+    venues: ['uniswap-v3'],
+    tvlUsd: 4_900_000,
+    emissions: true,
+  },
+];
+
+export const healthExample: Health = { status: 'ok' };
+export const readyExample: Ready = {
+  status: 'ready',
+  schema: 'vault_yield',
+  migration: 16,
+  deadLetters: 0,
+  vaultsBehind: 0,
+};
+
+export const metricsExample = `# HELP http_requests_total HTTP requests served
+# TYPE http_requests_total counter
+http_requests_total{route="/v1/vault/:address/snapshot",status="200"} 42
+`;
+
+export const openapiExample = {
+  openapi: '3.1.0',
+  info: { title: 'Vault Yield Service — read API', version: '1.0.0' },
+  paths: {},
+};
+
+export const docsExample = '<!doctype html><html lang="en"><head><title>API reference</title></head>…</html>';
+
+/** The error body with a code and a message as the reader writes them. */
+export const errorExample = (code: ErrorCode, message: string): ErrorBody => ({ error: { code, message } });
