@@ -340,7 +340,10 @@ describe('batch cuts and dead letters never change a served snapshot (property)'
       transfers: true,
     });
     const first = gen.take(h.length);
-    const m = gen.vaults().find((v) => v.created)!;
+    // A vault whose last record ended its block: one cut short inside a group has numbers the
+    // generator holds back (they would read as a gap, and the projector rightly holds the vault).
+    const m = gen.vaults().find((v) => v.created && first.findLast((r) => r.vault === v.vault)?.lastInBlock);
+    if (!m) return first;
     const b = Math.max(gen.block(), m.lastBlock) + 1;
     const fork = [blockHash(b + 1, 1), blockHash(b + 2, 1)] as const;
     const orphaned = [

@@ -43,7 +43,9 @@ function redacting(out: NodeJS.WritableStream): Writable {
     decodeStrings: false,
     write(chunk: string | Buffer, _enc, cb) {
       const text = redactText(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
-      if (out.write(text)) cb();
+      // A destination may be any object with `write` (pino's DestinationStream): only a stream
+      // that says `false` has a 'drain' to wait for.
+      if (out.write(text) !== false || typeof out.once !== 'function') cb();
       else out.once('drain', () => cb());
     },
   });

@@ -79,3 +79,13 @@ describe('createLogger: a terminal gets pretty lines, a collector JSON; secrets 
     }
   });
 });
+
+describe('createLogger: any destination pino takes', () => {
+  it('an object with only write (no stream) gets every line', () => {
+    const lines: string[] = [];
+    const log = createLogger({ name: 'x', destination: { write: (line: string) => void lines.push(line) } });
+    log.info('one');
+    log.info('two');
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['one', 'two']);
+  });
+});
