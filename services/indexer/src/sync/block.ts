@@ -127,7 +127,8 @@ export function receivedRecord(
  * straight to the vault, or liquidity minted for it by someone else, booked by the fold as capital
  * in at this log position. (Tokens sent straight to a vault inside a transaction where it also
  * emitted an event are left to the fold's block-end reconciliation, as every difference no record
- * explains; liquidity minted for it there reads as a gain — the valuation still holds it.)
+ * explains. Liquidity minted for it there by someone else is not told from the vault's own mint:
+ * its range is read only when it is a live position's, and its arrival then reads as a gain.)
  */
 export function receivedRecords(records: ChainRecord[], transfers: readonly ChainRecord[]): void {
   const explained = new Set<string>();
