@@ -59,13 +59,7 @@ import {
 } from './sync/types.js';
 import { valuateRecords } from './sync/valuate.js';
 import { ValuationTracker } from './valuation.js';
-import {
-  copyMarkState,
-  receivedRanges,
-  type VaultEntry,
-  type VaultMarkState,
-  VaultRegistry,
-} from './vaults.js';
+import { copyMarkState, type VaultEntry, type VaultMarkState, VaultRegistry } from './vaults.js';
 
 type Address = `0x${string}`;
 type Hash = `0x${string}`;
@@ -755,7 +749,7 @@ export class IndexerEngine {
       // the pool holds nothing for at a block reads as nothing there).
       vault: (vault) => {
         const v = entry(vault);
-        const ranges = receivedRanges(v.state);
+        const ranges = v.state.received;
         return ranges ? { ...v, ranges } : v;
       },
       concurrency: this.o.concurrency,

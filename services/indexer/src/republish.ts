@@ -18,7 +18,7 @@ import { eventRecord, markRecord, receivedRecord, receivedRecords } from './sync
 import { asTopic } from './sync/filters.js';
 import { decodeAll } from './sync/ranges.js';
 import { valuateRecords } from './sync/valuate.js';
-import { receivedRanges, type VaultMarkState } from './vaults.js';
+import type { VaultMarkState } from './vaults.js';
 
 type Address = `0x${string}`;
 type Hash = `0x${string}`;
@@ -200,7 +200,7 @@ export async function republishVault(o: RepublishOptions): Promise<RepublishResu
         token1: v.token1 as Address,
         pool: v.pool as Address,
         rewardToken: v.rewardToken as Address,
-        ranges: receivedRanges(v.state as VaultMarkState),
+        ranges: (v.state as VaultMarkState).received,
       },
       seqs,
       heartbeatOf: (feed) => o.heartbeats.byFeed[feed.toLowerCase()] ?? o.heartbeats.default,

@@ -68,10 +68,6 @@ export function copyMarkState(s: VaultMarkState): VaultMarkState {
   };
 }
 
-/** The ranges a vault's valuation reads besides its live positions (see VaultMarkState.received). */
-export const receivedRanges = (s: VaultMarkState): readonly (readonly [number, number])[] | undefined =>
-  s.received;
-
 /** Range flags of the open positions at a pool tick (the pool's rule: lower ≤ tick < upper). */
 export function rangeFlags(
   positions: Record<string, [number, number]>,

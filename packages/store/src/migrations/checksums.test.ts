@@ -218,3 +218,25 @@ describe('a database migrated before checksums were kept', () => {
     expect(await readiness(pool, schema)).toMatchObject({ current: true });
   });
 });
+
+describe('migrate follows the views of the schema it migrates', () => {
+  it('a column a migration adds is in the views at once (create or replace): a reader on the views can ask for it', async () => {
+    const schema = `${db.schema}_viewed`;
+    const views = `${db.schema}_views`;
+    await migrate(pool, schema, undefined, { migrations: migrations().filter((m) => m.version < 18) });
+    await pool.query(`create schema ${views}`);
+    await pool.query(`create table ${views}.vy_live (id boolean primary key, schema text not null)`);
+    await pool.query(`insert into ${views}.vy_live (id, schema) values (true, $1)`, [schema]);
+    await pool.query(`create view ${views}.ledger as select * from ${schema}.ledger`);
+    const columns = async () =>
+      (
+        await pool.query<{ c: string }>(
+          `select column_name as c from information_schema.columns where table_schema = $1 and table_name = 'ledger'`,
+          [views],
+        )
+      ).rows.map((r) => r.c);
+    expect(await columns()).not.toContain('amounts');
+    await migrate(pool, schema);
+    expect(await columns()).toContain('amounts');
+  });
+});
