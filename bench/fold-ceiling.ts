@@ -26,7 +26,7 @@ import {
   type VaultState,
 } from '@vault-yield/domain';
 import { bodyOf, foldStep, ledgerRow, offLedger, positionOf, snapshotRow } from '@vault-yield/projector';
-import { createHistoryGenerator } from '../test/projector/generator.js';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import { PER_VAULT_BLOCK } from './log-fixture.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);

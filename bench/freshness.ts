@@ -15,15 +15,14 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '@vault-yield/common';
 import { testTokenAbi, vaultAbi } from '@vault-yield/contracts';
+import { deployReferenceStack, playDemoScenario, startAnvil, write } from '@vault-yield/devstack/chain';
+import { dropDatabase, ensureProjectDatabase, ROLES } from '@vault-yield/devstack/postgres';
 import { createIndexer } from '@vault-yield/indexer';
 import { createLogAdmin } from '@vault-yield/log';
 import { createProjector } from '@vault-yield/projector';
 import { createReader, readerConfig } from '@vault-yield/reader';
 import { createPgPool, migrate } from '@vault-yield/store';
-import { deployReferenceStack, playDemoScenario, startAnvil } from '../infra/chain/index.js';
-import { write } from '../infra/chain/scenario/wallet.js';
-import { dropDatabase, ensureProjectDatabase, ROLES } from '../infra/postgres/index.js';
-import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
+import { resolveKafka, resolvePostgres } from '@vault-yield/test-kit/services';
 
 const DEPOSITS = Number(process.env.BENCH_DEPOSITS ?? 100);
 const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 300);

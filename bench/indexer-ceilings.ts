@@ -17,10 +17,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { createCountingChainClient, eventTopics, getLogsOnce, type LogFilter } from '@vault-yield/chain';
+import { startAnvil } from '@vault-yield/devstack/chain';
 import { encodeRecordAs, SCHEMA_VERSION, type VaultRecord } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
-import { startAnvil } from '../infra/chain/index.js';
-import { resolveKafka } from '../test/harness/resolve.js';
+import { resolveKafka } from '@vault-yield/test-kit/services';
 import { benchChainKey } from './chain-cache.js';
 import { ENCODING } from './log-fixture.js';
 import { cpuSeconds } from './proc.js';

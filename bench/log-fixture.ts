@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_RECORD_ENCODING, type RecordEncoding } from '@vault-yield/domain';
-import { createLogAdmin, createPublisher, type LogAdmin } from '@vault-yield/log';
-import { createPgPool, migrate } from '@vault-yield/store';
 import {
   dropDatabase,
   ensureProjectDatabase,
   ensureRoles,
   type ProjectDatabase,
   ROLES,
-} from '../infra/postgres/index.js';
-import { resolveKafka, resolvePostgres } from '../test/harness/resolve.js';
-import { createHistoryGenerator } from '../test/projector/generator.js';
+} from '@vault-yield/devstack/postgres';
+import { DEFAULT_RECORD_ENCODING, type RecordEncoding } from '@vault-yield/domain';
+import { createLogAdmin, createPublisher, type LogAdmin } from '@vault-yield/log';
+import { createPgPool, migrate } from '@vault-yield/store';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
+import { resolveKafka, resolvePostgres } from '@vault-yield/test-kit/services';
 
 /**
  * BENCH_RECORDS_PER_VAULT_BLOCK (default 1): a busy vault's records per block (all valued at the

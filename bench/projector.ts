@@ -71,7 +71,7 @@ async function main() {
             KAFKA_TOPIC: topic,
             CONSUMER_GROUP: `bench-${topic}`,
             MIGRATE: 'false',
-            // The vault projector alone: the market topics are not part of this run.
+            // The vault projector alone: the strategy topics are not part of this run.
             MARKET_PROJECTION: 'false',
             LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
           },

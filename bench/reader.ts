@@ -16,9 +16,9 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
+import { dropDatabase, ensureProjectDatabase, ROLES } from '@vault-yield/devstack/postgres';
 import { createPgPool, migrate } from '@vault-yield/store';
-import { dropDatabase, ensureProjectDatabase, ROLES } from '../infra/postgres/index.js';
-import { insertSnapshots, makeSnapshot, writer } from '../test/reader/fixtures.js';
+import { insertSnapshots, makeSnapshot, writer } from '@vault-yield/test-kit/reader';
 
 // autocannon ships no types; the slice of its API used here.
 interface Histogram {

@@ -15,8 +15,8 @@
 
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { ROLES } from '@vault-yield/devstack/postgres';
 import { createPgPool } from '@vault-yield/store';
-import { ROLES } from '../infra/postgres/index.js';
 import { createCostSampler } from './costs.js';
 import { createLogFixture } from './log-fixture.js';
 

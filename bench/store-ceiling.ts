@@ -14,12 +14,12 @@
  * backends spent per record; last line `store-ceiling: <records/s> records/s`.
  */
 import { availableParallelism, loadavg } from 'node:os';
+import { dropDatabase } from '@vault-yield/devstack/postgres';
 import { equityPoint, type Micros, type VaultState } from '@vault-yield/domain';
 import { bodyOf, foldStep, ledgerRow, offLedger } from '@vault-yield/projector';
 import { createPgPool, createProjectionStore, type EquityRow, type LedgerRow } from '@vault-yield/store';
-import { dropDatabase } from '../infra/postgres/index.js';
-import { resolvePostgres } from '../test/harness/resolve.js';
-import { createHistoryGenerator } from '../test/projector/generator.js';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
+import { resolvePostgres } from '@vault-yield/test-kit/services';
 import { createBenchDatabase } from './log-fixture.js';
 import { cpuSeconds } from './proc.js';
 

@@ -1,10 +1,10 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
+import { migrateConfigSchema, webhooksEnvSchema } from '@vault-yield/cli/config';
+import { ROLES } from '@vault-yield/devstack/postgres';
 import { indexerEnvSchema } from '@vault-yield/indexer';
 import { projectorEnvSchema } from '@vault-yield/projector';
 import { readerEnvSchema } from '@vault-yield/reader';
 import { describe, expect, it } from 'vitest';
-import { ROLES } from '../infra/postgres/index.js';
-import { migrateConfigSchema } from '../services/cli/src/commands/migrate.js';
 
 /**
  * docker-compose.yml cannot run on machines without Docker, so this keeps it honest: every
@@ -59,6 +59,7 @@ describe('docker-compose.yml', () => {
     projector: projectorEnvSchema,
     reader: readerEnvSchema,
     migrate: migrateConfigSchema,
+    webhooks: webhooksEnvSchema,
   } as const;
 
   for (const [service, schema] of Object.entries(readBy)) {

@@ -24,7 +24,9 @@ export {
   refreshDueFeeds,
 } from './feeds.js';
 export { createRpc, type DevChain, devChain, type Rpc, type RpcCall, RpcError } from './rpc.js';
+export * from './scenario/bulk.js';
 export { type BulkOptions, type BulkResult, playBulk } from './scenario/bulk.js';
+export * from './scenario/demo.js';
 export {
   countVaultEvents,
   DEMO_STEPS,
@@ -33,6 +35,7 @@ export {
   type DemoVault,
   playDemoScenario,
 } from './scenario/demo.js';
+export * from './scenario/deploy.js';
 export {
   deployReferenceStack,
   type ReferenceStack,
@@ -41,5 +44,8 @@ export {
   type StackToken,
   toAnswer,
 } from './scenario/deploy.js';
-export { movePrice, readSlot0 } from './scenario/market.js';
+export * from './scenario/prices.js';
+export { movePrice, readSlot0 } from './scenario/prices.js';
+export * from './scenario/vault-ops.js';
 export { strategyId } from './scenario/vault-ops.js';
+export * from './scenario/wallet.js';

@@ -242,3 +242,5 @@ function logTail(logFile: string): string {
   const telling = lines.filter((l) => /ERROR|FATAL|Exception|already in use/.test(l)).slice(-3);
   return telling.length > 0 ? `\n${telling.map((l) => l.slice(0, 400)).join('\n')}` : '';
 }
+
+export * from './cluster.js';

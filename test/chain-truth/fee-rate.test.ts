@@ -1,20 +1,18 @@
 import { vaultAbi } from '@vault-yield/contracts';
-import type { SnapshotView } from '@vault-yield/domain';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
+  createVault,
   deployReferenceStack,
+  fundOwner,
   movePrice,
   type ReferenceStack,
-  startAnvil,
-} from '../../infra/chain/index.js';
-import {
-  createVault,
-  fundOwner,
   setDefaultFeeRate,
+  startAnvil,
   type TrackedVault,
-} from '../../infra/chain/scenario/vault-ops.js';
-import { write } from '../../infra/chain/scenario/wallet.js';
+  write,
+} from '@vault-yield/devstack/chain';
+import type { SnapshotView } from '@vault-yield/domain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChainPipeline, startChainPipeline } from './pipeline.js';
 
 interface LedgerRow {

@@ -1,24 +1,24 @@
 import { testTokenAbi, vaultAbi } from '@vault-yield/contracts';
+import {
+  type AnvilInstance,
+  close,
+  createVault,
+  deployReferenceStack,
+  devChain,
+  fundOwner,
+  giftPosition,
+  openAround,
+  type ReferenceStack,
+  receiptOf,
+  send,
+  startAnvil,
+  type TrackedVault,
+  write,
+} from '@vault-yield/devstack/chain';
 import type { SnapshotView } from '@vault-yield/domain';
 import { createPgPool, type Pool } from '@vault-yield/store';
 import type { Address, Hash } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type AnvilInstance,
-  deployReferenceStack,
-  devChain,
-  type ReferenceStack,
-  startAnvil,
-} from '../../infra/chain/index.js';
-import {
-  close,
-  createVault,
-  fundOwner,
-  giftPosition,
-  openAround,
-  type TrackedVault,
-} from '../../infra/chain/scenario/vault-ops.js';
-import { receiptOf, send, write } from '../../infra/chain/scenario/wallet.js';
 import { type ChainPipeline, startChainPipeline } from './pipeline.js';
 
 /**

@@ -1,31 +1,29 @@
 import { mockAggregatorAbi, swapperAbi, testTokenAbi, vaultAbi } from '@vault-yield/contracts';
-import type { SnapshotView } from '@vault-yield/domain';
-import fc from 'fast-check';
-import { type Address, encodePacked, keccak256 } from 'viem';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
-  deployReferenceStack,
-  type ReferenceStack,
-  readSlot0,
-  startAnvil,
-  toAnswer,
-} from '../../infra/chain/index.js';
-import { targetSqrtPrice } from '../../infra/chain/scenario/deploy.js';
-import { churn } from '../../infra/chain/scenario/market.js';
-import {
+  churn,
   close,
   collectFees,
   createVault,
+  deployReferenceStack,
   fundOwner,
   giftPosition,
   openAround,
+  type ReferenceStack,
+  readSlot0,
   rebalanceAround,
   resize,
+  startAnvil,
   type TrackedVault,
-} from '../../infra/chain/scenario/vault-ops.js';
-import { write } from '../../infra/chain/scenario/wallet.js';
-import type { Res } from '../reader/client.js';
+  targetSqrtPrice,
+  toAnswer,
+  write,
+} from '@vault-yield/devstack/chain';
+import type { SnapshotView } from '@vault-yield/domain';
+import type { Res } from '@vault-yield/test-kit/reader';
+import fc from 'fast-check';
+import { type Address, encodePacked, keccak256 } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChainPipeline, startChainPipeline } from './pipeline.js';
 
 /**

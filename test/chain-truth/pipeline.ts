@@ -1,11 +1,11 @@
 import { createLogger } from '@vault-yield/common';
+import { type AnvilInstance, type ReferenceStack, startAnvil } from '@vault-yield/devstack/chain';
 import { createIndexer, type Indexer, type IndexerConfig } from '@vault-yield/indexer';
 import { createLogAdmin } from '@vault-yield/log';
 import { createProjector, type Projector } from '@vault-yield/projector';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { startReader, type TestReader } from '@vault-yield/test-kit/reader';
 import { createPublicClient, http, type PublicClient } from 'viem';
-import { type AnvilInstance, type ReferenceStack, startAnvil } from '../../infra/chain/index.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { startReader, type TestReader } from '../reader/client.js';
 import { valueAtHead } from './index.js';
 
 /**

@@ -1,16 +1,18 @@
 import { mockAggregatorAbi, vaultAbi } from '@vault-yield/contracts';
-import type { SnapshotView } from '@vault-yield/domain';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
+  createVault,
   deployReferenceStack,
   devChain,
+  fundOwner,
   movePrice,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createVault, fundOwner, type TrackedVault } from '../../infra/chain/scenario/vault-ops.js';
-import { write } from '../../infra/chain/scenario/wallet.js';
+  type TrackedVault,
+  write,
+} from '@vault-yield/devstack/chain';
+import type { SnapshotView } from '@vault-yield/domain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli/run.js';
 import { type ChainPipeline, startChainPipeline } from './pipeline.js';
 

@@ -1,22 +1,20 @@
 import { testTokenAbi, vaultAbi } from '@vault-yield/contracts';
-import type { SnapshotView } from '@vault-yield/domain';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
-  deployReferenceStack,
-  type ReferenceStack,
-  startAnvil,
-} from '../../infra/chain/index.js';
-import { churn } from '../../infra/chain/scenario/market.js';
-import {
+  churn,
   close,
   collectFees,
   createVault,
+  deployReferenceStack,
   fundOwner,
   openAround,
+  type ReferenceStack,
+  startAnvil,
   type TrackedVault,
-} from '../../infra/chain/scenario/vault-ops.js';
-import { write } from '../../infra/chain/scenario/wallet.js';
+  write,
+} from '@vault-yield/devstack/chain';
+import type { SnapshotView } from '@vault-yield/domain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChainPipeline, startChainPipeline } from './pipeline.js';
 
 interface Row {

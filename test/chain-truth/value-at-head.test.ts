@@ -1,24 +1,22 @@
 import { uniswapV3PoolAbi, vaultAbi } from '@vault-yield/contracts';
+import {
+  type AnvilInstance,
+  churn,
+  close,
+  collectFees,
+  createVault,
+  deployReferenceStack,
+  fundOwner,
+  openAround,
+  type ReferenceStack,
+  startAnvil,
+  type TrackedVault,
+  write,
+} from '@vault-yield/devstack/chain';
 import { getSqrtRatioAtTick, MAX_TICK, MIN_TICK } from '@vault-yield/domain';
 import fc from 'fast-check';
 import type { Address, Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type AnvilInstance,
-  deployReferenceStack,
-  type ReferenceStack,
-  startAnvil,
-} from '../../infra/chain/index.js';
-import { churn } from '../../infra/chain/scenario/market.js';
-import {
-  close,
-  collectFees,
-  createVault,
-  fundOwner,
-  openAround,
-  type TrackedVault,
-} from '../../infra/chain/scenario/vault-ops.js';
-import { write } from '../../infra/chain/scenario/wallet.js';
 import { formatExact, valueAt, valueAtHead } from './index.js';
 import { positionAmounts, sqrtRatioAtTick } from './v3-math.js';
 

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { decodeRecord, encodeRecord, type VaultRecord } from '@vault-yield/domain';
+import { kafkaBrokers, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kafkaBrokers, uniqueTopic } from '../harness/index.js';
-import { createHistoryGenerator } from '../projector/generator.js';
 import { createTopic, deleteTopics, publish } from '../projector/support.js';
 import { runCli } from './run.js';
 

@@ -1,6 +1,6 @@
 import { createPgPool, migrations, type Pool } from '@vault-yield/store';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
 import { runCli } from './run.js';
 
 /** `vault-yield migrate` and `migrate --status` as an operator runs them. */

@@ -2,9 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogAdmin } from '@vault-yield/log';
+import { kafkaBrokers, uniqueTopic } from '@vault-yield/test-kit';
+import { makeCatalogue, makeScreen } from '@vault-yield/test-kit/screen';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeCatalogue, makeScreen } from '../fixtures/screen.js';
-import { kafkaBrokers, uniqueTopic } from '../harness/index.js';
 import { runCli } from './run.js';
 
 describe('vault-yield publish', () => {

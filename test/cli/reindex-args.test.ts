@@ -1,8 +1,8 @@
 import { createLogAdmin } from '@vault-yield/log';
 import { createPgPool, type Pool } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { createHistoryGenerator } from '../projector/generator.js';
 import { createTopic, deleteTopics, publish } from '../projector/support.js';
 import { cliEnv, runCli } from './run.js';
 

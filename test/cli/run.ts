@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ROLES } from '../../infra/postgres/index.js';
-import { kafkaBrokers, type TestDatabase } from '../harness/index.js';
+import { ROLES } from '@vault-yield/devstack/postgres';
+import { kafkaBrokers, type TestDatabase } from '@vault-yield/test-kit';
 
 const bin = fileURLToPath(new URL('../../services/cli/bin/vault-yield.js', import.meta.url));
 

@@ -1,27 +1,27 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type Env, kafkaSecurity } from '@vault-yield/common';
-import { encodeBinaryRecord, type VaultRecord } from '@vault-yield/domain';
-import { createBatchConsumer, createLogAdmin, createPublisher, type LogClientConfig } from '@vault-yield/log';
-import { loadProjectorEnv } from '@vault-yield/projector';
-import { Kafka, logLevel } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
   deployReferenceStack,
   playDemoScenario,
   startAnvil,
-} from '../../infra/chain/index.js';
-import type { LocalCluster } from '../../infra/kafka/cluster.js';
-import { createIndexer } from '../../services/indexer/src/index.js';
-import { createTestDatabase, type TestDatabase, uniqueTopic } from '../harness/index.js';
+} from '@vault-yield/devstack/chain';
+import type { LocalCluster } from '@vault-yield/devstack/kafka';
+import { encodeBinaryRecord, type VaultRecord } from '@vault-yield/domain';
+import { createIndexer } from '@vault-yield/indexer';
+import { createBatchConsumer, createLogAdmin, createPublisher, type LogClientConfig } from '@vault-yield/log';
+import { loadProjectorEnv } from '@vault-yield/projector';
+import { createTestDatabase, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import {
   expectedRecords,
   normalized,
   readTopic as readIndexedTopic,
   recordId,
   silent,
-} from '../indexer/support.js';
-import { createHistoryGenerator } from '../projector/generator.js';
+} from '@vault-yield/test-kit/indexer';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checksums, projector, query, VAULT_TABLES } from '../projector/support.js';
 import { startTestCluster } from './support.js';
 

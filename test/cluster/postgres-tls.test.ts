@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, createConfig, envField } from '@vault-yield/common';
 import { createPgPool, migrate } from '@vault-yield/store';
+import { kafkaBrokers, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { kafkaBrokers, uniqueTopic } from '../harness/index.js';
-import { createHistoryGenerator } from '../projector/generator.js';
 import {
   checksums,
   createTopic,

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type LocalCluster, startLocalKafkaCluster } from '../../infra/kafka/cluster.js';
+import { type LocalCluster, startLocalKafkaCluster } from '@vault-yield/devstack/kafka';
 
 /** First port of the test cluster: node i uses base + 10·i … + 3 (CLUSTER_KAFKA_PORT, default 31700; below the
  * ephemeral range 32768–60999: a node's outgoing connection can otherwise hold a port another node needs). */

@@ -7,10 +7,10 @@ import {
   type Snapshot,
   type VaultSummary,
 } from '@vault-yield/client';
+import { price, short, usd, usdSigned } from '@vault-yield/reader/dashboard/dom';
+import { startBoth } from '@vault-yield/test-kit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { price, short, usd, usdSigned } from '../../services/reader/src/dashboard/app/dom.js';
-import { startBoth } from '../harness/index.js';
 import { launch, openPage, shot } from './browser.js';
 import { type DevStack, startDevStack } from './dev-stack.js';
 

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { dropDatabase } from '../../infra/postgres/index.js';
-import { kafkaBrokers, postgresAdminUrl } from '../harness/index.js';
+import { dropDatabase } from '@vault-yield/devstack/postgres';
+import { kafkaBrokers, postgresAdminUrl } from '@vault-yield/test-kit';
 
 const bin = fileURLToPath(new URL('../../services/cli/bin/vault-yield.js', import.meta.url));
 

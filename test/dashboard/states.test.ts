@@ -1,8 +1,14 @@
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
+import {
+  insertSnapshots,
+  makeSnapshot,
+  startReader,
+  type TestReader,
+  type Writer,
+  writer,
+} from '@vault-yield/test-kit/reader';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
-import { startReader, type TestReader } from '../reader/client.js';
-import { insertSnapshots, makeSnapshot, type Writer, writer } from '../reader/fixtures.js';
 import { launch, openPage, shot } from './browser.js';
 
 /**

@@ -16,11 +16,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { dropDatabase, ensureProjectDatabase } from '@vault-yield/devstack/postgres';
+import { KAFKAJS_PATCH_MARKER } from '@vault-yield/log';
+import { kafkaBrokers, postgresAdminUrl } from '@vault-yield/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { dropDatabase, ensureProjectDatabase } from '../../infra/postgres/index.js';
-import { KAFKAJS_PATCH_MARKER } from '../../packages/log/src/publisher/patch-check.js';
-import { kafkaBrokers, postgresAdminUrl } from '../harness/index.js';
 import {
   dockerignore,
   type Instruction,

@@ -1,15 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createPublisher } from '../../packages/log/src/publisher/index.js';
 import {
   assertKafkajsPatched,
+  createPublisher,
   KAFKAJS_PATCH_MARKER,
   KafkajsUnpatchedError,
   kafkajsPatchedFile,
-  setKafkajsPatchedFileForTests,
-} from '../../packages/log/src/publisher/patch-check.js';
+} from '@vault-yield/log';
+import { setKafkajsPatchedFileForTests } from '@vault-yield/log/testing';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
 const dir = mkdtempSync(join(tmpdir(), 'kafkajs-unpatched-'));
 /** The installed sendMessages.js with every line of the patch's marker comment taken out. */

@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { dropDatabase } from '@vault-yield/devstack/postgres';
+import { kafkaBrokers, postgresAdminUrl } from '@vault-yield/test-kit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropDatabase } from '../../infra/postgres/index.js';
-import { kafkaBrokers, postgresAdminUrl } from '../harness/index.js';
 
 /**
  * `vault-yield dev`, the main job (`npm start`), run as a process the way a developer runs it:

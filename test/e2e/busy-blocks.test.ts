@@ -1,12 +1,12 @@
-import { createPgPool, type Pool } from '@vault-yield/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
   type BulkResult,
   deployReferenceStack,
   playBulk,
   startAnvil,
-} from '../../infra/chain/index.js';
+} from '@vault-yield/devstack/chain';
+import { createPgPool, type Pool } from '@vault-yield/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChainPipeline, startChainPipeline } from '../chain-truth/pipeline.js';
 
 /**

@@ -1,9 +1,4 @@
 import { createLogger } from '@vault-yield/common';
-import type { SnapshotView } from '@vault-yield/domain';
-import { createIndexer, type Indexer } from '@vault-yield/indexer';
-import { createLogAdmin } from '@vault-yield/log';
-import { createProjector, type Projector } from '@vault-yield/projector';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
   type DemoResult,
@@ -12,9 +7,14 @@ import {
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { type Res, startReader, type TestReader } from '../reader/client.js';
+} from '@vault-yield/devstack/chain';
+import type { SnapshotView } from '@vault-yield/domain';
+import { createIndexer, type Indexer } from '@vault-yield/indexer';
+import { createLogAdmin } from '@vault-yield/log';
+import { createProjector, type Projector } from '@vault-yield/projector';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { type Res, startReader, type TestReader } from '@vault-yield/test-kit/reader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * The whole pipeline on real parts: a local chain playing the demo → indexer (viem) → Kafka →

@@ -1,8 +1,3 @@
-import { createIndexer, type Indexer } from '@vault-yield/indexer';
-import { createLogAdmin } from '@vault-yield/log';
-import type { Projector } from '@vault-yield/projector';
-import { createIndexerStore, createPgPool, type Pool } from '@vault-yield/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
   type DemoResult,
@@ -10,9 +5,14 @@ import {
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createTestDatabase, startBoth, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { silent } from '../indexer/support.js';
+} from '@vault-yield/devstack/chain';
+import { createIndexer, type Indexer } from '@vault-yield/indexer';
+import { createLogAdmin } from '@vault-yield/log';
+import type { Projector } from '@vault-yield/projector';
+import { createIndexerStore, createPgPool, type Pool } from '@vault-yield/store';
+import { createTestDatabase, startBoth, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { silent } from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checksums, projector, query, VAULT_TABLES } from '../projector/support.js';
 import { type OwnKafka, startOwnKafka, until } from './support.js';
 

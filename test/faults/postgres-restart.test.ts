@@ -1,8 +1,8 @@
+import type { TestDatabase } from '@vault-yield/test-kit';
+import { kafkaBrokers, uniqueTopic } from '@vault-yield/test-kit';
+import { errorCode, startReader, type TestReader } from '@vault-yield/test-kit/reader';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { TestDatabase } from '../harness/index.js';
-import { kafkaBrokers, uniqueTopic } from '../harness/index.js';
 import { checksums, createTopic, deleteTopics, projector, publish, query } from '../projector/support.js';
-import { errorCode, startReader, type TestReader } from '../reader/client.js';
 import { type ProjectorProcess, spawnProjector } from './projector-proc.js';
 import { historyWithReverts } from './streams.js';
 import { type OwnPostgres, startOwnPostgres, until } from './support.js';

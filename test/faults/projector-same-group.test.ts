@@ -1,6 +1,6 @@
 import { bytesToHex } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
 import { checksums, createTopic, deleteTopics, projector, publish, query } from '../projector/support.js';
 import { type ProjectorProcess, spawnProjector } from './projector-proc.js';
 import { historyWithReverts } from './streams.js';

@@ -1,22 +1,23 @@
 import { vaultAbi } from '@vault-yield/contracts';
-import type { VaultRecord } from '@vault-yield/domain';
-import { createIndexer, type Indexer, type IndexerConfig, ReorgTooDeepError } from '@vault-yield/indexer';
-import { createLogAdmin } from '@vault-yield/log';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
+  createVault,
   type DevChain,
   deployReferenceStack,
   devChain,
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createVault, type TrackedVault } from '../../infra/chain/scenario/vault-ops.js';
-import { write } from '../../infra/chain/scenario/wallet.js';
+  type TrackedVault,
+  write,
+} from '@vault-yield/devstack/chain';
+import type { VaultRecord } from '@vault-yield/domain';
+import { createIndexer, type Indexer, type IndexerConfig, ReorgTooDeepError } from '@vault-yield/indexer';
+import { createLogAdmin } from '@vault-yield/log';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { expectedRecords, normalized, readTopic, silent } from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli/run.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { expectedRecords, normalized, readTopic, silent } from '../indexer/support.js';
 import { checksums, projector, VAULT_TABLES } from '../projector/support.js';
 import { until } from './support.js';
 

@@ -1,19 +1,19 @@
 import { vaultAbi } from '@vault-yield/contracts';
-import { createIndexer, type Indexer } from '@vault-yield/indexer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
+  createVault,
   deployReferenceStack,
   devChain,
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createVault } from '../../infra/chain/scenario/vault-ops.js';
-import { write } from '../../infra/chain/scenario/wallet.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { normalized, readTopic, silent } from '../indexer/support.js';
-import { prng } from '../projector/generator.js';
+  write,
+} from '@vault-yield/devstack/chain';
+import { createIndexer, type Indexer } from '@vault-yield/indexer';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { prng } from '@vault-yield/test-kit/history';
+import { normalized, readTopic, silent } from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fault, type RpcProxy, startRpcProxy } from './rpc-proxy.js';
 
 /**

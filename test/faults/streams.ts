@@ -1,5 +1,5 @@
 import type { VaultRecord } from '@vault-yield/domain';
-import { blockHash, createHistoryGenerator, type VaultModel } from '../projector/generator.js';
+import { blockHash, createHistoryGenerator, type VaultModel } from '@vault-yield/test-kit/history';
 
 /**
  * A vault history of about `records` records with `reorgs` reorgs in it: each time, one vault gets

@@ -4,11 +4,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { kafkaAnswers, startLocalKafka, stopLocalKafka } from '@vault-yield/devstack/kafka';
+import { ensureProjectDatabase, ROLES } from '@vault-yield/devstack/postgres';
 import { createPgPool, migrate } from '@vault-yield/store';
+import { TEST_SCHEMA, type TestDatabase } from '@vault-yield/test-kit';
 import pg from 'pg';
-import { kafkaAnswers, startLocalKafka, stopLocalKafka } from '../../infra/kafka/index.js';
-import { ensureProjectDatabase, ROLES } from '../../infra/postgres/index.js';
-import { TEST_SCHEMA, type TestDatabase } from '../harness/index.js';
 
 /**
  * Parts a fault test may break without touching anybody else's: a Kafka broker and a Postgres

@@ -1,4 +1,3 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
   type DemoResult,
@@ -6,9 +5,9 @@ import {
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createIndexer, type Indexer } from '../../services/indexer/src/index.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
+} from '@vault-yield/devstack/chain';
+import { createIndexer, type Indexer } from '@vault-yield/indexer';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import {
   byVault,
   contextReader,
@@ -18,7 +17,8 @@ import {
   readTopic,
   recordId,
   silent,
-} from './support.js';
+} from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 describe('indexer backfill of the demo scenario', () => {
   let anvil: AnvilInstance;

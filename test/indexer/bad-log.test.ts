@@ -1,17 +1,17 @@
 import { eventTopics } from '@vault-yield/chain';
-import { createIndexerStore, createPgPool } from '@vault-yield/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
+  createVault,
   deployReferenceStack,
   devChain,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createVault } from '../../infra/chain/scenario/vault-ops.js';
-import { BadLogError, createIndexer, type Indexer } from '../../services/indexer/src/index.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { readTopic, silent } from './support.js';
+} from '@vault-yield/devstack/chain';
+import { BadLogError, createIndexer, type Indexer } from '@vault-yield/indexer';
+import { createIndexerStore, createPgPool } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { readTopic, silent } from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * Runtime code that emits LOG1(topic0 = Vault.Deposited, data = 1 byte) on any call: a log from a

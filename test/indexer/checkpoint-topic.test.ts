@@ -1,20 +1,20 @@
 import { type AddressInfo, createServer } from 'node:net';
-import { createLogAdmin } from '@vault-yield/log';
-import { createPgPool, indexerCheckpoints, type Pool } from '@vault-yield/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
+  createVault,
   type DevChain,
   deployReferenceStack,
   devChain,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createVault } from '../../infra/chain/scenario/vault-ops.js';
-import { createIndexer, type IndexerConfig, IndexerHaltError } from '../../services/indexer/src/index.js';
+} from '@vault-yield/devstack/chain';
+import { createIndexer, type IndexerConfig, IndexerHaltError } from '@vault-yield/indexer';
+import { createLogAdmin } from '@vault-yield/log';
+import { createPgPool, indexerCheckpoints, type Pool } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { readTopic, recordId, runIndexerMain, silent } from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/run.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { readTopic, recordId, runIndexerMain, silent } from './support.js';
 
 /**
  * The indexer checkpoint records the topic it is the checkpoint of (migration 0008), on a real

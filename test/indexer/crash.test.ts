@@ -1,7 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createIndexerStore, createPgPool, type Pool } from '@vault-yield/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
   type DemoResult,
@@ -9,10 +7,12 @@ import {
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createIndexer } from '../../services/indexer/src/index.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { expectedRecords, normalized, readTopic, recordId, silent } from './support.js';
+} from '@vault-yield/devstack/chain';
+import { createIndexer } from '@vault-yield/indexer';
+import { createIndexerStore, createPgPool, type Pool } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { expectedRecords, normalized, readTopic, recordId, silent } from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
 

@@ -1,7 +1,3 @@
-import type { VaultRecord } from '@vault-yield/domain';
-import { createLogAdmin } from '@vault-yield/log';
-import { createPgPool, indexerCheckpoints, migrate, type Pool } from '@vault-yield/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
   type DemoResult,
@@ -11,10 +7,21 @@ import {
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createIndexer, type IndexerConfig } from '../../services/indexer/src/index.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { byVault, expectedRecords, normalized, readTopic, runIndexerMain, silent } from './support.js';
+} from '@vault-yield/devstack/chain';
+import type { VaultRecord } from '@vault-yield/domain';
+import { createIndexer, type IndexerConfig } from '@vault-yield/indexer';
+import { createLogAdmin } from '@vault-yield/log';
+import { createPgPool, indexerCheckpoints, migrate, type Pool } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import {
+  byVault,
+  expectedRecords,
+  normalized,
+  readTopic,
+  runIndexerMain,
+  silent,
+} from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * The indexer with an end block, on a real anvil chain, Kafka and Postgres: blocks (with vault

@@ -1,6 +1,3 @@
-import { createLogAdmin } from '@vault-yield/log';
-import { createPgPool, migrate } from '@vault-yield/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
   type DemoResult,
@@ -10,10 +7,13 @@ import {
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createIndexer, type IndexerConfig } from '../../services/indexer/src/index.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { silent } from './support.js';
+} from '@vault-yield/devstack/chain';
+import { createIndexer, type IndexerConfig } from '@vault-yield/indexer';
+import { createLogAdmin } from '@vault-yield/log';
+import { createPgPool, migrate } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { silent } from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * New heads over WebSocket (RPC_WS_URL): with a ten-minute poll interval, a block mined after the

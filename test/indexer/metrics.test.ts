@@ -1,17 +1,17 @@
 import { createServer } from 'node:net';
-import { createLogAdmin } from '@vault-yield/log';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
+  createVault,
   deployReferenceStack,
   devChain,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createVault } from '../../infra/chain/scenario/vault-ops.js';
-import { createIndexer, type Indexer } from '../../services/indexer/src/index.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { silent } from './support.js';
+} from '@vault-yield/devstack/chain';
+import { createIndexer, type Indexer } from '@vault-yield/indexer';
+import { createLogAdmin } from '@vault-yield/log';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { silent } from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {

@@ -1,20 +1,21 @@
 import { vaultAbi } from '@vault-yield/contracts';
-import type { VaultRecord } from '@vault-yield/domain';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
+  createVault,
   type DevChain,
   deployReferenceStack,
   devChain,
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { createVault, type TrackedVault } from '../../infra/chain/scenario/vault-ops.js';
-import { write } from '../../infra/chain/scenario/wallet.js';
-import { createIndexer, type Indexer, ReorgTooDeepError } from '../../services/indexer/src/index.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { expectedRecords, normalized, readTopic, recordId, silent } from './support.js';
+  type TrackedVault,
+  write,
+} from '@vault-yield/devstack/chain';
+import type { VaultRecord } from '@vault-yield/domain';
+import { createIndexer, type Indexer, ReorgTooDeepError } from '@vault-yield/indexer';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { expectedRecords, normalized, readTopic, recordId, silent } from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** accrueRewards(uint256) calldata, for transactions replayed into replacement blocks by anvil_reorg. */
 const accrueCalldata = (amount: bigint) => `0xe1a472b9${amount.toString(16).padStart(64, '0')}`;

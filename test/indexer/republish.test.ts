@@ -1,18 +1,19 @@
 import { testTokenAbi } from '@vault-yield/contracts';
-import { decodeRecord, type VaultRecord } from '@vault-yield/domain';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AnvilInstance,
   type DemoResult,
   deployReferenceStack,
+  giftPosition,
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
-} from '../../infra/chain/index.js';
-import { giftPosition } from '../../infra/chain/scenario/vault-ops.js';
-import { write } from '../../infra/chain/scenario/wallet.js';
-import { createIndexer, type Indexer, republishVault } from '../../services/indexer/src/index.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
+  write,
+} from '@vault-yield/devstack/chain';
+import { decodeRecord, type VaultRecord } from '@vault-yield/domain';
+import { createIndexer, type Indexer, republishVault } from '@vault-yield/indexer';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { readMessages, silent } from '@vault-yield/test-kit/indexer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   checksums,
   createTopic,
@@ -22,7 +23,6 @@ import {
   query,
   VAULT_TABLES,
 } from '../projector/support.js';
-import { readMessages, silent } from './support.js';
 
 const HEARTBEATS = { default: 3600, byFeed: {} };
 

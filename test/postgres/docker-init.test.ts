@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { ROLES } from '@vault-yield/devstack/postgres';
 import { createPgPool, migrate } from '@vault-yield/store';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROLES } from '../../infra/postgres/index.js';
 import { type OwnPostgres, startOwnPostgres } from '../faults/support.js';
 
 /**

@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator, prng } from '@vault-yield/test-kit/history';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { createHistoryGenerator, prng } from './generator.js';
 import { checksums, createTopic, deleteTopics, projector, publish, query } from './support.js';
 
 const RECORDS = 50_000;
@@ -82,7 +82,7 @@ describe('projector exactly-once under SIGKILL', () => {
           KAFKA_SESSION_TIMEOUT_MS: '6000',
           PROJECTOR_MAX_BATCH_BYTES: String(256 * 1024),
           MIGRATE: 'false',
-          // The vault projector alone: the market topics are not part of this run.
+          // The vault projector alone: the strategy topics are not part of this run.
           MARKET_PROJECTION: 'false',
           LOG_LEVEL: 'warn',
         },

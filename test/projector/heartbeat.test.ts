@@ -1,7 +1,7 @@
 import { createPgPool, DEFAULT_QUIET_MS, schemaActivity } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { createHistoryGenerator } from './generator.js';
 import { createTopic, deleteTopics, projector, publish, query } from './support.js';
 
 /**

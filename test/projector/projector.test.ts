@@ -1,8 +1,8 @@
 import type { VaultRecord } from '@vault-yield/domain';
 import { bytesToHex, hexToBytes } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { blockHash, createHistoryGenerator, type VaultModel } from '@vault-yield/test-kit/history';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { blockHash, createHistoryGenerator, type VaultModel } from './generator.js';
 import {
   type Checksums,
   checksums,

@@ -1,6 +1,6 @@
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { createHistoryGenerator } from './generator.js';
 import { checksums, createTopic, deleteTopics, projector, publish, query } from './support.js';
 
 describe('projector smoke', () => {

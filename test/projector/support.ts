@@ -87,7 +87,11 @@ const TABLES: Record<string, { cols: string; order: string }> = {
   vault_snapshot: { cols: `vault, to_jsonb(vault_snapshot) - 'last_seq' as r`, order: 'vault' },
   positions: { cols: '*', order: 'vault, position_id' },
   equity_points: { cols: '*', order: 'vault, seq' },
-  ledger: { cols: '*', order: 'vault, chain_id, block_hash, tx_hash, log_index' },
+  // commit_xid (migration 0021): which transaction wrote the row, differs by run.
+  ledger: {
+    cols: `vault, chain_id, block_hash, tx_hash, log_index, to_jsonb(ledger) - 'commit_xid' as r`,
+    order: 'vault, chain_id, block_hash, tx_hash, log_index',
+  },
   dead_letters: {
     cols: 'topic, partition, "offset", key, value, reason',
     order: 'topic, partition, "offset"',

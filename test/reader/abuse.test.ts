@@ -1,8 +1,8 @@
 import { connect, type Socket } from 'node:net';
 import { createLogger } from '@vault-yield/common';
 import { createReader, type ReaderConfig, readerConfig } from '@vault-yield/reader';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
 
 /**
  * The reader's HTTP server holds against a client that misbehaves on purpose: slow headers,

@@ -1,16 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
-import { errorCode, startReader, type TestReader } from './client.js';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import {
+  errorCode,
   insertCatalogue,
   insertSnapshots,
   makeSnapshot,
   randomAddress,
+  startReader,
   strategies,
+  type TestReader,
   universe,
   type Writer,
   writer,
-} from './fixtures.js';
+} from '@vault-yield/test-kit/reader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 describe('catalogue, universe and vault list', () => {
   let db: TestDatabase;

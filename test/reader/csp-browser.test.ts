@@ -1,8 +1,4 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launch, openPage } from '../dashboard/browser.js';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
-import { startReader, type TestReader } from './client.js';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import {
   blockHashOf,
   insertEquity,
@@ -10,9 +6,14 @@ import {
   insertSnapshots,
   makeSnapshot,
   randomHash,
+  startReader,
+  type TestReader,
   type Writer,
   writer,
-} from './fixtures.js';
+} from '@vault-yield/test-kit/reader';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launch, openPage } from '../dashboard/browser.js';
 
 /**
  * The pages under their Content-Security-Policy, in a real browser (Debian's chromium via

@@ -1,16 +1,18 @@
-import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
-import { errorCode, startReader, type TestReader } from './client.js';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import {
   type EquitySpec,
+  errorCode,
   insertEquity,
   insertSnapshots,
   makeSnapshot,
   randomAddress,
+  startReader,
+  type TestReader,
   type Writer,
   writer,
-} from './fixtures.js';
+} from '@vault-yield/test-kit/reader';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 interface Point {
   ts: number;

@@ -1,20 +1,23 @@
 import { activityTypes, type RecordType } from '@vault-yield/domain';
-import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
-import { errorCode, type Res, startReader, type TestReader } from './client.js';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import {
   blockHashOf,
+  errorCode,
   insertLedger,
   insertSnapshots,
   type LedgerSpec,
   makeSnapshot,
+  type Res,
   randomAddress,
   randomHash,
   samplePayload,
+  startReader,
+  type TestReader,
   type Writer,
   writer,
-} from './fixtures.js';
+} from '@vault-yield/test-kit/reader';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 interface Row {
   id: string;

@@ -1,9 +1,17 @@
 import { activityTypes } from '@vault-yield/domain';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
+import {
+  errorCode,
+  insertLedger,
+  insertSnapshots,
+  makeSnapshot,
+  startReader,
+  type TestReader,
+  type Writer,
+  writer,
+} from '@vault-yield/test-kit/reader';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
-import { errorCode, startReader, type TestReader } from './client.js';
-import { insertLedger, insertSnapshots, makeSnapshot, type Writer, writer } from './fixtures.js';
 
 /**
  * Hostile input: ≥ 2,000 requests with random and adversarial path segments and query strings.

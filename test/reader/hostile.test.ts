@@ -1,16 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientKey } from '../../services/reader/src/middleware/client-address.js';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
-import { adminHeaders, errorCode, startReader, TEST_ADMIN_TOKEN, type TestReader } from './client.js';
+import { clientKey } from '@vault-yield/reader';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import {
+  adminHeaders,
   blockHashOf,
+  errorCode,
   insertLedger,
   insertSnapshots,
   makeSnapshot,
   randomHash,
+  startReader,
+  TEST_ADMIN_TOKEN,
+  type TestReader,
   type Writer,
   writer,
-} from './fixtures.js';
+} from '@vault-yield/test-kit/reader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * The reader under hostile use (issue 27, item 5): buckets that a rotating IPv6 host cannot

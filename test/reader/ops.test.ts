@@ -1,10 +1,18 @@
 import { createLogger } from '@vault-yield/common';
 import { activityTypes } from '@vault-yield/domain';
 import { createReader, readerConfig } from '@vault-yield/reader';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
+import {
+  errorCode,
+  insertSnapshots,
+  makeSnapshot,
+  randomAddress,
+  startReader,
+  type TestReader,
+  type Writer,
+  writer,
+} from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
-import { errorCode, startReader, type TestReader } from './client.js';
-import { insertSnapshots, makeSnapshot, randomAddress, type Writer, writer } from './fixtures.js';
 
 const silent = createLogger({ name: 'reader-test', level: 'silent' });
 

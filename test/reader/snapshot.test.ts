@@ -1,8 +1,16 @@
 import { snapshotView } from '@vault-yield/domain';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
+import {
+  errorCode,
+  insertSnapshots,
+  makeSnapshot,
+  randomAddress,
+  startReader,
+  type TestReader,
+  type Writer,
+  writer,
+} from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
-import { errorCode, startReader, type TestReader } from './client.js';
-import { insertSnapshots, makeSnapshot, randomAddress, type Writer, writer } from './fixtures.js';
 
 describe('GET /v1/vault/:address/snapshot', () => {
   let db: TestDatabase;

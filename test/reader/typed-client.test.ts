@@ -1,15 +1,16 @@
 import { ApiError, nextCursor, ok } from '@vault-yield/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
-import { startReader, type TestReader } from './client.js';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import {
   insertLedger,
   insertSnapshots,
   makeSnapshot,
   randomAddress,
+  startReader,
+  type TestReader,
   type Writer,
   writer,
-} from './fixtures.js';
+} from '@vault-yield/test-kit/reader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** @vault-yield/client against a running reader: the calls the dashboard makes. */
 describe('typed client (@vault-yield/client)', () => {

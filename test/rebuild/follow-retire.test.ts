@@ -13,12 +13,12 @@ import {
   schemaExists,
   storedOffsetRows,
 } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
+import { startReader } from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli/run.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { createHistoryGenerator } from '../projector/generator.js';
 import { createTopic, deleteTopics, projector, publish } from '../projector/support.js';
-import { startReader } from '../reader/client.js';
 
 /**
  * `vault-yield rebuild --follow` and `--retire-old` on a real Kafka and Postgres, with a live
@@ -80,7 +80,7 @@ describe('vault-yield rebuild --follow / --retire-old', () => {
       db,
       { topic, views: VIEWS },
       {
-        // No market topics here (names no other file uses): the builds fold the vault topic only.
+        // No strategy topics here (names no other file uses): the builds fold the vault topic only.
         SCREEN_TOPIC: uniqueTopic('screen-none'),
         CATALOGUE_TOPIC: uniqueTopic('catalogue-none'),
       },

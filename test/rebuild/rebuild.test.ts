@@ -4,16 +4,16 @@ import { createLogger } from '@vault-yield/common';
 import { FOLD_VERSION, type VaultRecord } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import type { Projector } from '@vault-yield/projector';
+import { createStrategyProjector, type StrategyProjector } from '@vault-yield/projector';
 import type { Reader } from '@vault-yield/reader';
 import { createPgPool, liveSchema, type Pool, schemaChecksums, storedOffsetRows } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
+import { startReader } from '@vault-yield/test-kit/reader';
+import { makeCatalogue, makeScreen } from '@vault-yield/test-kit/screen';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMarketProjector, type MarketProjector } from '../../services/projector/src/market/index.js';
 import { cliEnv, runCli } from '../cli/run.js';
-import { makeCatalogue, makeScreen } from '../fixtures/screen.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { createHistoryGenerator } from '../projector/generator.js';
 import { createTopic, projector, publish } from '../projector/support.js';
-import { startReader } from '../reader/client.js';
 
 /**
  * The operator commands against a real Kafka and Postgres: a live projector and an in-process
@@ -28,7 +28,7 @@ describe('vault-yield rebuild / verify', () => {
   let db: TestDatabase;
   let pool: Pool;
   let live: Projector;
-  let market: MarketProjector;
+  let market: StrategyProjector;
   let marketPool: Pool;
   let reader: Reader;
   let baseUrl: string;
@@ -65,7 +65,7 @@ describe('vault-yield rebuild / verify', () => {
     live = projector({ brokers, url: db.writerUrl, schema: db.schema, topic, group: 'live' });
     await live.start();
     marketPool = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'market', max: 2 });
-    market = createMarketProjector({
+    market = createStrategyProjector({
       brokers,
       pool: marketPool,
       logger: log,
@@ -93,7 +93,7 @@ describe('vault-yield rebuild / verify', () => {
     // Market rows are folded asynchronously: wait for them before anything is compared.
     const deadline = Date.now() + 30_000;
     while ((await pool.query(`select 1 from ${db.schema}.strategies`)).rowCount === 0) {
-      if (Date.now() > deadline) throw new Error('market tables never filled');
+      if (Date.now() > deadline) throw new Error('strategy tables never filled');
       await new Promise((r) => setTimeout(r, 200));
     }
     await market.refreshStats();

@@ -1,6 +1,17 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '@vault-yield/common';
+import {
+  type AnvilInstance,
+  type DemoResult,
+  deployReferenceStack,
+  devChain,
+  movePrice,
+  playDemoScenario,
+  type ReferenceStack,
+  startAnvil,
+} from '@vault-yield/devstack/chain';
+import { ROLES } from '@vault-yield/devstack/postgres';
 import { recordId, type VaultRecord } from '@vault-yield/domain';
 import { createIndexer, type Indexer } from '@vault-yield/indexer';
 import { createLogAdmin } from '@vault-yield/log';
@@ -17,23 +28,18 @@ import {
   schemaChecksums,
   storedOffsetRows,
 } from '@vault-yield/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  type AnvilInstance,
-  type DemoResult,
-  deployReferenceStack,
-  devChain,
-  movePrice,
-  playDemoScenario,
-  type ReferenceStack,
-  startAnvil,
-} from '../../infra/chain/index.js';
-import { ROLES } from '../../infra/postgres/index.js';
+  createTestDatabase,
+  kafkaBrokers,
+  step,
+  type TestDatabase,
+  uniqueTopic,
+} from '@vault-yield/test-kit';
+import { byVault, expectedRecords, normalized, readTopic } from '@vault-yield/test-kit/indexer';
+import { startReader } from '@vault-yield/test-kit/reader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli/run.js';
-import { createTestDatabase, kafkaBrokers, step, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { byVault, expectedRecords, normalized, readTopic } from '../indexer/support.js';
 import { projector } from '../projector/support.js';
-import { startReader } from '../reader/client.js';
 
 /**
  * `vault-yield reindex` end to end on real parts: a live indexer follows a local chain while the
@@ -113,7 +119,7 @@ describe('vault-yield reindex', () => {
         MARK_INTERVAL_BLOCKS: String(MARK_INTERVAL),
         // Other chunking than the live indexer's block-by-block following.
         MAX_BLOCK_RANGE: '5',
-        // No market topics in this file (names no other file uses: the build finds none).
+        // No strategy topics in this file (names no other file uses: the build finds none).
         SCREEN_TOPIC: uniqueTopic('screen-none'),
         CATALOGUE_TOPIC: uniqueTopic('catalogue-none'),
       },

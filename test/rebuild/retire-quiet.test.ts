@@ -1,3 +1,4 @@
+import { ROLES } from '@vault-yield/devstack/postgres';
 import type { Projector } from '@vault-yield/projector';
 import {
   createPgPool,
@@ -8,11 +9,10 @@ import {
   schemaExists,
   storedOffsetRows,
 } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROLES } from '../../infra/postgres/index.js';
 import { cliEnv, runCli } from '../cli/run.js';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '../harness/index.js';
-import { createHistoryGenerator } from '../projector/generator.js';
 import { createTopic, deleteTopics, projector, publish } from '../projector/support.js';
 
 /**

@@ -1,5 +1,5 @@
+import { resolveKafka } from '@vault-yield/test-kit/services';
 import { describe, expect, it } from 'vitest';
-import { resolveKafka } from '../harness/resolve.js';
 
 describe('harness', () => {
   it('fails loudly, naming the fix, when KAFKA_BROKERS points at nothing', async () => {

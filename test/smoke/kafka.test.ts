@@ -1,6 +1,6 @@
+import { kafkaBrokers, kafkaDescription, uniqueTopic } from '@vault-yield/test-kit';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kafkaBrokers, kafkaDescription, uniqueTopic } from '../harness/index.js';
 
 // Smoke test of the real broker the harness resolved: keyed records come back in per-key order.
 describe('kafka broker', () => {

@@ -1,6 +1,6 @@
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../harness/index.js';
 
 describe('postgres roles', () => {
   let db: TestDatabase;

@@ -2,8 +2,8 @@ import { testTokenAbi, vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts'
 import { type Address, encodeFunctionData, type Hex, toEventSelector } from 'viem';
 import { devChain, type Rpc } from '../rpc.js';
 import type { ReferenceStack } from './deploy.js';
-import { readSlot0 } from './market.js';
 import { floorTick, getLiquidityForAmounts, getSqrtRatioAtTick } from './math.js';
+import { readSlot0 } from './prices.js';
 import { strategyId } from './vault-ops.js';
 
 export interface BulkOptions {

@@ -3,7 +3,7 @@ import { type Address, type Hex, toEventSelector } from 'viem';
 import { type FeedHeartbeatOptions, heartbeatOf, refreshDueFeeds } from '../feeds.js';
 import { devChain } from '../rpc.js';
 import type { ReferenceStack } from './deploy.js';
-import { churn, movePrice } from './market.js';
+import { churn, movePrice } from './prices.js';
 import {
   close,
   collectFees,

@@ -1,8 +1,8 @@
 import { swapperAbi, testTokenAbi, vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
 import { type Address, decodeEventLog, toHex } from 'viem';
 import type { ReferenceStack, StackPool } from './deploy.js';
-import { readSlot0 } from './market.js';
 import { floorTick, getAmountsForLiquidity, getLiquidityForAmounts, getSqrtRatioAtTick } from './math.js';
+import { readSlot0 } from './prices.js';
 import { write } from './wallet.js';
 
 export interface TrackedPosition {

@@ -1,4 +1,5 @@
 import { type RetryOptions, retryingFetch, type Sleep } from './retry.js';
+import { openSubscription } from './stream.js';
 import type {
   EquityPoint,
   ErrorBody,
@@ -9,6 +10,9 @@ import type {
   Ready,
   Snapshot,
   Strategy,
+  StreamHandlers,
+  SubscribeOptions,
+  Subscription,
   TxQuery,
   UniverseAsset,
   UniversePair,
@@ -16,6 +20,7 @@ import type {
 } from './types.js';
 
 export { RETRY_DEFAULTS, RETRY_STATUSES, type RetryOptions, retryAfterMs } from './retry.js';
+export { createSseParser, type SseEvent } from './stream.js';
 export * from './types.js';
 
 /**
@@ -124,6 +129,21 @@ export interface ReaderClient {
   };
   health: GetOptional<NoArgs, Health>;
   ready: GetOptional<NoArgs, Ready>;
+  /**
+   * Follows the live stream of one vault (`GET /v1/vault/{address}/stream`), of several
+   * (`GET /v1/stream?vault=…`, at most 100) or of every vault (`'*'`): the handlers get each
+   * `ledger`, `snapshot` and `reset` event and the subscription's state; it reconnects by itself
+   * with `Last-Event-ID` (no event missed or repeated) until `signal` aborts or `close()`.
+   *
+   * ```ts
+   * const sub = api.subscribe(vault, { ledger: (row) => console.log(row.type), snapshot: (s) => draw(s.snapshot) }, { signal });
+   * ```
+   */
+  subscribe(
+    vaults: string | readonly string[] | '*',
+    handlers: StreamHandlers,
+    options?: SubscribeOptions,
+  ): Subscription;
 }
 
 export interface ClientOptions {
@@ -193,6 +213,21 @@ export function createClient(baseUrl: string, options: ClientOptions = {}): Read
     },
     health: op('/health'),
     ready: op('/ready'),
+    subscribe(vaults: string | readonly string[], handlers: StreamHandlers, opts?: SubscribeOptions) {
+      const path =
+        typeof vaults === 'string' && vaults !== '*'
+          ? `v1/vault/${encodeURIComponent(vaults)}/stream`
+          : `v1/stream${typeof vaults === 'string' ? '' : `?${searchParams({ vault: vaults }).toString()}`}`;
+      return openSubscription(
+        {
+          url: new URL(path, base).href,
+          fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+          headers: { ...options.headers },
+        },
+        handlers,
+        opts,
+      );
+    },
   } as unknown as ReaderClient;
 }
 

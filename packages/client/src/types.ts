@@ -317,3 +317,65 @@ export interface TxQuery {
   limit?: number;
   cursor?: string;
 }
+
+// ---- live streams (GET /v1/vault/{address}/stream, GET /v1/stream) -----------------------------
+
+/** `data` of a `snapshot` event: the vault's snapshot with the ETag GET snapshot gives it. */
+export interface StreamSnapshotEvent {
+  vault: string;
+  /** Entity tag (quoted), as GET snapshot's `ETag`. */
+  etag: string;
+  snapshot: Snapshot;
+}
+
+/** `data` of a `reset` event: the stream could not resume where asked and goes on from now. */
+export interface StreamResetEvent {
+  reason: string;
+  /** The cursor the stream goes on from. */
+  cursor: string;
+}
+
+/**
+ * Where a subscription stands: `connecting` (first attempt), `live` (events flowing),
+ * `reconnecting` (lost or refused: trying again after `retryInMs`; poll meanwhile),
+ * `closed` (ended by the signal, or by an answer that a retry cannot change: 400, 404).
+ */
+export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'closed';
+
+export interface StreamStateInfo {
+  /** The HTTP status of a refused attempt (503: too many streams, or the database down). */
+  status?: number;
+  /** When the next attempt is made, ms from now. */
+  retryInMs?: number;
+  /** What ended the last attempt. */
+  error?: unknown;
+}
+
+/** What a subscription calls; each event comes with its id (the stream cursor). */
+export interface StreamHandlers {
+  snapshot?(event: StreamSnapshotEvent, id: string): void;
+  ledger?(row: LedgerRow, id: string): void;
+  reset?(event: StreamResetEvent, id: string): void;
+  state?(state: StreamState, info: StreamStateInfo): void;
+}
+
+export interface SubscribeOptions {
+  /** Ends the subscription. */
+  signal?: AbortSignal;
+  /** Resume after this event id (a cursor received earlier). */
+  lastEventId?: string;
+  /** First wait before reconnecting, ms (doubled on each failure up to maxRetryMs; default 1000). */
+  retryMs?: number;
+  /** Longest wait before reconnecting, ms (default 30 000). */
+  maxRetryMs?: number;
+}
+
+export interface Subscription {
+  /** The id of the last event received (what a reconnection sends as `Last-Event-ID`). */
+  readonly lastEventId: string | undefined;
+  readonly state: StreamState;
+  /** Ends the subscription (as aborting its signal does). */
+  close(): void;
+  /** Settles once the subscription is closed. */
+  readonly closed: Promise<void>;
+}

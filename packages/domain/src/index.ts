@@ -9,6 +9,6 @@ export * from './fold/index.js';
 export * from './mapping/index.js';
 export * from './math/index.js';
 export * from './records/index.js';
-export * from './returns/index.js';
 export * from './screen/index.js';
+export * from './stats/index.js';
 export * from './views/index.js';

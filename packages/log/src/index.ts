@@ -23,3 +23,9 @@ export {
   setDefaultLogSecurity,
 } from './kafka.js';
 export { createPublisher, type Publisher, type PublisherConfig, type RawMessage } from './publisher/index.js';
+export {
+  assertKafkajsPatched,
+  KAFKAJS_PATCH_MARKER,
+  KafkajsUnpatchedError,
+  kafkajsPatchedFile,
+} from './publisher/patch-check.js';

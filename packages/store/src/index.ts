@@ -1,16 +1,19 @@
 export * from './admin/index.js';
-export * from './catalogue/index.js';
 export {
   type BadLogRow,
   createIndexerStore,
+  DEFAULT_SPAN_LIMITS,
   type IndexerCheckpoint,
   type IndexerCommit,
   type IndexerRewind,
   type IndexerSnapshot,
   type IndexerStore,
+  type SeqCompaction,
+  type SpanLimits,
   type StoredBlock,
   type StoredIndexerVault,
   type StoredVaultSeq,
+  type StoredVaultSeqSpan,
 } from './indexer/index.js';
 export {
   appliedVersions,
@@ -40,8 +43,11 @@ export {
   type PoolClient,
   withTransaction,
 } from './pool/index.js';
+export { createListener, type Listener, type ListenerOptions } from './pool/listen.js';
 export {
+  type CommitNotice,
   type CopyBuffer,
+  commitNotice,
   comparePosition,
   createProjectionStore,
   type DeadLetterKind,
@@ -57,6 +63,22 @@ export {
   type ProjectionTx,
   type RecordKey,
   type SnapshotRow,
+  STREAM_CHANNEL,
+  STREAM_COMMITS_KEPT,
   type StoredVault,
 } from './projection/index.js';
 export * from './queries/index.js';
+export * from './strategy/index.js';
+export {
+  createWebhookStore,
+  type DeliveryOutcome,
+  type DeliveryState,
+  type DueDelivery,
+  type EnqueueResult,
+  hasWebhookTables,
+  type NewWebhookEndpoint,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookStore,
+  webhookMessageId,
+} from './webhooks/index.js';

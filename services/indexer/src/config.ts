@@ -282,6 +282,20 @@ export const indexerConfigSchema = z.object({
   valuationLens: z.enum(VALUATION_LENSES).default(INDEXER_DEFAULTS.valuationLens),
   /** A streak of failed steps halts the indexer once it is 8 long and this old (ms). */
   giveUpAfterMs: int(0).default(120_000),
+  /**
+   * Compaction of the sequence rows below the reorg window into spans (indexer_vault_seq_spans,
+   * migration 0019): run once the window slid `everyBlocks` since the last run, at most `maxRows`
+   * rows a transaction (again at the next batch while rows are left); a span covers at most
+   * `maxSpanBlocks` blocks (republish recounts a span's logs whole) and `maxSpanMarks` marks.
+   */
+  seqCompaction: z
+    .object({
+      everyBlocks: int(1).default(64),
+      maxRows: int(1).default(20_000),
+      maxSpanBlocks: int(1).default(50_000),
+      maxSpanMarks: int(1).default(4_096),
+    })
+    .prefault({}),
 });
 
 /** What `createIndexer` takes: defaults may be left out. */

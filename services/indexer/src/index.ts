@@ -21,6 +21,7 @@ export {
   ReorgTooDeepError,
 } from './errors.js';
 export { createIndexerMetrics, type IndexerMetrics } from './metrics.js';
+export { type PriceReading, PriceWatch, type ValuedSet } from './price-watch.js';
 export {
   type RederiveInput,
   RepublishError,
@@ -29,7 +30,6 @@ export {
   rederiveVaultRecords,
   republishVault,
 } from './republish.js';
-export { type ValuationSnapshot, ValuationTracker, type ValuedSet } from './valuation.js';
 export {
   emptyMarkState,
   flipped,

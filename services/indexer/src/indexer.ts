@@ -33,6 +33,7 @@ import {
   type IndexerSnapshot,
   type IndexerStore,
   type Pool,
+  type SeqCompaction,
   type StoredBlock,
   type StoredIndexerVault,
 } from '@vault-yield/store';
@@ -40,14 +41,15 @@ import type { ResolvedIndexerConfig } from './config.js';
 import { BadLogError, InconsistentRangeError, IndexerHaltError } from './errors.js';
 import type { IndexerMetrics } from './metrics.js';
 import { BatchPipeline } from './pipeline.js';
+import { PriceWatch } from './price-watch.js';
 import { createThreadedPublisher, type RecordPublisher } from './publisher/index.js';
 import { type BlockWalk, processBlock } from './sync/block.js';
 import { completeByBloom, missingChunkLogs, type ShortAnswers } from './sync/bloom.js';
 import { planSegment } from './sync/discover.js';
 import { checkConsistency, decodeAll, RangePlanner } from './sync/ranges.js';
+import { createPriceReads, type PriceReads } from './sync/readings.js';
 import { rewindOnReorg } from './sync/rewind.js';
 import { assignSeqs } from './sync/sequence.js';
-import { createSnapshotReads, type SnapshotReads } from './sync/snapshots.js';
 import {
   type Batch,
   type Cursor,
@@ -58,7 +60,6 @@ import {
   sleep,
 } from './sync/types.js';
 import { valuateRecords } from './sync/valuate.js';
-import { ValuationTracker } from './valuation.js';
 import { copyMarkState, type VaultEntry, type VaultMarkState, VaultRegistry } from './vaults.js';
 
 type Address = `0x${string}`;
@@ -85,7 +86,7 @@ export class IndexerEngine {
   /** True once run() returned because the end block is checkpointed (and still canonical). */
   ended = false;
   readonly registry = new VaultRegistry();
-  private tracker = new ValuationTracker();
+  private watch = new PriceWatch();
   /** The kept block window, mirror of indexer_blocks (write-ahead rows included). */
   private readonly blocks = new Map<number, StoredBlock>();
   /** Vaults written ahead (created above the checkpoint, maybe published): only for reverts. */
@@ -94,7 +95,7 @@ export class IndexerEngine {
   private logsClient!: ChainClient;
   private stats!: RpcStats;
   private valuator!: BlockValuator;
-  private snapshots!: SnapshotReads;
+  private snapshots!: PriceReads;
   /** New heads over WebSocket (RPC_WS_URL), else polling. */
   heads!: HeadWatcher;
   private pool!: Pool;
@@ -106,6 +107,8 @@ export class IndexerEngine {
   private readonly log: Logger;
   private readonly metrics: IndexerMetrics;
   private readonly waiters: { block: number; resolve: () => void }[] = [];
+  /** The block below which the sequence rows were last compacted (-1: not yet this run). */
+  private compactedBelow = -1;
 
   constructor(private readonly o: IndexerOptions) {
     this.log = o.logger;
@@ -116,12 +119,12 @@ export class IndexerEngine {
   private readonly heartbeatOf = (feed: Address): number =>
     this.o.heartbeats.byFeed[feed] ?? this.o.heartbeats.default;
 
-  /** What the block walk moves (the tracker is replaced on reloads and reorgs). */
+  /** What the block walk moves (the watch is replaced on reloads and reorgs). */
   private get walk(): BlockWalk {
     return {
       chainId: this.chainId,
       registry: this.registry,
-      tracker: this.tracker,
+      watch: this.watch,
       cadence: this.o.mark,
       heartbeatOf: this.heartbeatOf,
     };
@@ -157,7 +160,7 @@ export class IndexerEngine {
     this.logsClient = logsClient;
     this.stats = stats;
     this.chainId = this.o.chainId ?? (await this.rpc(() => getChainIdFromNode(client)));
-    this.snapshots = createSnapshotReads({
+    this.snapshots = createPriceReads({
       client,
       reader: createValuationReader(client, { factory: this.o.factory, cacheSize: 50_000 }),
       factory: this.o.factory,
@@ -307,7 +310,7 @@ export class IndexerEngine {
         state: v.state as VaultMarkState,
       });
     }
-    this.tracker = await this.snapshots.trackerAt(this.cursor.number, [...this.registry.all()]);
+    this.watch = await this.snapshots.watchAt(this.cursor.number, [...this.registry.all()]);
     this.metrics.checkpointBlock.set(this.cursor.number);
     this.metrics.vaults.set(this.registry.size);
     this.log.info(
@@ -577,7 +580,7 @@ export class IndexerEngine {
     return planSegment(
       {
         registry: this.registry,
-        tracker: this.tracker,
+        watch: this.watch,
         snapshots: this.snapshots,
         addressFilterLimit: this.o.addressFilterLimit,
         badLog: (log, reason) => this.badLog(log, reason, from, to),
@@ -815,6 +818,7 @@ export class IndexerEngine {
       pruneBelow,
     });
     for (const n of this.blocks.keys()) if (n < pruneBelow) this.blocks.delete(n);
+    await this.compactSeqs(pruneBelow);
     this.cursor = { number: checkpoint.number, hash: checkpoint.hash };
     this.metrics.batches.inc();
     this.log.debug(
@@ -831,6 +835,42 @@ export class IndexerEngine {
     this.metrics.checkpointBlock.set(checkpoint.number);
     this.metrics.vaults.set(this.registry.size);
     this.advanced();
+  }
+
+  /**
+   * Folds the sequence rows below the kept window into spans (the store's compactSeqs): what
+   * `republish` needs of them, no reorg reaching below the window. Once the window slid
+   * `everyBlocks` since the last run, and again at the next batch while rows are left.
+   */
+  private async compactSeqs(below: number): Promise<void> {
+    const c = this.o.seqCompaction;
+    if (below <= 0 || (this.compactedBelow >= 0 && below - this.compactedBelow < c.everyBlocks)) return;
+    const t0 = performance.now();
+    let done: SeqCompaction;
+    try {
+      done = await this.store.compactSeqs(this.chainId, below, {
+        maxRows: c.maxRows,
+        limits: { maxBlocks: c.maxSpanBlocks, maxMarks: c.maxSpanMarks },
+      });
+    } catch (err) {
+      // Housekeeping: nothing published depends on it. The next batch tries again.
+      this.log.warn({ err, below }, 'sequence rows not compacted (tried again at the next batch)');
+      this.compactedBelow = -1;
+      return;
+    }
+    // Rows left below the block: run again at the next batch.
+    this.compactedBelow = done.more ? -1 : below;
+    if (done.rows > 0)
+      this.log.debug(
+        {
+          below,
+          rows: done.rows,
+          spans: done.spans,
+          more: done.more,
+          ms: Math.round(performance.now() - t0),
+        },
+        'sequence rows compacted',
+      );
   }
 
   /** A copy of the vault for saving (its live state keeps moving while the batch publishes). */
@@ -862,11 +902,11 @@ export class IndexerEngine {
       set cursor(c) {
         e.cursor = c;
       },
-      get tracker() {
-        return e.tracker;
+      get watch() {
+        return e.watch;
       },
-      set tracker(t) {
-        e.tracker = t;
+      set watch(t) {
+        e.watch = t;
       },
       blocks: e.blocks,
       registry: e.registry,
@@ -875,7 +915,7 @@ export class IndexerEngine {
       log: e.log,
       metrics: e.metrics,
       headers: (numbers) => e.headers(numbers),
-      trackerAt: (block, vaults, lenient) => e.snapshots.trackerAt(block, vaults, lenient),
+      watchAt: (block, vaults, lenient) => e.snapshots.watchAt(block, vaults, lenient),
       value: async (block, v) => (await e.rpc(() => e.valuator.read(block, [v]))).get(v.vault)!,
       positionsAt: (vault, block) => e.rpc(() => readVaultPositions(e.client, vault, block)),
       publish: async (records) => {

@@ -13,7 +13,12 @@ import {
 import type { KafkaSecurity, Logger } from '@vault-yield/common';
 import type { RecordEncoding, VaultRecord } from '@vault-yield/domain';
 import { createPublisher } from '@vault-yield/log';
-import { createIndexerStore, createPgPool, type StoredVaultSeq } from '@vault-yield/store';
+import {
+  createIndexerStore,
+  createPgPool,
+  type StoredVaultSeq,
+  type StoredVaultSeqSpan,
+} from '@vault-yield/store';
 import { eventRecord, markRecord, receivedRecord, receivedRecords } from './sync/block.js';
 import { asTopic } from './sync/filters.js';
 import { decodeAll } from './sync/ranges.js';
@@ -35,6 +40,13 @@ export interface RederiveInput {
   vault: ValuedVault;
   /** The vault's numbers per block (indexer_vault_seqs), ascending. */
   seqs: readonly StoredVaultSeq[];
+  /**
+   * The vault's compacted numbers (indexer_vault_seq_spans), ascending, all below `seqs`: each is
+   * recounted from the chain whole (its logs from its first block to its last).
+   */
+  spans?: readonly StoredVaultSeqSpan[];
+  /** Only the records of blocks in this range are returned (default: every block numbered). */
+  range?: { fromBlock: number; toBlock: number };
   heartbeatOf: (feed: Address) => number;
   /** How the valuation lens runs (default auto: the same values either way). */
   lens?: LensMode | 'auto';
@@ -47,12 +59,20 @@ export interface RederiveInput {
  * from the rows (first..last per block), valued by the same block valuator at each block — so
  * each record is the one published, byte for byte. A block with no event of the vault and one
  * number held a mark (a vault gets its mark only in a block without events of its own).
+ *
+ * A span (rows compacted below the reorg window) is numbered again from the chain: its blocks with
+ * records are those with events of the vault (one record per event) and its listed blocks that
+ * may be marks (one record each), numbered from its first number; the count must come out at its
+ * block count and last number, and its last block must still have its hash (which names every
+ * block below it), or the span is refused.
  */
 export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultRecord[]> {
   const { client, chainId, factory, vault, seqs } = input;
-  if (seqs.length === 0) return [];
-  const from = seqs[0]!.blockNumber;
-  const to = seqs[seqs.length - 1]!.blockNumber;
+  const spans = input.spans ?? [];
+  if (seqs.length === 0 && spans.length === 0) return [];
+  // Spans lie below the rows (compaction takes a vault's lowest rows first).
+  const from = spans[0]?.fromBlock ?? seqs[0]!.blockNumber;
+  const to = seqs.at(-1)?.blockNumber ?? spans.at(-1)!.toBlock;
   const pool = vault.pool.toLowerCase() as Address;
   const lists = await Promise.all([
     getLogsAdaptive(client, { address: [vault.vault], topic0: eventTopics.vault }, from, to),
@@ -98,15 +118,30 @@ export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultR
     events.set(block, evs);
     receivedRecords(evs, list);
   }
-  const headers = await getHeaders(
-    client,
-    seqs.map((s) => s.blockNumber),
-  );
+  // Rows of the spans (their blocks' hashes are their last block's ancestors'), then the rows.
+  const all: { row: StoredVaultSeq; anchored: boolean }[] = [];
+  for (const span of spans) for (const row of spanRows(span, events)) all.push({ row, anchored: true });
+  for (const row of seqs) all.push({ row, anchored: false });
+  const range = input.range;
+  const wanted = range
+    ? all.filter((r) => r.row.blockNumber >= range.fromBlock && r.row.blockNumber <= range.toBlock)
+    : all;
+  const headers = await getHeaders(client, [
+    ...new Set([...wanted.map((r) => r.row.blockNumber), ...spans.map((s) => s.toBlock)]),
+  ]);
   const byNumber = new Map(headers.filter((h) => h !== null).map((h) => [h!.number, h!]));
+  for (const span of spans) {
+    const h = byNumber.get(span.toBlock);
+    if (!h || h.hash !== span.toHash)
+      throw new RepublishError(
+        `block ${span.toBlock} is no longer ${span.toHash} (a reorg below the window since it was published): ` +
+          `the records of blocks ${span.fromBlock}..${span.toBlock} are void`,
+      );
+  }
   const records: VaultRecord[] = [];
-  for (const row of seqs) {
+  for (const { row, anchored } of wanted) {
     const h = byNumber.get(row.blockNumber);
-    if (!h || h.hash !== row.blockHash)
+    if (!h || (!anchored && h.hash !== row.blockHash))
       throw new RepublishError(
         `block ${row.blockNumber} is no longer ${row.blockHash} (a reorg since it was published): its records are void`,
       );
@@ -133,6 +168,48 @@ export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultR
     concurrency: input.concurrency ?? 4,
   });
   return records;
+}
+
+/**
+ * A span's rows, numbered again from the chain's events of the vault (`events`, by block): its
+ * blocks with events (as many numbers as events) and its blocks that may be marks (one number),
+ * ascending from its first number. Hashes are left empty: the span's last block's hash vouches for
+ * them. Throws a RepublishError where the count no longer comes out at the span's.
+ */
+export function spanRows(
+  span: StoredVaultSeqSpan,
+  events: ReadonlyMap<number, readonly unknown[]>,
+): StoredVaultSeq[] {
+  const singles = new Set(span.marks);
+  const blocks = new Set(span.marks);
+  for (const b of events.keys()) if (b >= span.fromBlock && b <= span.toBlock) blocks.add(b);
+  const rows: StoredVaultSeq[] = [];
+  let seq = span.firstSeq;
+  for (const b of [...blocks].sort((x, y) => x - y)) {
+    const n = events.get(b)?.length ?? 0;
+    if (singles.has(b) && n > 1)
+      throw new RepublishError(
+        `block ${b}: ${n} events of ${span.vault} where it published one record (span ${span.fromBlock}..${span.toBlock})`,
+      );
+    const count = singles.has(b) ? 1 : n;
+    if (count === 0) continue;
+    rows.push({ vault: span.vault, blockNumber: b, blockHash: '', firstSeq: seq, lastSeq: seq + count - 1 });
+    seq += count;
+  }
+  const first = rows[0]?.blockNumber;
+  const last = rows.at(-1)?.blockNumber;
+  if (
+    rows.length !== span.blocks ||
+    seq - 1 !== span.lastSeq ||
+    first !== span.fromBlock ||
+    last !== span.toBlock
+  )
+    throw new RepublishError(
+      `blocks ${span.fromBlock}..${span.toBlock} of ${span.vault}: the chain gives ${rows.length} blocks with records ` +
+        `numbered ${span.firstSeq}..${seq - 1} (blocks ${first ?? '-'}..${last ?? '-'}), published: ${span.blocks} ` +
+        `blocks numbered ${span.firstSeq}..${span.lastSeq}`,
+    );
+  return rows;
 }
 
 export interface RepublishOptions {
@@ -184,11 +261,14 @@ export async function republishVault(o: RepublishOptions): Promise<RepublishResu
       throw new RepublishError(`vault ${vault} is unknown to the indexer of chain ${chainId} in ${o.schema}`);
     const checkpoint = await store.checkpoint(chainId);
     const toBlock = o.toBlock ?? checkpoint?.blockNumber ?? o.fromBlock;
+    // Compacted spans below the reorg window (recounted from the chain whole), then the rows.
+    const spans = await store.vaultSeqSpans(chainId, vault, o.fromBlock, toBlock);
     const seqs = await store.vaultSeqs(chainId, vault, o.fromBlock, toBlock);
+    const runs = [...spans, ...seqs];
     const notRederived: [number, number][] = [];
-    for (let i = 1; i < seqs.length; i++) {
-      const gap = seqs[i]!.firstSeq - seqs[i - 1]!.lastSeq;
-      if (gap > 1) notRederived.push([seqs[i - 1]!.lastSeq + 1, seqs[i]!.firstSeq - 1]);
+    for (let i = 1; i < runs.length; i++) {
+      const gap = runs[i]!.firstSeq - runs[i - 1]!.lastSeq;
+      if (gap > 1) notRederived.push([runs[i - 1]!.lastSeq + 1, runs[i]!.firstSeq - 1]);
     }
     const records = await rederiveVaultRecords({
       client,
@@ -203,6 +283,8 @@ export async function republishVault(o: RepublishOptions): Promise<RepublishResu
         ranges: (v.state as VaultMarkState).received,
       },
       seqs,
+      spans,
+      range: { fromBlock: o.fromBlock, toBlock },
       heartbeatOf: (feed) => o.heartbeats.byFeed[feed.toLowerCase()] ?? o.heartbeats.default,
       lens: o.valuationLens,
     });

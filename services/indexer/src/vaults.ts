@@ -1,5 +1,5 @@
 import type { VaultRecord } from '@vault-yield/domain';
-import type { ValuedSet } from './valuation.js';
+import type { ValuedSet } from './price-watch.js';
 
 type Address = `0x${string}`;
 

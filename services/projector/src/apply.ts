@@ -61,6 +61,8 @@ export async function applyBatch(
   const run = await runBatch(tx, batch, createVaultProjection({ log, ...opts }));
   if (run.kind === 'gap') return run;
   const out = run.out;
+  // The transaction's last write: one notification for the batch (live streams, migration 0021).
+  if (out && out.states.size > 0) await tx.noteCommit(out.states.keys());
   return {
     kind: 'applied',
     stats: {

@@ -84,7 +84,7 @@ export const projectorEnvSchema = baseConfigSchema.extend({
   ),
   MARKET_PROJECTION: doc(
     envField.bool().default(true),
-    'also project the market topics (screen results, strategy catalogue) and strategy figures',
+    'also project the strategy topics (screen results, strategy catalogue) and strategy figures',
   ),
   SCREEN_TOPIC: sharedEnv.SCREEN_TOPIC,
   CATALOGUE_TOPIC: sharedEnv.CATALOGUE_TOPIC,
@@ -166,12 +166,12 @@ export type ProjectorConfig = z.input<typeof projectorConfigSchema>;
 /** The config with every default filled in. */
 export type ResolvedProjectorConfig = z.output<typeof projectorConfigSchema>;
 
-/** The market side of a process's projections (`startProjections`), with its defaults. */
-export const marketProjectionsConfigSchema = z.object({
+/** The strategy side of a process's projections (`startProjections`), with its defaults. */
+export const strategyProjectionConfigSchema = z.object({
   screenTopic: z.string().min(1).default(CONFIG_DEFAULTS.screenTopic),
   catalogueTopic: z.string().min(1).default(CONFIG_DEFAULTS.catalogueTopic),
   /**
-   * Its offsets are stored under `<groupId>-screen` and `<groupId>-catalogue` (see marketGroups);
+   * Its offsets are stored under `<groupId>-screen` and `<groupId>-catalogue` (see strategyGroups);
    * default: `<the vault side's consumerGroup>-market`.
    */
   groupId: z.string().min(1).optional(),
@@ -182,18 +182,18 @@ export const marketProjectionsConfigSchema = z.object({
   ),
   /** Default: the vault side's logger. */
   logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null).optional(),
-  /** A Kafka group per run (see MarketProjectorOptions.kafkaGroupSuffix). */
+  /** A Kafka group per run (see StrategyProjectorOptions.kafkaGroupSuffix). */
   kafkaGroupSuffix: z.string().optional(),
   sessionTimeoutMs: int(6_000, 300_000).optional(),
 });
 
-export type MarketProjectionsInput = z.input<typeof marketProjectionsConfigSchema>;
+export type StrategyProjectionInput = z.input<typeof strategyProjectionConfigSchema>;
 
 /** The projector's config from its validated environment (main.ts). */
 export function projectorConfigFromEnv(
   env: ProjectorEnv,
   logger: Logger,
-): ProjectorConfig & { market: MarketProjectionsInput | null } {
+): ProjectorConfig & { strategy: StrategyProjectionInput | null } {
   return {
     databaseUrl: env.DATABASE_URL,
     schema: env.PROJECTION_SCHEMA,
@@ -215,7 +215,7 @@ export function projectorConfigFromEnv(
     metricsPort: env.METRICS_PORT,
     metricsHost: env.METRICS_HOST,
     logger,
-    market: env.MARKET_PROJECTION
+    strategy: env.MARKET_PROJECTION
       ? {
           screenTopic: env.SCREEN_TOPIC,
           catalogueTopic: env.CATALOGUE_TOPIC,

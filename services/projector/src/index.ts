@@ -1,14 +1,12 @@
 /**
  * @vault-yield/projector — folds the log into the projection schema: the exactly-once runner
  * (runner/), the projections it feeds (the vault projection: projection.ts and its rows, rows.ts;
- * the market side: market/), and `startProjections`, the one wiring of them all that the
+ * the strategy side: market/), and `startProjections`, the one wiring of them all that the
  * projector's main, `vault-yield dev` and the builds of `rebuild` use.
  */
 export { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
 export {
   loadProjectorEnv,
-  type MarketProjectionsInput,
-  marketProjectionsConfigSchema,
   PROJECTOR_BATCH_DEFAULTS,
   type ProjectorConfig,
   type ProjectorEnv,
@@ -16,25 +14,15 @@ export {
   projectorConfigSchema,
   projectorEnvSchema,
   type ResolvedProjectorConfig,
+  type StrategyProjectionInput,
+  strategyProjectionConfigSchema,
 } from './config.js';
-export {
-  createMarketProjection,
-  createMarketProjector,
-  type DecodedMarket,
-  decodeMarket,
-  type MarketApplied,
-  type MarketKind,
-  type MarketProjector,
-  type MarketProjectorOptions,
-  marketGroups,
-  refreshStrategyStats,
-} from './market/index.js';
-export type { ProjectorMetrics } from './metrics.js';
+export { createProjectorMetrics, type ProjectorMetrics } from './metrics.js';
 export { createVaultProjection, type VaultBatchOut, type VaultProjectionOptions } from './projection.js';
 export {
-  type MarketProjectionsConfig,
   type Projections,
   type ProjectionsConfig,
+  type StrategyProjectionConfig,
   startProjections,
 } from './projections/index.js';
 export { createProjector, type Projector } from './projector.js';
@@ -61,3 +49,15 @@ export {
   type RunResult,
   runBatch,
 } from './runner/index.js';
+export {
+  createStrategyProjection,
+  createStrategyProjector,
+  type DecodedStrategyRecord,
+  decodeStrategyRecord,
+  refreshStrategyStats,
+  type StrategyApplied,
+  type StrategyProjector,
+  type StrategyProjectorOptions,
+  type StrategyRecordKind,
+  strategyGroups,
+} from './strategy/index.js';

@@ -12,7 +12,7 @@ try {
   process.stderr.write(`${err.message}\n`);
   process.exit(2);
 }
-// Every Kafka client of the process (the market side's too) connects with these.
+// Every Kafka client of the process (the strategy side's too) connects with these.
 setDefaultLogSecurity(kafkaSecurity(env));
 const logger = createLogger({ name: 'projector', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
 const projections = startProjections(projectorConfigFromEnv(env, logger));

@@ -132,6 +132,7 @@ export async function retryDeadLetters(
         w.held = (await tx.lockHeld([target])).length > 0;
         await writeVaults(tx, [w], mine[0]!.partition);
         await tx.markBehind([target]);
+        await tx.noteCommit([target]);
       });
       log.info({ vault, ids }, 'dead letters re-applied');
       outcomes.push({ vault, ids, ok: true });

@@ -68,6 +68,12 @@ export const readerConfigSchema = z.object({
   shutdownGraceMs: int(),
   /** Registers GET /bench/hello (plain hello world, for the bench's baseline). */
   benchRoutes: z.boolean(),
+  /**
+   * Live streams (server-sent events): open at most `maxTotal` in the process and `perClient` per
+   * client (keyed as the rate limit; beyond either, 503 with Retry-After); a comment line every
+   * `heartbeatMs` on an idle stream.
+   */
+  streams: z.object({ maxTotal: int(0), perClient: int(0), heartbeatMs: int(1_000) }),
   logLevel: envField.logLevel(),
   /** LOG_FORMAT: pretty lines on a terminal (auto), or JSON / pretty forced. */
   logFormat: z.custom<LogFormat>((v) => typeof v === 'string').optional(),
@@ -167,6 +173,18 @@ export const readerEnvSchema = baseConfigSchema.extend({
     'open connections at most (more are closed at accept)',
   ),
   BENCH_ROUTES: doc(envField.bool().default(false), "registers `GET /bench/hello` (the bench's baseline)"),
+  STREAM_MAX: doc(
+    envField.int(0, 1_000_000).default(800),
+    'live streams (`GET /v1/stream`, `/v1/vault/{address}/stream`) open at once in the process; beyond it 503 `unavailable` with `Retry-After` (keep it below `HTTP_MAX_CONNECTIONS`: each holds a connection)',
+  ),
+  STREAM_MAX_PER_CLIENT: doc(
+    envField.int(0, 1_000_000).default(8),
+    'live streams one client (keyed as the rate limit) may hold open; beyond it 503 `unavailable` with `Retry-After`',
+  ),
+  STREAM_HEARTBEAT_MS: doc(
+    envField.int(1_000, 600_000).default(15_000),
+    'a comment line is sent on a live stream that has been quiet this long (keeps proxies from closing it)',
+  ),
 });
 
 /** Reads the reader's settings from the environment (clear error naming each bad variable). */
@@ -205,6 +223,11 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     benchRoutes: e.BENCH_ROUTES,
+    streams: {
+      maxTotal: e.STREAM_MAX,
+      perClient: e.STREAM_MAX_PER_CLIENT,
+      heartbeatMs: e.STREAM_HEARTBEAT_MS,
+    },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
   };

@@ -20,7 +20,9 @@ import { buildOpenApi } from './openapi/document.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import type { RouteDeps } from './routes/deps.js';
 import { type OpsDeps, opsRoutes } from './routes/ops.js';
+import { type StreamDeps, streamRoutes } from './routes/stream.js';
 import { vaultRoutes } from './routes/vault.js';
+import { createStreamHub, type StreamHub } from './stream/hub.js';
 
 export {
   type ReaderConfig,
@@ -29,15 +31,19 @@ export {
   readerConfigSchema,
   readerEnvSchema,
 } from './config.js';
+export { clientKey } from './middleware/client-address.js';
+export { createMetrics as createReaderMetrics } from './middleware/metrics.js';
 export { buildOpenApi } from './openapi/document.js';
 export { routes } from './openapi/routes.js';
-export { LIMITS, parseTime } from './params.js';
+export { encodeStreamCursor, LIMITS, parseStreamCursor, parseTime, type StreamCursor } from './params.js';
 export * as schemas from './schemas.js';
+export type { StreamHub } from './stream/hub.js';
 
 /** Every route of the reader, declared once (openapi/routes.ts), with its handler. */
-function declareApi(deps: RouteDeps, ops: Omit<OpsDeps, keyof RouteDeps>) {
+function declareApi(deps: RouteDeps, ops: Omit<OpsDeps, keyof RouteDeps>, live: StreamDeps) {
   return new OpenAPIHono()
     .route('/', vaultRoutes(deps))
+    .route('/', streamRoutes(deps, live))
     .route('/', catalogueRoutes(deps))
     .route('/', opsRoutes({ ...deps, ...ops }))
     .route('/', dashboardRoutes());
@@ -51,11 +57,17 @@ export interface Reader {
   pool: Pool;
   registry: Registry;
   log: Logger;
+  /** The live streams' hub (one listening connection, the streams' caps). */
+  hub: StreamHub;
   /** Listens on config.host:config.port (0 = any free port); resolves with the bound address. */
   start(): Promise<{ host: string; port: number; url: string }>;
   /** Stops accepting, drains in-flight requests (up to shutdownGraceMs), closes the pool. */
   stop(): Promise<void>;
 }
+
+/** The live streams' paths (held open: capped on their own, not by the concurrency cap). */
+const isStreamPath = (p: string) =>
+  p === '/v1/stream' || (p.startsWith('/v1/vault/') && p.endsWith('/stream'));
 
 const EXPOSED = [
   'ETag',
@@ -82,6 +94,13 @@ export function createReader(config: ReaderConfig): Reader {
   });
   const metrics = createMetrics();
   let draining = false;
+  const hub = createStreamHub({
+    pool,
+    databaseUrl: config.databaseUrl,
+    schema: config.schema,
+    log,
+    ...config.streams,
+  });
 
   const app = new OpenAPIHono();
   const cors = { origins: config.corsOrigins, exposeHeaders: EXPOSED, maxAgeS: 600 };
@@ -100,7 +119,12 @@ export function createReader(config: ReaderConfig): Reader {
   app.use(
     '*',
     concurrencyLimit(
-      { ...config.concurrency, trustedProxies: config.rateLimit.trustedProxies, exempt },
+      {
+        ...config.concurrency,
+        trustedProxies: config.rateLimit.trustedProxies,
+        exempt,
+        exemptIf: isStreamPath,
+      },
       clientKey,
     ),
   );
@@ -140,6 +164,7 @@ export function createReader(config: ReaderConfig): Reader {
     declareApi(
       { pool, config, log },
       { registry: metrics.registry, doc: () => buildOpenApi(app), draining: () => draining },
+      { hub, clientKey },
     ),
   );
   if (config.benchRoutes) app.get('/bench/hello', (c) => c.text('hello world'));
@@ -170,8 +195,10 @@ export function createReader(config: ReaderConfig): Reader {
     pool,
     registry: metrics.registry,
     log,
+    hub,
     start: () =>
       new Promise((resolve, reject) => {
+        hub.start();
         const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections } = config.http;
         const s = serve(
           {
@@ -199,6 +226,8 @@ export function createReader(config: ReaderConfig): Reader {
       }),
     stop: async () => {
       draining = true;
+      // Live streams end first (they would hold the server open until the grace period).
+      await hub.stop();
       const s = server;
       server = undefined;
       if (s) {

@@ -273,4 +273,61 @@ export const vaultsQuery = z.object({
 });
 
 /** Query parameters that may appear more than once (all others: once at most). */
-export const REPEATABLE: ReadonlySet<string> = new Set(['type']);
+export const REPEATABLE: ReadonlySet<string> = new Set(['type', 'vault']);
+
+/**
+ * A live stream's position, the `id` of its events and the `Last-Event-ID` it resumes from:
+ * base64url of `c1:<commit>` (every event of that projection commit sent) or `c1:<commit>:<n>`
+ * (its first n events for this stream sent). Commits are numbered in commit order (migration 0021).
+ */
+export interface StreamCursor {
+  seq: bigint;
+  /** Events of commit `seq` already sent; 0: all of them. */
+  pos: number;
+}
+
+export function encodeStreamCursor(c: StreamCursor): string {
+  return Buffer.from(c.pos > 0 ? `c1:${c.seq}:${c.pos}` : `c1:${c.seq}`, 'latin1').toString('base64url');
+}
+
+/** The cursor of a `Last-Event-ID`, or null when it is not one the reader issued. */
+export function parseStreamCursor(raw: string): StreamCursor | null {
+  const m = /^c1:(0|[1-9]\d{0,18}):?([1-9]\d{0,8})?$/.exec(unb64(raw) ?? '');
+  if (!m) return null;
+  const seq = BigInt(m[1]!);
+  if (seq > 2n ** 63n - 1n) return null;
+  return { seq, pos: m[2] === undefined ? 0 : Number(m[2]) };
+}
+
+/** Most vaults one `GET /v1/stream` may name. */
+export const STREAM_MAX_VAULTS = 100;
+
+/** `vault=a,b` and/or `vault=a&vault=b`: the vaults a multi-vault stream follows. */
+const vaultsParam = z.union([z.string(), z.array(z.string())]).transform((values, ctx) => {
+  const out = new Set<string>();
+  for (const item of (Array.isArray(values) ? values : [values]).flatMap((v) => v.split(','))) {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(item)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected vault addresses: 0x followed by 40 hex digits each',
+      });
+      return z.NEVER;
+    }
+    out.add(item.toLowerCase());
+  }
+  if (out.size > STREAM_MAX_VAULTS) {
+    ctx.addIssue({ code: 'custom', message: `at most ${STREAM_MAX_VAULTS} vaults; leave it out for all` });
+    return z.NEVER;
+  }
+  return [...out];
+});
+
+export const streamQuery = z.object({
+  vault: vaultsParam.optional().openapi({
+    description: `vaults to follow: comma-separated and/or repeated, at most ${STREAM_MAX_VAULTS}; absent: every vault`,
+    param: { style: 'form', explode: true },
+    type: 'array',
+    items: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' },
+    maxItems: STREAM_MAX_VAULTS,
+  }),
+});

@@ -9,7 +9,7 @@ export const CONFIG_DEFAULTS = {
   viewsSchema: 'vault_yield_api',
   /** The vault event log (KAFKA_TOPIC). */
   recordsTopic: 'vault-records',
-  /** The market topics (SCREEN_TOPIC, CATALOGUE_TOPIC). */
+  /** The strategy topics (SCREEN_TOPIC, CATALOGUE_TOPIC). */
   screenTopic: 'screen-results',
   catalogueTopic: 'strategy-catalogue',
   /** Consumer group of the vault projection (CONSUMER_GROUP), also the projector's Kafka client id. */

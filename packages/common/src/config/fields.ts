@@ -54,11 +54,11 @@ export const sharedEnv = {
   ),
   SCREEN_TOPIC: doc(
     envField.topic().default(CONFIG_DEFAULTS.screenTopic),
-    'topic of the screen results (market side)',
+    'topic of the screen results (strategy side)',
   ),
   CATALOGUE_TOPIC: doc(
     envField.topic().default(CONFIG_DEFAULTS.catalogueTopic),
-    'topic of the strategy catalogue (market side)',
+    'topic of the strategy catalogue (strategy side)',
   ),
   MIN_DAILY_RETURNS: doc(
     envField

@@ -4,10 +4,11 @@
  * block end, so the series is the same however batches cut the log (a state reloaded from its
  * snapshot finds that block end with `equityBasis`).
  */
+
+import { eth, History, oneBlock, USDC, usdc, WETH } from '@vault-yield/test-kit/domain';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createVaultState, evolve, foldRecord } from '../fold/evolve.js';
-import { eth, History, oneBlock, USDC, usdc, WETH } from '../fold/fixtures.js';
 import { deserializeState, serializeState } from '../fold/serialize.js';
 import type { VaultState } from '../fold/state.js';
 import { formatFixed, toMicros } from '../math/fixed.js';

@@ -3,6 +3,18 @@
  * a snapshot never shows a block half folded, a block whose last record was lost still ends, a
  * feed's non-answer is no price, and every price a figure used is flagged when stale.
  */
+
+import {
+  eth,
+  History,
+  OTHER,
+  oneBlock,
+  POOL,
+  TICK_2000,
+  USDC,
+  usdc,
+  WETH,
+} from '@vault-yield/test-kit/domain';
 import { describe, expect, it } from 'vitest';
 import { shownState, stalePrices, toSnapshotView } from '../mapping/snapshot.js';
 import { parseFixed, SCALE } from '../math/fixed.js';
@@ -11,8 +23,7 @@ import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import type { VaultRecord } from '../records/envelope.js';
 import { closeBlock, createVaultState, evolve, foldRecord } from './evolve.js';
 import { performanceFeeDueUsd } from './fees.js';
-import { eth, History, OTHER, oneBlock, POOL, TICK_2000, USDC, usdc, WETH } from './fixtures.js';
-import { blockReturnIndex, MIN_RETURN_BASE_USD } from './returns.js';
+import { blockReturnIndex, MIN_RETURN_BASE_USD } from './return-index.js';
 import type { VaultState } from './state.js';
 
 const usd = (x: string) => parseFixed(x);

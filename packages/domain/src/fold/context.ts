@@ -2,7 +2,7 @@ import { divRound, parseFixed, pow10 } from '../math/fixed.js';
 import { getSqrtRatioAtTick, MAX_SQRT_RATIO, MIN_SQRT_RATIO } from '../math/tick-math.js';
 import type { TokenAmount, ValuationContext } from '../records/context.js';
 import { FoldError } from './errors.js';
-import type { Address, PoolMark, Position, TokenMark, VaultState } from './state.js';
+import type { Address, PoolPrice, Position, TokenPrice, VaultState } from './state.js';
 
 export type Draft = { -readonly [K in keyof VaultState]: VaultState[K] };
 
@@ -13,7 +13,7 @@ export type Draft = { -readonly [K in keyof VaultState]: VaultState[K] };
  * when something changed.
  */
 export function applyContext(d: Draft, ctx: ValuationContext): void {
-  let tokens: Record<Address, TokenMark> | null = null;
+  let tokens: Record<Address, TokenPrice> | null = null;
   for (const t of ctx.tokens) {
     const prev = d.tokens[t.address];
     if (prev && prev.decimals !== t.decimals) {
@@ -63,7 +63,7 @@ export function applyContext(d: Draft, ctx: ValuationContext): void {
   }
   if (tokens) d.tokens = tokens;
 
-  let pools: Record<Address, PoolMark> | null = null;
+  let pools: Record<Address, PoolPrice> | null = null;
   for (const p of ctx.pools) {
     const sqrtPriceX96 = BigInt(p.sqrtPriceX96);
     if (sqrtPriceX96 < MIN_SQRT_RATIO || sqrtPriceX96 > MAX_SQRT_RATIO) {

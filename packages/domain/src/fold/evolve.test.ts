@@ -1,10 +1,10 @@
+import { ARB, eth, History, OTHER, POOL, TICK_2000, USDC, usdc, WETH } from '@vault-yield/test-kit/domain';
 import { describe, expect, it } from 'vitest';
 import { divRound, parseFixed } from '../math/fixed.js';
 import { getAmountsForLiquidity, getLiquidityForAmounts } from '../math/liquidity-amounts.js';
 import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import { FoldError, type FoldErrorReason } from './errors.js';
 import { createVaultState, evolve, foldRecord } from './evolve.js';
-import { ARB, eth, History, OTHER, POOL, TICK_2000, USDC, usdc, WETH } from './fixtures.js';
 import { netUsd, strategyDeltaUsd, type VaultState } from './state.js';
 import { computeValueUsd } from './valuation.js';
 

@@ -4,7 +4,7 @@ import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { applyContext, applyHoldings, type Draft, requireContextToken, shift } from './context.js';
 import { FoldError } from './errors.js';
 import { settleHighWater } from './fees.js';
-import { blockReturnIndex, nextReturnIndex } from './returns.js';
+import { blockReturnIndex, nextReturnIndex } from './return-index.js';
 import { type Address, type BlockFlow, NOTHING_HELD, type Reconciliation, type VaultState } from './state.js';
 import { computeValueUsd } from './valuation.js';
 
@@ -64,7 +64,7 @@ export function foldRecord(state: VaultState | undefined, record: VaultRecord): 
  * (1) context — prices and pool slot0, marking the benchmark basket to market;
  * (2) holdings — balances, pending rewards and positions become what the chain holds at the block,
  *     and valueUsd is computed from them;
- * (3) payload — flows (capital in/out, fees charged, benchmark, high-water mark), the book's token
+ * (3) payload — flows (capital in/out, fees charged, benchmark, high water), the book's token
  *     movements and the vault's flags, as the events say, without judging them;
  * (4) on the vault's last record of the block: reconcile the book with the holdings.
  * Refuses only records that break the log's own rules (errors.ts); the input state is never
@@ -170,10 +170,10 @@ const emptyScratch = (): BlockFlow[] => {
 };
 
 /**
- * The high-water mark and the benchmark basket at a block's end, settled again from the block's
+ * The high water and the benchmark basket at a block's end, settled again from the block's
  * start over its flows in order. One context a block: inside it only flows move the value, so
  * the value just before flow k is the block's end value less flows k… (the block's earnings
- * count before its first flow, as its return does). Each flow then moves the mark and the basket
+ * count before its first flow, as its return does). Each flow then moves the high water and the basket
  * as inflow / outflow / a fee charge do on their own — for a block of one flow, the same figures.
  */
 function settleBlock(d: Draft, start: VaultState | null, flows: readonly BlockFlow[]): void {
@@ -193,9 +193,9 @@ function settleBlock(d: Draft, start: VaultState | null, flows: readonly BlockFl
 type Marks = Pick<Draft, 'highWaterUsd' | 'benchmark'>;
 
 /**
- * How one capital flow of value `w` moves the high-water mark and the benchmark basket, the vault
+ * How one capital flow of value `w` moves the high water and the benchmark basket, the vault
  * worth `before` just before it: capital in adds to both; capital out scales both by
- * (1 − w / before); a fee charge raises the mark by the gain it settled, net of the charge (fees.ts).
+ * (1 − w / before); a fee charge raises the high water by the gain it settled, net of the charge (fees.ts).
  */
 function moveMarks(m: Marks, f: BlockFlow, w: Fixed, before: Fixed): void {
   if (f.kind === 'in') {
@@ -210,7 +210,7 @@ function moveMarks(m: Marks, f: BlockFlow, w: Fixed, before: Fixed): void {
 }
 
 /**
- * A capital flow of the record being folded: moves the mark and the basket against the block's
+ * A capital flow of the record being folded: moves the high water and the basket against the block's
  * end value ∓ the flow (the value just before it when no later flow of the block follows; a block
  * of several is settled again at its end, `settleBlock`), and joins the block's flows.
  */
@@ -353,7 +353,7 @@ function moveBook(d: Draft, delta0: bigint, delta1: bigint): void {
   d.book = shift(shift(d.book, d.token0, delta0), d.token1, delta1);
 }
 
-/** Capital in: value at this block's price; the basket and the high-water mark grow with it. */
+/** Capital in: value at this block's price; the basket and the high water grow with it. */
 function inflow(d: Draft, token: Address, raw: bigint, flows: BlockFlow[]): Fixed {
   const value = usd(d, token, raw);
   d.capitalInUsd += value;
@@ -362,7 +362,7 @@ function inflow(d: Draft, token: Address, raw: bigint, flows: BlockFlow[]): Fixe
 }
 
 /**
- * Capital out of value W: the basket and the mark scale by (1 − W/V), V the value just before
+ * Capital out of value W: the basket and the high water scale by (1 − W/V), V the value just before
  * the flow. Holdings are end-of-block, so V = valueUsd (after) + W when no later flow of the
  * block follows; when one does, `settleBlock` settles the block again at its end.
  */

@@ -1,10 +1,10 @@
+import { eth, History, OTHER, oneBlock, USDC, usdc, WETH } from '@vault-yield/test-kit/domain';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseFixed } from '../math/fixed.js';
 import type { VaultRecord } from '../records/envelope.js';
 import { createVaultState, evolve, foldRecord } from './evolve.js';
 import { PERFORMANCE_FEE_BPS, performanceFeeDueRaw, performanceFeeDueUsd, settleHighWater } from './fees.js';
-import { eth, History, OTHER, oneBlock, USDC, usdc, WETH } from './fixtures.js';
 import type { VaultState } from './state.js';
 
 const usd = parseFixed;

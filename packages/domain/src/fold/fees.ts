@@ -3,7 +3,7 @@ import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import type { Address, VaultState } from './state.js';
 
 /**
- * Performance fee with a high-water mark (for the API description):
+ * Performance fee over a high water (`highWaterUsd`, the fee basis; for the API description):
  *
  * - contributedUsd: Σ deposits, each valued at its deposit block's prices (= capitalInUsd).
  * - withdrawnUsd: Σ withdrawals, each valued at its withdrawal block's prices (= capitalOutUsd).
@@ -15,16 +15,16 @@ import type { Address, VaultState } from './state.js';
  *     fee.charged of C, value V before (= V' + C), gain G = max(0, V − HW):
  *                                     HW ← max(HW, HW + min(C / rate, G) − C)
  *     The charge settles the gain S = C / rate (the gain that owes exactly C at the schedule's
- *     rate), at most G. The mark rises by what that settled gain left in the vault after paying
- *     for it, S − C: a charge of the whole fee due (C = rate·G) puts the mark at the post-fee
- *     value V − C; a partial charge leaves the unsettled gain G − S above the mark, still owing
- *     rate·(G − S); an over-charge never lowers the mark (so the owner never pays twice for a gain).
+ *     rate), at most G. The high water rises by what that settled gain left in the vault after paying
+ *     for it, S − C: a charge of the whole fee due (C = rate·G) puts the high water at the post-fee
+ *     value V − C; a partial charge leaves the unsettled gain G − S above the high water, still owing
+ *     rate·(G − S); an over-charge never lowers the high water (so the owner never pays twice for a gain).
  *     rate = the vault's own rate when the charge was made (VaultState.performanceFeeBps: set
  *     at creation by VaultCreated, changed by `fee.rate.set` — chain truth, not a constant of the
  *     service; vaults of a factory that emitted no rate: DEFAULT_PERFORMANCE_FEE_BPS, 20 %).
- *   Between charges the mark does not follow the value up: a gain stays taxable until a charge
+ *   Between charges the high water does not follow the value up: a gain stays taxable until a charge
  *   crystallises it, and a loss must be recovered before any new fee is due.
- *   The mark is per vault (one owner), not per share: flows move it by amount, so a deposit never
+ *   The high water is per vault (one owner), not per share: flows move it by amount, so a deposit never
  *   creates a fee and a withdrawal takes its pro-rata share of the unsettled gain with it (that
  *   part is never taxed); a later depositor's money is not "behind" an earlier peak.
  * - Fee due = rate · max(0, valueUsd − highWaterUsd) at the vault's rate (`performanceFeeDueUsd`).
@@ -38,7 +38,7 @@ import type { Address, VaultState } from './state.js';
 export const PERFORMANCE_FEE_BPS = DEFAULT_PERFORMANCE_FEE_BPS;
 
 /**
- * The high-water mark after a charge of `charge` (USD) when the value before it was `valueBefore`
+ * The high water after a charge of `charge` (USD) when the value before it was `valueBefore`
  * (see above). A rate of 0 settles the whole gain.
  */
 export function settleHighWater(

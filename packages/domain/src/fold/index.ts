@@ -1,17 +1,17 @@
 export { FoldError, type FoldErrorReason, isFoldError } from './errors.js';
 export { closeBlock, createVaultState, evolve, foldRecord } from './evolve.js';
 export { PERFORMANCE_FEE_BPS, performanceFeeDueRaw, performanceFeeDueUsd, settleHighWater } from './fees.js';
-export { blockReturnIndex, MIN_RETURN_BASE_USD, nextReturnIndex, type ValuedFlow } from './returns.js';
+export { blockReturnIndex, MIN_RETURN_BASE_USD, nextReturnIndex, type ValuedFlow } from './return-index.js';
 export { checkSeq, nextSeqPosition, type SeqPosition, type SeqVerdict } from './sequence.js';
 export { deserializeState, type SerializedState, serializedState, serializeState } from './serialize.js';
 export type {
   Address,
   BlockFlow,
   BlockStart,
-  PoolMark,
+  PoolPrice,
   Position,
   Suspension,
-  TokenMark,
+  TokenPrice,
   VaultState,
 } from './state.js';
 export { netUsd, strategyDeltaUsd } from './state.js';

@@ -1,11 +1,10 @@
+import { buildHistory, stepsArb, USDC } from '@vault-yield/test-kit/domain';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toSnapshotView } from '../mapping/snapshot.js';
 import { snapshotView } from '../views/index.js';
 import { PERFORMANCE_FEE_BPS, performanceFeeDueUsd } from './fees.js';
-import { USDC } from './fixtures.js';
-import { buildHistory, stepsArb } from './history.arbitrary.js';
-import { MIN_RETURN_BASE_USD } from './returns.js';
+import { MIN_RETURN_BASE_USD } from './return-index.js';
 import { deserializeState, serializeState } from './serialize.js';
 import { netUsd, strategyDeltaUsd, type VaultState } from './state.js';
 import { DUST_USD, hasCapital, positionInRange, statusOf } from './status.js';

@@ -1,8 +1,8 @@
+import { ARB, eth, History, POOL, TICK_2000, WETH } from '@vault-yield/test-kit/domain';
 import { describe, expect, it } from 'vitest';
 import { getLiquidityForAmount0 } from '../math/liquidity-amounts.js';
 import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import { createVaultState, evolve } from './evolve.js';
-import { ARB, eth, History, POOL, TICK_2000, WETH } from './fixtures.js';
 import { deserializeState, serializeState } from './serialize.js';
 
 function richState() {

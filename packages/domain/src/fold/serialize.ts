@@ -40,7 +40,7 @@ const stateFields = z.object({
       feed: address,
       priceUpdatedAt: z.number().int().nonnegative(),
       heartbeat: z.number().int().positive(),
-      /** Present (true) only while the feed's latest answer was no price (TokenMark.priceInvalid). */
+      /** Present (true) only while the feed's latest answer was no price (TokenPrice.priceInvalid). */
       priceInvalid: z.literal(true).optional(),
     }),
   ),

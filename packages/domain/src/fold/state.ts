@@ -3,7 +3,7 @@ import type { Fixed } from '../math/fixed.js';
 export type Address = `0x${string}`;
 
 /** Last known valuation of a token (from the latest record context that listed it). */
-export interface TokenMark {
+export interface TokenPrice {
   readonly symbol: string;
   readonly decimals: number;
   /** The context's decimal string, kept to skip re-parsing an unchanged price. */
@@ -24,7 +24,7 @@ export interface TokenMark {
 }
 
 /** Last known slot0 of a pool. */
-export interface PoolMark {
+export interface PoolPrice {
   readonly venue: string;
   readonly feeTier: number;
   readonly sqrtPriceX96: bigint;
@@ -93,7 +93,7 @@ export interface VaultState {
   readonly exitRequested: boolean;
   /**
    * The vault's performance-fee rate (basis points), as the chain says: set at creation
-   * (`vault.created`), changed by `fee.rate.set`. Charges settle the high-water mark at it.
+   * (`vault.created`), changed by `fee.rate.set`. Charges settle the high water at it.
    */
   readonly performanceFeeBps: number;
   /**
@@ -104,8 +104,8 @@ export interface VaultState {
   readonly exited: boolean;
   readonly suspension: Suspension | null;
 
-  readonly tokens: TokenMap<TokenMark>;
-  readonly pools: TokenMap<PoolMark>;
+  readonly tokens: TokenMap<TokenPrice>;
+  readonly pools: TokenMap<PoolPrice>;
   /** Token balances of the vault (not in a position), raw, as read at the block (zero entries removed). */
   readonly idle: TokenMap<bigint>;
   /** Rewards earned, not yet claimed, raw units per reward token, as read (zero entries removed). */
@@ -165,7 +165,7 @@ export interface BlockStart {
   readonly end: VaultState | null;
   /**
    * The block's capital flows so far, in order. A flow's "value just before" (which scales the
-   * high-water mark and the basket on a withdrawal, settles a fee charge and bounds the fee's
+   * high water and the basket on a withdrawal, settles a fee charge and bounds the fee's
    * sub-period of the return) is only known at the block's end, from the flows after it: the
    * block is settled again from `end` then (evolve.ts `endBlock`).
    */

@@ -1,10 +1,10 @@
+import { ARB, eth, History, OTHER, POOL, TICK_2000, USDC, usdc, WETH } from '@vault-yield/test-kit/domain';
 import { describe, expect, it } from 'vitest';
 import { toSnapshotView } from '../mapping/snapshot.js';
 import { getLiquidityForAmount0 } from '../math/liquidity-amounts.js';
 import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import type { VaultStatus } from '../views/index.js';
 import { createVaultState, evolve } from './evolve.js';
-import { ARB, eth, History, OTHER, POOL, TICK_2000, USDC, usdc, WETH } from './fixtures.js';
 import type { VaultState } from './state.js';
 import { DUST_USD, statusOf } from './status.js';
 

@@ -83,6 +83,6 @@ export function hasCapital(s: Pick<VaultState, 'valueUsd'>): boolean {
 
 export function positionInRange(s: Pick<VaultState, 'pools'>, p: Position): boolean {
   const pool = s.pools[p.pool];
-  if (!pool) throw new Error(`invariant: pool ${p.pool} of position ${p.id} has no mark`);
+  if (!pool) throw new Error(`invariant: pool ${p.pool} of position ${p.id} has no price`);
   return isInRange(pool.tick, p.tickLower, p.tickUpper);
 }

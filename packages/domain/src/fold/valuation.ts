@@ -1,24 +1,24 @@
 import { type Fixed, tokenValue } from '../math/fixed.js';
 import { getAmountsForLiquidity, type TokenAmounts } from '../math/liquidity-amounts.js';
-import type { Address, Position, TokenMark, VaultState } from './state.js';
+import type { Address, Position, TokenPrice, VaultState } from './state.js';
 
 type Valued = Pick<VaultState, 'tokens' | 'pools' | 'idle' | 'pendingRewards' | 'positions'>;
 
 /** Token amounts a position holds at its pool's last known sqrtPrice (LiquidityAmounts, floor). */
 export function positionAmounts(s: Pick<VaultState, 'pools'>, p: Position): TokenAmounts {
   const pool = s.pools[p.pool];
-  if (!pool) throw new Error(`invariant: pool ${p.pool} of position ${p.id} has no mark`);
+  if (!pool) throw new Error(`invariant: pool ${p.pool} of position ${p.id} has no price`);
   return getAmountsForLiquidity(pool.sqrtPriceX96, p.sqrtLower, p.sqrtUpper, p.liquidity);
 }
 
-function mark(s: Pick<VaultState, 'tokens'>, token: Address): TokenMark {
+function priceOf(s: Pick<VaultState, 'tokens'>, token: Address): TokenPrice {
   const t = s.tokens[token];
-  if (!t) throw new Error(`invariant: token ${token} has no mark`);
+  if (!t) throw new Error(`invariant: token ${token} has no price`);
   return t;
 }
 
 export function valueOfToken(s: Pick<VaultState, 'tokens'>, token: Address, raw: bigint): Fixed {
-  const t = mark(s, token);
+  const t = priceOf(s, token);
   return tokenValue(raw, t.decimals, t.price);
 }
 

@@ -1,7 +1,7 @@
+import { eth, History, OTHER, POOL, TICK_2000, USDC, usdc, WETH } from '@vault-yield/test-kit/domain';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { foldRecord } from '../fold/evolve.js';
-import { eth, History, OTHER, POOL, TICK_2000, USDC, usdc, WETH } from '../fold/fixtures.js';
 import type { VaultState } from '../fold/state.js';
 import type { VaultRecord } from '../records/envelope.js';
 import { ledgerAmounts, wholeTokens } from './amounts.js';

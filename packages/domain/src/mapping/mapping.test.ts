@@ -1,6 +1,6 @@
+import { ARB, eth, History, OTHER, POOL, TICK_2000, USDC, usdc, WETH } from '@vault-yield/test-kit/domain';
 import { describe, expect, it } from 'vitest';
 import { createVaultState, evolve } from '../fold/evolve.js';
-import { ARB, eth, History, OTHER, POOL, TICK_2000, USDC, usdc, WETH } from '../fold/fixtures.js';
 import { positionValueUsd } from '../fold/valuation.js';
 import { getLiquidityForAmount0 } from '../math/liquidity-amounts.js';
 import { tickToPrice } from '../math/price.js';

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
+import { legacyRecord, validRecord } from '@vault-yield/test-kit/domain';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BINARY_MAGIC, decodeBinaryRecord, encodeBinaryRecord } from './binary.js';
 import { decodeRecord, decodeRecordLazily, encodeRecordAs } from './codec.js';
 import { fastParseRecord, type VaultRecord, vaultRecord } from './envelope.js';
-import { legacyRecord, validRecord } from './record.arbitrary.js';
 
 /** The record as the JSON path decodes it (lowercased, keys in schema order). */
 const canonical = (r: unknown): VaultRecord => {

@@ -1,3 +1,4 @@
+import { validRecord } from '@vault-yield/test-kit/domain';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeRecord } from './codec.js';
@@ -9,7 +10,6 @@ import {
   vaultRecord,
 } from './envelope.js';
 import { payloadSchemas, recordTypes } from './payloads.js';
-import { validRecord } from './record.arbitrary.js';
 
 /**
  * The fast decode path must accept exactly the inputs `vaultRecord` accepts and return the same

@@ -10,7 +10,9 @@ type Queryable = Pick<Pool, 'query'>;
  * - indexer_*: the indexer's bookkeeping, not a projection of the log.
  * - record_bundles: the log's own bytes, cut into rows by the projector's batch boundaries (which
  *   differ between runs); which records a vault holds is the ledger's, and that is compared.
- * - wall-clock columns written by the projection itself (`updated_at` of the market tables,
+ * - stream_commits and ledger.commit_xid (migration 0021): the live streams' numbering of the
+ *   projector's transactions, by batch boundaries and transaction ids.
+ * - wall-clock columns written by the projection itself (`updated_at` of the strategy tables,
  *   `created_at` of dead letters, `applied_at` of migrations) and sequence ids (dead_letters.id).
  * - schema_migrations.checksum: recorded by the first `migrate` of a build that keeps checksums, so
  *   a live schema not migrated since holds none; migrate itself refuses a changed file.
@@ -18,9 +20,14 @@ type Queryable = Pick<Pool, 'query'>;
  * - strategies.live_apr / sigma / history_days: recomputed on a timer from equity_points (which
  *   are compared), so a live schema may hold figures a few minutes old.
  */
-export const CHECKSUM_SKIPPED_TABLES: readonly string[] = ['consumer_offsets', 'record_bundles'];
+export const CHECKSUM_SKIPPED_TABLES: readonly string[] = [
+  'consumer_offsets',
+  'record_bundles',
+  'stream_commits',
+];
 export const CHECKSUM_EXCLUDED_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   dead_letters: ['id', 'created_at'],
+  ledger: ['commit_xid'],
   schema_migrations: ['applied_at', 'checksum'],
   strategies: ['updated_at', 'live_apr', 'sigma', 'history_days'],
   screen_meta: ['updated_at'],

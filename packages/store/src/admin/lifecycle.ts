@@ -92,7 +92,9 @@ export async function prepareBuildSchema(pool: Pool, o: PrepareOptions): Promise
     }
     if (o.unlogged) {
       for (const t of await schemaTables(client, o.schema)) {
-        if (t === 'schema_migrations') continue;
+        // Only projection data: bookkeeping and the webhooks' operator state (endpoints with their
+        // secrets, cursors) are not rebuilt and must survive a crash mid-build.
+        if (t === 'schema_migrations' || t.startsWith('webhook_')) continue;
         await client.query(`alter table ${ident(o.schema)}.${ident(t)} set unlogged`);
       }
     }

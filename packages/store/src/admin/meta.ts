@@ -16,7 +16,10 @@ export interface BuildRecord {
   purpose: BuildPurpose;
   groupId: string;
   topic: string;
-  /** Market topics folded into the schema too (screen results, strategy catalogue), if any. */
+  /**
+   * Strategy topics folded into the schema too (screen results, strategy catalogue), if any
+   * (`market`: the column's name, kept; see the README's glossary).
+   */
   market: { screenTopic: string; catalogueTopic: string } | null;
   state: BuildState;
   /** True once the schema was migrated, made unlogged and stripped of its secondary indexes. */

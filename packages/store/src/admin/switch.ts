@@ -1,4 +1,5 @@
 import { ident, type Pool } from '../pool/index.js';
+import { revokeWebhookSecrets } from '../webhooks/index.js';
 import { schemaTables, schemaVersion } from './lifecycle.js';
 import { ADMIN_TABLES, ensureAdminTables, liveRecord } from './meta.js';
 
@@ -19,8 +20,12 @@ export interface SwitchResult {
   views: string[];
 }
 
-/** Tables of a physical schema that get a view: everything but the indexer's own bookkeeping. */
-export const viewedTable = (table: string): boolean => !table.startsWith('indexer_');
+/**
+ * Tables of a physical schema that get a view: everything but the indexer's own bookkeeping and
+ * the webhooks' (endpoints hold signing secrets; the API serves none of it).
+ */
+export const viewedTable = (table: string): boolean =>
+  !table.startsWith('indexer_') && !table.startsWith('webhook_');
 
 /**
  * Points the views schema at `target`, atomically: every view is dropped and recreated as
@@ -77,6 +82,7 @@ export async function switchLive(pool: Pool, o: SwitchOptions): Promise<SwitchRe
       // role inspect the physical schema and keeps security_invoker views an option.
       await client.query(`grant usage on schema ${t} to ${role}`);
       await client.query(`grant select on all tables in schema ${t} to ${role}`);
+      await revokeWebhookSecrets(client, o.target, o.readerRole!);
     }
     const prev = await client.query<{ schema: string }>(`select schema from ${v}.vy_live where id`);
     const previous = prev.rows[0]?.schema ?? null;

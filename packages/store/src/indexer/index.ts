@@ -1,4 +1,15 @@
 import { type Pool, type PoolClient, withTransaction } from '../pool/index.js';
+import {
+  DEFAULT_SPAN_LIMITS,
+  foldIntoSpans,
+  packMarks,
+  type SeqRow,
+  type SpanLimits,
+  type StoredVaultSeqSpan,
+  unpackMarks,
+} from './spans.js';
+
+export { DEFAULT_SPAN_LIMITS, type SpanLimits, type StoredVaultSeqSpan } from './spans.js';
 
 /** Last block whose records Kafka acknowledged (and whose state is saved). */
 export interface IndexerCheckpoint {
@@ -28,6 +39,21 @@ export interface StoredVaultSeq {
   blockHash: string;
   firstSeq: number;
   lastSeq: number;
+  /**
+   * Whether the block's one record is the vault's `mark` (written by the indexer, for compaction:
+   * a mark cannot be recounted from the chain). Not read back; unknown when absent.
+   */
+  mark?: boolean;
+}
+
+/** What one compaction of the sequence rows did (IndexerStore.compactSeqs). */
+export interface SeqCompaction {
+  /** Rows folded into spans (and deleted). */
+  rows: number;
+  /** Spans written (new or extended). */
+  spans: number;
+  /** True when `maxRows` stopped it: rows below the block are left for the next call. */
+  more: boolean;
 }
 
 /** A vault the indexer knows, with its opaque mark state (JSON the indexer owns). */
@@ -97,8 +123,29 @@ export interface IndexerStore {
   ): Promise<void>;
   /** The vaults' sequence rows above a block (a reorg's orphaned blocks, write-ahead included). */
   seqsAbove(chainId: number, block: number): Promise<StoredVaultSeq[]>;
-  /** One vault's sequence rows in a block range, ascending (what `vault-yield republish` re-derives). */
+  /**
+   * One vault's sequence rows in a block range, ascending (what `vault-yield republish`
+   * re-derives): the rows not yet compacted, the reorg window's at least (see vaultSeqSpans).
+   */
   vaultSeqs(chainId: number, vault: string, fromBlock: number, toBlock: number): Promise<StoredVaultSeq[]>;
+  /** One vault's compacted spans that overlap a block range, ascending. */
+  vaultSeqSpans(
+    chainId: number,
+    vault: string,
+    fromBlock: number,
+    toBlock: number,
+  ): Promise<StoredVaultSeqSpan[]>;
+  /**
+   * Folds the sequence rows below `belowBlock` (below the reorg window: no rewind reaches them)
+   * into the vaults' spans, at most `maxRows` rows (lowest vaults and blocks first), in one
+   * transaction: what `republish` needs of them, a row per run of numbers instead of a row per
+   * block (spans.ts).
+   */
+  compactSeqs(
+    chainId: number,
+    belowBlock: number,
+    opts?: { maxRows?: number; limits?: SpanLimits },
+  ): Promise<SeqCompaction>;
   /** A vault of the registry (null when unknown). */
   vault(chainId: number, vault: string): Promise<StoredIndexerVault | null>;
   /**
@@ -146,10 +193,11 @@ async function upsertVaults(
 
 async function insertSeqs(c: PoolClient, chainId: number, seqs: readonly StoredVaultSeq[]): Promise<void> {
   await c.query(
-    `insert into indexer_vault_seqs (chain_id, vault, block_number, block_hash, first_seq, last_seq)
-     select $1, v, n, h, f, l from unnest($2::text[], $3::int8[], $4::text[], $5::int8[], $6::int8[]) as u(v, n, h, f, l)
+    `insert into indexer_vault_seqs (chain_id, vault, block_number, block_hash, first_seq, last_seq, mark)
+     select $1, v, n, h, f, l, m
+     from unnest($2::text[], $3::int8[], $4::text[], $5::int8[], $6::int8[], $7::bool[]) as u(v, n, h, f, l, m)
      on conflict (chain_id, vault, block_number) do update set block_hash = excluded.block_hash,
-       first_seq = excluded.first_seq, last_seq = excluded.last_seq`,
+       first_seq = excluded.first_seq, last_seq = excluded.last_seq, mark = excluded.mark`,
     [
       chainId,
       seqs.map((r) => r.vault),
@@ -157,8 +205,116 @@ async function insertSeqs(c: PoolClient, chainId: number, seqs: readonly StoredV
       seqs.map((r) => r.blockHash),
       seqs.map((r) => r.firstSeq),
       seqs.map((r) => r.lastSeq),
+      seqs.map((r) => r.mark ?? null),
     ],
   );
+}
+
+/** A span row as read (int8 as text, marks packed). */
+interface SpanRow {
+  vault: string;
+  from_block: string;
+  to_block: string;
+  to_hash: string;
+  first_seq: string;
+  last_seq: string;
+  blocks: number;
+  marks: Buffer;
+}
+const SPAN_COLUMNS =
+  'vault, from_block::text, to_block::text, to_hash, first_seq::text, last_seq::text, blocks, marks';
+const storedSpan = (r: SpanRow): StoredVaultSeqSpan => ({
+  vault: r.vault,
+  fromBlock: Number(r.from_block),
+  toBlock: Number(r.to_block),
+  toHash: r.to_hash,
+  firstSeq: Number(r.first_seq),
+  lastSeq: Number(r.last_seq),
+  blocks: r.blocks,
+  marks: unpackMarks(Number(r.from_block), r.marks),
+});
+
+async function upsertSpans(
+  c: PoolClient,
+  chainId: number,
+  spans: readonly StoredVaultSeqSpan[],
+): Promise<void> {
+  if (spans.length === 0) return;
+  await c.query(
+    `insert into indexer_vault_seq_spans
+       (chain_id, vault, from_block, to_block, to_hash, first_seq, last_seq, blocks, marks, mark_count)
+     select $1, v, f, t, h, fs, ls, b, m, mc
+     from unnest($2::text[], $3::int8[], $4::int8[], $5::text[], $6::int8[], $7::int8[], $8::int4[],
+       $9::bytea[], $10::int4[]) as u(v, f, t, h, fs, ls, b, m, mc)
+     on conflict (chain_id, vault, from_block) do update set to_block = excluded.to_block,
+       to_hash = excluded.to_hash, first_seq = excluded.first_seq, last_seq = excluded.last_seq,
+       blocks = excluded.blocks, marks = excluded.marks, mark_count = excluded.mark_count`,
+    [
+      chainId,
+      spans.map((s) => s.vault),
+      spans.map((s) => s.fromBlock),
+      spans.map((s) => s.toBlock),
+      spans.map((s) => s.toHash),
+      spans.map((s) => s.firstSeq),
+      spans.map((s) => s.lastSeq),
+      spans.map((s) => s.blocks),
+      spans.map((s) => packMarks(s.fromBlock, s.marks)),
+      spans.map((s) => s.marks.length),
+    ],
+  );
+}
+
+/** One compaction (compactSeqs): rows below the block into spans, rows deleted, one transaction. */
+async function compact(
+  c: PoolClient,
+  chainId: number,
+  below: number,
+  maxRows: number,
+  limits: SpanLimits,
+): Promise<SeqCompaction> {
+  const { rows } = await c.query<{
+    vault: string;
+    n: string;
+    h: string;
+    f: string;
+    l: string;
+    m: boolean | null;
+  }>(
+    `select vault, block_number::text as n, block_hash as h, first_seq::text as f, last_seq::text as l, mark as m
+     from indexer_vault_seqs where chain_id = $1 and block_number < $2
+     order by vault, block_number limit $3`,
+    [chainId, below, maxRows],
+  );
+  if (rows.length === 0) return { rows: 0, spans: 0, more: false };
+  const byVault = new Map<string, SeqRow[]>();
+  for (const r of rows) {
+    const list = byVault.get(r.vault) ?? [];
+    byVault.set(r.vault, list);
+    list.push({
+      vault: r.vault,
+      blockNumber: Number(r.n),
+      blockHash: r.h,
+      firstSeq: Number(r.f),
+      lastSeq: Number(r.l),
+      mark: r.m,
+    });
+  }
+  const vaults = [...byVault.keys()];
+  const { rows: lasts } = await c.query<SpanRow>(
+    `select distinct on (vault) ${SPAN_COLUMNS} from indexer_vault_seq_spans
+     where chain_id = $1 and vault = any($2::text[]) order by vault, from_block desc`,
+    [chainId, vaults],
+  );
+  const lastOf = new Map(lasts.map((r) => [r.vault, storedSpan(r)]));
+  const spans: StoredVaultSeqSpan[] = [];
+  for (const [vault, list] of byVault) spans.push(...foldIntoSpans(lastOf.get(vault) ?? null, list, limits));
+  await upsertSpans(c, chainId, spans);
+  await c.query(
+    `delete from indexer_vault_seqs s using unnest($2::text[], $3::int8[]) as d(v, n)
+     where s.chain_id = $1 and s.vault = d.v and s.block_number = d.n`,
+    [chainId, rows.map((r) => r.vault), rows.map((r) => r.n)],
+  );
+  return { rows: rows.length, spans: spans.length, more: rows.length === maxRows };
 }
 
 async function readSeqs(pool: Pool, where: string, params: unknown[]): Promise<StoredVaultSeq[]> {
@@ -320,6 +476,20 @@ export function createIndexerStore(pool: Pool): IndexerStore {
         fromBlock,
         toBlock,
       ]),
+
+    async vaultSeqSpans(chainId, vault, fromBlock, toBlock) {
+      const { rows } = await pool.query<SpanRow>(
+        `select ${SPAN_COLUMNS} from indexer_vault_seq_spans
+         where chain_id = $1 and vault = $2 and to_block >= $3 and from_block <= $4 order by from_block`,
+        [chainId, vault.toLowerCase(), fromBlock, toBlock],
+      );
+      return rows.map(storedSpan);
+    },
+
+    compactSeqs: (chainId, belowBlock, opts = {}) =>
+      withTransaction(pool, (client) =>
+        compact(client, chainId, belowBlock, opts.maxRows ?? 20_000, opts.limits ?? DEFAULT_SPAN_LIMITS),
+      ),
 
     async vault(chainId, vault) {
       const { rows } = await pool.query<VaultRow>(

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ident, type Pool } from '../pool/index.js';
+import { revokeWebhookSecrets } from '../webhooks/index.js';
 
 export interface Migration {
   version: number;
@@ -256,6 +257,30 @@ async function refreshViewsOf(client: Queryable, schema: string): Promise<void> 
         );
       }
     }
+    // A table a migration added (e.g. 0021's stream_commits) gets its view at once, readable by
+    // the roles that read the views already (those granted select on vault_snapshot's view), as
+    // the switch would make it. The indexer's own tables never get one (admin/switch.ts).
+    const { rows: added } = await client.query<{ name: string }>(
+      `select t.relname as name from pg_class t join pg_namespace tn on tn.oid = t.relnamespace
+        where tn.nspname = $2 and t.relkind in ('r', 'p') and t.relname not like 'indexer\\_%'
+          and t.relname not like 'webhook\\_%' and not exists (select 1 from pg_class v join pg_namespace vn on vn.oid = v.relnamespace
+                           where vn.nspname = $1 and v.relname = t.relname)`,
+      [views, schema],
+    );
+    if (added.length === 0) continue;
+    const { rows: readers } = await client.query<{ grantee: string }>(
+      `select distinct grantee from information_schema.role_table_grants
+        where table_schema = $1 and table_name = 'vault_snapshot' and privilege_type = 'SELECT'
+          and grantee <> current_user`,
+      [views],
+    );
+    for (const { name } of added) {
+      await client.query(
+        `create view ${ident(views)}.${ident(name)} as select * from ${ident(schema)}.${ident(name)}`,
+      );
+      for (const { grantee } of readers)
+        await client.query(`grant select on ${ident(views)}.${ident(name)} to ${ident(grantee)}`);
+    }
   }
 }
 
@@ -342,12 +367,13 @@ export async function migrationStatus(
 }
 
 /** Read-only access for the reader role: schema usage and select on every table, now and later. */
-async function grantRead(client: { query(sql: string): Promise<unknown> }, schema: string, role: string) {
+async function grantRead(client: Queryable, schema: string, role: string) {
   const s = ident(schema);
   const r = ident(role);
   await client.query(`grant usage on schema ${s} to ${r}`);
   await client.query(`grant select on all tables in schema ${s} to ${r}`);
   await client.query(`alter default privileges in schema ${s} grant select on tables to ${r}`);
+  await revokeWebhookSecrets(client, schema, role);
 }
 
 /** Drops `schema` and everything in it (the demo starts from nothing; rebuilds retire schemas). */

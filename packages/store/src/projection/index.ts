@@ -4,11 +4,15 @@ import { isUniqueViolation, type ProjectionTx, projectionTx } from './tx.js';
 export type { CopyBuffer } from './copy.js';
 export type * from './rows.js';
 export {
+  type CommitNotice,
+  commitNotice,
   comparePosition,
   equityCopyBuffer,
   isUniqueViolation,
   ledgerCopyBuffer,
   type ProjectionTx,
+  STREAM_CHANNEL,
+  STREAM_COMMITS_KEPT,
 } from './tx.js';
 
 /** The projector's side of the store: batch transactions and the offsets it seeks to. */

@@ -98,6 +98,39 @@ export interface ProjectionTx {
   rewriteBundles(vault: string, bodies: readonly Uint8Array[]): Promise<void>;
   /** Removes a vault's derived rows (snapshot, positions, equity) before a re-fold rewrites them. */
   clearVault(vault: string, opts: { snapshot: boolean }): Promise<void>;
+  /**
+   * The batch's last write: numbers this commit in `stream_commits` (migration 0021) under a
+   * transaction advisory lock held to the commit, so numbers commit in order, and sends ONE
+   * `NOTIFY` on STREAM_CHANNEL (delivered after the commit): `{"schema","seq","vaults"}`, or
+   * `{"schema","seq","count"}` when the vault list would not fit a notification. Readers never
+   * trust the payload for content: they read the commits after their cursor. Returns the number
+   * (null: no vault touched, nothing written or sent).
+   */
+  noteCommit(vaults: Iterable<string>): Promise<string | null>;
+}
+
+/** The channel of the projection's commit notifications (see ProjectionTx.noteCommit). */
+export const STREAM_CHANNEL = 'vault_yield_commits';
+/** Largest payload sent in full (NOTIFY refuses 8000 bytes or more). */
+const NOTIFY_MAX = 7_000;
+/** stream_commits rows kept (older ones are pruned, a thousand commits at a time). */
+export const STREAM_COMMITS_KEPT = 100_000;
+
+/** The payload of a commit notification. */
+export interface CommitNotice {
+  schema: string;
+  seq: string;
+  /** The vaults touched; absent when too many to send (then `count`). */
+  vaults?: string[];
+  count?: number;
+}
+
+/** A notification's payload, compact when the full form would be too long. */
+export function commitNotice(schema: string, seq: string, vaults: readonly string[]): string {
+  const full = JSON.stringify({ schema, seq, vaults: [...vaults] } satisfies CommitNotice);
+  return Buffer.byteLength(full) < NOTIFY_MAX
+    ? full
+    : JSON.stringify({ schema, seq, count: vaults.length } satisfies CommitNotice);
 }
 
 /** What identifies a record body in the ledger (hashes lowercase, as stored). */
@@ -539,6 +572,25 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       await client.query(`delete from equity_points where vault = ${hexToBytes('$1')}`, [vault]);
       await client.query('delete from positions where vault = $1', [vault]);
       if (snapshot) await client.query('delete from vault_snapshot where vault = $1', [vault]);
+    },
+
+    async noteCommit(touched) {
+      const vaults = [...new Set(touched)].sort();
+      if (vaults.length === 0) return null;
+      // The lock comes first (the insert reads from it), and is held until the commit.
+      const { rows } = await client.query<{ seq: string; schema: string }>(
+        `with l as (select pg_advisory_xact_lock(hashtext('vault-yield-stream:' || current_schema())))
+         insert into stream_commits (vaults) select $1::text[] from l
+         returning seq::text, current_schema() as schema`,
+        [vaults],
+      );
+      const { seq, schema } = rows[0] as { seq: string; schema: string };
+      await client.query('select pg_notify($1, $2)', [STREAM_CHANNEL, commitNotice(schema, seq, vaults)]);
+      if (BigInt(seq) % 1000n === 0n)
+        await client.query('delete from stream_commits where seq <= $1', [
+          (BigInt(seq) - BigInt(STREAM_COMMITS_KEPT)).toString(),
+        ]);
+      return seq;
     },
   };
 }

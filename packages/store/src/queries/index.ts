@@ -28,4 +28,5 @@ export {
 } from './ledger.js';
 export { type Readiness, readiness } from './readiness.js';
 export { type SnapshotJson, snapshotOf, snapshotsOf, vaultExists } from './snapshot.js';
+export { type StreamBounds, type StreamCommit, streamBounds, streamCommits } from './stream.js';
 export { type VaultListFilter, type VaultPage, type VaultSummaryRow, vaultPage } from './vaults.js';

@@ -221,3 +221,6 @@ export async function ledgerByTx(pool: Pool, txHash: string, types: readonly str
   });
   return rows.map((r) => r.json);
 }
+
+/** The served ledger row's SQL (JSON text as `json`) and the vault as hex, for other read queries. */
+export const LEDGER_ROW_SQL = { row: ROW, vault: VAULT } as const;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createConfig, createLogger, envField } from '@vault-yield/common';
+import { retryDeadLetters } from '@vault-yield/projector';
 import { createPgPool, createProjectionStore, listDeadLetters, liveRecord } from '@vault-yield/store';
-import { retryDeadLetters } from '../../../projector/src/retry.js';
 import type { Command } from '../command.js';
 import { infoLogLevel, opsEnvSchema, optionValue } from '../ops/env.js';
 

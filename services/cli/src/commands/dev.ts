@@ -1,10 +1,5 @@
 import { parseArgs } from 'node:util';
 import { CONFIG_DEFAULTS, createConfig, createLogger, envField } from '@vault-yield/common';
-import { createIndexer } from '@vault-yield/indexer';
-import { createLogAdmin, createPublisher } from '@vault-yield/log';
-import { startProjections } from '@vault-yield/projector';
-import { createReader, readerConfigFromEnv } from '@vault-yield/reader';
-import { createPgPool, migrate, resetSchema } from '@vault-yield/store';
 import {
   DEMO_STEPS,
   deployReferenceStack,
@@ -13,11 +8,17 @@ import {
   movePrice,
   playDemoScenario,
   startAnvil,
-} from '../../../../infra/chain/index.js';
+} from '@vault-yield/devstack/chain';
+import { createIndexer } from '@vault-yield/indexer';
+import { createLogAdmin, createPublisher } from '@vault-yield/log';
+import { startProjections } from '@vault-yield/projector';
+import { createReader, readerConfigFromEnv } from '@vault-yield/reader';
+import { createPgPool, migrate, resetSchema, STREAM_CHANNEL } from '@vault-yield/store';
 import type { Command } from '../command.js';
-import { demoCatalogue, demoScreen } from '../dev/market.js';
 import { ensureDatabase, ensureKafka, type Stop } from '../dev/services.js';
+import { demoCatalogue, demoScreen } from '../dev/strategy.js';
 import { infoLogLevel, opsEnvSchema } from '../ops/env.js';
+import { createWebhookDeliverer, listenWakeUp } from '../webhooks/index.js';
 
 /**
  * The demo's own topics, recreated at every start, and its consumer groups. DEV_KAFKA_PREFIX
@@ -189,7 +190,7 @@ export const devCommand: Command = {
         schema,
         migrate: false,
         logger: log.child({ component: 'projector' }),
-        market: {
+        strategy: {
           screenTopic: TOPICS.screen,
           catalogueTopic: TOPICS.catalogue,
           groupId: TOPICS.marketGroup,
@@ -224,6 +225,20 @@ export const devCommand: Command = {
       });
       const { url } = await reader.start();
       stops.push(['reader', () => reader.stop()]);
+
+      // Callbacks: endpoints registered with `vault-yield webhooks add` (DATABASE_URL of this
+      // demo database) are delivered to while it runs; the demo schema, and its endpoints, are
+      // recreated at every start.
+      const webhookLog = log.child({ component: 'webhooks' });
+      const webhooks = createWebhookDeliverer({
+        databaseUrl: db.writerUrl,
+        schema,
+        projectionSchema: schema,
+        logger: webhookLog,
+        wakeUp: listenWakeUp(db.writerUrl, STREAM_CHANNEL, webhookLog),
+      });
+      await webhooks.start();
+      stops.push(['webhooks', () => webhooks.stop()]);
 
       let live: NodeJS.Timeout | null = null;
       if (!values['no-live']) {

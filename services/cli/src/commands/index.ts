@@ -55,6 +55,11 @@ export const commands: CommandEntry[] = [
     load: async () => (await import('./log.js')).logCommand,
   },
   {
+    name: 'webhooks',
+    summary: 'callbacks: add, list, remove endpoints; deliveries, retry parked ones; run the deliverer',
+    load: async () => (await import('./webhooks.js')).webhooksCommand,
+  },
+  {
     name: 'status',
     summary: 'indexer head vs chain head, projector lag per partition, live schema, dead letters',
     load: async () => (await import('./status.js')).statusCommand,

@@ -20,7 +20,7 @@ const kinds = {
 type Kind = keyof typeof kinds;
 
 /** Validates a screen or catalogue file; returns the problems as `path: message` lines. */
-export function validateMarketFile(
+export function validateStrategyFile(
   kind: Kind,
   text: string,
 ): { ok: true; value: unknown } | { ok: false; errors: string[] } {
@@ -70,7 +70,7 @@ environment:
       console.error(`cannot read ${file}: ${(e as Error).message}`);
       return 1;
     }
-    const result = validateMarketFile(kind, text);
+    const result = validateStrategyFile(kind, text);
     if (!result.ok) {
       console.error(
         `refused ${file}: not a valid ${kind} (nothing was published)\n${result.errors.map((e) => `  ${e}`).join('\n')}`,

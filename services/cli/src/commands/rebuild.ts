@@ -31,7 +31,7 @@ watermarks, the indexes are built (and, with --unlogged, the tables set logged),
 reader's views schema is switched to it in one transaction. Progress (records/s, ETA) goes to
 stderr. Interrupted (crash, kill)? Run the same command again: it resumes the unfinished build
 recorded in the views schema (same schema and group) from the offsets stored with its rows.
-The market tables (screen, catalogue) are rebuilt too, from their own topics.
+The strategy tables (screen, catalogue) are rebuilt too, from their own topics.
 
 After the switch, point the projector at the new schema (the command prints the two variables):
 it resumes from the offsets stored there. Until then the new schema is only as fresh as the
@@ -56,7 +56,6 @@ options:
   --unlogged         build unlogged tables, SET LOGGED once caught up: less WAL while folding, but
                      the rewrite at the end costs more than it saves (1M records here: 119 s
                      end to end unlogged, 102 s logged); a Postgres crash mid-build empties them
-  --logged           build logged tables (the default; kept for scripts that pass it)
   --all-indexes      keep the secondary indexes while folding (no index build at the end)
 
 subcommands:
@@ -94,7 +93,6 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
       grace: { type: 'string', default: DEFAULT_GRACE },
       'quiet-for': { type: 'string', default: DEFAULT_QUIET },
       'no-market': { type: 'boolean', default: false },
-      logged: { type: 'boolean', default: false },
       unlogged: { type: 'boolean', default: false },
       'all-indexes': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
@@ -170,8 +168,8 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
       groupId: group,
       topic,
       purpose: known?.purpose === 'reindex' ? 'reindex' : purpose,
-      market: !values['no-market'],
-      unlogged: values.unlogged && !values.logged,
+      strategy: !values['no-market'],
+      unlogged: values.unlogged,
       deferIndexes: !values['all-indexes'],
       finalize: true,
       log,

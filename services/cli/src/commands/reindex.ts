@@ -1,6 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { ChainClient } from '@vault-yield/chain';
 import { createConfig, envField } from '@vault-yield/common';
+// The indexer's env schema only (zod, no viem): the package's index loads the whole indexer,
+// which this command imports once its arguments and environment have been checked.
+import { indexerConfigSchema, indexerEnvSchema } from '@vault-yield/indexer/config';
 import { createLogAdmin } from '@vault-yield/log';
 import {
   createPgPool,
@@ -12,9 +15,6 @@ import {
   type Pool,
 } from '@vault-yield/store';
 import { z } from 'zod';
-// The indexer's env schema only (zod, no viem): the package's index loads the whole indexer,
-// which this command imports once its arguments and environment have been checked.
-import { indexerConfigSchema, indexerEnvSchema } from '../../../indexer/src/config.js';
 import type { Command } from '../command.js';
 import {
   buildEnvSchema,
@@ -72,7 +72,6 @@ const REBUILD_OPTIONS = [
   'grace',
   'quiet-for',
   'no-market',
-  'logged',
   'unlogged',
   'all-indexes',
 ] as const;
@@ -136,7 +135,6 @@ environment:
         grace: { type: 'string' },
         'quiet-for': { type: 'string' },
         'no-market': { type: 'boolean' },
-        logged: { type: 'boolean' },
         unlogged: { type: 'boolean' },
         'all-indexes': { type: 'boolean' },
       },

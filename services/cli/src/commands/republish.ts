@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createConfig, kafkaSecurity } from '@vault-yield/common';
+import { indexerEnvSchema } from '@vault-yield/indexer/config';
 import { z } from 'zod';
-import { indexerEnvSchema } from '../../../indexer/src/config.js';
 import type { Command } from '../command.js';
 import { cliLogger, kafkaSecurityPick, opsEnvSchema, optionValue, usageError } from '../ops/env.js';
 
@@ -36,13 +36,13 @@ export const republishCommand: Command = {
 
 Publishes a vault's records of blocks N..M (default M: the indexer's checkpoint) to the log again,
 re-derived from the chain exactly as the indexer derived them: the same decoding and record
-construction, the sequence numbers they were published with (indexer_vault_seqs), contexts read
-at their blocks. A vault the projector holds behind a gap in its numbers (\`vault-yield status\`
+construction, the sequence numbers they were published with (indexer_vault_seqs; below the reorg
+window their compacted spans, recounted from the chain), contexts read at their blocks. A vault the projector holds behind a gap in its numbers (\`vault-yield status\`
 prints the command, with the blocks) then folds the missing records and those it held; records
 the log already holds are duplicates the projector skips.
 
 Refused (exit 1): a vault the indexer does not know; a block reorganised since it was published
-(its records are void); a block whose events no longer match its numbers. Revert records are not
+(its records are void); a block (or a compacted span) whose events no longer match its numbers. Revert records are not
 re-derivable (their orphaned blocks are gone): their numbers are reported, not published.
 
 options:

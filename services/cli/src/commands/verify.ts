@@ -18,7 +18,7 @@ import {
 import type { Command } from '../command.js';
 import { runBuild } from '../ops/build.js';
 import { buildEnvSchema, cliLogger, optionValue, parseDuration, stamp } from '../ops/env.js';
-import { marketGroups } from '../ops/market.js';
+import { strategyGroups } from '../ops/strategy.js';
 
 export const verifyCommand: Command = {
   help: `usage: vault-yield verify [--live NAME] [--schema NAME] [--keep] [--timeout DURATION] [--json]
@@ -96,7 +96,7 @@ environment: as for rebuild (DATABASE_URL, KAFKA_BROKERS, KAFKA_TOPIC, VIEWS_SCH
         groupId: group,
         topic,
         purpose: 'verify',
-        market: !values['no-market'],
+        strategy: !values['no-market'],
         unlogged: true,
         deferIndexes: true,
         finalize: false,
@@ -107,8 +107,8 @@ environment: as for rebuild (DATABASE_URL, KAFKA_BROKERS, KAFKA_TOPIC, VIEWS_SCH
       const market = handle.record.market;
       const pairs = [{ topic, live: liveMain, scratch: group }];
       if (market) {
-        const g = marketGroups(group);
-        const lg = recorded ? marketGroups(recorded) : null;
+        const g = strategyGroups(group);
+        const lg = recorded ? strategyGroups(recorded) : null;
         pairs.push(
           {
             topic: market.screenTopic,

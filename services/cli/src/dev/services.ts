@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '@vault-yield/common';
-import { jarVersion, libDir, startLocalKafka, stopLocalKafka } from '../../../../infra/kafka/index.js';
-import { ensureProjectDatabase, ROLES, redact } from '../../../../infra/postgres/index.js';
+import { jarVersion, libDir, startLocalKafka, stopLocalKafka } from '@vault-yield/devstack/kafka';
+import { ensureProjectDatabase, ROLES, redact } from '@vault-yield/devstack/postgres';
 
 const pom = fileURLToPath(new URL('../../../../infra/kafka/pom.xml', import.meta.url));
 

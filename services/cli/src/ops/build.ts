@@ -16,8 +16,8 @@ import {
   storedOffsetRows,
 } from '@vault-yield/store';
 import { type OpsEnv, usageError } from './env.js';
-import { marketGroups, refreshStrategyStats } from './market.js';
 import { createProgress } from './progress.js';
+import { refreshStrategyStats, strategyGroups } from './strategy.js';
 
 export interface BuildSpec {
   env: OpsEnv;
@@ -25,8 +25,8 @@ export interface BuildSpec {
   groupId: string;
   topic: string;
   purpose: BuildPurpose;
-  /** Fold the market topics too, when they exist (decided once, recorded with the build). */
-  market: boolean;
+  /** Fold the strategy topics too, when they exist (decided once, recorded with the build). */
+  strategy: boolean;
   /** Unlogged tables while folding (SET LOGGED at finalize). */
   unlogged: boolean;
   /** Secondary indexes dropped while folding (built at finalize). */
@@ -74,7 +74,7 @@ async function topicExists(admin: LogAdmin, topic: string): Promise<boolean> {
 /**
  * Folds the whole log into `spec.schema` from offset 0 with its own consumer group, next to the
  * live projector: the build is recorded first, the schema migrated and (with `fast`) made
- * unlogged without secondary indexes; the vault topic and the market topics are folded until the
+ * unlogged without secondary indexes; the vault topic and the strategy topics are folded until the
  * stored offsets reach the high watermarks; then (with `finalize`) the consumers pause while the
  * indexes are built and the tables logged, and the tail that arrived meanwhile is folded. Running
  * it again with the same schema resumes from the offsets stored in it.
@@ -113,7 +113,7 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
     }
     const market =
       existing?.market ??
-      (spec.market &&
+      (spec.strategy &&
       (await topicExists(admin, env.SCREEN_TOPIC)) &&
       (await topicExists(admin, env.CATALOGUE_TOPIC))
         ? { screenTopic: env.SCREEN_TOPIC, catalogueTopic: env.CATALOGUE_TOPIC }
@@ -137,7 +137,7 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
     // Every topic the build folds, with the group its offsets are stored under.
     const sources = [{ topic: spec.topic, group: spec.groupId }];
     if (market) {
-      const g = marketGroups(spec.groupId);
+      const g = strategyGroups(spec.groupId);
       sources.push(
         { topic: market.screenTopic, group: g.screen },
         { topic: market.catalogueTopic, group: g.catalogue },
@@ -164,9 +164,9 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
         pgPoolMax: env.PG_POOL_MAX,
         maxBatchBytes: env.PROJECTOR_MAX_BATCH_BYTES,
         logger: log,
-        // The market topics into the build schema too, under a Kafka group of their own per run
+        // The strategy topics into the build schema too, under a Kafka group of their own per run
         // as well; strategy figures are refreshed by the build once the fold is done, not on a timer.
-        market: market
+        strategy: market
           ? {
               screenTopic: market.screenTopic,
               catalogueTopic: market.catalogueTopic,

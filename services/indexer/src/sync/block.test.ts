@@ -1,6 +1,6 @@
 import type { DecodeLogResult, IndexerLog } from '@vault-yield/chain';
 import { describe, expect, it } from 'vitest';
-import { ValuationTracker } from '../valuation.js';
+import { PriceWatch } from '../price-watch.js';
 import { emptyMarkState, VaultRegistry } from '../vaults.js';
 import { type BlockWalk, processBlock } from './block.js';
 
@@ -16,16 +16,16 @@ const FEED = a(0xf0);
 const HASH = `0x${'ab'.repeat(32)}` as const;
 
 function walk(cadenceBlocks = 10): BlockWalk {
-  const tracker = new ValuationTracker();
+  const watch = new PriceWatch();
   for (const t of [T0, T1, RWD]) {
-    tracker.applySnapshot({
+    watch.applyReading({
       kind: 'token',
       block: 1,
       info: { address: t, symbol: 'T', decimals: 18 },
       feed: { token: t, feed: FEED, feedDecimals: 8, answer: 100n, updatedAt: 1_000 },
     });
   }
-  tracker.applySnapshot({
+  watch.applyReading({
     kind: 'pool',
     block: 1,
     pool: {
@@ -48,7 +48,7 @@ function walk(cadenceBlocks = 10): BlockWalk {
   return {
     chainId: 31337,
     registry,
-    tracker,
+    watch,
     cadence: { intervalBlocks: cadenceBlocks, minIntervalMs: 0 },
     heartbeatOf: () => 3600,
   };

@@ -1,6 +1,6 @@
 import type { ChainRecord, DecodeLogResult, IndexerLog, ValuationEvent } from '@vault-yield/chain';
 import { SCHEMA_VERSION, type ValuationContext, type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
-import type { ValuationSnapshot, ValuationTracker } from '../valuation.js';
+import type { PriceReading, PriceWatch } from '../price-watch.js';
 import {
   applyRecordToPositions,
   emptyMarkState,
@@ -142,11 +142,11 @@ export function receivedRecords(records: ChainRecord[], transfers: readonly Chai
   if (added) records.sort((a, b) => a.logIndex - b.logIndex);
 }
 
-/** What the block walk reads and moves: the vault registry and the valuation tracker. */
+/** What the block walk reads and moves: the vault registry and the valuation watch. */
 export interface BlockWalk {
   chainId: number;
   registry: VaultRegistry;
-  tracker: ValuationTracker;
+  watch: PriceWatch;
   cadence: MarkCadence;
   /** Heartbeat (seconds) of a feed: past it, its price is stale. */
   heartbeatOf: (feed: Address) => number;
@@ -162,7 +162,7 @@ export interface BlockInput {
   /** Vaults the segment's factory logs create, registered at their VaultCreated. */
   pendingVaults: ReadonlyMap<Address, PendingVault>;
   /** State read at this block (end of block), applied after its events. */
-  snapshots: readonly ValuationSnapshot[];
+  snapshots: readonly PriceReading[];
 }
 
 export interface BlockOutput {
@@ -177,10 +177,10 @@ export interface BlockOutput {
 /**
  * One block: valuation state (pool prices, feed answers) from its Swap / AnswerUpdated logs and snapshots, the vault records
  * its logs make, then marks for the vaults that fell due (a range flip, or a price or pool move
- * within the cadence). Moves the registry's mark states and the tracker; reads nothing.
+ * within the cadence). Moves the registry's mark states and the watch; reads nothing.
  */
 export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
-  const { registry, tracker } = walk;
+  const { registry, watch } = walk;
   const { block: b, ts } = input;
   const chainRecords: ChainRecord[] = [];
   const changedPools = new Set<Address>();
@@ -204,21 +204,21 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
       // Every swap accrues trading fees to the liquidity in range, whether or not the price
       // moved visibly: the pool's vaults fall due for a mark (within the cadence), so their
       // uncollected fees never go unrecorded for longer than the cadence.
-      tracker.applySwap(r.event.pool, b, r.event.sqrtPriceX96, r.event.tick);
-      if (tracker.hasPool(r.event.pool)) changedPools.add(r.event.pool);
+      watch.applySwap(r.event.pool, b, r.event.sqrtPriceX96, r.event.tick);
+      if (watch.hasPool(r.event.pool)) changedPools.add(r.event.pool);
     } else if (r.event.kind === 'transfer' || r.event.kind === 'mint') {
       const received = receivedRecord(r.event, (vault) => registry.get(vault));
       if (received) transfers.push(received);
     } else if (r.event.kind === 'answer') {
-      for (const t of tracker.applyAnswer(r.event.feed, b, BigInt(r.event.answer), r.event.updatedAt))
+      for (const t of watch.applyAnswer(r.event.feed, b, BigInt(r.event.answer), r.event.updatedAt))
         changedTokens.add(t);
     }
   }
   if (transfers.length > 0) receivedRecords(chainRecords, transfers);
   for (const s of input.snapshots) {
-    if (s.kind === 'token' && tracker.hasToken(s.info.address)) changedTokens.add(s.info.address);
-    if (s.kind === 'pool' && tracker.hasPool(s.pool.address)) changedPools.add(s.pool.address);
-    tracker.applySnapshot(s);
+    if (s.kind === 'token' && watch.hasToken(s.info.address)) changedTokens.add(s.info.address);
+    if (s.kind === 'pool' && watch.hasPool(s.pool.address)) changedPools.add(s.pool.address);
+    watch.applyReading(s);
   }
 
   const records: VaultRecord[] = [];
@@ -233,7 +233,7 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
   }
   for (const vault of touched) {
     const v = registry.get(vault)!;
-    markPublished(v.state, b, ts, tracker.poolTick(v.pool));
+    markPublished(v.state, b, ts, watch.poolTick(v.pool));
     registry.setDirty(v, false);
     changed.add(vault);
   }
@@ -251,11 +251,11 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
   for (const vault of registry.dirty) {
     const v = registry.get(vault)!;
     if (v.createdBlock > b) continue;
-    if (shouldMark(v.state, b, ts, tracker.poolTick(v.pool), walk.cadence)) marks.add(vault);
+    if (shouldMark(v.state, b, ts, watch.poolTick(v.pool), walk.cadence)) marks.add(vault);
   }
   // A feed that passed its heartbeat since a vault's last record: the vault is marked at once,
   // so its snapshot names the stale price from the first block it is stale in.
-  for (const f of tracker.feedAges()) {
+  for (const f of watch.feedAges()) {
     const staleAt = f.updatedAt + walk.heartbeatOf(f.feed);
     if (ts <= staleAt) continue;
     for (const vault of registry.onToken(f.token)) {
@@ -267,7 +267,7 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
   for (const vault of [...marks].sort()) {
     const v = registry.get(vault)!;
     records.push(markRecord(walk.chainId, b, input.blockHash, ts, vault));
-    markPublished(v.state, b, ts, tracker.poolTick(v.pool));
+    markPublished(v.state, b, ts, watch.poolTick(v.pool));
     registry.setDirty(v, false);
     changed.add(vault);
     touched.add(vault);

@@ -1,8 +1,8 @@
 import { decodeLog, type IndexerLog } from '@vault-yield/chain';
-import type { ValuationSnapshot, ValuationTracker } from '../valuation.js';
+import type { PriceReading, PriceWatch } from '../price-watch.js';
 import type { VaultRegistry } from '../vaults.js';
 import { segmentFilters } from './filters.js';
-import type { SnapshotReads } from './snapshots.js';
+import type { PriceReads } from './readings.js';
 import type { PendingVault, Segment } from './types.js';
 
 type Address = `0x${string}`;
@@ -10,8 +10,8 @@ type Address = `0x${string}`;
 /** What discovery reads: the known vaults and valuation state, and the chain through the engine. */
 export interface DiscoverHost {
   readonly registry: VaultRegistry;
-  readonly tracker: ValuationTracker;
-  readonly snapshots: SnapshotReads;
+  readonly watch: PriceWatch;
+  readonly snapshots: PriceReads;
   readonly addressFilterLimit: number;
   /** Records the log as bad and throws (the indexer halts before it). */
   badLog(log: IndexerLog, reason: string): Promise<never>;
@@ -66,23 +66,23 @@ export async function planSegment(
   const newPools = new Map<Address, number>();
   for (const v of pendingVaults.values()) {
     for (const t of [v.token0, v.token1, v.rewardToken]) {
-      if (!h.tracker.hasToken(t))
+      if (!h.watch.hasToken(t))
         newTokens.set(t, Math.min(newTokens.get(t) ?? v.createdBlock, v.createdBlock));
     }
-    if (!h.tracker.hasPool(v.pool)) {
+    if (!h.watch.hasPool(v.pool)) {
       newPools.set(v.pool, Math.min(newPools.get(v.pool) ?? v.createdBlock, v.createdBlock));
     }
   }
-  const reads: Promise<ValuationSnapshot | null>[] = [];
+  const reads: Promise<PriceReading | null>[] = [];
   for (const [t, b] of newTokens) reads.push(h.snapshots.token(t, b));
   for (const [p, b] of newPools) reads.push(h.snapshots.pool(p, b));
   for (const fs of feedSets) {
-    if (h.tracker.hasToken(fs.token) || newTokens.has(fs.token))
+    if (h.watch.hasToken(fs.token) || newTokens.has(fs.token))
       reads.push(h.snapshots.token(fs.token, fs.block));
   }
-  const snapshots = new Map<number, ValuationSnapshot[]>();
-  const feeds = new Set<Address>(h.tracker.feedAddresses());
-  const pools = new Set<Address>([...h.tracker.poolAddresses(), ...newPools.keys()]);
+  const snapshots = new Map<number, PriceReading[]>();
+  const feeds = new Set<Address>(h.watch.feedAddresses());
+  const pools = new Set<Address>([...h.watch.poolAddresses(), ...newPools.keys()]);
   for (const s of await Promise.all(reads)) {
     if (!s) continue;
     const list = snapshots.get(s.block) ?? [];
@@ -93,7 +93,7 @@ export async function planSegment(
   const filters = segmentFilters({
     vaults: [...h.registry.byAddress.keys(), ...pendingVaults.keys()],
     valuation: [...pools, ...feeds],
-    tokens: [...new Set([...h.tracker.tokenAddresses(), ...newTokens.keys()])],
+    tokens: [...new Set([...h.watch.tokenAddresses(), ...newTokens.keys()])],
     limit: h.addressFilterLimit,
   });
   return { from, to, target, factoryLogs, pendingVaults, snapshots, filters };

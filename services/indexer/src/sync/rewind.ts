@@ -3,7 +3,7 @@ import type { Logger } from '@vault-yield/common';
 import type { ValuationContext, VaultRecord } from '@vault-yield/domain';
 import type { IndexerStore, StoredBlock, StoredIndexerVault } from '@vault-yield/store';
 import type { IndexerMetrics } from '../metrics.js';
-import type { ValuationTracker, ValuedSet } from '../valuation.js';
+import type { PriceWatch, ValuedSet } from '../price-watch.js';
 import { emptyMarkState, rangeFlags, type VaultEntry, type VaultRegistry } from '../vaults.js';
 import { planReorg, revertRecord } from './reorg.js';
 import { revertSeqs } from './sequence.js';
@@ -19,7 +19,7 @@ export interface RewindHost {
   readonly reorgWindow: number;
   readonly topic: string;
   cursor: Cursor;
-  tracker: ValuationTracker;
+  watch: PriceWatch;
   readonly blocks: Map<number, StoredBlock>;
   readonly registry: VaultRegistry;
   readonly aheadVaults: Map<Address, VaultEntry>;
@@ -27,7 +27,7 @@ export interface RewindHost {
   readonly log: Logger;
   readonly metrics: IndexerMetrics;
   headers(numbers: readonly number[]): Promise<Map<number, BlockHeader>>;
-  trackerAt(block: number, vaults: readonly ValuedSet[], lenient: boolean): Promise<ValuationTracker>;
+  watchAt(block: number, vaults: readonly ValuedSet[], lenient: boolean): Promise<PriceWatch>;
   value(block: number, vault: ValuedSet & { vault: Address }): Promise<ValuationContext>;
   positionsAt(
     vault: Address,
@@ -67,7 +67,7 @@ export async function rewindOnReorg(h: RewindHost): Promise<void> {
   const involved = [...h.registry.all(), ...h.aheadVaults.values()].filter(
     (v) => rewindState || touched.has(v.vault),
   );
-  const atA = await h.trackerAt(A, involved, true);
+  const atA = await h.watchAt(A, involved, true);
   const contextFor = async (v: ValuedSet & { vault: Address }): Promise<ValuationContext> => {
     try {
       return await h.value(A, v);
@@ -96,14 +96,14 @@ export async function rewindOnReorg(h: RewindHost): Promise<void> {
   const changedVaults: StoredIndexerVault[] = [];
   if (rewindState) {
     for (const v of [...h.registry.all()]) if (v.createdBlock > A) h.registry.remove(v.vault);
-    h.tracker = atA;
+    h.watch = atA;
     for (const vault of touched.keys()) {
       const v = h.registry.get(vault);
       if (!v) continue;
       const positions = await h.positionsAt(vault, A);
       const state = { ...emptyMarkState(), nextSeq: v.state.nextSeq };
       for (const p of positions) state.positions[p.positionId] = [p.tickLower, p.tickUpper];
-      state.flags = rangeFlags(state.positions, h.tracker.poolTick(v.pool));
+      state.flags = rangeFlags(state.positions, h.watch.poolTick(v.pool));
       v.state = state;
       // Its last published context is gone: mark it at the next price move.
       h.registry.setDirty(v, true);

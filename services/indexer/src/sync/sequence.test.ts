@@ -24,6 +24,19 @@ describe('record numbering', () => {
       [B, 12, 42, 42],
     ]);
     expect(states.get(A)!.nextSeq).toBe(4);
+    // No marks among them: every row is of events (compaction recounts them from the chain).
+    expect(rows.map((r) => r.mark)).toEqual([false, false, false, false]);
+    // A block whose one record is a mark says so; a mark after an event (never made) would not.
+    const mark = { ...rec(A, 20), type: 'mark' } as VaultRecord;
+    const marked = assignSeqs(
+      [mark, rec(B, 20), { ...rec(B, 21), type: 'mark' } as VaultRecord, rec(B, 21)],
+      (v) => states.get(v)!,
+    );
+    expect(marked.map((r) => [r.vault, r.blockNumber, r.lastSeq - r.firstSeq + 1, r.mark])).toEqual([
+      [A, 20, 1, true],
+      [B, 20, 1, false],
+      [B, 21, 2, false],
+    ]);
     // A state saved before schema 3 has no next number: 1.
     const legacy = { ...emptyMarkState() } as VaultMarkState;
     delete legacy.nextSeq;

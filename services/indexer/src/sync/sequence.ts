@@ -7,7 +7,8 @@ type Address = `0x${string}`;
 /**
  * Numbers records (envelope `seq`, see packages/domain records/envelope.ts) from their vaults'
  * mark states, in publishing order, and returns the numbers per vault and block: written ahead
- * of the publish, so a reorg found after a crash still knows what the orphaned blocks used.
+ * of the publish, so a reorg found after a crash still knows what the orphaned blocks used, and
+ * whether a block's one record is a mark (`republish` recounts the rest from the chain).
  * The states are saved with the checkpoint: a restart from it numbers the same records alike.
  */
 export function assignSeqs(
@@ -22,14 +23,18 @@ export function assignSeqs(
     r.seq = seq;
     const key = `${r.vault}:${r.blockNumber}`;
     const row = rows.get(key);
-    if (row) row.lastSeq = seq;
-    else
+    if (row) {
+      row.lastSeq = seq;
+      row.mark = false;
+    } else
       rows.set(key, {
         vault: r.vault,
         blockNumber: r.blockNumber,
         blockHash: r.blockHash,
         firstSeq: seq,
         lastSeq: seq,
+        // Compaction keeps a mark's block (it cannot be recounted from the chain).
+        mark: r.type === 'mark',
       });
   }
   return [...rows.values()];

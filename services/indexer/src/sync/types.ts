@@ -7,7 +7,7 @@ import {
 } from '@vault-yield/chain';
 import type { VaultRecord } from '@vault-yield/domain';
 import type { StoredBlock, StoredIndexerVault, StoredVaultSeq } from '@vault-yield/store';
-import type { ValuationSnapshot, ValuedSet } from '../valuation.js';
+import type { PriceReading, ValuedSet } from '../price-watch.js';
 
 type Address = `0x${string}`;
 
@@ -31,7 +31,7 @@ export interface Segment {
   target: number;
   factoryLogs: IndexerLog[];
   pendingVaults: Map<Address, PendingVault>;
-  snapshots: Map<number, ValuationSnapshot[]>;
+  snapshots: Map<number, PriceReading[]>;
   filters: LogFilter[];
 }
 

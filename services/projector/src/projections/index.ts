@@ -1,34 +1,34 @@
 import { createPgPool, type Pool } from '@vault-yield/store';
 import {
-  type MarketProjectionsInput,
-  marketProjectionsConfigSchema,
   type ProjectorConfig,
   projectorConfigSchema,
+  type StrategyProjectionInput,
+  strategyProjectionConfigSchema,
 } from '../config.js';
-import { createMarketProjector, type MarketProjector } from '../market/index.js';
 import { createProjector, type Projector } from '../projector.js';
+import { createStrategyProjector, type StrategyProjector } from '../strategy/index.js';
 
 /**
  * Every projection a process runs, wired once: the vault projection (records → snapshot,
- * positions, equity, ledger) and the market side (screen results, strategy catalogue → universe,
+ * positions, equity, ledger) and the strategy side (screen results, strategy catalogue → universe,
  * strategies, their figures), each a projection fed by the one exactly-once runner (runner/).
  * Used alike by the projector's main, `vault-yield dev` and the builds of `rebuild`/`verify`.
  */
 
-/** The market side of a process's projections (defaults: `marketProjectionsConfigSchema`). */
-export type MarketProjectionsConfig = MarketProjectionsInput & {
+/** The strategy side of a process's projections (defaults: `strategyProjectionConfigSchema`). */
+export type StrategyProjectionConfig = StrategyProjectionInput & {
   /** Its Postgres pool; absent: one of its own (2 connections) on the vault side's URL and schema, ended by stop(). */
   pool?: Pool;
 };
 
 export type ProjectionsConfig = ProjectorConfig & {
-  /** The market side; absent or null: vault records only. */
-  market?: MarketProjectionsConfig | null;
+  /** The strategy side; absent or null: vault records only. */
+  strategy?: StrategyProjectionConfig | null;
 };
 
 export interface Projections {
   vault: Projector;
-  market: MarketProjector | null;
+  strategy: StrategyProjector | null;
   /** Resolves once every projection runs; rejects with the first that failed to start. */
   started: Promise<void>;
   /** Stops every projection (also while they start) and ends the pool it opened. */
@@ -41,11 +41,11 @@ export interface Projections {
  * `started` for them to run (and handle its rejection).
  */
 export function startProjections(config: ProjectionsConfig): Projections {
-  const { market: marketInput, ...vaultInput } = config;
+  const { strategy: strategyInput, ...vaultInput } = config;
   const v = projectorConfigSchema.parse(vaultInput);
   const vault = createProjector(v);
-  const m = marketInput
-    ? { ...marketProjectionsConfigSchema.parse(marketInput), pool: marketInput.pool }
+  const m = strategyInput
+    ? { ...strategyProjectionConfigSchema.parse(strategyInput), pool: strategyInput.pool }
     : null;
   const ownPool =
     m && !m.pool
@@ -57,9 +57,9 @@ export function startProjections(config: ProjectionsConfig): Projections {
         })
       : null;
   const pool = m?.pool ?? ownPool;
-  const market =
+  const strategy =
     m && pool
-      ? createMarketProjector({
+      ? createStrategyProjector({
           brokers: v.kafka.brokers,
           pool,
           logger: m.logger ?? v.logger,
@@ -72,13 +72,13 @@ export function startProjections(config: ProjectionsConfig): Projections {
           sessionTimeoutMs: m.sessionTimeoutMs,
         })
       : null;
-  const started = Promise.all([vault.start(), market?.start()]).then(() => undefined);
+  const started = Promise.all([vault.start(), strategy?.start()]).then(() => undefined);
   return {
     vault,
-    market,
+    strategy,
     started,
     async stop() {
-      await Promise.all([vault.stop(), market?.stop()]);
+      await Promise.all([vault.stop(), strategy?.stop()]);
       await ownPool?.end();
     },
   };

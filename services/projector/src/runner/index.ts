@@ -3,7 +3,7 @@ import type { DeadLetterKind, DeadLetterRow, ProjectionTx } from '@vault-yield/s
 
 /**
  * The exactly-once runner (what Emmett keeps apart from its projections), one for every
- * projection whatever it decodes (vault records, the market side's screens and catalogues): it
+ * projection whatever it decodes (vault records, the strategy side's screens and catalogues): it
  * owns the partition's offset row, the gap check, the skip of what was already applied and the
  * dead letters, and hands every decoded message at or above the stored offset, in log order, to a
  * projection that folds them into rows inside the same transaction. Exactly-once rests on:

@@ -11,6 +11,8 @@ export interface ConcurrencyConfig {
   trustedProxies: TrustedProxies;
   /** Paths never capped (answered from memory: liveness probes). */
   exempt?: readonly string[];
+  /** Other paths never capped (the live streams: held open, and capped on their own). */
+  exemptIf?: (path: string) => boolean;
   /** Seconds a refused client is told to wait (Retry-After). */
   retryAfterS?: number;
 }
@@ -45,7 +47,7 @@ export function concurrencyLimit(
   };
 
   return async (c, next) => {
-    if (perClient <= 0 || exempt.has(c.req.path)) return next();
+    if (perClient <= 0 || exempt.has(c.req.path) || config.exemptIf?.(c.req.path)) return next();
     const key = keyOf(c);
     let client = clients.get(key);
     if (!client) {

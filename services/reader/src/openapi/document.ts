@@ -22,6 +22,11 @@ export const TAGS = [
       'The strategy catalogue and the eligible-asset universe (assets and pairs): the latest screen’s output, returned whole.',
   },
   {
+    name: 'live',
+    description:
+      'Server-sent events after each projection commit: new ledger rows and snapshots, resumable with Last-Event-ID.',
+  },
+  {
     name: 'operations',
     description:
       'Unversioned operational routes: liveness, readiness, Prometheus metrics, this document and its interactive reference.',

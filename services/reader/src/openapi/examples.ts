@@ -27,6 +27,8 @@ const TX = '0x3f1e4a0c1ab0a5d4ad0f6a59f3cf2d9b7f8f2f1c6f1e2d3c4b5a69788796a5b4';
 const BLOCK = '0x8a5f0d2b6f1c4e3a29b7d8c6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6';
 const CHAIN = 31337;
 const TS = 1_735_689_600_000; // 2025-01-01T00:00:00Z
+/** The vault of the live stream's example. */
+export const streamVault = VAULT;
 
 export const snapshotExample: Snapshot = {
   vault: VAULT,

@@ -5,18 +5,19 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/harness/index.js';
-import { startReader, type TestReader } from '../../../../test/reader/client.js';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import {
   insertCatalogue,
   insertLedger,
   insertSnapshots,
   makeSnapshot,
   randomAddress,
+  startReader,
+  type TestReader,
   type Writer,
   writer,
-} from '../../../../test/reader/fixtures.js';
+} from '@vault-yield/test-kit/reader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * @vault-yield/client as another project gets it: `npm pack` of packages/client, the tarball

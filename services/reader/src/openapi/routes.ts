@@ -1,5 +1,14 @@
 import { createRoute, type RouteConfig, z } from '@hono/zod-openapi';
-import { equityQuery, eventsQuery, txPath, txQuery, vaultPath, vaultsQuery } from '../params.js';
+import {
+  equityQuery,
+  eventsQuery,
+  STREAM_MAX_VAULTS,
+  streamQuery,
+  txPath,
+  txQuery,
+  vaultPath,
+  vaultsQuery,
+} from '../params.js';
 import { queryNames, rawQuery } from '../routes/declare.js';
 import * as s from '../schemas.js';
 import * as ex from './examples.js';
@@ -94,6 +103,50 @@ function get<P extends string, R extends Omit<RouteConfig, 'method' | 'middlewar
   });
 }
 
+/** What a live stream sends, and how it resumes: the 200 of both stream routes. */
+const STREAM_TEXT = `Server-sent events (\`text/event-stream\`), one after each projection commit that touched a followed vault. Events:
+
+- \`ledger\`: one new row of the vault's ledger; \`data\` is a **LedgerRow** (as GET events serves it). A commit's rows come oldest first, before the vault's snapshot.
+- \`snapshot\`: \`data\` is \`{"vault": string, "etag": string, "snapshot": Snapshot}\`: the vault's snapshot once the commit is visible, with the ETag GET snapshot gives it (send it as If-None-Match there for a 304). A stream of named vaults opens with one for each.
+- \`reset\`: \`data\` is \`{"reason": string, "cursor": string}\`: the stream could not resume from \`Last-Event-ID\` (a cursor older than the commits kept, or from another projection schema after a rebuild); it goes on from now: read the resources again.
+
+Every event has an \`id\`: an opaque cursor (a commit number and a position in it, base64url). A client that reconnects with \`Last-Event-ID\` set to the last id it received gets exactly the events after it, no gap and no duplicate. A comment line (\`: keep-alive\`) is sent on a stream idle for ~15 s (\`STREAM_HEARTBEAT_MS\`). \`retry: 2000\` asks EventSource to reconnect after 2 s.
+
+Streams are capped per client (keyed as the rate limit) and per reader process: beyond either the answer is 503 \`unavailable\` with Retry-After (fall back to polling with If-None-Match).`;
+const STREAM_EXAMPLE = [
+  'retry: 2000',
+  '',
+  'event: snapshot',
+  `data: {"vault":"${ex.streamVault}","etag":"\\"5d41402abc4b2a76b9719d911017c592\\"","snapshot":{"vault":"${ex.streamVault}","status":"earning","valueUsd":10412.5}}`,
+  'id: YzE6NDI',
+  '',
+  'event: ledger',
+  `data: {"id":"31337:0x8a5f…:0x3f1e…:3:${ex.streamVault}","type":"deposit","blockNumber":1843}`,
+  'id: YzE6NDM6MQ',
+  '',
+  ': keep-alive',
+  '',
+].join('\n');
+const streamOk = {
+  description: STREAM_TEXT,
+  headers: { 'Cache-Control': header('no-store') },
+  content: { 'text/event-stream': { schema: z.string(), example: STREAM_EXAMPLE } },
+};
+const streamErrors = {
+  ...commonErrors,
+  400: err(
+    'invalid path or query parameter, or a `Last-Event-ID` the reader did not issue (`invalid_request`)',
+    'invalid_request',
+    'header.last-event-id: invalid stream cursor: send back an event id unchanged',
+  ),
+  503: err(
+    'too many live streams (of this client, or on this reader), or the database unavailable (`unavailable`)',
+    'unavailable',
+    'too many live streams open by this client (at most 8); retry in 5s or poll',
+    { 'Retry-After': header('seconds to wait', 'integer') },
+  ),
+};
+
 export const routes = {
   snapshot: get({
     path: '/v1/vault/{address}/snapshot',
@@ -134,6 +187,25 @@ export const routes = {
       404: vaultNotFound,
       ...commonErrors,
     },
+  }),
+  vaultStream: get({
+    path: '/v1/vault/{address}/stream',
+    operationId: 'streamVault',
+    summary: 'Live: the vault’s new ledger rows and snapshot after each commit (server-sent events)',
+    description:
+      'Opens with the vault’s current snapshot (unless resuming with `Last-Event-ID`), then sends what each projection commit brings. See the 200 answer for the events.',
+    tags: ['live'],
+    request: { params: vaultPath },
+    responses: { 200: streamOk, 404: vaultNotFound, ...streamErrors },
+  }),
+  stream: get({
+    path: '/v1/stream',
+    operationId: 'streamVaults',
+    summary: 'Live: several vaults’ (or every vault’s) new ledger rows and snapshots (server-sent events)',
+    description: `\`vault\` names up to ${STREAM_MAX_VAULTS} vaults (the stream opens with their snapshots); without it the stream follows every vault (and opens with none). See the 200 answer for the events.`,
+    tags: ['live'],
+    request: { query: streamQuery },
+    responses: { 200: streamOk, ...streamErrors },
   }),
   tx: get({
     path: '/v1/tx/{hash}',

@@ -9,6 +9,8 @@ import {
   nextCursor,
   ok,
   type Snapshot,
+  type StreamState,
+  type Subscription,
   type VaultSummary,
   type VaultsQuery,
 } from '@vault-yield/client';
@@ -62,6 +64,7 @@ async function loadVaults(more = false): Promise<void> {
   list.rows = more ? [...list.rows, ...page] : page;
   list.cursor = nextCursor(res);
   renderVaults();
+  follow();
   const wanted = new URLSearchParams(location.hash.slice(1)).get('vault');
   if (!more && !current.vault) {
     const first = wanted && ADDRESS.test(wanted) ? wanted.toLowerCase() : list.rows[0]?.vault;
@@ -119,7 +122,7 @@ function renderVaults(): void {
 
 // ---- vault view ---------------------------------------------------------------------------
 
-const current = { vault: '' };
+const current = { vault: '', etag: '' };
 let chart: uPlot | undefined;
 
 async function selectVault(vault: string): Promise<void> {
@@ -129,12 +132,21 @@ async function selectVault(vault: string): Promise<void> {
     tr.classList.toggle('selected', tr.getAttribute('data-vault') === vault);
   ledger.cursors = [];
   ledger.cursor = undefined;
+  current.etag = '';
   await Promise.all([loadSnapshot(), loadEquity(), loadLedger()]);
+  follow();
 }
 
-async function loadSnapshot(): Promise<void> {
-  const snap = await ok(await api.v1.vault[':address'].snapshot.$get({ param: { address: current.vault } }));
+/** The current vault's snapshot; with `revalidate`, only when it changed (If-None-Match: 304 otherwise). */
+async function loadSnapshot(revalidate = false): Promise<boolean> {
+  const vault = current.vault;
+  const headers: Record<string, string> = revalidate && current.etag ? { 'If-None-Match': current.etag } : {};
+  const res = await api.v1.vault[':address'].snapshot.$get({ param: { address: vault } }, { headers });
+  if (res.status === 304 || vault !== current.vault) return false;
+  const snap = await ok(res);
+  current.etag = (res.headers.get('etag') ?? '').replace(/^W\//, ''); // the stream's is the strong one
   renderSnapshot(snap);
+  return true;
 }
 
 const stat = (label: string, value: string, cls = '', testid = '') =>
@@ -324,6 +336,9 @@ function renderPositions(positions: Snapshot['positions']): void {
 
 // ---- equity ---------------------------------------------------------------------------------
 
+/** The chart's points (a snapshot from the stream extends them). */
+let equityPoints: EquityPoint[] = [];
+
 async function loadEquity(): Promise<void> {
   const points = await ok(
     await api.v1.vault[':address'].equity.$get({
@@ -335,6 +350,7 @@ async function loadEquity(): Promise<void> {
 }
 
 function renderEquity(points: EquityPoint[]): void {
+  equityPoints = points;
   chart?.destroy();
   chart = undefined;
   const box = byId('equity');
@@ -384,6 +400,8 @@ const ledger = {
   /** Cursors of the pages before the current one (undefined = the first page). */
   cursors: [] as (string | undefined)[],
   next: undefined as string | undefined,
+  /** The rows shown (a row from the stream goes on top of the first page). */
+  rows: [] as LedgerRow[],
 };
 
 /** A datetime-local value (read as UTC) → ISO-8601 with Z, or undefined when empty. */
@@ -404,6 +422,7 @@ async function loadLedger(): Promise<void> {
   const res = await api.v1.vault[':address'].events.$get({ param: { address: current.vault }, query });
   const rows = await ok(res);
   ledger.next = nextCursor(res);
+  ledger.rows = rows;
   clearNotice();
   renderLedger(rows, 'ledger', true);
   byId('ledger-page').textContent = `page ${ledger.cursors.length + 1}`;
@@ -469,7 +488,7 @@ function renderLedger(rows: LedgerRow[], target: string, withVault: boolean): vo
             ...rows.map((r) =>
               h(
                 'tr',
-                { 'data-type': r.type },
+                { 'data-type': r.type, 'data-id': r.id, class: fresh.has(r.id) ? 'fresh' : '' },
                 h('td', { class: 'nowrap' }, time(r.ts)),
                 h('td', {}, h('span', { class: 'type' }, r.type)),
                 withVault ? null : h('td', { class: 'mono' }, short(r.vault)),
@@ -493,6 +512,131 @@ function renderLedger(rows: LedgerRow[], target: string, withVault: boolean): vo
           ),
         ),
   );
+}
+
+// ---- live -----------------------------------------------------------------------------------
+
+/** Ids of rows that came from the stream (highlighted once). */
+const fresh = new Set<string>();
+const live = {
+  sub: undefined as Subscription | undefined,
+  /** '*' once the stream is opened. */
+  key: '',
+  state: 'connecting' as StreamState | 'polling',
+  poll: undefined as number | undefined,
+};
+const POLL_MS = 2_000;
+
+function badge(state: StreamState | 'polling'): void {
+  live.state = state;
+  const el = byId('live');
+  el.dataset.state = state;
+  el.textContent = state === 'live' ? 'live' : state === 'polling' ? 'polling' : state;
+}
+
+/** Streams need fetch with a readable body (every current browser); without it the page polls. */
+const canStream = typeof ReadableStream === 'function' && 'body' in Response.prototype;
+
+/**
+ * One stream for the page's life, of every vault (`GET /v1/stream`): the list's rows and the
+ * selected vault update from it; never re-opened as the selection changes (no request aborted).
+ */
+function follow(): void {
+  if (live.key === '*') return;
+  live.key = '*';
+  if (!canStream) {
+    badge('polling');
+    startPolling();
+    return;
+  }
+  live.sub = api.subscribe('*', {
+    snapshot: (e) => onSnapshot(e.vault, e.snapshot, e.etag),
+    ledger: (row) => onLedger(row),
+    reset: () => {
+      if (current.vault) void Promise.all([loadEquity(), loadLedger()]).catch(report);
+    },
+    state: (state) => {
+      badge(state === 'closed' ? 'polling' : state);
+      // Refused (503: too many streams) or lost: poll with If-None-Match until it is back.
+      if (state === 'live') stopPolling();
+      else startPolling();
+    },
+  });
+}
+
+function onSnapshot(vault: string, s: Snapshot, etag: string): void {
+  const row = list.rows.find((v) => v.vault === vault);
+  if (row) {
+    Object.assign(row, { status: s.status, strategy: s.strategy, valueUsd: s.valueUsd, netUsd: s.netUsd });
+    renderVaults();
+  }
+  if (vault !== current.vault || etag === current.etag) return;
+  current.etag = etag;
+  renderSnapshot(s);
+  // The chart extends: the snapshot is the vault at its block's end, the series' next point.
+  const last = equityPoints.at(-1);
+  if (!last || s.updatedAt > last.ts || (s.updatedAt === last.ts && s.valueUsd !== last.valueUsd)) {
+    const point: EquityPoint = {
+      ts: s.updatedAt,
+      blockNumber: s.blockNumber,
+      valueUsd: s.valueUsd,
+      capitalInUsd: s.capitalInUsd,
+      capitalOutUsd: s.capitalOutUsd,
+    };
+    renderEquity(
+      last && s.updatedAt === last.ts ? [...equityPoints.slice(0, -1), point] : [...equityPoints, point],
+    );
+  }
+}
+
+/** A new ledger row goes on top of the first page when it passes the page's filters. */
+function onLedger(r: LedgerRow): void {
+  if (r.vault !== current.vault || ledger.cursor !== undefined) return;
+  const type = byId<HTMLSelectElement>('ledger-type').value;
+  const since = instant(byId<HTMLInputElement>('ledger-since').value);
+  const until = instant(byId<HTMLInputElement>('ledger-until').value);
+  if (
+    (type && r.type !== type) ||
+    (since && r.ts < Date.parse(since)) ||
+    (until && r.ts >= Date.parse(until))
+  )
+    return;
+  if (ledger.rows.some((x) => x.id === r.id)) return;
+  fresh.add(r.id);
+  const rows = [r, ...ledger.rows];
+  if (rows.length > LEDGER_PAGE) {
+    rows.length = LEDGER_PAGE;
+    byId<HTMLButtonElement>('ledger-older').disabled = false;
+    // The next page now starts after the last row shown: ask for it again when wanted.
+    ledger.next = undefined;
+    void api.v1.vault[':address'].events
+      .$get({ param: { address: current.vault }, query: { limit: LEDGER_PAGE } })
+      .then((res) => {
+        ledger.next = nextCursor(res);
+        byId<HTMLButtonElement>('ledger-older').disabled = !ledger.next;
+      })
+      .catch(() => {});
+  }
+  ledger.rows = rows;
+  renderLedger(rows, 'ledger', true);
+}
+
+function startPolling(): void {
+  if (live.poll !== undefined) return;
+  live.poll = window.setInterval(() => {
+    if (!current.vault) return;
+    loadSnapshot(true)
+      .then((changed) =>
+        changed ? Promise.all([loadEquity(), ledger.cursor === undefined ? loadLedger() : null]) : null,
+      )
+      .catch(() => {});
+  }, POLL_MS);
+}
+
+function stopPolling(): void {
+  if (live.poll === undefined) return;
+  clearInterval(live.poll);
+  live.poll = undefined;
 }
 
 // ---- tx look-up -----------------------------------------------------------------------------

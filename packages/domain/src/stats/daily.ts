@@ -1,0 +1,128 @@
+import type { EquitySample } from '../equity/index.js';
+
+/**
+ * Realised, flow-neutral daily returns from a vault's equity points (time-weighted return).
+ *
+ * Each point carries the vault's return index I (fold/return-index.ts), chained exactly by the fold per
+ * block end: a vault's records of one block are valued at the block's end, so I steps once per
+ * block, I ← I · (V_end − F) / V_start with F the block's capital flows (a fee is a return: the
+ * owner pays it). Flows are removed and nothing is computed from rounded USD figures. A block
+ * whose V_start is under MIN_RETURN_BASE_USD (1 USD) leaves I unchanged: a return on dust is
+ * noise. The points of one block share its time, so its growth lands whole on one day.
+ *
+ * Sub-period k runs from point k−1 to point k; its growth is I_k / I_{k−1} and it counts for the
+ * strategy in force at point k−1 (a `strategy.selected` record always makes a point, so a switch
+ * never moves earlier sub-periods to the new strategy). It lands on the UTC day of its end point;
+ * sub-periods ending on the same day are chained: R_day = Π(I_k / I_{k−1}) − 1.
+ *
+ * Elapsed days, not days with points: on every UTC day whose start finds the vault holding at
+ * least the minimum value under a strategy, the vault has a daily return for that strategy — 0 on
+ * a quiet day (no point: nothing moved), weighted by its value at the start of the day. A
+ * sub-period spanning several days lands whole on the day it ends (the days before it read 0).
+ *
+ * Complete days only, up to `asOf` (how far the log has been folded, never the wall clock): day d
+ * counts iff it has ended by asOf, (d + 1) · 86,400,000 ≤ asOf. The day still in progress is left
+ * out, sub-periods ending in it included: a day's return is final only once its last block can
+ * no longer arrive, and counting it early would make the figures move with where in the day the
+ * fold stands rather than with the log.
+ */
+export type { EquitySample };
+
+export interface DailyReturn {
+  /** UTC day, 'YYYY-MM-DD'. */
+  day: string;
+  /** Chained return of the day, e.g. 0.001 = +0.1 %. */
+  r: number;
+  /** Value at the start of the day (or of its first sub-period): the weight for aggregation. */
+  weightUsd: number;
+}
+
+/** Mirrors MIN_RETURN_BASE_USD of the fold (1 USD). */
+export const MIN_RETURN_BASE = 1;
+
+const DAY_MS = 86_400_000;
+
+export function utcDay(ts: number): string {
+  return new Date(Math.floor(ts / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+}
+
+export interface DailyOptions {
+  /**
+   * How far the log has been folded (Unix ms, block time): only UTC days ended by then count.
+   * Default the last point's time; across vaults pass the fold's extent, so every vault's series
+   * is cut at the same day.
+   */
+  asOf?: number;
+  /** Minimum value at the start of a day for the vault to take part (USD); default 1. */
+  minBaseUsd?: number;
+}
+
+/** One vault's daily returns, by the strategy they count for; `points` in fold order. */
+export function dailyReturnsByStrategy(
+  points: readonly EquitySample[],
+  opts: DailyOptions = {},
+): Map<string, DailyReturn[]> {
+  const min = opts.minBaseUsd ?? MIN_RETURN_BASE;
+  // stable sort: points of one instant keep their fold order
+  const pts = [...points].sort((a, b) => a.ts - b.ts);
+  const cells = new Map<string, { strategy: string; dayIndex: number; growth: number; weightUsd: number }>();
+  const cell = (strategy: string, dayIndex: number, weightUsd: number) => {
+    const key = `${dayIndex}\u0000${strategy}`;
+    let c = cells.get(key);
+    if (!c) {
+      c = { strategy, dayIndex, growth: 1, weightUsd };
+      cells.set(key, c);
+    }
+    return c;
+  };
+  if (pts.length === 0) return new Map();
+  // The last complete day: d + 1 ≤ asOf / DAY_MS, i.e. d ≤ floor(asOf / DAY_MS) − 1.
+  const last = Math.floor((opts.asOf ?? pts[pts.length - 1]!.ts) / DAY_MS) - 1;
+  for (let k = 1; k < pts.length; k++) {
+    const prev = pts[k - 1]!;
+    const p = pts[k]!;
+    const day = Math.floor(p.ts / DAY_MS);
+    if (day > last) break; // sorted: every later sub-period ends in a day not yet complete
+    if (!(prev.valueUsd >= min) || !(prev.returnIndex > 0)) continue;
+    cell(prev.strategy, day, prev.valueUsd).growth *= p.returnIndex / prev.returnIndex;
+  }
+  let j = 0; // points before the current day's start: pts[0 .. j)
+  for (let d = Math.floor(pts[0]!.ts / DAY_MS) + 1; d <= last; d++) {
+    while (j < pts.length && pts[j]!.ts < d * DAY_MS) j++;
+    const start = pts[j - 1]!;
+    if (!(start.valueUsd >= min)) continue;
+    cell(start.strategy, d, start.valueUsd).weightUsd = start.valueUsd;
+  }
+  const out = new Map<string, DailyReturn[]>();
+  for (const c of [...cells.values()].sort((a, b) => a.dayIndex - b.dayIndex)) {
+    let list = out.get(c.strategy);
+    if (!list) {
+      list = [];
+      out.set(c.strategy, list);
+    }
+    list.push({ day: utcDay(c.dayIndex * DAY_MS), r: c.growth - 1, weightUsd: c.weightUsd });
+  }
+  return out;
+}
+
+/**
+ * A strategy's daily returns from its member vaults' daily returns: for each day, the mean of the
+ * members' returns weighted by their value at the start of that day (Σ w·r / Σ w); a member
+ * without a return that day (no capital under the strategy) does not take part. Days on which no
+ * member held capital under the strategy are not operating days and yield nothing. Ascending.
+ */
+export function aggregateDailyReturns(members: readonly (readonly DailyReturn[])[]): DailyReturn[] {
+  const byDay = new Map<string, { wr: number; w: number }>();
+  for (const series of members) {
+    for (const d of series) {
+      const acc = byDay.get(d.day) ?? { wr: 0, w: 0 };
+      acc.wr += d.weightUsd * d.r;
+      acc.w += d.weightUsd;
+      byDay.set(d.day, acc);
+    }
+  }
+  return [...byDay.entries()]
+    .filter(([, a]) => a.w > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([day, a]) => ({ day, r: a.wr / a.w, weightUsd: a.w }));
+}

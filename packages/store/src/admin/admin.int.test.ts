@@ -1,0 +1,290 @@
+import { ROLES } from '@vault-yield/devstack/postgres';
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../migrations/index.js';
+import { createPgPool, type Pool } from '../pool/index.js';
+import { compareSchemas, schemaChecksums } from './checksum.js';
+import { finalizeBuildSchema, prepareBuildSchema } from './lifecycle.js';
+import { getBuild, listBuilds, markBuild, recordBuild } from './meta.js';
+import { dropSchemaUnlessBusy, retireSchemas } from './retire.js';
+import { liveSchema, switchLive } from './switch.js';
+
+const VIEWS = 'api';
+
+describe('store admin: schema lifecycle, live switch, checksums, retire', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let readerPool: Pool;
+
+  const seed = async (schema: string, owner = 'o1') => {
+    await pool.query(
+      `insert into ${schema}.vault_snapshot (vault, chain_id, owner, strategy, status, snapshot, state, last_record_id, records_applied, created_at, updated_at)
+       values ('0xv1', 1, $1, 's', 'idle', '{"a":1}', '{}', 'r1', 1, 10, 20),
+              ('0xv2', 1, 'o2', 's', 'idle', '{"a":2}', '{}', 'r2', 1, 10, 20)`,
+      [owner],
+    );
+    await pool.query(`insert into ${schema}.strategies (id, name, updated_at) values ('s', 'S', $1)`, [
+      Date.now() + Math.floor(Math.random() * 1000),
+    ]);
+  };
+
+  const schemaExists = async (schema: string) =>
+    ((await pool.query(`select 1 from pg_namespace where nspname = $1`, [schema])).rowCount ?? 0) > 0;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('admin');
+    pool = createPgPool({ url: db.writerUrl, applicationName: 'admin-test', max: 4 });
+    readerPool = createPgPool({
+      url: db.readerUrl,
+      schema: VIEWS,
+      applicationName: 'admin-test-reader',
+      max: 4,
+    });
+    await seed(db.schema);
+  });
+  afterAll(async () => {
+    await readerPool?.end();
+    await pool?.end();
+    await db?.drop();
+  });
+
+  it('prepare makes a build schema unlogged without secondary indexes; finalize restores both, and resumes', async () => {
+    await recordBuild(pool, VIEWS, {
+      schema: 'b1',
+      purpose: 'rebuild',
+      groupId: 'g1',
+      topic: 't',
+      market: null,
+    });
+    await prepareBuildSchema(pool, { viewsSchema: VIEWS, schema: 'b1', unlogged: true, deferIndexes: true });
+    const indexes = async (schema: string) =>
+      (
+        await pool.query<{ i: string }>(
+          `select indexname as i from pg_indexes where schemaname = $1 order by 1`,
+          [schema],
+        )
+      ).rows.map((r) => r.i);
+    const unlogged = async (schema: string) =>
+      (
+        await pool.query<{ n: number }>(
+          `select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace
+           where n.nspname = $1 and c.relkind = 'r' and c.relpersistence = 'u'`,
+          [schema],
+        )
+      ).rows[0]!.n;
+    const reference = await indexes(db.schema);
+    const during = await indexes('b1');
+    expect(during).not.toContain('ledger_vault_ts');
+    expect(during).toContain('ledger_pkey');
+    expect(during).toContain('dead_letters_topic_partition_offset_key'); // unique: kept (ON CONFLICT needs it)
+    expect(await unlogged('b1')).toBeGreaterThan(10);
+    const build = (await getBuild(pool, VIEWS, 'b1'))!;
+    expect(build.prepared).toBe(true);
+    expect(build.deferredIndexes.length).toBe(reference.length - during.length);
+    // Preparing again (a resumed build) changes nothing.
+    await prepareBuildSchema(pool, { viewsSchema: VIEWS, schema: 'b1', unlogged: true, deferIndexes: true });
+    expect(await indexes('b1')).toEqual(during);
+
+    await seed('b1');
+    // A crash after one index was rebuilt: finalize skips it.
+    await pool.query('create index ledger_vault_ts on b1.ledger (vault, ts desc)');
+    const report = await finalizeBuildSchema(pool, VIEWS, 'b1');
+    expect(report.indexes).not.toContain('ledger_vault_ts');
+    expect(await indexes('b1')).toEqual(reference);
+    expect(await unlogged('b1')).toBe(0);
+    expect((await getBuild(pool, VIEWS, 'b1'))!.deferredIndexes).toEqual([]);
+  });
+
+  it('switchLive points the views at a schema atomically; the read-only role reads views, not bookkeeping', async () => {
+    const first = await switchLive(pool, { viewsSchema: VIEWS, target: db.schema, readerRole: ROLES.reader });
+    expect(first.previous).toBeNull();
+    expect(first.views).toContain('vault_snapshot');
+    expect(first.views).not.toContain('indexer_checkpoint');
+    expect(await liveSchema(pool, VIEWS)).toBe(db.schema);
+    const owner = async () =>
+      (await readerPool.query<{ owner: string }>(`select owner from vault_snapshot where vault = '0xv1'`))
+        .rows[0]?.owner;
+    expect(await owner()).toBe('o1');
+    await expect(readerPool.query(`select * from ${VIEWS}.vy_builds`)).rejects.toThrow(/permission denied/);
+    await expect(readerPool.query(`update vault_snapshot set owner = 'x'`)).rejects.toThrow();
+
+    await pool.query(`update b1.vault_snapshot set owner = 'o1-b1' where vault = '0xv1'`);
+    // Readers hammering the views while the switch flips back and forth never fail and only ever
+    // see one schema or the other.
+    let running = true;
+    const seen = new Set<string>();
+    const errors: string[] = [];
+    const hammer = async () => {
+      while (running) {
+        try {
+          const o = await owner();
+          if (o) seen.add(o);
+        } catch (err) {
+          errors.push((err as Error).message);
+        }
+      }
+    };
+    const readers = [hammer(), hammer(), hammer()];
+    for (let i = 0; i < 10; i++) {
+      await switchLive(pool, {
+        viewsSchema: VIEWS,
+        target: i % 2 ? db.schema : 'b1',
+        readerRole: ROLES.reader,
+      });
+    }
+    running = false;
+    await Promise.all(readers);
+    expect(errors).toEqual([]);
+    expect([...seen].sort()).toEqual(['o1', 'o1-b1']);
+    expect(await liveSchema(pool, VIEWS)).toBe(db.schema);
+    expect(await owner()).toBe('o1');
+    const builds = await listBuilds(pool, VIEWS);
+    expect(builds.find((b) => b.schema === db.schema)?.state).toBe('live');
+    expect(builds.find((b) => b.schema === 'b1')?.state).toBe('retired');
+  });
+
+  it('switchLive refuses a schema that is not migrated or still unlogged', async () => {
+    await pool.query('create schema empty_one');
+    await expect(switchLive(pool, { viewsSchema: VIEWS, target: 'empty_one' })).rejects.toThrow(
+      /migration 0/,
+    );
+    await recordBuild(pool, VIEWS, {
+      schema: 'b2',
+      purpose: 'rebuild',
+      groupId: 'g2',
+      topic: 't',
+      market: null,
+    });
+    await prepareBuildSchema(pool, { viewsSchema: VIEWS, schema: 'b2', unlogged: true, deferIndexes: true });
+    await expect(switchLive(pool, { viewsSchema: VIEWS, target: 'b2' })).rejects.toThrow(/unlogged/);
+    expect(await liveSchema(pool, VIEWS)).toBe(db.schema);
+  });
+
+  it('compareSchemas finds changed rows and ignores wall-clock columns', async () => {
+    await migrate(pool, 'c1');
+    await migrate(pool, 'c2');
+    await seed('c1');
+    await seed('c2'); // strategies.updated_at differs: excluded
+    let diffs = await compareSchemas(pool, 'c1', 'c2');
+    expect(diffs.filter((d) => !d.equal)).toEqual([]);
+    expect(diffs.map((d) => d.table)).not.toContain('consumer_offsets');
+    expect(await schemaChecksums(pool, 'c1')).toEqual(await schemaChecksums(pool, 'c2'));
+
+    // json columns compare by value: the same JSON spaced and ordered differently is equal.
+    const { rows: js } = await pool.query<{ s: Record<string, unknown> }>(
+      `select snapshot as s from c2.vault_snapshot where vault = '0xv2'`,
+    );
+    const reordered = Object.fromEntries(Object.entries(js[0]!.s).reverse());
+    await pool.query(`update c2.vault_snapshot set snapshot = $1::json where vault = '0xv2'`, [
+      JSON.stringify(reordered, null, 2),
+    ]);
+    expect((await compareSchemas(pool, 'c1', 'c2')).filter((d) => !d.equal)).toEqual([]);
+
+    await pool.query(`update c2.vault_snapshot set snapshot = '{"a":3}' where vault = '0xv2'`);
+    diffs = await compareSchemas(pool, 'c1', 'c2');
+    const bad = diffs.filter((d) => !d.equal);
+    expect(bad.map((d) => d.table)).toEqual(['vault_snapshot']);
+    expect(bad[0]!.left!.rows).toBe(2);
+    expect(bad[0]!.onlyLeft).toHaveLength(1);
+    expect(bad[0]!.onlyLeft[0]).toContain('0xv2');
+    expect(bad[0]!.onlyRight[0]).toContain('""a"": 3');
+
+    await pool.query(`delete from c2.strategies`);
+    expect((await compareSchemas(pool, 'c1', 'c2', { tables: ['strategies'] }))[0]!.equal).toBe(false);
+  });
+
+  it('retire drops only retired schemas past the grace period that nothing writes to', async () => {
+    // b1: retired by the switches above. b2: still building. db.schema: live.
+    const later = new Date(Date.now() + 2 * 3_600_000);
+    const dry = await retireSchemas(pool, { viewsSchema: VIEWS, graceMs: 3_600_000, dryRun: true });
+    expect(dry.find((d) => d.schema === 'b1')?.action).toBe('kept'); // within grace
+    expect(dry.find((d) => d.schema === db.schema)?.reason).toBe('live');
+
+    await pool.query(
+      `insert into b1.indexer_checkpoint (chain_id, block_number, block_hash) values (1, 1, '0x')`,
+    );
+    let out = await retireSchemas(pool, { viewsSchema: VIEWS, graceMs: 3_600_000, now: later });
+    expect(out.find((d) => d.schema === 'b1')).toMatchObject({
+      action: 'kept',
+      reason: 'holds an indexer checkpoint',
+    });
+    await pool.query(`delete from b1.indexer_checkpoint`);
+
+    out = await retireSchemas(pool, { viewsSchema: VIEWS, graceMs: 3_600_000, now: later });
+    expect(out.find((d) => d.schema === 'b1')?.action).toBe('dropped');
+    expect(out.find((d) => d.schema === 'b2')?.action).toBe('kept');
+    expect(out.find((d) => d.schema === db.schema)?.action).toBe('kept');
+    const exists = await pool.query(`select 1 from pg_namespace where nspname = 'b1'`);
+    expect(exists.rowCount).toBe(0);
+    expect((await getBuild(pool, VIEWS, 'b1'))?.state).toBe('dropped');
+  });
+  it('retire leaves a schema written within the quiet period (whatever the grace) or used by an open transaction', async () => {
+    await migrate(pool, 'q1');
+    await recordBuild(pool, VIEWS, {
+      schema: 'q1',
+      purpose: 'rebuild',
+      groupId: 'gq',
+      topic: 't',
+      market: null,
+    });
+    await markBuild(pool, VIEWS, 'q1', { state: 'retired', retired: true });
+    // What the projector's batch transaction writes.
+    await pool.query(
+      `insert into q1.consumer_offsets (group_id, topic, partition, next_offset, updated_at) values ('gq', 't', 0, 5, now())`,
+    );
+    const q1 = async (o: Partial<Parameters<typeof retireSchemas>[1]> = {}) =>
+      (await retireSchemas(pool, { viewsSchema: VIEWS, graceMs: 0, ...o })).find((d) => d.schema === 'q1');
+    const inUse = /^in use: last written \d+(\.\d)?m?s ago \(\d{4}-.*Z\), within the quiet period of 1m: /;
+    expect(await q1({ dryRun: true })).toMatchObject({
+      action: 'kept',
+      reason: expect.stringMatching(inUse),
+    });
+    expect(await q1()).toMatchObject({ action: 'kept', reason: expect.stringMatching(inUse) });
+    // The drop itself looks again once no batch can commit any more.
+    expect(await dropSchemaUnlessBusy(pool, { schema: 'q1', quietMs: 60_000 })).toMatchObject({
+      dropped: false,
+      busy: false,
+    });
+    expect(await schemaExists('q1')).toBe(true);
+
+    await pool.query(`update q1.consumer_offsets set updated_at = now() - interval '2 minutes'`);
+    expect((await q1({ quietMs: 5 * 60_000 }))?.reason).toMatch(
+      /^in use: last written 2m(\d+s)? ago .* quiet period of 5m: /,
+    );
+    expect(await q1({ dryRun: true })).toMatchObject({
+      action: 'would-drop',
+      reason: expect.stringMatching(/retired since .*, last written 2m(\d+s)? ago$/),
+    });
+
+    // A projector mid-batch: its transaction holds the offsets row (and a lock on the table).
+    const other = createPgPool({ url: db.writerUrl, applicationName: 'admin-locker', max: 1 });
+    const locker = await other.connect();
+    try {
+      await locker.query('begin');
+      await locker.query(`update q1.consumer_offsets set next_offset = 6`);
+      const busy =
+        /^busy, left in place: open transactions use it \(pid \d+ admin-locker RowExclusiveLock\)$/;
+      expect(await q1({ dryRun: true })).toMatchObject({
+        action: 'kept',
+        reason: expect.stringMatching(busy),
+      });
+      expect(await q1()).toMatchObject({ action: 'kept', reason: expect.stringMatching(busy) });
+      // The drop waits for its locks no longer than the lock timeout.
+      expect(
+        await dropSchemaUnlessBusy(pool, { schema: 'q1', viewsSchema: VIEWS, lockTimeoutMs: 200 }),
+      ).toEqual({
+        dropped: false,
+        busy: true,
+      });
+      expect(await schemaExists('q1')).toBe(true);
+      expect((await getBuild(pool, VIEWS, 'q1'))?.state).toBe('retired');
+    } finally {
+      await locker.query('rollback');
+      locker.release();
+      await other.end();
+    }
+    expect(await q1()).toMatchObject({ action: 'dropped' });
+    expect(await schemaExists('q1')).toBe(false);
+    expect((await getBuild(pool, VIEWS, 'q1'))?.state).toBe('dropped');
+  });
+});

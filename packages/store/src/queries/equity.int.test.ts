@@ -1,0 +1,162 @@
+import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPgPool, hexToBytes, type Pool } from '../pool/index.js';
+import { type EquityPointRow, equitySeries } from './index.js';
+
+/** A stored point, figures in integer micro-dollars so sums compare exactly. */
+interface Stored {
+  ts: number;
+  blockNumber: number;
+  value: number;
+  capIn: number;
+  capOut: number;
+}
+
+const usd = (micro: number) => `${Math.trunc(micro / 1e6)}.${String(micro % 1e6).padStart(6, '0')}`;
+const micro = (x: number) => Math.round(x * 1e6);
+const served = (p: Stored): EquityPointRow => ({
+  ts: p.ts,
+  blockNumber: p.blockNumber,
+  valueUsd: Number(usd(p.value)),
+  capitalInUsd: Number(usd(p.capIn)),
+  capitalOutUsd: Number(usd(p.capOut)),
+});
+/** The chart's gain net of flows from `a` to `b`: Δvalue − (Δin − Δout), in micro-dollars. */
+const gain = (a: Stored, b: Stored) => b.value - a.value - (b.capIn - a.capIn - (b.capOut - a.capOut));
+const gainServed = (a: EquityPointRow, b: EquityPointRow) =>
+  micro(b.valueUsd) -
+  micro(a.valueUsd) -
+  (micro(b.capitalInUsd) - micro(a.capitalInUsd) - (micro(b.capitalOutUsd) - micro(a.capitalOutUsd)));
+
+describe('equitySeries: downsampling keeps the window’s ends', () => {
+  let db: TestDatabase;
+  let writer: Pool;
+  let reader: Pool;
+  let vaults = 0;
+  const nextVault = () => `0x${(++vaults).toString(16).padStart(40, '0')}`;
+
+  /** Stores `points` for a fresh vault, seq in their order (ts must not decrease). */
+  async function store(points: readonly Stored[]): Promise<string> {
+    const vault = nextVault();
+    await writer.query(
+      `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
+       select ${hexToBytes('$1::text')}, ts, block_number, seq, value_usd::numeric, capital_in_usd::numeric,
+              capital_out_usd::numeric
+       from jsonb_to_recordset($2::jsonb) as x(ts bigint, block_number bigint, seq bigint, value_usd text,
+         capital_in_usd text, capital_out_usd text)`,
+      [
+        vault,
+        JSON.stringify(
+          points.map((p, i) => ({
+            ts: p.ts,
+            block_number: p.blockNumber,
+            seq: i + 1,
+            value_usd: usd(p.value),
+            capital_in_usd: usd(p.capIn),
+            capital_out_usd: usd(p.capOut),
+          })),
+        ),
+      ],
+    );
+    return vault;
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase('equity');
+    writer = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'test', max: 2 });
+    reader = createPgPool({ url: db.readerUrl, schema: db.schema, applicationName: 'test-reader', max: 2 });
+  });
+  afterAll(async () => {
+    await reader?.end();
+    await writer?.end();
+    await db?.drop();
+  });
+
+  it('the issue’s example: a funded first point is kept, so the gain net of flows is 200, not 100', async () => {
+    const M = 1e6;
+    const pts: Stored[] = [
+      { ts: 0, blockNumber: 10, value: 1000 * M, capIn: 1000 * M, capOut: 0 }, // funded
+      { ts: 40, blockNumber: 14, value: 1050 * M, capIn: 1000 * M, capOut: 0 },
+      { ts: 60, blockNumber: 16, value: 2100 * M, capIn: 2000 * M, capOut: 0 }, // deposit 1,000
+      { ts: 100, blockNumber: 20, value: 2200 * M, capIn: 2000 * M, capOut: 0 },
+    ];
+    const vault = await store(pts);
+    const two = await equitySeries(reader, { vault, points: 2 });
+    expect(two).toEqual([served(pts[0]!), served(pts[3]!)]);
+    expect(gainServed(two[0]!, two[1]!)).toBe(200 * M);
+    expect(gain(pts[0]!, pts[3]!)).toBe(200 * M);
+    // points − 1 = 2 buckets over [0, 100]: [0, 50] keeps 40, [51, 100] keeps 100; 0 comes first.
+    expect(await equitySeries(reader, { vault, points: 3 })).toEqual(
+      [pts[0], pts[1], pts[3]].map((p) => served(p!)),
+    );
+    expect(await equitySeries(reader, { vault, points: 4 })).toEqual(pts.map(served)); // fits: whole
+    expect(await equitySeries(reader, { vault, points: 1 })).toEqual([served(pts[3]!)]); // latest
+    expect(await equitySeries(reader, { vault, from: 1, to: 100, points: 2 })).toEqual([
+      served(pts[1]!),
+      served(pts[2]!),
+    ]);
+    expect(await equitySeries(reader, { vault, from: 101, points: 2 })).toEqual([]);
+  });
+
+  const series = fc
+    .array(
+      fc.record({
+        dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 50 })), // equal times happen
+        value: fc.integer({ min: 0, max: 1e12 }),
+        dIn: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1e11 })),
+        dOut: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1e11 })),
+      }),
+      { maxLength: 40 },
+    )
+    .map((steps) => {
+      let ts = 1_000;
+      let capIn = 0;
+      let capOut = 0;
+      return steps.map((s, i): Stored => {
+        ts += s.dt;
+        capIn += s.dIn;
+        capOut += s.dOut;
+        return { ts, blockNumber: 100 + i, value: s.value, capIn, capOut };
+      });
+    });
+  const bound = fc.option(fc.integer({ min: 990, max: 3_100 }), { nil: undefined });
+
+  it('any points, window and series: ends kept, ≤ points, a subsequence, gain net of flows exact (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        series,
+        bound,
+        bound,
+        fc.integer({ min: 0, max: 1000 }),
+        async (pts, from, to, seed) => {
+          const vault = await store(pts);
+          const win = pts.filter(
+            (p) => (from === undefined || p.ts >= from) && (to === undefined || p.ts < to),
+          );
+          const points = 1 + (seed % (win.length + 2)); // 1 .. N + 2
+          const got = await equitySeries(reader, { vault, from, to, points });
+
+          expect(got.length).toBeLessThanOrEqual(points);
+          // A subsequence of the stored window, in order (block numbers are unique per vault).
+          let at = -1;
+          for (const p of got) {
+            const i = win.findIndex((s) => s.blockNumber === p.blockNumber);
+            expect(i).toBeGreaterThan(at);
+            expect(p).toEqual(served(win[i]!));
+            at = i;
+          }
+          if (win.length === 0) return void expect(got).toEqual([]);
+          expect(got.at(-1)).toEqual(served(win.at(-1)!)); // the latest point, always
+          if (win.length <= points) expect(got).toEqual(win.map(served));
+          if (points === 1) expect(got).toHaveLength(1);
+          if (points >= 2 && win.length >= 2) {
+            expect(got[0]).toEqual(served(win[0]!));
+            expect(gainServed(got[0]!, got.at(-1)!)).toBe(gain(win[0]!, win.at(-1)!));
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});

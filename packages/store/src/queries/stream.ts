@@ -1,0 +1,77 @@
+import type { Pool } from '../pool/index.js';
+import { LEDGER_ROW_SQL } from './ledger.js';
+
+/**
+ * The live streams' reads (migration 0021): the projection's commits in commit order, each with
+ * the ledger rows it wrote. A commit's number is its place in that order (ProjectionTx.noteCommit
+ * numbers them under a lock held to the commit), so "the commits after n" never misses one that
+ * commits later with a smaller number.
+ */
+
+/** One commit of the vault projection, as the streams send it. */
+export interface StreamCommit {
+  /** Its number (int8 as decimal text). */
+  seq: string;
+  /** The vaults it touched, ascending. */
+  vaults: string[];
+  /** Its ledger rows (served JSON text), by vault, then oldest first. */
+  rows: { vault: string; json: string }[];
+}
+
+export interface StreamBounds {
+  /** Highest commit number (0 when none). */
+  head: string;
+  /** Lowest commit number still kept (null when none): a cursor below it cannot be resumed. */
+  oldest: string | null;
+}
+
+export async function streamBounds(pool: Pool): Promise<StreamBounds> {
+  const { rows } = await pool.query<{ head: string; oldest: string | null }>({
+    name: 'reader.stream-bounds',
+    text: 'select coalesce(max(seq), 0)::text as head, min(seq)::text as oldest from stream_commits',
+  });
+  return rows[0] ?? { head: '0', oldest: null };
+}
+
+/**
+ * The (at most `limit`) commits after `after`, in order, with their ledger rows of `types`
+ * (the activity vocabulary: what GET events serves). A commit whose rows a later revert deleted
+ * comes with the rows that remain.
+ */
+export async function streamCommits(
+  pool: Pool,
+  after: string,
+  limit: number,
+  types: readonly string[],
+): Promise<StreamCommit[]> {
+  const { rows } = await pool.query<{
+    seq: string;
+    vaults: string[];
+    vault: string | null;
+    json: string | null;
+  }>({
+    name: 'reader.stream-commits',
+    text: `with c as (
+          select seq, xid, vaults from stream_commits where seq > $1::int8 order by seq limit $2
+        )
+        select c.seq::text as seq, c.vaults, l.vault_hex as vault, l.json
+        from c left join lateral (
+          select ${LEDGER_ROW_SQL.vault} as vault_hex, ${LEDGER_ROW_SQL.row},
+                 vault, block_number, tx_index, log_index, block_hash
+          from ledger
+          where commit_xid = c.xid and type = any($3::text[])
+        ) l on true
+        order by c.seq, l.vault, l.block_number, l.tx_index, l.log_index, l.block_hash`,
+    values: [after, limit, types],
+  });
+  const out: StreamCommit[] = [];
+  for (const r of rows) {
+    let c = out.at(-1);
+    if (c?.seq !== r.seq) {
+      c = { seq: r.seq, vaults: r.vaults, rows: [] };
+      out.push(c);
+    }
+    if (r.vault !== null && r.json !== null) c.rows.push({ vault: r.vault, json: r.json });
+  }
+  return out;
+}

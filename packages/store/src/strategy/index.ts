@@ -1,0 +1,11 @@
+export { createStrategyStore, type StrategyStore, type StrategyTx } from './projection.js';
+export { type ApplyOutcome, applyScreen } from './screen.js';
+export {
+  type EquitySample,
+  foldExtent,
+  type StrategyStats,
+  strategyIds,
+  vaultReturnSeries,
+  writeStrategyStats,
+} from './stats.js';
+export { applyCatalogue } from './strategies.js';

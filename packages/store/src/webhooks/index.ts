@@ -1,0 +1,509 @@
+/**
+ * Callbacks (webhooks): endpoints, their delivery cursors and their deliveries (migration 0020).
+ * The deliverer (services/cli/src/webhooks) scans each endpoint's new ledger rows into
+ * webhook_deliveries (`enqueue`: the cursor moves in the same statement), sends each vault's
+ * oldest pending delivery (`dueHeads`) and records what came back (`recordOutcomes`).
+ *
+ * Endpoint state lives in one schema (the deliverer's `schema`, by default the original projection
+ * schema, like the indexer's checkpoint), the ledger it scans in the live projection schema: after
+ * a rebuild's switch the cursors move to the new ledger (`enqueue` rescans it, skipping per vault
+ * what the endpoint had reached).
+ */
+import { createHash } from 'node:crypto';
+import { bytesToHex, hexToBytes, ident, type Pool, type PoolClient, withTransaction } from '../pool/index.js';
+
+type Queryable = Pick<Pool, 'query'>;
+
+export interface WebhookEndpoint {
+  id: number;
+  url: string;
+  /** Null: every vault. Lowercase "0x…" addresses otherwise. */
+  vaults: string[] | null;
+  /** Null: every activity type. */
+  types: string[] | null;
+  description: string | null;
+  createdAt: Date;
+  /** The projection schema whose ledger the cursor is in. */
+  ledgerSchema: string;
+  /** Deliveries by state. */
+  pending: number;
+  delivered: number;
+  parked: number;
+}
+
+export interface NewWebhookEndpoint {
+  url: string;
+  secret: string;
+  vaults: readonly string[] | null;
+  types: readonly string[] | null;
+  description?: string;
+  /** The live projection schema: the cursor starts at the end of its ledger. */
+  ledgerSchema: string;
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'parked';
+
+export interface WebhookDelivery {
+  id: number;
+  endpointId: number;
+  msgId: string;
+  vault: string;
+  type: string;
+  blockNumber: number;
+  txIndex: number;
+  logIndex: number;
+  txHash: string;
+  state: DeliveryState;
+  attempts: number;
+  createdAt: Date;
+  deadline: Date;
+  nextAttemptAt: Date;
+  lastAttemptAt: Date | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  doneAt: Date | null;
+}
+
+/** A delivery to attempt now: the oldest pending one of its (endpoint, vault). */
+export interface DueDelivery {
+  id: number;
+  endpointId: number;
+  url: string;
+  secret: string;
+  msgId: string;
+  vault: string;
+  body: string;
+  attempts: number;
+  deadline: Date;
+}
+
+/** What one attempt came to. */
+export interface DeliveryOutcome {
+  id: number;
+  state: DeliveryState;
+  /** HTTP status, null when no answer came. */
+  status: number | null;
+  error: string | null;
+  /** Pending: when to try again. */
+  nextAttemptAt?: Date;
+}
+
+export interface EnqueueResult {
+  /** Ledger rows the cursor moved over. */
+  scanned: number;
+  /** Deliveries queued (rows that matched and were not queued before). */
+  queued: number;
+  /** The cursor moved to another ledger schema (a rebuild's switch) first. */
+  switched: boolean;
+}
+
+/**
+ * The webhook-id of a ledger row for an endpoint: `msg_` and 32 hex digits of sha256 over the
+ * endpoint id and the row's identity (chain, block hash, tx hash, log index, vault). The same for
+ * every attempt, every restart and a row queued again, so receivers dedupe on it.
+ */
+export function webhookMessageId(
+  endpointId: number,
+  row: { chainId: number; blockHash: string; txHash: string; logIndex: number; vault: string },
+): string {
+  const key = `${endpointId}:${row.chainId}:${row.blockHash.slice(2)}:${row.txHash.slice(2)}:${row.logIndex}:${row.vault.slice(2)}`;
+  return `msg_${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
+}
+
+/** The same id in SQL, over the ledger's columns (`l.`), for `$1` the endpoint id. */
+const MSG_ID = `'msg_' || left(encode(sha256(convert_to($1::bigint || ':' || l.chain_id || ':' || encode(l.block_hash, 'hex')
+  || ':' || encode(l.tx_hash, 'hex') || ':' || l.log_index || ':' || encode(l.vault, 'hex'), 'UTF8')), 'hex'), 32)`;
+
+/**
+ * The body of a delivery (Standard Webhooks' shape): `{ type, timestamp, data }`, `timestamp` the
+ * row's block time (ISO 8601, UTC), `data` the ledger row exactly as `GET /v1/vault/{address}/events`
+ * serves it (packages/store/src/queries/ledger.ts, ROW).
+ */
+const BODY = `json_build_object(
+    'type', l.type,
+    'timestamp', to_char(to_timestamp(l.ts / 1000.0) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'data', json_build_object(
+      'id', l.chain_id || ':' || ${bytesToHex('l.block_hash')} || ':' || ${bytesToHex('l.tx_hash')} || ':' || l.log_index || ':' || ${bytesToHex('l.vault')},
+      'vault', ${bytesToHex('l.vault')}, 'chainId', l.chain_id, 'type', l.type, 'txHash', ${bytesToHex('l.tx_hash')},
+      'blockNumber', l.block_number, 'blockHash', ${bytesToHex('l.block_hash')}, 'txIndex', l.tx_index,
+      'logIndex', l.log_index, 'ts', l.ts, 'data', l.payload, 'amounts', l.amounts))::text`;
+
+/** The scan order of the ledger (commit_xid first: the order rows became visible, near enough). */
+const KEY = 'commit_xid, vault, block_number, tx_index, log_index, block_hash, tx_hash, chain_id';
+const CURSOR =
+  'cursor_xid, cursor_vault, cursor_block, cursor_tx_index, cursor_log_index, cursor_block_hash, cursor_tx_hash, cursor_chain_id';
+
+interface EndpointRow {
+  id: number;
+  url: string;
+  vaults: string[] | null;
+  types: string[] | null;
+  description: string | null;
+  created_at: Date;
+  ledger_schema: string;
+  pending: number;
+  delivered: number;
+  parked: number;
+}
+
+interface DeliveryRow {
+  id: number;
+  endpoint_id: number;
+  msg_id: string;
+  vault: string;
+  type: string;
+  block_number: number;
+  tx_index: number;
+  log_index: number;
+  tx_hash: string;
+  state: DeliveryState;
+  attempts: number;
+  created_at: Date;
+  deadline: Date;
+  next_attempt_at: Date;
+  last_attempt_at: Date | null;
+  last_status: number | null;
+  last_error: string | null;
+  done_at: Date | null;
+}
+
+const deliveryOf = (r: DeliveryRow): WebhookDelivery => ({
+  id: r.id,
+  endpointId: r.endpoint_id,
+  msgId: r.msg_id,
+  vault: r.vault,
+  type: r.type,
+  blockNumber: r.block_number,
+  txIndex: r.tx_index,
+  logIndex: r.log_index,
+  txHash: r.tx_hash,
+  state: r.state,
+  attempts: r.attempts,
+  createdAt: r.created_at,
+  deadline: r.deadline,
+  nextAttemptAt: r.next_attempt_at,
+  lastAttemptAt: r.last_attempt_at,
+  lastStatus: r.last_status,
+  lastError: r.last_error,
+  doneAt: r.done_at,
+});
+
+export interface WebhookStore {
+  /** The schema holding the webhook tables. */
+  readonly schema: string;
+  addEndpoint(e: NewWebhookEndpoint): Promise<WebhookEndpoint>;
+  listEndpoints(): Promise<WebhookEndpoint[]>;
+  /** Removes the endpoint and its deliveries; false when there is none of that id. */
+  removeEndpoint(id: number): Promise<boolean>;
+  /** The endpoint ids (enqueue goes endpoint by endpoint). */
+  endpointIds(): Promise<number[]>;
+  /**
+   * Moves one endpoint's cursor over at most `limit` new ledger rows of `ledgerSchema` (rows of
+   * transactions that are over: below the oldest one still running), queueing the rows that match
+   * it, in one transaction. `deadline`: until when the queued deliveries are retried.
+   */
+  enqueue(
+    endpointId: number,
+    ledgerSchema: string,
+    o: { limit: number; activityTypes: readonly string[]; deadline: Date },
+  ): Promise<EnqueueResult>;
+  /** The oldest pending delivery of each (endpoint, vault), those due now, at most `limit`. */
+  dueHeads(limit: number): Promise<DueDelivery[]>;
+  /** Records attempts' outcomes, in one statement. */
+  recordOutcomes(outcomes: readonly DeliveryOutcome[]): Promise<void>;
+  /** Deliveries, newest first: of one endpoint or all, of one state or all. */
+  listDeliveries(f: {
+    endpointId?: number;
+    state?: DeliveryState;
+    limit: number;
+  }): Promise<WebhookDelivery[]>;
+  /**
+   * Parked deliveries back to pending (attempts from 0, due now, retried until `deadline`): the
+   * one `id`, or every parked one (of one endpoint). Returns how many.
+   */
+  retryParked(f: { id?: number; endpointId?: number; deadline: Date }): Promise<number>;
+  /** Deletes delivered rows done before `before`; returns how many. */
+  pruneDelivered(before: Date, limit?: number): Promise<number>;
+  /** Pending and parked deliveries, for the metrics (delivered: 0, not counted). */
+  counts(): Promise<Record<DeliveryState, number>>;
+}
+
+export function createWebhookStore(pool: Pool, schema: string): WebhookStore {
+  const s = ident(schema);
+  const endpoints = `${s}.webhook_endpoints`;
+  const deliveries = `${s}.webhook_deliveries`;
+  const marks = `${s}.webhook_vault_marks`;
+
+  const selectEndpoints = (
+    where: string,
+  ) => `select e.id, e.url, e.description, e.created_at, e.ledger_schema, e.types,
+      case when e.vaults is null then null else (select array_agg(${bytesToHex('v')}) from unnest(e.vaults) as v) end as vaults,
+      (select count(*) from ${deliveries} d where d.endpoint_id = e.id and d.state = 'pending')::int as pending,
+      (select count(*) from ${deliveries} d where d.endpoint_id = e.id and d.state = 'delivered')::int as delivered,
+      (select count(*) from ${deliveries} d where d.endpoint_id = e.id and d.state = 'parked')::int as parked
+    from ${endpoints} e ${where} order by e.id`;
+  const endpointOf = (r: EndpointRow): WebhookEndpoint => ({
+    id: r.id,
+    url: r.url,
+    vaults: r.vaults,
+    types: r.types,
+    description: r.description,
+    createdAt: r.created_at,
+    ledgerSchema: r.ledger_schema,
+    pending: r.pending,
+    delivered: r.delivered,
+    parked: r.parked,
+  });
+
+  /** The cursor moves to another ledger (a switch): from its start, skipping what marks cover. */
+  async function switchLedger(client: PoolClient, endpointId: number, ledgerSchema: string): Promise<void> {
+    await client.query(
+      `update ${endpoints} set ledger_schema = $2, cursor_xid = '0'::xid8, cursor_vault = '\\x', cursor_block = -1,
+         cursor_tx_index = -2147483648, cursor_log_index = -2147483648, cursor_block_hash = '\\x',
+         cursor_tx_hash = '\\x', cursor_chain_id = -2147483648,
+         rescan_below = pg_snapshot_xmax(pg_current_snapshot())
+       where id = $1`,
+      [endpointId, ledgerSchema],
+    );
+  }
+
+  return {
+    schema,
+    async addEndpoint(e) {
+      const { rows } = await pool.query<{ id: number }>(
+        `insert into ${endpoints} (url, secret, vaults, types, description, ledger_schema, cursor_xid)
+         values ($1, $2, case when $3::text[] is null then null
+                   else (select array_agg(${hexToBytes('v')}) from unnest($3::text[]) as v) end,
+                 $4::text[], $5, $6, pg_snapshot_xmin(pg_current_snapshot()))
+         returning id`,
+        [e.url, e.secret, e.vaults, e.types, e.description ?? null, e.ledgerSchema],
+      );
+      const id = rows[0]?.id;
+      if (id === undefined) throw new Error('webhook endpoint not inserted');
+      const { rows: out } = await pool.query<EndpointRow>(selectEndpoints('where e.id = $1'), [id]);
+      return endpointOf(out[0] as EndpointRow);
+    },
+    async listEndpoints() {
+      const { rows } = await pool.query<EndpointRow>(selectEndpoints(''));
+      return rows.map(endpointOf);
+    },
+    async removeEndpoint(id) {
+      const { rowCount } = await pool.query(`delete from ${endpoints} where id = $1`, [id]);
+      return (rowCount ?? 0) > 0;
+    },
+    async endpointIds() {
+      const { rows } = await pool.query<{ id: number }>(`select id from ${endpoints} order by id`);
+      return rows.map((r) => r.id);
+    },
+    async enqueue(endpointId, ledgerSchema, o) {
+      return withTransaction(pool, async (client) => {
+        const { rows } = await client.query<{ ledger_schema: string }>(
+          `select ledger_schema from ${endpoints} where id = $1 for update`,
+          [endpointId],
+        );
+        const row = rows[0];
+        if (!row) return { scanned: 0, queued: 0, switched: false };
+        const switched = row.ledger_schema !== ledgerSchema;
+        if (switched) await switchLedger(client, endpointId, ledgerSchema);
+        const l = `${ident(ledgerSchema)}.ledger`;
+        // One statement: the next rows past the cursor (of finished transactions), the matching
+        // ones queued in scan order, the per-vault marks and the cursor moved to the last row.
+        const { rows: result } = await client.query<{ scanned: number; queued: number }>(
+          `with e as (select * from ${endpoints} where id = $1),
+           batch as materialized (
+             select l.*, (l.commit_xid < e.rescan_below and exists (
+                 select 1 from ${marks} m where m.endpoint_id = $1 and m.vault = l.vault
+                   and (m.block_number, m.tx_index, m.log_index) >= (l.block_number, l.tx_index, l.log_index))) as seen
+               from e, ${l} l
+              where l.commit_xid >= e.cursor_xid
+                and l.commit_xid < pg_snapshot_xmin(pg_current_snapshot())
+                and (l.${KEY.split(', ').join(', l.')}) > (e.${CURSOR.split(', ').join(', e.')})
+              order by l.${KEY.split(', ').join(', l.')}
+              limit $2),
+           ins as (
+             insert into ${deliveries} (endpoint_id, msg_id, vault, type, block_number, tx_index, log_index, tx_hash, body, deadline)
+             select $1, ${MSG_ID}, l.vault, l.type, l.block_number, l.tx_index, l.log_index, l.tx_hash, ${BODY}, $4
+               from batch l, e
+              where l.type = any($3::text[]) and (e.types is null or l.type = any(e.types))
+                and (e.vaults is null or l.vault = any(e.vaults)) and not coalesce(l.seen, false)
+              order by l.${KEY.split(', ').join(', l.')}
+             on conflict (endpoint_id, msg_id) do nothing
+             returning 1),
+           mark as (
+             insert into ${marks} (endpoint_id, vault, block_number, tx_index, log_index)
+             select distinct on (vault) $1, vault, block_number, tx_index, log_index from batch
+              order by vault, block_number desc, tx_index desc, log_index desc
+             on conflict (endpoint_id, vault) do update
+               set block_number = excluded.block_number, tx_index = excluded.tx_index, log_index = excluded.log_index
+               where (excluded.block_number, excluded.tx_index, excluded.log_index)
+                   > (webhook_vault_marks.block_number, webhook_vault_marks.tx_index, webhook_vault_marks.log_index)
+             returning 1),
+           last as (select * from batch order by ${KEY.split(', ')
+             .map((c) => `${c} desc`)
+             .join(', ')} limit 1),
+           moved as (
+             update ${endpoints} c set (${CURSOR}) = (select ${KEY} from last),
+               rescan_below = case when c.rescan_below is not null
+                 and (select commit_xid from last) >= c.rescan_below then null else c.rescan_below end
+              where c.id = $1 and exists (select 1 from last)
+             returning 1)
+           select (select count(*) from batch)::int as scanned, (select count(*) from ins)::int as queued,
+             (select count(*) from mark)::int + (select count(*) from moved)::int as _`,
+          [endpointId, o.limit, o.activityTypes, o.deadline],
+        );
+        const r = result[0] ?? { scanned: 0, queued: 0 };
+        // A rescan that reached the rows written after the switch ends with them.
+        if (r.scanned < o.limit)
+          await client.query(
+            `update ${endpoints} set rescan_below = null where id = $1 and rescan_below is not null
+               and rescan_below <= pg_snapshot_xmin(pg_current_snapshot())`,
+            [endpointId],
+          );
+        return { scanned: r.scanned, queued: r.queued, switched };
+      });
+    },
+    async dueHeads(limit) {
+      const { rows } = await pool.query<{
+        id: number;
+        endpoint_id: number;
+        url: string;
+        secret: string;
+        msg_id: string;
+        vault: string;
+        body: string;
+        attempts: number;
+        deadline: Date;
+      }>(
+        // A loose index scan of webhook_deliveries_queue: each (endpoint, vault) with pending
+        // deliveries, then its oldest one; two index probes a vault, however long its queue.
+        `with recursive pairs as (
+           (select endpoint_id, vault from ${deliveries} where state = 'pending' order by endpoint_id, vault limit 1)
+           union all
+           select n.endpoint_id, n.vault from pairs p, lateral (
+             select endpoint_id, vault from ${deliveries}
+              where state = 'pending' and (endpoint_id, vault) > (p.endpoint_id, p.vault)
+              order by endpoint_id, vault limit 1) n),
+         heads as (
+           select h.id, h.next_attempt_at from pairs p, lateral (
+             select id, next_attempt_at from ${deliveries}
+              where state = 'pending' and endpoint_id = p.endpoint_id and vault = p.vault
+              order by id limit 1) h)
+         select d.id, d.endpoint_id, e.url, e.secret, d.msg_id, ${bytesToHex('d.vault')} as vault, d.body,
+                d.attempts, d.deadline
+           from heads h join ${deliveries} d on d.id = h.id join ${endpoints} e on e.id = d.endpoint_id
+          where h.next_attempt_at <= now()
+          order by h.next_attempt_at, h.id
+          limit $1`,
+        [limit],
+      );
+      return rows.map((r) => ({
+        id: r.id,
+        endpointId: r.endpoint_id,
+        url: r.url,
+        secret: r.secret,
+        msgId: r.msg_id,
+        vault: r.vault,
+        body: r.body,
+        attempts: r.attempts,
+        deadline: r.deadline,
+      }));
+    },
+    async recordOutcomes(outcomes) {
+      if (outcomes.length === 0) return;
+      await pool.query(
+        `update ${deliveries} d set state = x.state, attempts = d.attempts + 1, last_attempt_at = now(),
+           last_status = x.status, last_error = x.error,
+           next_attempt_at = coalesce(x.next_at, d.next_attempt_at),
+           done_at = case when x.state = 'pending' then null else now() end
+         from json_to_recordset($1::json) as x(id bigint, state text, status int, error text, next_at timestamptz)
+         where d.id = x.id and d.state = 'pending'`,
+        [
+          JSON.stringify(
+            outcomes.map((o) => ({
+              id: o.id,
+              state: o.state,
+              status: o.status,
+              error: o.error,
+              next_at: o.nextAttemptAt?.toISOString() ?? null,
+            })),
+          ),
+        ],
+      );
+    },
+    async listDeliveries(f) {
+      const values: unknown[] = [f.limit];
+      const where: string[] = [];
+      if (f.endpointId !== undefined) {
+        values.push(f.endpointId);
+        where.push(`endpoint_id = $${values.length}`);
+      }
+      if (f.state !== undefined) {
+        values.push(f.state);
+        where.push(`state = $${values.length}`);
+      }
+      const { rows } = await pool.query<DeliveryRow>(
+        `select id, endpoint_id, msg_id, ${bytesToHex('vault')} as vault, type, block_number, tx_index, log_index,
+                ${bytesToHex('tx_hash')} as tx_hash, state, attempts, created_at, deadline, next_attempt_at,
+                last_attempt_at, last_status, last_error, done_at
+           from ${deliveries} ${where.length ? `where ${where.join(' and ')}` : ''}
+          order by id desc limit $1`,
+        values,
+      );
+      return rows.map(deliveryOf);
+    },
+    async retryParked(f) {
+      const values: unknown[] = [f.deadline];
+      const where = [`state = 'parked'`];
+      if (f.id !== undefined) {
+        values.push(f.id);
+        where.push(`id = $${values.length}`);
+      }
+      if (f.endpointId !== undefined) {
+        values.push(f.endpointId);
+        where.push(`endpoint_id = $${values.length}`);
+      }
+      const { rowCount } = await pool.query(
+        `update ${deliveries} set state = 'pending', attempts = 0, next_attempt_at = now(), deadline = $1, done_at = null
+          where ${where.join(' and ')}`,
+        values,
+      );
+      return rowCount ?? 0;
+    },
+    async pruneDelivered(before, limit = 10_000) {
+      const { rowCount } = await pool.query(
+        `delete from ${deliveries} where id in (
+           select id from ${deliveries} where state = 'delivered' and done_at < $1 limit $2)`,
+        [before, limit],
+      );
+      return rowCount ?? 0;
+    },
+    async counts() {
+      const { rows } = await pool.query<{ state: DeliveryState; n: number }>(
+        `select state, count(*)::int as n from ${deliveries} where state in ('pending', 'parked') group by state`,
+      );
+      const out: Record<DeliveryState, number> = { pending: 0, delivered: 0, parked: 0 };
+      for (const r of rows) out[r.state] = r.n;
+      return out;
+    },
+  };
+}
+
+/** Whether `schema` has the webhook tables (migration 0020). */
+export async function hasWebhookTables(db: Queryable, schema: string): Promise<boolean> {
+  const { rows } = await db.query<{ ok: boolean }>(
+    `select exists (select 1 from information_schema.tables where table_schema = $1 and table_name = 'webhook_endpoints') as ok`,
+    [schema],
+  );
+  return rows[0]?.ok === true;
+}
+
+/**
+ * The endpoints' signing secrets are not the read-only role's: after a blanket `grant select on
+ * all tables` (migrate, switch), the role loses select on webhook_endpoints again.
+ */
+export async function revokeWebhookSecrets(db: Queryable, schema: string, role: string): Promise<void> {
+  const { rows } = await db.query<{ t: string | null }>('select to_regclass($1)::text as t', [
+    `${ident(schema)}.webhook_endpoints`,
+  ]);
+  if (rows[0]?.t) await db.query(`revoke select on ${ident(schema)}.webhook_endpoints from ${ident(role)}`);
+}

@@ -1,0 +1,290 @@
+import { parseArgs } from 'node:util';
+import { createLogger, envField, onShutdown, redactText } from '@vault-yield/common';
+import { activityTypes } from '@vault-yield/domain';
+import {
+  createPgPool,
+  createWebhookStore,
+  hasWebhookTables,
+  liveRecord,
+  STREAM_CHANNEL,
+  type WebhookDelivery,
+  type WebhookStore,
+} from '@vault-yield/store';
+import type { Command } from '../command.js';
+import { usageError } from '../ops/env.js';
+import {
+  createWebhookDeliverer,
+  generateSecret,
+  listenWakeUp,
+  loadWebhooksEnv,
+  type WebhooksEnv,
+  webhookConfigFromEnv,
+} from '../webhooks/index.js';
+
+const help = `usage: vault-yield webhooks add URL (--vault 0x… [--vault 0x…] | --all) [--types T,T…] [--description TEXT] [--json]
+       vault-yield webhooks list [--json]
+       vault-yield webhooks remove ID
+       vault-yield webhooks deliveries [--endpoint ID] [--failed] [--limit N] [--json]
+       vault-yield webhooks retry [--endpoint ID] [--id N]
+       vault-yield webhooks run
+
+Callbacks: every ledger row of a matching vault and type is POSTed to each endpoint as JSON,
+signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), at least once and
+in order per vault. See the README, "Callbacks (webhooks)", for the payload and how a receiver
+verifies it.
+
+  add         registers an endpoint (http:// or https:// only) for the vaults given (--vault,
+              repeatable or comma-separated) or every vault (--all), and the ledger types given
+              (--types, default every type); rows that enter the ledger from now on are delivered.
+              Prints its id and its signing secret (whsec_…): the secret is shown this once.
+  list        the endpoints (URLs shown without their path, query or password), with their
+              deliveries pending, delivered (kept WEBHOOK_RETENTION_MS) and parked
+  remove      removes an endpoint, its cursor and its deliveries
+  deliveries  the latest deliveries (--failed: the parked ones), newest first
+  retry       sends parked deliveries again (all, one endpoint's, or the one --id N): they go back
+              in their vault's queue before the rows queued after them, and are retried for
+              another WEBHOOK_RETRY_PERIOD_MS
+  run         the deliverer (one per WEBHOOKS_SCHEMA sends at a time; another waits as a standby).
+              SIGTERM/SIGINT: finishes the deliveries in flight, then exits
+
+Retries: 5xx, 408, 429 (its Retry-After honoured), time-outs and connection errors are retried with
+exponential backoff and jitter until WEBHOOK_RETRY_PERIOD_MS after the delivery was queued; a
+failure after that parks it. Any other answer that is not 2xx (another 4xx, a 3xx: redirects are
+not followed) parks it at once. A parked delivery does not hold back its vault's later rows.
+
+options:
+  --vault 0x…       a vault to deliver (repeatable, or comma-separated)
+  --all             every vault, present and future
+  --types T,T…      ledger types (${activityTypes.join(', ')})
+  --description T   a note shown by list
+  --endpoint ID     one endpoint
+  --failed          parked deliveries only
+  --id N            one delivery
+  --limit N         deliveries shown (default 50)
+  --json            JSON output
+
+environment:
+  DATABASE_URL (required), WEBHOOKS_SCHEMA (default PROJECTION_SCHEMA), PROJECTION_SCHEMA,
+  VIEWS_SCHEMA, WEBHOOK_POLL_INTERVAL_MS, WEBHOOK_LISTEN, WEBHOOK_TIMEOUT_MS,
+  WEBHOOK_RETRY_PERIOD_MS, WEBHOOK_BACKOFF_BASE_MS, WEBHOOK_BACKOFF_MAX_MS, WEBHOOK_CONCURRENCY,
+  WEBHOOK_SCAN_BATCH, WEBHOOK_RETENTION_MS, METRICS_PORT, METRICS_HOST, LOG_LEVEL, LOG_FORMAT`;
+
+const SUBCOMMANDS = ['add', 'list', 'remove', 'deliveries', 'retry', 'run'] as const;
+type Sub = (typeof SUBCOMMANDS)[number];
+
+/** An endpoint URL: http(s) only, parsed; shown redacted in every error. */
+export function endpointUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw usageError(`webhooks add: not a URL: ${redactText(text)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw usageError(`webhooks add: only http:// and https:// URLs are delivered to, got ${url.protocol}`);
+  return url.toString();
+}
+
+const positiveInt = (option: string, value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d{0,15}$/.test(value))
+    throw usageError(`--${option} must be a positive integer, got ${value}`);
+  return Number(value);
+};
+
+function deliveryLine(d: WebhookDelivery): string {
+  const when = (d.doneAt ?? d.lastAttemptAt ?? d.createdAt).toISOString();
+  const last = d.lastStatus !== null ? `HTTP ${d.lastStatus}` : (d.lastError ?? '-');
+  const detail = d.state === 'pending' && d.attempts > 0 ? `  next ${d.nextAttemptAt.toISOString()}` : '';
+  return `${String(d.id).padStart(8)}  ep ${d.endpointId}  ${d.state.padEnd(9)}  ${d.msgId}  ${d.vault}  ${d.type}  block ${d.blockNumber}  attempts ${d.attempts}  ${last}${d.lastError && d.lastStatus !== null ? ` (${d.lastError})` : ''}  ${when}${detail}`;
+}
+
+async function withStore<T>(
+  env: WebhooksEnv,
+  fn: (store: WebhookStore, ledgerSchema: () => Promise<string>) => Promise<T>,
+): Promise<T> {
+  const schema = env.WEBHOOKS_SCHEMA ?? env.PROJECTION_SCHEMA;
+  const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-webhooks-cli', max: 1 });
+  try {
+    if (!(await hasWebhookTables(pool, schema)))
+      throw usageError(
+        `schema ${schema} has no webhook tables: run \`vault-yield migrate\` first (migration 0020)`,
+      );
+    return await fn(
+      createWebhookStore(pool, schema),
+      async () => (await liveRecord(pool, env.VIEWS_SCHEMA))?.schema ?? env.PROJECTION_SCHEMA,
+    );
+  } finally {
+    await pool.end();
+  }
+}
+
+export const webhooksCommand: Command = {
+  help,
+  async run(argv) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        vault: { type: 'string', multiple: true },
+        all: { type: 'boolean' },
+        types: { type: 'string' },
+        description: { type: 'string' },
+        endpoint: { type: 'string' },
+        failed: { type: 'boolean' },
+        id: { type: 'string' },
+        limit: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    });
+    const sub = positionals[0] as Sub | undefined;
+    if (!sub || !SUBCOMMANDS.includes(sub)) {
+      console.error(
+        `webhooks: expected one of ${SUBCOMMANDS.join(', ')}, got ${sub ?? 'nothing'}\n\n${help}`,
+      );
+      return 2;
+    }
+    const env = loadWebhooksEnv();
+
+    if (sub === 'run') {
+      const log = createLogger({ name: 'webhooks', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
+      const deliverer = createWebhookDeliverer({
+        ...webhookConfigFromEnv(env, log),
+        ...(env.WEBHOOK_LISTEN ? { wakeUp: listenWakeUp(env.DATABASE_URL, STREAM_CHANNEL, log) } : {}),
+      });
+      onShutdown(log, () => deliverer.stop());
+      try {
+        await deliverer.start();
+        await deliverer.done;
+        return 0;
+      } catch (err) {
+        log.fatal({ err }, 'webhook deliverer failed');
+        await deliverer.stop().catch(() => {});
+        return 1;
+      }
+    }
+
+    if (sub === 'add') {
+      const [, rawUrl, ...extra] = positionals;
+      if (!rawUrl || extra.length > 0) throw usageError('webhooks add: expected one URL');
+      const url = endpointUrl(rawUrl);
+      const vaults = (values.vault ?? [])
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter(Boolean);
+      if (values.all && vaults.length > 0)
+        throw usageError('webhooks add: --vault and --all exclude each other');
+      if (!values.all && vaults.length === 0)
+        throw usageError('webhooks add: give --vault 0x… (one or more) or --all');
+      for (const v of vaults)
+        if (!/^0x[0-9a-fA-F]{40}$/.test(v)) throw usageError(`--vault ${v}: expected 0x and 40 hex digits`);
+      let types: string[] | null = null;
+      if (values.types !== undefined) {
+        types = [
+          ...new Set(
+            values.types
+              .split(',')
+              .map((t) => t.trim())
+              .filter(Boolean),
+          ),
+        ];
+        const known: readonly string[] = activityTypes;
+        const unknown = types.filter((t) => !known.includes(t));
+        if (unknown.length > 0 || types.length === 0)
+          throw usageError(
+            `--types ${values.types}: unknown type ${unknown.join(', ') || '(none given)'}; known: ${activityTypes.join(', ')}`,
+          );
+      }
+      const secret = generateSecret();
+      const endpoint = await withStore(env, async (store, ledgerSchema) =>
+        store.addEndpoint({
+          url,
+          secret,
+          vaults: values.all ? null : [...new Set(vaults.map((v) => v.toLowerCase()))],
+          types,
+          ...(values.description ? { description: values.description } : {}),
+          ledgerSchema: await ledgerSchema(),
+        }),
+      );
+      if (values.json)
+        console.log(
+          JSON.stringify(
+            { id: endpoint.id, secret, url: redactText(url), vaults: endpoint.vaults, types: endpoint.types },
+            null,
+            2,
+          ),
+        );
+      else
+        console.log(
+          [
+            `endpoint ${endpoint.id}: ${redactText(url)}`,
+            `  vaults: ${endpoint.vaults ? endpoint.vaults.join(', ') : 'all'}`,
+            `  types:  ${endpoint.types ? endpoint.types.join(', ') : 'all'}`,
+            `  secret: ${secret}`,
+            '  (the secret is shown this once: give it to the receiver, which verifies each delivery with it)',
+          ].join('\n'),
+        );
+      return 0;
+    }
+
+    if (sub === 'list') {
+      const list = await withStore(env, (store) => store.listEndpoints());
+      const shown = list.map((e) => ({ ...e, url: redactText(e.url) }));
+      if (values.json) console.log(JSON.stringify(shown, null, 2));
+      else if (shown.length === 0) console.log('no webhook endpoints');
+      else
+        for (const e of shown)
+          console.log(
+            `${String(e.id).padStart(4)}  ${e.url}  vaults ${e.vaults ? e.vaults.join(',') : 'all'}  types ${e.types ? e.types.join(',') : 'all'}  pending ${e.pending}  delivered ${e.delivered}  parked ${e.parked}${e.description ? `  "${e.description}"` : ''}`,
+          );
+      return 0;
+    }
+
+    if (sub === 'remove') {
+      const id = positiveInt('id', positionals[1]);
+      if (id === undefined)
+        throw usageError('webhooks remove: expected an endpoint ID (see `webhooks list`)');
+      const removed = await withStore(env, (store) => store.removeEndpoint(id));
+      if (!removed) {
+        console.error(`webhooks remove: no endpoint ${id}`);
+        return 1;
+      }
+      console.log(`endpoint ${id} removed`);
+      return 0;
+    }
+
+    if (sub === 'deliveries') {
+      const endpointId = positiveInt('endpoint', values.endpoint);
+      const limit =
+        values.limit === undefined ? 50 : envField.int(1, 10_000).parse(positiveInt('limit', values.limit));
+      const list = await withStore(env, (store) =>
+        store.listDeliveries({
+          limit,
+          ...(endpointId === undefined ? {} : { endpointId }),
+          ...(values.failed ? { state: 'parked' as const } : {}),
+        }),
+      );
+      if (values.json) console.log(JSON.stringify(list, null, 2));
+      else if (list.length === 0) console.log(values.failed ? 'no parked deliveries' : 'no deliveries');
+      else for (const d of list) console.log(deliveryLine(d));
+      return 0;
+    }
+
+    // retry
+    const endpointId = positiveInt('endpoint', values.endpoint);
+    const id = positiveInt('id', values.id);
+    const n = await withStore(env, (store) =>
+      store.retryParked({
+        deadline: new Date(Date.now() + env.WEBHOOK_RETRY_PERIOD_MS),
+        ...(id === undefined ? {} : { id }),
+        ...(endpointId === undefined ? {} : { endpointId }),
+      }),
+    );
+    if (id !== undefined && n === 0) {
+      console.error(`webhooks retry: no parked delivery ${id}`);
+      return 1;
+    }
+    console.log(`${n} parked deliver${n === 1 ? 'y' : 'ies'} queued again`);
+    return 0;
+  },
+};

@@ -1,0 +1,143 @@
+import {
+  baseConfigSchema,
+  CONFIG_DEFAULTS,
+  createConfig,
+  doc,
+  type Env,
+  envField,
+  type Logger,
+  sharedEnv,
+} from '@vault-yield/common';
+import { z } from 'zod';
+
+/** The deliverer's defaults, declared once (env schema and camelCase config). */
+export const WEBHOOK_DEFAULTS = {
+  pollIntervalMs: 500,
+  timeoutMs: 10_000,
+  /** 24 h: a receiver down for a day still gets every row. */
+  retryPeriodMs: 86_400_000,
+  backoffBaseMs: 1_000,
+  backoffMaxMs: 600_000,
+  concurrency: 16,
+  scanBatch: 1_000,
+  /** Delivered rows kept for `webhooks deliveries`, 7 days. */
+  retentionMs: 7 * 86_400_000,
+} as const;
+
+const DAY = 86_400_000;
+
+/**
+ * Environment of `vault-yield webhooks` (the deliverer, `run`, and the operator subcommands):
+ * formats and defaults; `webhookConfigFromEnv` turns it into the camelCase config.
+ */
+export const webhooksEnvSchema = baseConfigSchema.extend({
+  DATABASE_URL: sharedEnv.DATABASE_URL,
+  PROJECTION_SCHEMA: sharedEnv.PROJECTION_SCHEMA,
+  VIEWS_SCHEMA: sharedEnv.VIEWS_SCHEMA,
+  WEBHOOKS_SCHEMA: doc(
+    envField.identifier().optional(),
+    "schema holding the webhook endpoints, their cursors and deliveries (the ledger read is the live schema's, behind `VIEWS_SCHEMA`); keep it on a schema `rebuild retire` keeps, as the default is",
+    '`PROJECTION_SCHEMA`',
+  ),
+  WEBHOOK_POLL_INTERVAL_MS: doc(
+    envField.int(10, 60_000).default(WEBHOOK_DEFAULTS.pollIntervalMs),
+    "how often the deliverer looks for new ledger rows and due retries when nothing woke it (the projector's commit notifications wake it at once with `WEBHOOK_LISTEN`)",
+  ),
+  WEBHOOK_LISTEN: doc(
+    envField.bool().default(true),
+    "wake the deliverer on the projector's commit notifications (Postgres `LISTEN`); polling stays the fallback",
+  ),
+  WEBHOOK_TIMEOUT_MS: doc(
+    envField.int(100, 120_000).default(WEBHOOK_DEFAULTS.timeoutMs),
+    'time a receiver has to answer one delivery; a time-out is retried',
+  ),
+  WEBHOOK_RETRY_PERIOD_MS: doc(
+    envField.int(0, 30 * DAY).default(WEBHOOK_DEFAULTS.retryPeriodMs),
+    'how long a delivery is retried (5xx, 408, 429, time-outs, connection errors) from when it was queued (or `retry`); a failure after it parks the delivery',
+  ),
+  WEBHOOK_BACKOFF_BASE_MS: doc(
+    envField.int(1, 3_600_000).default(WEBHOOK_DEFAULTS.backoffBaseMs),
+    'first retry delay; each next one doubles, up to `WEBHOOK_BACKOFF_MAX_MS`, each drawn between half and all of it (jitter)',
+  ),
+  WEBHOOK_BACKOFF_MAX_MS: doc(
+    envField.int(1, DAY).default(WEBHOOK_DEFAULTS.backoffMaxMs),
+    'longest retry delay (a `Retry-After` longer than it is cut to it)',
+  ),
+  WEBHOOK_CONCURRENCY: doc(
+    envField.int(1, 1_000).default(WEBHOOK_DEFAULTS.concurrency),
+    'deliveries in flight at once, across endpoints (one per endpoint and vault: a vault is in order)',
+  ),
+  WEBHOOK_SCAN_BATCH: doc(
+    envField.int(1, 100_000).default(WEBHOOK_DEFAULTS.scanBatch),
+    "ledger rows one endpoint's cursor moves over per statement",
+  ),
+  WEBHOOK_RETENTION_MS: doc(
+    envField.int(0, 365 * DAY).default(WEBHOOK_DEFAULTS.retentionMs),
+    'how long delivered rows are kept for `webhooks deliveries` (parked ones stay until retried or their endpoint is removed)',
+  ),
+  METRICS_PORT: sharedEnv.METRICS_PORT.optional(),
+  METRICS_HOST: sharedEnv.METRICS_HOST,
+});
+
+export type WebhooksEnv = z.output<typeof webhooksEnvSchema>;
+
+export function loadWebhooksEnv(env: Env = process.env): WebhooksEnv {
+  return createConfig(webhooksEnvSchema, env);
+}
+
+const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/);
+
+/**
+ * A wake-up source: calls `wake` whenever new ledger rows may be there (a Postgres NOTIFY, a
+ * test); returns its stop. Polling every `pollIntervalMs` stays the fallback.
+ */
+export type WakeUpSource = (wake: () => void) => Promise<() => Promise<void>>;
+
+/** The deliverer's one config shape (camelCase), with every default. */
+export const webhookDelivererConfigSchema = z.object({
+  databaseUrl: z.string().min(1),
+  /** Schema of the webhook tables. */
+  schema: identifier.default(CONFIG_DEFAULTS.projectionSchema),
+  /** Projection schema read when the views schema has no live record. */
+  projectionSchema: identifier.default(CONFIG_DEFAULTS.projectionSchema),
+  /** Views schema whose live record names the projection schema whose ledger is delivered. */
+  viewsSchema: identifier.default(CONFIG_DEFAULTS.viewsSchema),
+  pollIntervalMs: int(10, 60_000).default(WEBHOOK_DEFAULTS.pollIntervalMs),
+  timeoutMs: int(100, 120_000).default(WEBHOOK_DEFAULTS.timeoutMs),
+  retryPeriodMs: int(0, 30 * DAY).default(WEBHOOK_DEFAULTS.retryPeriodMs),
+  backoffBaseMs: int(1, 3_600_000).default(WEBHOOK_DEFAULTS.backoffBaseMs),
+  backoffMaxMs: int(1, DAY).default(WEBHOOK_DEFAULTS.backoffMaxMs),
+  concurrency: int(1, 1_000).default(WEBHOOK_DEFAULTS.concurrency),
+  scanBatch: int(1, 100_000).default(WEBHOOK_DEFAULTS.scanBatch),
+  retentionMs: int(0, 365 * DAY).default(WEBHOOK_DEFAULTS.retentionMs),
+  metricsPort: int(0, 65_535).optional(),
+  metricsHost: z.string().min(1).default('127.0.0.1'),
+  logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null),
+  wakeUp: z.custom<WakeUpSource>((v) => typeof v === 'function').optional(),
+});
+
+/** What `createWebhookDeliverer` takes: defaults may be left out. */
+export type WebhookDelivererConfig = z.input<typeof webhookDelivererConfigSchema>;
+export type ResolvedWebhookDelivererConfig = z.output<typeof webhookDelivererConfigSchema>;
+
+/** The deliverer's config from its validated environment (`webhooks run`). */
+export function webhookConfigFromEnv(env: WebhooksEnv, logger: Logger): WebhookDelivererConfig {
+  return {
+    databaseUrl: env.DATABASE_URL,
+    schema: env.WEBHOOKS_SCHEMA ?? env.PROJECTION_SCHEMA,
+    projectionSchema: env.PROJECTION_SCHEMA,
+    viewsSchema: env.VIEWS_SCHEMA,
+    pollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS,
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    retryPeriodMs: env.WEBHOOK_RETRY_PERIOD_MS,
+    backoffBaseMs: env.WEBHOOK_BACKOFF_BASE_MS,
+    backoffMaxMs: env.WEBHOOK_BACKOFF_MAX_MS,
+    concurrency: env.WEBHOOK_CONCURRENCY,
+    scanBatch: env.WEBHOOK_SCAN_BATCH,
+    retentionMs: env.WEBHOOK_RETENTION_MS,
+    metricsPort: env.METRICS_PORT,
+    metricsHost: env.METRICS_HOST,
+    logger,
+  };
+}

@@ -1,0 +1,410 @@
+import type { Server } from 'node:http';
+import { redactText } from '@vault-yield/common';
+import { activityTypes } from '@vault-yield/domain';
+import {
+  createPgPool,
+  createWebhookStore,
+  type DeliveryOutcome,
+  type DueDelivery,
+  hasWebhookTables,
+  liveRecord,
+  type Pool,
+  type PoolClient,
+} from '@vault-yield/store';
+import {
+  type ResolvedWebhookDelivererConfig,
+  type WakeUpSource,
+  type WebhookDelivererConfig,
+  webhookDelivererConfigSchema,
+} from './config.js';
+import { createWebhookMetrics, serveWebhookMetrics, type WebhookMetrics } from './metrics.js';
+import { webhookHeaders } from './sign.js';
+
+export interface WebhookDeliverer {
+  /** Takes the deliverer lock (waits while another deliverer holds it), then delivers until stop. */
+  start(): Promise<void>;
+  /** Finishes the deliveries in flight (each within the time-out), records them, releases everything. */
+  stop(): Promise<void>;
+  /** Look for new rows and due retries now (a wake-up source calls it). */
+  wake(): void;
+  /** Resolves when the loop ends after stop(); rejects when it failed. */
+  readonly done: Promise<void>;
+  readonly metrics: WebhookMetrics;
+  /** The metrics server's port, when one listens. */
+  metricsPort(): number | undefined;
+}
+
+/** What an answer (or its absence) means for a delivery. */
+export type AttemptResult =
+  | { kind: 'delivered'; status: number }
+  | { kind: 'retry'; status: number | null; error: string; retryAfterMs?: number }
+  | { kind: 'park'; status: number; error: string };
+
+/**
+ * 2xx: delivered. 408, 429 and 5xx: retried (a `Retry-After` in seconds or as a date is honoured,
+ * within the backoff's maximum). Anything else — another 4xx, a 3xx (redirects are not followed:
+ * the signature names the URL the operator registered), 1xx — parks at once: the receiver refused
+ * this delivery and would refuse it again.
+ */
+export function classify(status: number, retryAfter: string | null, now = Date.now()): AttemptResult {
+  if (status >= 200 && status < 300) return { kind: 'delivered', status };
+  if (status === 408 || status === 429 || status >= 500) {
+    let retryAfterMs: number | undefined;
+    if (retryAfter) {
+      const seconds = Number(retryAfter);
+      if (Number.isFinite(seconds) && seconds >= 0) retryAfterMs = seconds * 1000;
+      else {
+        const at = Date.parse(retryAfter);
+        if (Number.isFinite(at)) retryAfterMs = Math.max(0, at - now);
+      }
+    }
+    return {
+      kind: 'retry',
+      status,
+      error: `HTTP ${status}`,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    };
+  }
+  return {
+    kind: 'park',
+    status,
+    error: status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`,
+  };
+}
+
+/** Exponential backoff with jitter: base·2^attempt, at most max, drawn in [½, 1] of it. */
+export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
+  const full = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 40));
+  return Math.round(full / 2 + (random() * full) / 2);
+}
+
+/** A fetch failure as one short line (never the URL: it may carry a key). */
+function failureText(err: unknown): string {
+  if (err instanceof Error) {
+    if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timeout';
+    const cause = (err as { cause?: unknown }).cause;
+    if (cause instanceof Error) {
+      const code = (cause as { code?: unknown }).code;
+      return redactText(typeof code === 'string' ? code : cause.message).slice(0, 200);
+    }
+    return redactText(err.message).slice(0, 200);
+  }
+  return 'unknown error';
+}
+
+/** One attempt: POST the body with the Standard Webhooks headers. */
+export async function attempt(d: DueDelivery, timeoutMs: number): Promise<AttemptResult> {
+  try {
+    const res = await fetch(d.url, {
+      method: 'POST',
+      headers: webhookHeaders(d.secret, d.msgId, d.body),
+      body: d.body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    // The answer's body is not read: free the connection for the next delivery.
+    await res.body?.cancel().catch(() => {});
+    return classify(res.status, res.headers.get('retry-after'));
+  } catch (err) {
+    return { kind: 'retry', status: null, error: failureText(err) };
+  }
+}
+
+/** The deliverer's lock: one deliverer per webhooks schema sends (others wait their turn). */
+const lockKey = (schema: string) => `vault-yield-webhooks:${schema}`;
+
+/**
+ * A wake-up source from Postgres `LISTEN channel` (the projector's commit notifications): each
+ * notification wakes the deliverer. A lost connection is made again; polling covers the gap.
+ */
+export function listenWakeUp(
+  databaseUrl: string,
+  channel: string,
+  log?: { warn: (o: object, m: string) => void },
+): WakeUpSource {
+  return async (wake) => {
+    const pool = createPgPool({ url: databaseUrl, applicationName: 'vault-yield-webhooks-listen', max: 1 });
+    let client: PoolClient | undefined;
+    let stopped = false;
+    let retry: NodeJS.Timeout | undefined;
+    const connect = async (): Promise<void> => {
+      try {
+        const c = await pool.connect();
+        c.on('notification', () => wake());
+        c.on('error', () => {
+          c.release(true);
+          if (client === c) client = undefined;
+          if (!stopped) retry = setTimeout(() => void connect(), 1_000);
+        });
+        await c.query(`listen "${channel.replaceAll('"', '""')}"`);
+        client = c;
+        wake();
+      } catch (err) {
+        log?.warn({ err }, 'listen failed; polling meanwhile');
+        if (!stopped) retry = setTimeout(() => void connect(), 5_000);
+      }
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retry);
+      client?.release(true);
+      await pool.end().catch(() => {});
+    };
+  };
+}
+
+export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDeliverer {
+  const config: ResolvedWebhookDelivererConfig = webhookDelivererConfigSchema.parse(input);
+  const log = config.logger;
+  const metrics = createWebhookMetrics();
+  const pool: Pool = createPgPool({
+    url: config.databaseUrl,
+    applicationName: 'vault-yield-webhooks',
+    max: 3,
+  });
+  const store = createWebhookStore(pool, config.schema);
+  let stopping = false;
+  let started = false;
+  let server: Server | undefined;
+  let lockClient: PoolClient | undefined;
+  let stopWake: (() => Promise<void>) | undefined;
+  let resolveDone!: () => void;
+  let rejectDone!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolveDone = res;
+    rejectDone = rej;
+  });
+  done.catch(() => {});
+  // Wake-ups: one pending promise the loop waits on, resolved by wake(), a finished send or stop().
+  let kick: () => void = () => {};
+  let kicked = false;
+  const wake = () => {
+    kicked = true;
+    kick();
+  };
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (kicked || stopping) return resolve();
+      const timer = setTimeout(finish, ms);
+      function finish() {
+        clearTimeout(timer);
+        kick = () => {};
+        resolve();
+      }
+      kick = finish;
+    });
+
+  /** (endpoint, vault) pairs with a delivery in flight: their next one waits for its outcome. */
+  const inFlight = new Map<string, Promise<void>>();
+  /** Outcomes of finished sends, recorded (then their pairs freed) at the next turn. */
+  const finished: { key: string; outcome: DeliveryOutcome }[] = [];
+
+  function outcomeOf(d: DueDelivery, r: AttemptResult, now: number): DeliveryOutcome {
+    if (r.kind === 'delivered') return { id: d.id, state: 'delivered', status: r.status, error: null };
+    if (r.kind === 'park') return { id: d.id, state: 'parked', status: r.status, error: r.error };
+    const deadline = d.deadline.getTime();
+    if (now >= deadline)
+      return { id: d.id, state: 'parked', status: r.status, error: `${r.error} (retry period over)` };
+    const delay = Math.max(
+      backoffDelay(d.attempts, config.backoffBaseMs, config.backoffMaxMs),
+      Math.min(r.retryAfterMs ?? 0, config.backoffMaxMs),
+    );
+    // The last attempt falls on the deadline itself: a failure then parks it.
+    return {
+      id: d.id,
+      state: 'pending',
+      status: r.status,
+      error: r.error,
+      nextAttemptAt: new Date(Math.min(now + delay, deadline)),
+    };
+  }
+
+  function send(d: DueDelivery): void {
+    const key = `${d.endpointId}:${d.vault}`;
+    const started = performance.now();
+    metrics.inFlight.inc();
+    const p = attempt(d, config.timeoutMs).then((r) => {
+      metrics.inFlight.dec();
+      metrics.duration.observe((performance.now() - started) / 1000);
+      const outcome = outcomeOf(d, r, Date.now());
+      const label =
+        outcome.state === 'delivered' ? 'delivered' : outcome.state === 'parked' ? 'parked' : 'retry';
+      metrics.attempts.inc({ outcome: label });
+      if (outcome.state === 'parked')
+        log.warn(
+          {
+            endpoint: d.endpointId,
+            url: redactText(d.url),
+            delivery: d.id,
+            webhookId: d.msgId,
+            vault: d.vault,
+            status: outcome.status,
+            error: outcome.error,
+          },
+          'webhook delivery parked',
+        );
+      else if (outcome.state === 'pending')
+        log.debug(
+          {
+            endpoint: d.endpointId,
+            delivery: d.id,
+            status: outcome.status,
+            error: outcome.error,
+            next: outcome.nextAttemptAt,
+          },
+          'webhook delivery failed; retrying later',
+        );
+      finished.push({ key, outcome });
+      wake();
+    });
+    inFlight.set(key, p);
+  }
+
+  async function flush(): Promise<void> {
+    if (finished.length === 0) return;
+    const batch = finished.splice(0);
+    await store.recordOutcomes(batch.map((f) => f.outcome));
+    for (const f of batch) inFlight.delete(f.key);
+  }
+
+  /** The projection schema whose ledger is delivered: the views' live one, else PROJECTION_SCHEMA. */
+  async function ledgerSchema(): Promise<string> {
+    return (await liveRecord(pool, config.viewsSchema))?.schema ?? config.projectionSchema;
+  }
+
+  let lastScan = 0;
+  let lastHousekeeping = 0;
+  let scanAgain = true;
+
+  /** One turn: record outcomes, move cursors, start due sends. True when there may be more work at once. */
+  async function turn(): Promise<boolean> {
+    await flush();
+    const now = Date.now();
+    let busy = false;
+    if (scanAgain || now - lastScan >= config.pollIntervalMs) {
+      lastScan = now;
+      scanAgain = false;
+      const schema = await ledgerSchema();
+      const deadline = new Date(now + config.retryPeriodMs);
+      for (const id of await store.endpointIds()) {
+        const r = await store.enqueue(id, schema, { limit: config.scanBatch, activityTypes, deadline });
+        if (r.switched)
+          log.info({ endpoint: id, ledgerSchema: schema }, 'live schema changed: cursor moved to its ledger');
+        metrics.scanned.inc(r.scanned);
+        metrics.queued.inc(r.queued);
+        if (r.scanned >= config.scanBatch) scanAgain = busy = true;
+      }
+    }
+    const free = config.concurrency - inFlight.size;
+    if (free > 0) {
+      const heads = await store.dueHeads(free + inFlight.size);
+      let started = 0;
+      for (const d of heads) {
+        if (started >= free) {
+          busy = true;
+          break;
+        }
+        if (inFlight.has(`${d.endpointId}:${d.vault}`)) continue;
+        send(d);
+        started++;
+      }
+    }
+    if (now - lastHousekeeping >= 10_000) {
+      lastHousekeeping = now;
+      const counts = await store.counts();
+      metrics.pending.set(counts.pending);
+      metrics.parked.set(counts.parked);
+      if (config.retentionMs > 0) await store.pruneDelivered(new Date(now - config.retentionMs));
+    }
+    return busy;
+  }
+
+  async function loop(): Promise<void> {
+    let failures = 0;
+    while (!stopping) {
+      kicked = false;
+      try {
+        const busy = await turn();
+        failures = 0;
+        if (!busy) await sleep(config.pollIntervalMs);
+      } catch (err) {
+        // Postgres away (restart, failover): the cursors and the queue are there when it returns.
+        failures++;
+        log.error({ err }, 'webhook round failed; trying again');
+        await sleep(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)));
+      }
+    }
+    // Stopping: the sends in flight finish (each within the time-out) and are recorded.
+    await Promise.allSettled([...inFlight.values()]);
+    await flush().catch((err: unknown) =>
+      log.error({ err }, 'outcomes of the last deliveries not recorded (they will be sent again)'),
+    );
+  }
+
+  /** Waits for the deliverer lock on a dedicated connection (held for the process's life). */
+  async function takeLock(): Promise<boolean> {
+    let said = false;
+    while (!stopping) {
+      const client = await pool.connect();
+      const { rows } = await client.query<{ ok: boolean }>(
+        'select pg_try_advisory_lock(hashtext($1)) as ok',
+        [lockKey(config.schema)],
+      );
+      if (rows[0]?.ok) {
+        lockClient = client;
+        return true;
+      }
+      client.release();
+      if (!said) log.info({ schema: config.schema }, 'another webhook deliverer is running: standing by');
+      said = true;
+      await sleep(2_000);
+      kicked = false;
+    }
+    return false;
+  }
+
+  return {
+    metrics,
+    done,
+    wake,
+    metricsPort() {
+      const address = server?.address();
+      return address && typeof address === 'object' ? address.port : undefined;
+    },
+    async start() {
+      started = true;
+      if (config.metricsPort !== undefined)
+        server = await serveWebhookMetrics(metrics.registry, config.metricsPort, config.metricsHost);
+      if (!(await hasWebhookTables(pool, config.schema)))
+        throw new Error(
+          `schema ${config.schema} has no webhook tables: run \`vault-yield migrate\` (migration 0020)`,
+        );
+      if (config.wakeUp) stopWake = await config.wakeUp(wake);
+      void (async () => {
+        if (!(await takeLock())) return;
+        log.info(
+          { schema: config.schema, pollIntervalMs: config.pollIntervalMs, concurrency: config.concurrency },
+          'webhook deliverer running',
+        );
+        await loop();
+      })().then(resolveDone, rejectDone);
+    },
+    async stop() {
+      stopping = true;
+      wake();
+      if (!started) resolveDone();
+      await done.catch(() => {});
+      await stopWake?.().catch(() => {});
+      if (lockClient) {
+        await lockClient.query('select pg_advisory_unlock_all()').catch(() => {});
+        lockClient.release();
+      }
+      await pool.end().catch(() => {});
+      if (server) {
+        const s = server;
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { createServer, type Server } from 'node:http';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * The deliverer's Prometheus metrics, on their own registry (several deliverers per process in
+ * tests), with the process's default metrics under their stock names unless `defaults` is false.
+ */
+export function createWebhookMetrics(defaults = true) {
+  const registry = new Registry();
+  if (defaults) collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    attempts: new Counter({
+      name: 'webhooks_delivery_attempts_total',
+      help: 'Delivery attempts by outcome: delivered (2xx), retry (5xx, 408, 429, time-out, connection error: tried again later), parked (other status, or a failure past the retry period)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'webhooks_delivery_duration_seconds',
+      help: 'Time from sending a delivery to its answer (or failure)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    scanned: new Counter({
+      name: 'webhooks_ledger_rows_scanned_total',
+      help: "Ledger rows the endpoints' cursors moved over",
+      registers: [registry],
+    }),
+    queued: new Counter({
+      name: 'webhooks_deliveries_queued_total',
+      help: 'Deliveries queued (ledger rows that matched an endpoint)',
+      registers: [registry],
+    }),
+    pending: new Gauge({
+      name: 'webhooks_deliveries_pending',
+      help: 'Deliveries waiting to be delivered (queued or retrying)',
+      registers: [registry],
+    }),
+    parked: new Gauge({
+      name: 'webhooks_deliveries_parked',
+      help: 'Deliveries parked (`vault-yield webhooks deliveries --failed`; `retry` sends them again)',
+      registers: [registry],
+    }),
+    inFlight: new Gauge({
+      name: 'webhooks_deliveries_in_flight',
+      help: 'Deliveries sent and not yet answered',
+      registers: [registry],
+    }),
+  };
+}
+
+export type WebhookMetrics = ReturnType<typeof createWebhookMetrics>;
+
+/** `GET /metrics` (Prometheus) and `GET /health` (200 while the process serves). */
+export async function serveWebhookMetrics(registry: Registry, port: number, host: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/health') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"status":"ok"}');
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/metrics') {
+      registry
+        .metrics()
+        .then((body) => {
+          res.writeHead(200, { 'content-type': registry.contentType });
+          res.end(body);
+        })
+        .catch(() => {
+          res.writeHead(500);
+          res.end();
+        });
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        error: { code: 'not_found', message: 'only GET /metrics and /health are served here' },
+      }),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}

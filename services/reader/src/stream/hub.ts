@@ -1,0 +1,290 @@
+import type { Logger } from '@vault-yield/common';
+import { activityTypes } from '@vault-yield/domain';
+import {
+  type CommitNotice,
+  createListener,
+  type Listener,
+  type Pool,
+  type SnapshotJson,
+  STREAM_CHANNEL,
+  snapshotsOf,
+  streamBounds,
+  streamCommits,
+} from '@vault-yield/store';
+
+/**
+ * The live streams' one source in a reader process: ONE dedicated Postgres connection LISTENs
+ * for the projector's commit notifications (one per batch, sent inside its transaction, so
+ * delivered after the commit) and fans them out in memory to every open stream. A notification
+ * only says "there is something after n": each stream reads the commits after its own cursor
+ * from the tables (`commitsAfter`, shared by the streams that ask for the same page at once and
+ * kept a little while), so a lost, late or compact notification never loses a row. On every
+ * (re)connection of the listener, and every heartbeat, the head is read again (catch-up).
+ */
+
+/** A commit as the streams send it: per vault, its new ledger rows (oldest first) and its snapshot. */
+export interface LoadedCommit {
+  seq: bigint;
+  vaults: { vault: string; rows: string[]; snapshot: SnapshotJson | null }[];
+}
+
+export type WaitResult = 'advanced' | 'timeout' | 'closed';
+
+export interface StreamHub {
+  start(): void;
+  /** Ends every stream (they see `closed`) and the listening connection. */
+  stop(): Promise<void>;
+  /** The highest commit number known to this process. */
+  head(): bigint;
+  /** Commits read per page (a shorter page: nothing more was visible). */
+  readonly pageSize: number;
+  /** Incremented when the head went backwards (the views switched to another schema). */
+  epoch(): number;
+  /** Reads the head and the oldest commit kept from Postgres (and wakes streams if it moved). */
+  refresh(): Promise<{ head: bigint; oldest: bigint | null }>;
+  /**
+   * Whether a commit after `after` may concern a stream following `vaults` (null: all): by the
+   * notifications' vault lists, true when unknown (a compact one, a catch-up, or older than the
+   * notices kept). Only promptness rests on it: a stream also reads on every heartbeat.
+   */
+  relevant(after: bigint, vaults: ReadonlySet<string> | null): boolean;
+  /** Resolves when a commit after `after` is `relevant`, after `timeoutMs`, or when the hub stops / `signal` aborts. */
+  wait(
+    after: bigint,
+    timeoutMs: number,
+    signal: AbortSignal,
+    vaults: ReadonlySet<string> | null,
+  ): Promise<WaitResult>;
+  /** The next commits after `after` (at most a page), from the tables. */
+  commitsAfter(after: bigint): Promise<LoadedCommit[]>;
+  /** A stream slot for `client`, or why there is none. */
+  acquire(client: string): { release(): void } | { refused: 'total' | 'client'; limit: number };
+  stats(): { streams: number; clients: number; listening: boolean; waiting: number };
+}
+
+export interface StreamHubOptions {
+  pool: Pool;
+  databaseUrl: string;
+  /** The schema the reader reads: a notification from it carries a commit number it can trust as a head. */
+  schema: string;
+  log: Logger;
+  maxTotal: number;
+  perClient: number;
+  heartbeatMs: number;
+  /** Commits read per page. */
+  pageSize?: number;
+  /** Notifications remembered (which vaults each commit touched), to wake only the streams concerned. */
+  notices?: number;
+  /** Pages kept after they were read (streams a little behind read them from memory). */
+  cachePages?: number;
+}
+
+export function createStreamHub(o: StreamHubOptions): StreamHub {
+  const pageSize = o.pageSize ?? 100;
+  const keep = o.notices ?? 4_096;
+  /** The commits notified (or found by a catch-up: vaults null = unknown), ascending. */
+  const notices: { seq: bigint; vaults: readonly string[] | null }[] = [];
+  /** The head before the oldest notice kept: below it nothing is known. */
+  let noticesFrom = 0n;
+  const cachePages = o.cachePages ?? 64;
+  let head = 0n;
+  let epoch = 0;
+  let stopped = false;
+  let listener: Listener | null = null;
+  let poll: NodeJS.Timeout | null = null;
+  const waiters = new Set<{
+    after: bigint;
+    vaults: ReadonlySet<string> | null;
+    done: (r: WaitResult) => void;
+  }>();
+  const pages = new Map<string, Promise<LoadedCommit[]>>();
+  const clients = new Map<string, number>();
+  let open = 0;
+
+  const concerns = (touched: readonly string[] | null, vaults: ReadonlySet<string> | null) =>
+    touched === null || vaults === null || touched.some((v) => vaults.has(v));
+
+  const relevant = (after: bigint, vaults: ReadonlySet<string> | null): boolean => {
+    if (after >= head) return false;
+    if (vaults === null || after < noticesFrom) return true;
+    for (let i = notices.length - 1; i >= 0; i--) {
+      const n = notices[i]!;
+      if (n.seq <= after) break;
+      if (concerns(n.vaults, vaults)) return true;
+    }
+    return false;
+  };
+
+  const advance = (to: bigint, touched: readonly string[] | null) => {
+    if (to <= head) return;
+    notices.push({ seq: to, vaults: touched });
+    if (notices.length > keep) noticesFrom = notices.splice(0, notices.length - keep).at(-1)!.seq;
+    head = to;
+    for (const w of waiters) if (w.after < head && concerns(touched, w.vaults)) w.done('advanced');
+  };
+
+  const refresh = async () => {
+    const b = await streamBounds(o.pool);
+    const h = BigInt(b.head);
+    if (h < head) {
+      // The commits restarted (another schema behind the views): streams start again from it.
+      o.log.warn({ was: head.toString(), now: h.toString() }, 'stream head went backwards; streams reset');
+      head = h;
+      epoch += 1;
+      pages.clear();
+      notices.length = 0;
+      noticesFrom = h;
+      for (const w of waiters) w.done('advanced');
+    } else advance(h, null);
+    return { head: h, oldest: b.oldest === null ? null : BigInt(b.oldest) };
+  };
+
+  // One catch-up read at a time; asks made meanwhile are served by one more after it.
+  let reading: Promise<unknown> | null = null;
+  let again = false;
+  const catchUp = (): void => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = refresh()
+      .catch((err: unknown) => o.log.warn({ err }, 'stream catch-up read failed'))
+      .finally(() => {
+        reading = null;
+        if (again) {
+          again = false;
+          catchUp();
+        }
+      });
+  };
+
+  const load = async (after: bigint): Promise<LoadedCommit[]> => {
+    const commits = await streamCommits(o.pool, after.toString(), pageSize, activityTypes);
+    const all = new Set<string>();
+    for (const c of commits) for (const v of c.vaults) all.add(v);
+    const snaps = all.size > 0 ? await snapshotsOf(o.pool, [...all]) : new Map<string, SnapshotJson>();
+    return commits.map((c) => {
+      const rows = new Map<string, string[]>();
+      for (const r of c.rows) {
+        const list = rows.get(r.vault);
+        if (list) list.push(r.json);
+        else rows.set(r.vault, [r.json]);
+      }
+      return {
+        seq: BigInt(c.seq),
+        vaults: c.vaults.map((vault) => ({
+          vault,
+          rows: rows.get(vault) ?? [],
+          snapshot: snaps.get(vault) ?? null,
+        })),
+      };
+    });
+  };
+
+  return {
+    start() {
+      listener = createListener({
+        url: o.databaseUrl,
+        applicationName: 'vault-yield-reader-listen',
+        channel: STREAM_CHANNEL,
+        onNotify(payload) {
+          try {
+            const n = JSON.parse(payload) as CommitNotice;
+            // Another schema's commit (a rebuild's, or the one behind a views schema): its number
+            // is not ours, so read our head instead.
+            if (n.schema === o.schema && typeof n.seq === 'string' && /^\d{1,19}$/.test(n.seq))
+              advance(BigInt(n.seq), Array.isArray(n.vaults) ? n.vaults : null);
+            else catchUp();
+          } catch {
+            catchUp();
+          }
+        },
+        onListening() {
+          o.log.info('listening for projection commits');
+          catchUp();
+        },
+        onError(err, retryInMs) {
+          o.log.warn(
+            { err: { message: (err as Error).message }, retryInMs },
+            'stream listener lost its connection',
+          );
+        },
+      });
+      // The safety net: a notification is never needed for correctness, only for promptness.
+      poll = setInterval(catchUp, o.heartbeatMs);
+      poll.unref();
+    },
+    async stop() {
+      stopped = true;
+      if (poll) clearInterval(poll);
+      for (const w of waiters) w.done('closed');
+      await listener?.close();
+    },
+    head: () => head,
+    pageSize,
+    epoch: () => epoch,
+    refresh,
+    relevant,
+    wait(after, timeoutMs, signal, vaults) {
+      if (stopped || signal.aborted) return Promise.resolve('closed');
+      if (relevant(after, vaults)) return Promise.resolve('advanced');
+      return new Promise((resolve) => {
+        const w = {
+          after,
+          vaults,
+          done: (r: WaitResult) => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            waiters.delete(w);
+            resolve(r);
+          },
+        };
+        const onAbort = () => w.done('closed');
+        const timer = setTimeout(() => w.done('timeout'), timeoutMs);
+        signal.addEventListener('abort', onAbort);
+        waiters.add(w);
+      });
+    },
+    commitsAfter(after) {
+      const key = `${epoch}:${after}`;
+      let page = pages.get(key);
+      if (!page) {
+        page = load(after);
+        pages.set(key, page);
+        // An empty page or a failed read is not kept: the next ask reads again.
+        page.then(
+          (p) => {
+            if (p.length === 0) pages.delete(key);
+          },
+          () => pages.delete(key),
+        );
+        while (pages.size > cachePages) pages.delete(pages.keys().next().value as string);
+      }
+      return page;
+    },
+    acquire(client) {
+      if (open >= o.maxTotal) return { refused: 'total', limit: o.maxTotal };
+      const mine = clients.get(client) ?? 0;
+      if (mine >= o.perClient) return { refused: 'client', limit: o.perClient };
+      open += 1;
+      clients.set(client, mine + 1);
+      let released = false;
+      return {
+        release() {
+          if (released) return;
+          released = true;
+          open -= 1;
+          const n = (clients.get(client) ?? 1) - 1;
+          if (n <= 0) clients.delete(client);
+          else clients.set(client, n);
+        },
+      };
+    },
+    stats: () => ({
+      streams: open,
+      clients: clients.size,
+      listening: listener?.listening ?? false,
+      waiting: waiters.size,
+    }),
+  };
+}

@@ -1,0 +1,159 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const repo = fileURLToPath(new URL('../..', import.meta.url));
+
+/** One request the receiver got. */
+export interface Received {
+  id: string;
+  timestamp: string;
+  signature: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+  /** What the receiver answered (0: it cut the connection). */
+  status: number;
+  at: number;
+}
+
+/** What the receiver answers a request: a status, after an optional delay. */
+export type Behaviour = (req: IncomingMessage, body: string) => number | Promise<number>;
+
+export interface Receiver {
+  readonly url: string;
+  readonly port: number;
+  readonly received: Received[];
+  behave: Behaviour;
+  /** Stops listening (connections refused) until `up()`. */
+  down(): Promise<void>;
+  up(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A real HTTP receiver on 127.0.0.1 (an OS-chosen port, kept across down/up). */
+export async function startReceiver(behave: Behaviour = () => 200): Promise<Receiver> {
+  const received: Received[] = [];
+  const state = { behave };
+  let server: Server;
+  const make = () =>
+    createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        void Promise.resolve(state.behave(req, body)).then((status) => {
+          received.push({
+            id: String(req.headers['webhook-id'] ?? ''),
+            timestamp: String(req.headers['webhook-timestamp'] ?? ''),
+            signature: String(req.headers['webhook-signature'] ?? ''),
+            headers: req.headers,
+            body,
+            status,
+            at: Date.now(),
+          });
+          res.writeHead(status, { 'content-type': 'text/plain' });
+          res.end('ok');
+        });
+      });
+    });
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server = make();
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        const a = server.address();
+        resolve(a && typeof a === 'object' ? a.port : port);
+      });
+    });
+  const port = await listen(0);
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    port,
+    received,
+    get behave() {
+      return state.behave;
+    },
+    set behave(b: Behaviour) {
+      state.behave = b;
+    },
+    down: stop,
+    up: async () => {
+      await listen(port);
+    },
+    close: stop,
+  };
+}
+
+export type Verify = (secret: string, headers: IncomingMessage['headers'], rawBody: string) => unknown;
+
+/**
+ * The README's verification snippet ("Callbacks (webhooks)"), run as written: the code block that
+ * exports `verifyWebhook`, saved as a module and imported.
+ */
+export async function readmeVerify(): Promise<Verify> {
+  const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Callbacks (webhooks)'));
+  const block = /```js\n([\s\S]*?export function verifyWebhook[\s\S]*?)```/.exec(section)?.[1];
+  if (!block) throw new Error('README.md: no verifyWebhook snippet in "Callbacks (webhooks)"');
+  const file = join(tmpdir(), `verify-webhook-${process.pid}-${Date.now()}.mjs`);
+  writeFileSync(file, block);
+  const mod = (await import(pathToFileURL(file).href)) as { verifyWebhook: Verify };
+  return mod.verifyWebhook;
+}
+
+/** `vault-yield webhooks run` as a child process, the way compose runs it. */
+export interface RunningDeliverer {
+  child: ChildProcess;
+  logs: string[];
+  exited: Promise<number | null>;
+}
+
+export function startDeliverer(env: Record<string, string>): RunningDeliverer {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/cli/src/main.ts', 'webhooks', 'run'], {
+    cwd: repo,
+    env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const collect = (d: Buffer) => logs.push(...d.toString('utf8').split('\n').filter(Boolean));
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, logs, exited };
+}
+
+/** Polls `check` until it holds or `ms` pass (then throws `what`). */
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  ms = 30_000,
+): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The ledger row a delivery carries (its `data`). */
+export interface DeliveredRow {
+  id: string;
+  vault: string;
+  type: string;
+  blockNumber: number;
+  txIndex: number;
+  logIndex: number;
+  txHash: string;
+  blockHash: string;
+  chainId: number;
+}
+
+export const rowOf = (r: Received): DeliveredRow => (JSON.parse(r.body) as { data: DeliveredRow }).data;
