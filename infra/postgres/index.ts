@@ -6,13 +6,38 @@ export interface ProjectDatabase {
   /** Superuser/admin URL the setup used. */
   adminUrl: string;
   database: string;
-  /** Writer role URL: indexer, projector, migrations. */
+  /**
+   * Writer role URL: indexer, projector (DML; with `split: false` also migrations, the layout
+   * before the migrator role).
+   */
   writerUrl: string;
+  /** Migrator role URL: migrate, rebuild, reindex (owner of the database and its schemas). */
+  migratorUrl: string;
   /** Read-only role URL: the reader. */
   readerUrl: string;
 }
 
-export const ROLES = { writer: 'vault_yield_writer', reader: 'vault_yield_reader' } as const;
+export const ROLES = {
+  migrator: 'vault_yield_migrator',
+  writer: 'vault_yield_writer',
+  reader: 'vault_yield_reader',
+} as const;
+
+/** What ensureProjectDatabase sets up besides the database itself. */
+export interface ProjectDatabaseOptions {
+  /**
+   * The migrator owns the database and runs every DDL; the writer gets CONNECT and TEMPORARY
+   * only (DML comes from `migrate`'s grants). `false` (the default, for databases made before the
+   * migrator role): the writer owns the database and may migrate too.
+   */
+  split?: boolean;
+  /**
+   * Role settings in this database, for connections that can set nothing themselves (PgBouncer in
+   * transaction mode): the writer's search_path first on `schema`, the reader's on `readerSchema`
+   * (default `schema`) with `readerStatementTimeoutMs`.
+   */
+  roleSettings?: { schema: string; readerSchema?: string; readerStatementTimeoutMs?: number };
+}
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
@@ -79,7 +104,7 @@ function withDb(url: string, database: string, user?: string): string {
   return u.toString();
 }
 
-/** Creates the two roles once per cluster (idempotent; safe under concurrent callers). */
+/** Creates the three roles (migrator, writer, reader) once per cluster (idempotent; safe under concurrent callers). */
 export async function ensureRoles(adminUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -91,6 +116,8 @@ export async function ensureRoles(adminUrl: string): Promise<void> {
     }
     // The reader can never write, whatever grants a table gets later.
     await client.query(`alter role ${ROLES.reader} set default_transaction_read_only = on`);
+    // Only the migrator may own what it creates; it never needs to create roles or databases.
+    await client.query(`alter role ${ROLES.migrator} nocreaterole nocreatedb`);
   } finally {
     await client.query(`select pg_advisory_unlock(hashtext('vault-yield-roles'))`).catch(() => {});
     await client.end();
@@ -101,8 +128,17 @@ export async function ensureRoles(adminUrl: string): Promise<void> {
  * Creates `database` owned by the writer role (if missing) with the roles above, and returns the
  * URLs for each role. The reader gets CONNECT only; schemas grant it SELECT when migrated.
  */
-export async function ensureProjectDatabase(adminUrl: string, database: string): Promise<ProjectDatabase> {
+export async function ensureProjectDatabase(
+  adminUrl: string,
+  database: string,
+  options: ProjectDatabaseOptions = {},
+): Promise<ProjectDatabase> {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(database)) throw new Error(`invalid database name: ${database}`);
+  const ident = /^[a-z_][a-z0-9_]{0,62}$/;
+  const rs = options.roleSettings;
+  for (const s of [rs?.schema, rs?.readerSchema])
+    if (s !== undefined && !ident.test(s)) throw new Error(`invalid schema name: ${s}`);
+  const owner = options.split ? ROLES.migrator : ROLES.writer;
   await ensurePostgres(adminUrl);
   await ensureRoles(adminUrl);
   const client = new pg.Client({ connectionString: adminUrl });
@@ -111,7 +147,7 @@ export async function ensureProjectDatabase(adminUrl: string, database: string):
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [database]);
     if (!rowCount) {
       try {
-        await client.query(`create database ${database} owner ${ROLES.writer}`);
+        await client.query(`create database ${database} owner ${owner}`);
       } catch (e) {
         // Another process created it first.
         if ((e as { code?: string }).code !== '42P04') throw e;
@@ -119,14 +155,49 @@ export async function ensureProjectDatabase(adminUrl: string, database: string):
     }
     await client.query(`revoke all on database ${database} from public`);
     await client.query(`grant connect on database ${database} to ${ROLES.reader}`);
-    await client.query(`grant all on database ${database} to ${ROLES.writer}`);
+    if (options.split) {
+      await client.query(`alter database ${database} owner to ${ROLES.migrator}`);
+      await client.query(`grant all on database ${database} to ${ROLES.migrator}`);
+      // DML only: no schema of its own (CREATE on the database), no DDL in the migrator's schemas.
+      await client.query(`revoke all on database ${database} from ${ROLES.writer}`);
+      await client.query(`grant connect, temporary on database ${database} to ${ROLES.writer}`);
+    } else {
+      await client.query(`grant all on database ${database} to ${ROLES.writer}`);
+      await client.query(`grant connect on database ${database} to ${ROLES.migrator}`);
+    }
+    if (rs) {
+      const readerSchema = rs.readerSchema ?? rs.schema;
+      await client.query(
+        `alter role ${ROLES.writer} in database ${database} set search_path = ${rs.schema}, public`,
+      );
+      await client.query(
+        `alter role ${ROLES.migrator} in database ${database} set search_path = ${rs.schema}, public`,
+      );
+      await client.query(
+        `alter role ${ROLES.reader} in database ${database} set search_path = ${readerSchema}, public`,
+      );
+      if (rs.readerStatementTimeoutMs !== undefined)
+        await client.query(
+          `alter role ${ROLES.reader} in database ${database} set statement_timeout = ${Math.trunc(rs.readerStatementTimeoutMs)}`,
+        );
+    }
   } finally {
     await client.end();
+  }
+  // Nobody but the public schema's owner creates objects in it (Postgres 15's default; older
+  // clusters and restored dumps grant CREATE to PUBLIC).
+  const inDb = new pg.Client({ connectionString: withDb(adminUrl, database) });
+  await inDb.connect();
+  try {
+    await inDb.query('revoke create on schema public from public');
+  } finally {
+    await inDb.end();
   }
   return {
     adminUrl,
     database,
     writerUrl: withDb(adminUrl, database, ROLES.writer),
+    migratorUrl: withDb(adminUrl, database, ROLES.migrator),
     readerUrl: withDb(adminUrl, database, ROLES.reader),
   };
 }

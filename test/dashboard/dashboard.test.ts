@@ -77,7 +77,7 @@ describe('dashboard on the dev stack', () => {
 
   it('1280 px: every panel shows the demo data; filters, paging and look-up work; no console errors', async () => {
     expect(vaults.length).toBeGreaterThanOrEqual(3);
-    const { page, problems } = await openPage(browser, dev.url, 1280);
+    const { page, problems, settled } = await openPage(browser, dev.url, 1280);
     await page.goto(`${dev.url}/dashboard`);
     await page.waitForSelector('body[data-ready]');
 
@@ -207,14 +207,14 @@ describe('dashboard on the dev stack', () => {
       (a) => document.querySelector('#vault-title .mono')?.textContent === a,
       vaults[0]!.vault,
     );
-    await page.waitForLoadState('networkidle');
+    await settled();
     await shot(page, 'dashboard-1280');
     expect(problems).toEqual([]);
     await page.close();
   }, 180_000);
 
   it('390 px: the same panels, nothing wider than the screen, no console errors', async () => {
-    const { page, problems } = await openPage(browser, dev.url, 390);
+    const { page, problems, settled } = await openPage(browser, dev.url, 390);
     await page.goto(`${dev.url}/dashboard`);
     await page.waitForSelector('body[data-ready]');
     const snap = await ok(
@@ -229,7 +229,7 @@ describe('dashboard on the dev stack', () => {
     }
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     expect(await page.locator('#ledger tbody tr').count()).toBeGreaterThan(0);
-    await page.waitForLoadState('networkidle');
+    await settled();
     await shot(page, 'dashboard-390');
     expect(problems).toEqual([]);
     await page.close();

@@ -142,6 +142,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
         database,
         writerUrl: db.writerUrl,
         readerUrl: db.readerUrl,
+        migratorUrl: db.migratorUrl,
         schema: TEST_SCHEMA,
         drop: async () => {},
       };

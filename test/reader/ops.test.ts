@@ -254,6 +254,8 @@ describe('operations, errors, limits, document', () => {
         '/v1/vault/{address}/equity',
         '/v1/vault/{address}/events',
         '/v1/tx/{hash}',
+        '/v1/vault/{address}/stream',
+        '/v1/stream',
         '/v1/vaults',
         '/v1/strategies',
         '/v1/universe',

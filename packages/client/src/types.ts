@@ -310,6 +310,22 @@ export interface Ready {
   migration?: number;
   deadLetters?: number;
   vaultsBehind?: number;
+  /** How far the projection is behind the log and the chain (see the OpenAPI text of /ready). */
+  lag?: ReadyLag;
+}
+
+/** `/ready`'s lag (admin token only); null where the reader cannot know it. */
+export interface ReadyLag {
+  /** Records of the log not yet folded. */
+  records: number | null;
+  /** Blocks between the indexer's checkpoint and the newest block folded. */
+  blocks: number | null;
+  /** Chain time between them, seconds. */
+  seconds: number | null;
+  foldedBlock: number | null;
+  headBlock: number | null;
+  /** Why `records` is null. */
+  recordsUnknown?: string;
 }
 
 /** Query of `/v1/tx/{hash}`: a page of the transaction's rows. */

@@ -18,6 +18,7 @@ export {
 } from './consumer/index.js';
 export {
   defaultLogSecurity,
+  kafkaTlsOptions,
   type LogClientConfig,
   type LogSecurity,
   setDefaultLogSecurity,

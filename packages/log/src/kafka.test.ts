@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '@vault-yield/common';
 import { describe, expect, it } from 'vitest';
-import { kafkaClient } from './kafka.js';
+import { kafkaClient, kafkaTlsOptions } from './kafka.js';
 
 describe('kafkajs lines in our logs', () => {
   const capture = () => {
@@ -34,5 +34,18 @@ describe('kafkajs lines in our logs', () => {
     });
     k.error('Connection error: connect ECONNREFUSED 127.0.0.1:9', { error: 'ECONNREFUSED' });
     expect(lines.map((l) => l.level)).toEqual(['debug', 'debug', 'error']);
+  });
+});
+
+describe('TLS options handed to kafkajs', () => {
+  it('carry the CA and, for mTLS, the client certificate and key', () => {
+    expect(kafkaTlsOptions(true)).toBe(true);
+    expect(kafkaTlsOptions({ ca: ['CA'] })).toEqual({ ca: ['CA'] });
+    expect(kafkaTlsOptions({ ca: ['CA'], cert: 'CERT', key: 'KEY' })).toEqual({
+      ca: ['CA'],
+      cert: 'CERT',
+      key: 'KEY',
+    });
+    expect(kafkaTlsOptions({ cert: 'CERT', key: 'KEY' })).toEqual({ cert: 'CERT', key: 'KEY' });
   });
 });

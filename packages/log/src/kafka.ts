@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import type { KafkaSecurity, Logger } from '@vault-yield/common';
 import { Kafka, type LogEntry, logLevel, type SASLOptions } from 'kafkajs';
 
@@ -49,6 +50,19 @@ export const EXPECTED_AT_START = [
 const expectedAtStart = (fields: Record<string, unknown>, message: string) =>
   EXPECTED_AT_START.some((e) => String(fields.error ?? '').startsWith(e) || message.startsWith(e));
 
+/**
+ * kafkajs' `ssl` option from the settings: `true` (system CAs), or the CA to trust and, for
+ * brokers that require a client certificate (mTLS), the certificate and its key.
+ */
+export function kafkaTlsOptions(ssl: NonNullable<LogSecurity['ssl']>): true | ConnectionOptions {
+  if (ssl === true) return true;
+  if (ssl === false) return {};
+  return {
+    ...(ssl.ca ? { ca: ssl.ca } : {}),
+    ...(ssl.cert && ssl.key ? { cert: ssl.cert, key: ssl.key } : {}),
+  };
+}
+
 /** Builds the kafkajs client, its log lines routed into pino. Internal to this package. */
 export function kafkaClient(config: LogClientConfig): Kafka {
   const { logger } = config;
@@ -83,7 +97,7 @@ export function kafkaClient(config: LogClientConfig): Kafka {
     },
     // kafkajs' 1 s is short for a TLS or SASL handshake to a busy broker.
     connectionTimeout: 10_000,
-    ...(ssl ? { ssl: ssl === true ? true : { ca: ssl.ca } } : {}),
+    ...(ssl ? { ssl: kafkaTlsOptions(ssl) } : {}),
     ...(sasl ? { sasl: { ...sasl } as SASLOptions } : {}),
   });
 }

@@ -19,8 +19,10 @@ export {
   appliedVersions,
   type ChangedMigration,
   type ChecksumState,
+  grantWrite,
   latestVersion,
   loadMigrations,
+  type MigrateOptions,
   type MigrateResult,
   type Migration,
   MigrationChecksumError,
@@ -35,12 +37,15 @@ export {
 } from './migrations/index.js';
 export {
   bytesToHex,
+  checkRoleSettings,
   createPgPool,
   hexToBytes,
   ident,
   type PgPoolConfig,
   type Pool,
   type PoolClient,
+  type Pooling,
+  type RoleSettingsExpected,
   withTransaction,
 } from './pool/index.js';
 export { createListener, type Listener, type ListenerOptions } from './pool/listen.js';

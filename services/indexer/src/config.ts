@@ -83,6 +83,9 @@ export const indexerEnvSchema = baseConfigSchema.extend({
   KAFKA_SASL_PASSWORD: sharedEnv.KAFKA_SASL_PASSWORD,
   KAFKA_SSL: sharedEnv.KAFKA_SSL,
   KAFKA_SSL_CA_FILE: sharedEnv.KAFKA_SSL_CA_FILE,
+  KAFKA_SSL_CERT_FILE: sharedEnv.KAFKA_SSL_CERT_FILE,
+  KAFKA_SSL_KEY_FILE: sharedEnv.KAFKA_SSL_KEY_FILE,
+  KAFKA_SASL_ALLOW_PLAINTEXT: sharedEnv.KAFKA_SASL_ALLOW_PLAINTEXT,
   KAFKA_TOPIC: envField.topic().optional(),
   /** Partitions when the indexer creates the topic. */
   KAFKA_PARTITIONS: doc(

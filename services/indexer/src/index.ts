@@ -1,9 +1,9 @@
 import type { Server } from 'node:http';
-import { createLogger } from '@vault-yield/common';
+import { createLogger, serveMetrics } from '@vault-yield/common';
 import { setDefaultLogSecurity } from '@vault-yield/log';
 import { type IndexerConfig, indexerConfigSchema } from './config.js';
 import { IndexerEngine } from './indexer.js';
-import { createIndexerMetrics, type IndexerMetrics, serveMetrics } from './metrics.js';
+import { createIndexerMetrics, type IndexerMetrics } from './metrics.js';
 
 export {
   type IndexerConfig,
@@ -122,7 +122,7 @@ export function createIndexer(input: IndexerConfig): Indexer {
     done,
     async start() {
       if (config.metricsPort !== undefined)
-        server = await serveMetrics(metrics, config.metricsPort, config.metricsHost);
+        server = await serveMetrics(metrics.registry, config.metricsPort, config.metricsHost);
       try {
         await engine.open();
         await engine.load();

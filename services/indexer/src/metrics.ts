@@ -1,4 +1,3 @@
-import { createServer, type Server } from 'node:http';
 import type { RpcCallObserver } from '@vault-yield/chain';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -107,39 +106,3 @@ export function createIndexerMetrics(defaults = true) {
 }
 
 export type IndexerMetrics = ReturnType<typeof createIndexerMetrics>;
-
-/** Where the metrics server listens unless told otherwise: loopback (METRICS_HOST widens it). */
-export const DEFAULT_METRICS_HOST = '127.0.0.1';
-
-/**
- * Serves /metrics (and /health) on `host:port`: by default on loopback only, so the figures are
- * not public unless METRICS_HOST says where they may be scraped from (e.g. `0.0.0.0` in a
- * container whose port only the scraper's network reaches).
- */
-export function serveMetrics(
-  metrics: IndexerMetrics,
-  port: number,
-  host: string = DEFAULT_METRICS_HOST,
-): Promise<Server> {
-  const server = createServer((req, res) => {
-    if (req.url === '/metrics') {
-      metrics.registry
-        .metrics()
-        .then((body) => {
-          res.writeHead(200, { 'content-type': metrics.registry.contentType });
-          res.end(body);
-        })
-        .catch(() => {
-          res.writeHead(500);
-          res.end();
-        });
-      return;
-    }
-    res.writeHead(req.url === '/health' ? 200 : 404);
-    res.end();
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve(server));
-  });
-}

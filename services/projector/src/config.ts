@@ -41,7 +41,11 @@ export const projectorEnvSchema = baseConfigSchema.extend({
   KAFKA_SASL_PASSWORD: sharedEnv.KAFKA_SASL_PASSWORD,
   KAFKA_SSL: sharedEnv.KAFKA_SSL,
   KAFKA_SSL_CA_FILE: sharedEnv.KAFKA_SSL_CA_FILE,
+  KAFKA_SSL_CERT_FILE: sharedEnv.KAFKA_SSL_CERT_FILE,
+  KAFKA_SSL_KEY_FILE: sharedEnv.KAFKA_SSL_KEY_FILE,
+  KAFKA_SASL_ALLOW_PLAINTEXT: sharedEnv.KAFKA_SASL_ALLOW_PLAINTEXT,
   DATABASE_URL: sharedEnv.DATABASE_URL,
+  DATABASE_POOLING: sharedEnv.DATABASE_POOLING,
   PROJECTION_SCHEMA: sharedEnv.PROJECTION_SCHEMA,
   KAFKA_TOPIC: sharedEnv.KAFKA_TOPIC,
   CONSUMER_GROUP: sharedEnv.CONSUMER_GROUP,
@@ -95,6 +99,15 @@ export const projectorEnvSchema = baseConfigSchema.extend({
   MIN_DAILY_RETURNS: sharedEnv.MIN_DAILY_RETURNS,
   METRICS_PORT: sharedEnv.METRICS_PORT.optional(),
   METRICS_HOST: sharedEnv.METRICS_HOST,
+  FOLLOW_LIVE: doc(
+    envField.bool().default(false),
+    "fold into the live schema of `VIEWS_SCHEMA` (its `vy_live`) instead of `PROJECTION_SCHEMA` (then only the schema before any switch), and move by itself when `rebuild` switches the views: the batch in flight commits, then folding resumes in the new schema from the offsets stored there by the build (under the build's consumer group). Off: the projector stays on `PROJECTION_SCHEMA` (pinned)",
+  ),
+  VIEWS_SCHEMA: sharedEnv.VIEWS_SCHEMA,
+  FOLLOW_LIVE_INTERVAL_MS: doc(
+    envField.int(100, 3_600_000).default(5_000),
+    "with `FOLLOW_LIVE`: how often the live schema is read besides the switch's notification (Postgres `LISTEN vault_yield_live`, sent by `rebuild`'s switch)",
+  ),
 });
 
 export type ProjectorEnv = z.output<typeof projectorEnvSchema>;
@@ -111,6 +124,11 @@ const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min
  */
 export const projectorConfigSchema = z.object({
   databaseUrl: z.string().min(1),
+  /**
+   * How `databaseUrl` is pooled: `transaction` (PgBouncer transaction mode) sets nothing per
+   * connection; the role's search_path must name `schema` (checked at start).
+   */
+  pooling: z.enum(['session', 'transaction']).default('session'),
   /** Postgres schema of the projection tables. */
   schema: z.string().min(1).default(CONFIG_DEFAULTS.projectionSchema),
   kafka: z.object({
@@ -196,6 +214,7 @@ export function projectorConfigFromEnv(
 ): ProjectorConfig & { strategy: StrategyProjectionInput | null } {
   return {
     databaseUrl: env.DATABASE_URL,
+    pooling: env.DATABASE_POOLING,
     schema: env.PROJECTION_SCHEMA,
     kafka: {
       brokers: env.KAFKA_BROKERS,

@@ -20,6 +20,9 @@ export {
 export { createProjectorMetrics, type ProjectorMetrics } from './metrics.js';
 export { createVaultProjection, type VaultBatchOut, type VaultProjectionOptions } from './projection.js';
 export {
+  type FollowingProjections,
+  type FollowOptions,
+  followLiveProjections,
   type Projections,
   type ProjectionsConfig,
   type StrategyProjectionConfig,

@@ -1,7 +1,7 @@
 import { ConfigError, createLogger, kafkaSecurity, onShutdown } from '@vault-yield/common';
 import { setDefaultLogSecurity } from '@vault-yield/log';
 import { loadProjectorEnv, type ProjectorEnv, projectorConfigFromEnv } from './config.js';
-import { startProjections } from './projections/index.js';
+import { followLiveProjections, startProjections } from './projections/index.js';
 
 let env: ProjectorEnv;
 try {
@@ -15,7 +15,11 @@ try {
 // Every Kafka client of the process (the strategy side's too) connects with these.
 setDefaultLogSecurity(kafkaSecurity(env));
 const logger = createLogger({ name: 'projector', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
-const projections = startProjections(projectorConfigFromEnv(env, logger));
+const config = projectorConfigFromEnv(env, logger);
+// FOLLOW_LIVE: the live schema of VIEWS_SCHEMA, moving at each switch; otherwise pinned.
+const projections = env.FOLLOW_LIVE
+  ? followLiveProjections(config, { viewsSchema: env.VIEWS_SCHEMA, intervalMs: env.FOLLOW_LIVE_INTERVAL_MS })
+  : startProjections(config);
 
 onShutdown(logger, () => projections.stop());
 projections.started.catch((err: unknown) => {

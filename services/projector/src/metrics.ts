@@ -1,4 +1,3 @@
-import { createServer, type Server } from 'node:http';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
@@ -66,26 +65,3 @@ export function createProjectorMetrics(defaults = true) {
 }
 
 export type ProjectorMetrics = ReturnType<typeof createProjectorMetrics>;
-
-/** A tiny HTTP server exposing `GET /metrics`. */
-export async function serveMetrics(registry: Registry, port: number, host = '127.0.0.1'): Promise<Server> {
-  const server = createServer((req, res) => {
-    if (req.method === 'GET' && req.url === '/metrics') {
-      registry
-        .metrics()
-        .then((body) => {
-          res.writeHead(200, { 'content-type': registry.contentType });
-          res.end(body);
-        })
-        .catch(() => {
-          res.writeHead(500);
-          res.end();
-        });
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { code: 'not_found', message: 'only GET /metrics is served here' } }));
-  });
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
-  return server;
-}

@@ -1,4 +1,4 @@
-import { createLogger } from '@vault-yield/common';
+import { createLogger, serveMetrics } from '@vault-yield/common';
 import {
   closeBlock,
   decodeRecord,
@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBatch } from './apply.js';
 import { type CachedVault, createStateCache } from './cache.js';
 import { loadProjectorEnv } from './config.js';
-import { createProjectorMetrics, serveMetrics } from './metrics.js';
+import { createProjectorMetrics } from './metrics.js';
 import { type Decoded, decode } from './rows.js';
 
 const log = createLogger({ name: 'projector-unit', level: 'silent' });

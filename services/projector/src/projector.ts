@@ -1,7 +1,9 @@
 import type { Server } from 'node:http';
+import { serveMetrics } from '@vault-yield/common';
 import { FOLD_VERSION } from '@vault-yield/domain';
 import { type BatchConsumer, createBatchConsumer, createLogAdmin } from '@vault-yield/log';
 import {
+  checkRoleSettings,
   createPgPool,
   createProjectionStore,
   migrate,
@@ -11,7 +13,7 @@ import {
 import { type ApplyResult, applyBatch } from './apply.js';
 import { createStateCache } from './cache.js';
 import { type ProjectorConfig, projectorConfigSchema } from './config.js';
-import { createProjectorMetrics, type ProjectorMetrics, serveMetrics } from './metrics.js';
+import { createProjectorMetrics, type ProjectorMetrics } from './metrics.js';
 import { type Decoded, decode } from './rows.js';
 
 export interface Projector {
@@ -43,6 +45,7 @@ export function createProjector(input: ProjectorConfig): Projector {
     max: config.pgPoolMax,
     // Offsets commit with the rows: a commit lost to a server crash is re-read from Kafka.
     synchronousCommit: 'off',
+    pooling: config.pooling,
   });
   const store = createProjectionStore(pool);
   const metrics = createProjectorMetrics();
@@ -134,6 +137,8 @@ export function createProjector(input: ProjectorConfig): Projector {
     metrics,
     assignment: () => consumer?.assignment() ?? [],
     async start() {
+      // Behind a transaction-mode pooler the role's search_path stands in for the connect option.
+      if (config.pooling === 'transaction') await checkRoleSettings(pool, { schema });
       if (config.migrate) await migrate(pool, schema);
       // Figures folded by another fold version stay as they are until a rebuild: say so at start.
       const folded = await projectionFoldVersion(pool, schema);

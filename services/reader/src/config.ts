@@ -1,10 +1,13 @@
 import {
   baseConfigSchema,
+  CONFIG_DEFAULTS,
   ConfigError,
   createConfig,
   doc,
   type Env,
   envField,
+  type KafkaSecurity,
+  kafkaSecurity,
   type LogFormat,
   type Logger,
   sharedEnv,
@@ -22,6 +25,14 @@ const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min
 export const readerConfigSchema = z.object({
   /** Read-only role URL. */
   databaseUrl: z.string().min(1),
+  /**
+   * How `databaseUrl` is pooled: `transaction` (PgBouncer transaction mode) sets nothing per
+   * connection (the role's settings give search_path and statement_timeout, checked at start)
+   * and names no statement; the live streams' LISTEN then goes to `directUrl`.
+   */
+  pooling: z.enum(['session', 'transaction']).default('session'),
+  /** A URL straight to Postgres for the LISTEN connection (default: `databaseUrl`). */
+  directUrl: z.string().min(1).optional(),
   /** Projection schema (search_path). */
   schema: z.string().min(1),
   port: int(0, 65_535),
@@ -74,6 +85,24 @@ export const readerConfigSchema = z.object({
    * `heartbeatMs` on an idle stream.
    */
   streams: z.object({ maxTotal: int(0), perClient: int(0), heartbeatMs: int(1_000) }),
+  /**
+   * Freshness (`/ready`, the `reader_projection_lag_*` gauges): the log's high watermarks are read
+   * from `kafka` (absent: the records of lag are unknown), the chain head from the indexer's
+   * checkpoint in `indexerSchema` (null: not read); `/ready` answers 503 beyond `maxLagRecords`
+   * records or `maxLagSeconds` seconds of chain time (0 = no limit).
+   */
+  freshness: z.object({
+    kafka: z
+      .object({
+        brokers: z.array(z.string().min(1)).min(1).readonly(),
+        topic: z.string().min(1),
+        security: z.custom<KafkaSecurity>((v) => typeof v === 'object' && v !== null),
+      })
+      .nullable(),
+    indexerSchema: z.string().min(1).nullable(),
+    maxLagRecords: int(),
+    maxLagSeconds: int(),
+  }),
   logLevel: envField.logLevel(),
   /** LOG_FORMAT: pretty lines on a terminal (auto), or JSON / pretty forced. */
   logFormat: z.custom<LogFormat>((v) => typeof v === 'string').optional(),
@@ -83,8 +112,16 @@ export const readerConfigSchema = z.object({
 
 export type ReaderConfig = z.output<typeof readerConfigSchema>;
 
+/** Kafka's SASL/TLS fields, as every service declares them (whatever @vault-yield/common adds). */
+type KafkaSecurityKey = Extract<keyof typeof sharedEnv, `KAFKA_SASL${string}` | `KAFKA_SSL${string}`>;
+const kafkaSecurityEnv = Object.fromEntries(
+  Object.entries(sharedEnv).filter(([k]) => /^KAFKA_(SASL|SSL)/.test(k)),
+) as Pick<typeof sharedEnv, KafkaSecurityKey>;
+
 export const readerEnvSchema = baseConfigSchema.extend({
   DATABASE_URL: sharedEnv.DATABASE_URL,
+  DATABASE_POOLING: sharedEnv.DATABASE_POOLING,
+  DATABASE_DIRECT_URL: sharedEnv.DATABASE_DIRECT_URL,
   PROJECTION_SCHEMA: sharedEnv.PROJECTION_SCHEMA,
   PORT: doc(envField.port().default(8080), 'listen port'),
   HOST: doc(z.string().min(1).default('127.0.0.1'), 'listen address'),
@@ -185,6 +222,26 @@ export const readerEnvSchema = baseConfigSchema.extend({
     envField.int(1_000, 600_000).default(15_000),
     'a comment line is sent on a live stream that has been quiet this long (keeps proxies from closing it)',
   ),
+  KAFKA_BROKERS: doc(
+    envField.brokers().optional(),
+    "comma-separated `host:port` list (the reader: only to read the topic's high watermarks for `/ready`'s records of lag)",
+    'unset: no records of lag',
+  ),
+  ...kafkaSecurityEnv,
+  KAFKA_TOPIC: sharedEnv.KAFKA_TOPIC,
+  INDEXER_SCHEMA: doc(
+    envField.identifier().default(CONFIG_DEFAULTS.projectionSchema),
+    "schema holding the live indexer's checkpoint (`status`, `reindex`, `republish`; the reader: the chain head of `/ready`'s blocks and seconds of lag, read with its role when granted)",
+    '`PROJECTION_SCHEMA` (reader: `vault_yield`)',
+  ),
+  READY_MAX_LAG_RECORDS: doc(
+    envField.int(0, 1_000_000_000).default(10_000),
+    "`/ready` answers 503 while the projection has more records of the log than this left to fold (the topic's high watermarks minus the offsets stored with the live projection; needs `KAFKA_BROKERS`), so a load balancer drops a reader whose replica fell behind; 0 = no limit",
+  ),
+  READY_MAX_LAG_SECONDS: doc(
+    envField.int(0, 31_536_000).default(300),
+    "`/ready` answers 503 while the newest record folded is more than this much chain time (seconds) behind the indexer's checkpoint with records left to fold (needs `KAFKA_BROKERS` and a readable `INDEXER_SCHEMA`); 0 = no limit",
+  ),
 });
 
 /** Reads the reader's settings from the environment (clear error naming each bad variable). */
@@ -194,8 +251,14 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
     throw new ConfigError(
       `invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (got ${e.HTTP_HEADERS_TIMEOUT_MS} > ${e.HTTP_REQUEST_TIMEOUT_MS})`,
     );
+  if (e.DATABASE_POOLING === 'transaction' && !e.DATABASE_DIRECT_URL)
+    throw new ConfigError(
+      'invalid configuration:\n  DATABASE_DIRECT_URL: required with DATABASE_POOLING=transaction (the live streams LISTEN on a session of their own, which a transaction-mode pooler does not keep) (unset)',
+    );
   return {
     databaseUrl: e.DATABASE_URL,
+    pooling: e.DATABASE_POOLING,
+    ...(e.DATABASE_DIRECT_URL ? { directUrl: e.DATABASE_DIRECT_URL } : {}),
     schema: e.PROJECTION_SCHEMA,
     port: e.PORT,
     host: e.HOST,
@@ -227,6 +290,14 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
       maxTotal: e.STREAM_MAX,
       perClient: e.STREAM_MAX_PER_CLIENT,
       heartbeatMs: e.STREAM_HEARTBEAT_MS,
+    },
+    freshness: {
+      kafka: e.KAFKA_BROKERS
+        ? { brokers: e.KAFKA_BROKERS, topic: e.KAFKA_TOPIC, security: kafkaSecurity(e) }
+        : null,
+      indexerSchema: e.INDEXER_SCHEMA,
+      maxLagRecords: e.READY_MAX_LAG_RECORDS,
+      maxLagSeconds: e.READY_MAX_LAG_SECONDS,
     },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

@@ -3,13 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { createLogger, type Logger } from '@vault-yield/common';
-import { createPgPool, type Pool } from '@vault-yield/store';
+import { checkRoleSettings, createPgPool, type Pool } from '@vault-yield/store';
 import { compress } from 'hono/compress';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { Registry } from 'prom-client';
 import type { ReaderConfig } from './config.js';
 import { DASHBOARD_CSP, dashboardRoutes } from './dashboard/index.js';
 import { ApiError, errorResponse, isUnavailable } from './errors.js';
+import { createFreshnessProbe } from './freshness.js';
 import { concurrencyLimit } from './middleware/concurrency.js';
 import { corsHeaders, corsPreflight } from './middleware/cors.js';
 import { createMetrics } from './middleware/metrics.js';
@@ -91,12 +92,20 @@ export function createReader(config: ReaderConfig): Reader {
     max: config.poolMax,
     statementTimeoutMs: config.statementTimeoutMs,
     connectionTimeoutMs: config.connectTimeoutMs,
+    pooling: config.pooling,
   });
-  const metrics = createMetrics();
+  const freshness = createFreshnessProbe({
+    pool,
+    schema: config.schema,
+    config: config.freshness,
+    log: log.child({ component: 'freshness' }),
+  });
+  const metrics = createMetrics(true, () => freshness.read());
   let draining = false;
   const hub = createStreamHub({
     pool,
-    databaseUrl: config.databaseUrl,
+    // LISTEN holds a session: straight to Postgres when the pool goes through a pooler.
+    databaseUrl: config.directUrl ?? config.databaseUrl,
     schema: config.schema,
     log,
     ...config.streams,
@@ -163,7 +172,12 @@ export function createReader(config: ReaderConfig): Reader {
     '/',
     declareApi(
       { pool, config, log },
-      { registry: metrics.registry, doc: () => buildOpenApi(app), draining: () => draining },
+      {
+        registry: metrics.registry,
+        doc: () => buildOpenApi(app),
+        draining: () => draining,
+        freshness,
+      },
       { hub, clientKey },
     ),
   );
@@ -196,8 +210,14 @@ export function createReader(config: ReaderConfig): Reader {
     registry: metrics.registry,
     log,
     hub,
-    start: () =>
-      new Promise((resolve, reject) => {
+    start: async () => {
+      // Behind a transaction-mode pooler the role's settings stand in for the connect options.
+      if (config.pooling === 'transaction')
+        await checkRoleSettings(pool, {
+          schema: config.schema,
+          statementTimeoutMs: config.statementTimeoutMs,
+        });
+      return new Promise((resolve, reject) => {
         hub.start();
         const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections } = config.http;
         const s = serve(
@@ -223,24 +243,28 @@ export function createReader(config: ReaderConfig): Reader {
         s.maxConnections = maxConnections;
         s.once('error', reject);
         server = s;
-      }),
+      });
+    },
     stop: async () => {
       draining = true;
-      // Live streams end first (they would hold the server open until the grace period).
-      await hub.stop();
       const s = server;
       server = undefined;
-      if (s) {
-        await new Promise<void>((resolve) => {
-          const force = setTimeout(() => s.closeAllConnections(), config.shutdownGraceMs);
-          force.unref();
-          s.close(() => {
-            clearTimeout(force);
-            resolve();
-          });
-          s.closeIdleConnections();
-        });
-      }
+      // Stop accepting at once; in-flight requests drain (up to the grace period).
+      const closed = s
+        ? new Promise<void>((resolve) => {
+            const force = setTimeout(() => s.closeAllConnections(), config.shutdownGraceMs);
+            force.unref();
+            s.close(() => {
+              clearTimeout(force);
+              resolve();
+            });
+            s.closeIdleConnections();
+          })
+        : Promise.resolve();
+      // Live streams end now: they would hold the server open until the grace period.
+      await hub.stop();
+      await closed;
+      await freshness.close();
       await pool.end();
       log.info('reader stopped');
     },

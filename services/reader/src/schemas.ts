@@ -182,6 +182,48 @@ export const ready = z
       .nonnegative()
       .optional()
       .describe('vaults whose snapshot says `behind` (with the admin token only)'),
+    lag: z
+      .object({
+        records: z
+          .number()
+          .int()
+          .nonnegative()
+          .nullable()
+          .describe(
+            "records of the log not yet folded: the topic's high watermarks (Kafka) minus the next offsets stored with the projection (`consumer_offsets`, the furthest consumer group per partition); null when the reader has no `KAFKA_BROKERS` or Kafka did not answer",
+          ),
+        blocks: z
+          .number()
+          .int()
+          .nonnegative()
+          .nullable()
+          .describe(
+            "blocks between the chain head as the indexer last published it (its checkpoint in `INDEXER_SCHEMA`) and the newest block folded; 0 when `records` is 0 (a block without records has nothing to fold); null when the checkpoint is not readable by the reader's role",
+          ),
+        seconds: z
+          .number()
+          .int()
+          .nonnegative()
+          .nullable()
+          .describe(
+            'chain time between that checkpoint block and the newest record folded, seconds (the same rules as `blocks`)',
+          ),
+        foldedBlock: z
+          .number()
+          .int()
+          .nullable()
+          .describe('the newest block folded (null: nothing folded yet)'),
+        headBlock: z
+          .number()
+          .int()
+          .nullable()
+          .describe("the indexer's checkpoint block (null: not readable)"),
+        recordsUnknown: z.string().optional().describe('why `records` is null'),
+      })
+      .optional()
+      .describe(
+        'how far the projection is behind the log and the chain (with the admin token only). Beyond `READY_MAX_LAG_RECORDS` records, or `READY_MAX_LAG_SECONDS` seconds with records left to fold, `/ready` answers 503, so a load balancer drops a reader whose replica fell behind until it catches up; without the records of lag (no Kafka) blocks and seconds are upper bounds and never turn it 503',
+      ),
   })
   .openapi('Ready');
 

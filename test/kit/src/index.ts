@@ -37,26 +37,46 @@ export interface TestDatabase {
   writerUrl: string;
   /** Read-only-role URL (reader). */
   readerUrl: string;
+  /** Migrator-role URL: owner of the schemas with `split` (else the writer may migrate too). */
+  migratorUrl: string;
   /** Projection schema, already migrated. */
   schema: string;
   drop: () => Promise<void>;
+}
+
+export interface TestDatabaseOptions {
+  /**
+   * The production layout: the migrator owns the database and migrates (granting DML to the
+   * writer, SELECT to the reader); the writer cannot create, alter or drop. Default false: the
+   * writer owns the database (tests that migrate or rebuild as the writer).
+   */
+  split?: boolean;
+  /** Role settings in the database (search_path, the reader's statement_timeout): see ensureProjectDatabase. */
+  roleSettings?: { schema: string; readerSchema?: string; readerStatementTimeoutMs?: number };
 }
 
 /**
  * A fresh database for one test file, with the project's roles and the migrations applied to
  * `schema`, so files run in parallel without sharing rows.
  */
-export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
+export async function createTestDatabase(
+  label = 'test',
+  options: TestDatabaseOptions = {},
+): Promise<TestDatabase> {
   const adminUrl = postgresAdminUrl();
   const slug = label
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '_')
     .slice(0, 30);
   const database = `t_${slug}_${randomBytes(4).toString('hex')}`;
-  const db = await ensureProjectDatabase(adminUrl, database);
-  const pool = createPgPool({ url: db.writerUrl, applicationName: 'test-migrate', max: 1 });
+  const db = await ensureProjectDatabase(adminUrl, database, options);
+  const pool = createPgPool({
+    url: options.split ? db.migratorUrl : db.writerUrl,
+    applicationName: 'test-migrate',
+    max: 1,
+  });
   try {
-    await migrate(pool, TEST_SCHEMA, ROLES.reader);
+    await migrate(pool, TEST_SCHEMA, ROLES.reader, options.split ? { writerRole: ROLES.writer } : {});
   } finally {
     await pool.end();
   }
@@ -64,6 +84,7 @@ export async function createTestDatabase(label = 'test'): Promise<TestDatabase> 
     database,
     writerUrl: db.writerUrl,
     readerUrl: db.readerUrl,
+    migratorUrl: db.migratorUrl,
     schema: TEST_SCHEMA,
     drop: () => dropDatabase(adminUrl, database),
   };

@@ -16,6 +16,8 @@ export const CONFIG_DEFAULTS = {
   projectorGroup: 'vault-yield-projector',
   /** Daily returns a strategy needs before liveApr/sigma are published (MIN_DAILY_RETURNS). */
   minDailyReturns: 30,
+  /** Where metrics servers bind (METRICS_HOST): loopback, so figures are not public by default. */
+  metricsHost: '127.0.0.1',
 } as const;
 
 /** The one bound of MIN_DAILY_RETURNS / minDailyReturns (sigma needs two returns). */

@@ -13,6 +13,25 @@ export const sharedEnv = {
     envField.postgresUrl(),
     "Postgres URL (writer role for indexer/projector/migrate, read-only role for the reader). TLS by its parameters: `sslmode=verify-full&sslrootcert=/path/ca.pem` (certificate and host verified against that CA file; without `sslrootcert`, the system CAs), `sslmode=no-verify` (encrypted, unverified) or `sslmode=disable`. `require`, `verify-ca` and `prefer` are refused: node-postgres 8 does not give them libpq's meaning",
   ),
+  DATABASE_POOLING: doc(
+    z.enum(['session', 'transaction']).default('session'),
+    "how `DATABASE_URL`'s connections are pooled: `session` (Postgres itself, or PgBouncer in session mode): `search_path` and `statement_timeout` are sent at connect; `transaction` (PgBouncer `pool_mode=transaction`): nothing is set per connection — the role's settings must give them (`alter role … in database … set`, checked at start) — no query is a named prepared statement, and LISTEN goes through `DATABASE_DIRECT_URL`",
+  ),
+  DATABASE_DIRECT_URL: doc(
+    envField.postgresUrl().optional(),
+    "a URL straight to Postgres (not through a transaction-mode pooler) for the one connection that holds session state: the reader's LISTEN for live streams (required with `DATABASE_POOLING=transaction`)",
+    '`DATABASE_URL`',
+  ),
+  MIGRATE_DATABASE_URL: doc(
+    envField.postgresUrl().optional(),
+    'URL of the migrator role (owner of the projection schemas: DDL) for `migrate` and the commands that create, switch or drop schemas (`rebuild`, `reindex`); the writer role `DATABASE_URL` names has DML only. Connect directly or through a session-mode pool',
+    '`DATABASE_URL`',
+  ),
+  WRITER_ROLE: doc(
+    envField.identifier(),
+    'role granted DML (select, insert, update, delete) on the tables `migrate` and `rebuild` create, now and by default privileges (the runtime writer: indexer, projector)',
+    'unset: no grants',
+  ),
   PROJECTION_SCHEMA: doc(
     envField.identifier().default(CONFIG_DEFAULTS.projectionSchema),
     'schema holding the projection tables',
@@ -44,6 +63,20 @@ export const sharedEnv = {
     "PEM file of the CA that signed the brokers' certificates (must be readable; needs `KAFKA_SSL=true`)",
     'system CAs',
   ),
+  KAFKA_SSL_CERT_FILE: doc(
+    kafkaSecurityShape.KAFKA_SSL_CERT_FILE,
+    'PEM client certificate for brokers that require one (mTLS, `ssl.client.auth=required`); needs `KAFKA_SSL_KEY_FILE` and `KAFKA_SSL=true`',
+    'unset: no client certificate',
+  ),
+  KAFKA_SSL_KEY_FILE: doc(
+    kafkaSecurityShape.KAFKA_SSL_KEY_FILE,
+    "PEM private key of `KAFKA_SSL_CERT_FILE` (unencrypted; keep the file readable by the service's user alone)",
+    'unset',
+  ),
+  KAFKA_SASL_ALLOW_PLAINTEXT: doc(
+    kafkaSecurityShape.KAFKA_SASL_ALLOW_PLAINTEXT,
+    'allow SASL `PLAIN` without `KAFKA_SSL` (the password then crosses the network in clear: a private network or a local test only); refused otherwise',
+  ),
   KAFKA_TOPIC: doc(
     envField.topic().default(CONFIG_DEFAULTS.recordsTopic),
     "the vault event log (kept forever: an existing topic with `retention.ms`/`retention.bytes` other than -1 or with `cleanup.policy` compact is refused at start, with the `kafka-configs.sh` command that fixes it); the indexer records it with its checkpoint and refuses to start on a checkpoint of another topic (give a new topic its own `PROJECTION_SCHEMA`, e.g. reindex's namespace)",
@@ -67,7 +100,7 @@ export const sharedEnv = {
     'daily returns a strategy needs before its `liveApr`/`sigma` are published',
   ),
   METRICS_HOST: doc(
-    z.string().min(1).default('127.0.0.1'),
+    z.string().min(1).default(CONFIG_DEFAULTS.metricsHost),
     'address the metrics server (`METRICS_PORT`) binds to; widen it (`0.0.0.0`) only where the port is reachable by the scraper alone',
   ),
   METRICS_PORT: doc(

@@ -10,8 +10,17 @@ export type SaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512';
 
 export interface KafkaSecurity {
   sasl?: { mechanism: SaslMechanism; username: string; password: string };
-  /** `true`: TLS trusting the system CAs; `{ ca }`: TLS trusting these PEM certificates only. */
-  ssl?: boolean | { ca: string[] };
+  /**
+   * `true`: TLS trusting the system CAs; an object: TLS trusting `ca` only when given (else the
+   * system CAs), with a client certificate (`cert` + `key`, PEM) when the brokers ask for one (mTLS).
+   */
+  ssl?: boolean | KafkaTls;
+}
+
+export interface KafkaTls {
+  ca?: string[];
+  cert?: string;
+  key?: string;
 }
 
 /** A path to a file this process can read. */
@@ -46,6 +55,14 @@ export const kafkaSecurityShape = {
     .default(false),
   /** PEM file of the CA(s) that signed the brokers' certificates; the system CAs when unset. */
   KAFKA_SSL_CA_FILE: readableFile().optional(),
+  /** PEM client certificate and its key for brokers that require one (`ssl.client.auth=required`). */
+  KAFKA_SSL_CERT_FILE: readableFile().optional(),
+  KAFKA_SSL_KEY_FILE: readableFile().optional(),
+  /** SASL PLAIN sends the password as is: refused without TLS unless this says so. */
+  KAFKA_SASL_ALLOW_PLAINTEXT: z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'expected true or false' })
+    .transform((v) => v === 'true' || v === '1' || v === 'yes')
+    .default(false),
 };
 
 export interface KafkaSecurityEnv {
@@ -54,6 +71,9 @@ export interface KafkaSecurityEnv {
   KAFKA_SASL_PASSWORD?: string | undefined;
   KAFKA_SSL?: boolean | undefined;
   KAFKA_SSL_CA_FILE?: string | undefined;
+  KAFKA_SSL_CERT_FILE?: string | undefined;
+  KAFKA_SSL_KEY_FILE?: string | undefined;
+  KAFKA_SASL_ALLOW_PLAINTEXT?: boolean | undefined;
 }
 
 /** Variables that make sense only together: each problem with the variable it is reported on. */
@@ -71,12 +91,23 @@ export function kafkaSecurityIssues(env: KafkaSecurityEnv): { path: string; mess
         'required when KAFKA_SASL_USERNAME or KAFKA_SASL_PASSWORD is set (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)',
     });
   }
-  if (env.KAFKA_SSL_CA_FILE && !env.KAFKA_SSL)
-    issues.push({ path: 'KAFKA_SSL', message: 'must be true when KAFKA_SSL_CA_FILE is set' });
+  if (env.KAFKA_SASL_MECHANISM === 'plain' && !env.KAFKA_SSL && !env.KAFKA_SASL_ALLOW_PLAINTEXT)
+    issues.push({
+      path: 'KAFKA_SASL_MECHANISM',
+      message:
+        'PLAIN sends the password in clear without TLS: set KAFKA_SSL=true, use SCRAM-SHA-256/512, or allow it with KAFKA_SASL_ALLOW_PLAINTEXT=true',
+    });
+  for (const file of ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE'] as const)
+    if (env[file] && !env.KAFKA_SSL)
+      issues.push({ path: 'KAFKA_SSL', message: `must be true when ${file} is set` });
+  if (env.KAFKA_SSL_CERT_FILE && !env.KAFKA_SSL_KEY_FILE)
+    issues.push({ path: 'KAFKA_SSL_KEY_FILE', message: 'required when KAFKA_SSL_CERT_FILE is set' });
+  if (env.KAFKA_SSL_KEY_FILE && !env.KAFKA_SSL_CERT_FILE)
+    issues.push({ path: 'KAFKA_SSL_CERT_FILE', message: 'required when KAFKA_SSL_KEY_FILE is set' });
   return issues;
 }
 
-/** The log clients' security settings from validated env (reads the CA file). */
+/** The log clients' security settings from validated env (reads the CA, certificate and key files). */
 export function kafkaSecurity(env: KafkaSecurityEnv): KafkaSecurity {
   const out: KafkaSecurity = {};
   if (env.KAFKA_SASL_MECHANISM && env.KAFKA_SASL_USERNAME && env.KAFKA_SASL_PASSWORD) {
@@ -86,8 +117,15 @@ export function kafkaSecurity(env: KafkaSecurityEnv): KafkaSecurity {
       password: env.KAFKA_SASL_PASSWORD,
     };
   }
-  if (env.KAFKA_SSL)
-    out.ssl = env.KAFKA_SSL_CA_FILE ? { ca: [readFileSync(env.KAFKA_SSL_CA_FILE, 'utf8')] } : true;
+  if (env.KAFKA_SSL) {
+    const tls: KafkaTls = {};
+    if (env.KAFKA_SSL_CA_FILE) tls.ca = [readFileSync(env.KAFKA_SSL_CA_FILE, 'utf8')];
+    if (env.KAFKA_SSL_CERT_FILE && env.KAFKA_SSL_KEY_FILE) {
+      tls.cert = readFileSync(env.KAFKA_SSL_CERT_FILE, 'utf8');
+      tls.key = readFileSync(env.KAFKA_SSL_KEY_FILE, 'utf8');
+    }
+    out.ssl = Object.keys(tls).length > 0 ? tls : true;
+  }
   return out;
 }
 

@@ -62,6 +62,58 @@ describe('Kafka security config', () => {
     );
     expect(message({ KAFKA_SSL: 'sometimes' })).toMatch(/KAFKA_SSL: expected true or false/);
   });
+
+  it('refuses SASL PLAIN without TLS in one line unless explicitly allowed, never echoing the password', () => {
+    const plain = {
+      KAFKA_SASL_MECHANISM: 'PLAIN',
+      KAFKA_SASL_USERNAME: 'vault',
+      KAFKA_SASL_PASSWORD: 'hunter2',
+    };
+    const refused = message(plain);
+    expect(refused.split('\n').filter((l) => l.startsWith('  '))).toEqual([
+      '  KAFKA_SASL_MECHANISM: PLAIN sends the password in clear without TLS: set KAFKA_SSL=true, use SCRAM-SHA-256/512, or allow it with KAFKA_SASL_ALLOW_PLAINTEXT=true (got "PLAIN")',
+    ]);
+    expect(refused).not.toContain('hunter2');
+    expect(message({ ...plain, KAFKA_SASL_ALLOW_PLAINTEXT: 'no' })).toMatch(
+      /KAFKA_SASL_ALLOW_PLAINTEXT=true/,
+    );
+    expect(
+      kafkaSecurity(createConfig(schema, { ...base, ...plain, KAFKA_SASL_ALLOW_PLAINTEXT: 'true' })),
+    ).toEqual({
+      sasl: { mechanism: 'plain', username: 'vault', password: 'hunter2' },
+    });
+    expect(kafkaSecurity(createConfig(schema, { ...base, ...plain, KAFKA_SSL: 'true' })).ssl).toBe(true);
+    // SCRAM never sends the password itself: allowed over plaintext.
+    expect(() =>
+      createConfig(schema, { ...base, ...plain, KAFKA_SASL_MECHANISM: 'SCRAM-SHA-256' }),
+    ).not.toThrow();
+  });
+
+  it('reads a client certificate and its key for mTLS, and wants both with TLS on', () => {
+    const cert = join(dir, 'client.pem');
+    const key = join(dir, 'client.key');
+    writeFileSync(cert, 'CERT');
+    writeFileSync(key, 'KEY');
+    const mtls = { KAFKA_SSL: 'true', KAFKA_SSL_CERT_FILE: cert, KAFKA_SSL_KEY_FILE: key };
+    expect(kafkaSecurity(createConfig(schema, { ...base, ...mtls, KAFKA_SSL_CA_FILE: ca }))).toEqual({
+      ssl: { ca: ['-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n'], cert: 'CERT', key: 'KEY' },
+    });
+    expect(kafkaSecurity(createConfig(schema, { ...base, ...mtls }))).toEqual({
+      ssl: { cert: 'CERT', key: 'KEY' },
+    });
+    expect(message({ KAFKA_SSL: 'true', KAFKA_SSL_CERT_FILE: cert })).toMatch(
+      /KAFKA_SSL_KEY_FILE: required when KAFKA_SSL_CERT_FILE is set/,
+    );
+    expect(message({ KAFKA_SSL: 'true', KAFKA_SSL_KEY_FILE: key })).toMatch(
+      /KAFKA_SSL_CERT_FILE: required when KAFKA_SSL_KEY_FILE is set/,
+    );
+    expect(message({ KAFKA_SSL_CERT_FILE: cert, KAFKA_SSL_KEY_FILE: key })).toMatch(
+      /KAFKA_SSL: must be true when KAFKA_SSL_CERT_FILE is set/,
+    );
+    expect(
+      message({ KAFKA_SSL: 'true', KAFKA_SSL_CERT_FILE: join(dir, 'none.pem'), KAFKA_SSL_KEY_FILE: key }),
+    ).toMatch(/KAFKA_SSL_CERT_FILE: expected a readable file/);
+  });
 });
 
 describe('Postgres TLS in DATABASE_URL', () => {

@@ -68,4 +68,12 @@ export {
   stalePriceRows,
   storedOffsetRows,
 } from './status.js';
-export { liveSchema, type SwitchOptions, type SwitchResult, switchLive, viewedTable } from './switch.js';
+export {
+  LIVE_CHANNEL,
+  liveSchema,
+  liveSchemaProblem,
+  type SwitchOptions,
+  type SwitchResult,
+  switchLive,
+  viewedTable,
+} from './switch.js';

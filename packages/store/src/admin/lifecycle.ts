@@ -49,6 +49,8 @@ export interface PrepareOptions {
   viewsSchema: string;
   schema: string;
   readerRole?: string;
+  /** The runtime writer role, granted DML on the build's tables (it writes there once live). */
+  writerRole?: string;
   /** Make every table unlogged while the schema is built (no WAL; SET LOGGED at finalize). */
   unlogged: boolean;
   /** Drop the non-unique secondary indexes while building; finalize recreates them. */
@@ -63,7 +65,7 @@ export interface PrepareOptions {
  * The build row must exist (recordBuild) first.
  */
 export async function prepareBuildSchema(pool: Pool, o: PrepareOptions): Promise<void> {
-  await migrate(pool, o.schema, o.readerRole);
+  await migrate(pool, o.schema, o.readerRole, o.writerRole ? { writerRole: o.writerRole } : {});
   const build = await getBuild(pool, o.viewsSchema, o.schema);
   if (!build) throw new Error(`no build recorded for schema ${o.schema}`);
   if (build.prepared) return;

@@ -1,7 +1,13 @@
 import { ident, type Pool } from '../pool/index.js';
 import { revokeWebhookSecrets } from '../webhooks/index.js';
-import { schemaTables, schemaVersion } from './lifecycle.js';
+import { schemaExists, schemaTables, schemaVersion } from './lifecycle.js';
 import { ADMIN_TABLES, ensureAdminTables, liveRecord } from './meta.js';
+
+/**
+ * The channel `switchLive` notifies after a switch (payload: the views schema), so projectors that
+ * follow the live schema (`FOLLOW_LIVE`) move at once rather than at their next look.
+ */
+export const LIVE_CHANNEL = 'vault_yield_live';
 
 export interface SwitchOptions {
   /** Schema of the views the reader reads (its search_path). */
@@ -106,6 +112,8 @@ export async function switchLive(pool: Pool, o: SwitchOptions): Promise<SwitchRe
          caught_up_at = coalesce(${v}.vy_builds.caught_up_at, now())`,
       [o.target],
     );
+    // Delivered at the commit, to every follower of this views schema (see LIVE_CHANNEL).
+    await client.query('select pg_notify($1, $2)', [LIVE_CHANNEL, o.viewsSchema]);
     await client.query('commit');
     return { previous, target: o.target, views: tables };
   } catch (err) {
@@ -129,4 +137,31 @@ export async function liveSchema(pool: Pick<Pool, 'query'>, viewsSchema: string)
     [viewsSchema],
   );
   return rows[0]?.schema ?? null;
+}
+
+/**
+ * Why `schema` cannot be the live schema of `viewsSchema` (null when it can): it no longer exists,
+ * or (`viewed`) the views schema has no view standing on it any more — e.g. the views were dropped
+ * with the schema they pointed at, and `vy_live` still names it.
+ */
+export async function liveSchemaProblem(
+  db: Pick<Pool, 'query'>,
+  viewsSchema: string,
+  schema: string,
+  viewed = true,
+): Promise<string | null> {
+  if (!(await schemaExists(db, schema))) return `schema ${schema} no longer exists`;
+  if (!viewed) return null;
+  const { rows } = await db.query<{ n: number }>(
+    `select count(*)::int as n
+       from pg_depend d
+       join pg_rewrite r on r.oid = d.objid
+       join pg_class v on v.oid = r.ev_class and v.relkind = 'v'
+       join pg_namespace vn on vn.oid = v.relnamespace
+       join pg_class t on t.oid = d.refobjid
+       join pg_namespace tn on tn.oid = t.relnamespace
+      where d.classid = 'pg_rewrite'::regclass and vn.nspname = $1 and tn.nspname = $2`,
+    [viewsSchema, schema],
+  );
+  return (rows[0]?.n ?? 0) > 0 ? null : `no view of ${viewsSchema} stands on ${schema}`;
 }

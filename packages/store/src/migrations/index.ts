@@ -56,6 +56,17 @@ export interface MigrationSource {
   migrations?: readonly Migration[];
 }
 
+/** migrate()'s options: the migrations to apply, and the runtime writer role to grant DML to. */
+export interface MigrateOptions extends MigrationSource {
+  /**
+   * The runtime writer (indexer, projector): granted usage on the schema and select, insert,
+   * update, delete on its tables (sequences: usage, select, update), now and by default
+   * privileges on what the migrating role creates there later. It gets no DDL: the migrating role
+   * (the migrator) owns the schema.
+   */
+  writerRole?: string;
+}
+
 /** Versions applied in `schema`, or [] when the schema has never been migrated. */
 export async function appliedVersions(pool: Pool, schema: string): Promise<number[]> {
   if (!(await hasMigrationsTable(pool, schema))) return [];
@@ -152,7 +163,7 @@ export async function migrate(
   pool: Pool,
   schema: string,
   readerRole?: string,
-  source: MigrationSource = {},
+  source: MigrateOptions = {},
 ): Promise<MigrateResult> {
   const files = source.migrations ?? migrations();
   const client = await pool.connect();
@@ -198,6 +209,7 @@ export async function migrate(
       applied.push(m.version);
     }
     if (readerRole) await grantRead(client, schema, readerRole);
+    if (source.writerRole) await grantWrite(client, schema, source.writerRole);
     // Views of this schema (a views schema whose live schema it is): a column a migration added
     // is in them at once — `select *` views keep the columns of their creation otherwise, and a
     // reader on the views would ask for a column its view lacks.
@@ -374,6 +386,26 @@ async function grantRead(client: Queryable, schema: string, role: string) {
   await client.query(`grant select on all tables in schema ${s} to ${r}`);
   await client.query(`alter default privileges in schema ${s} grant select on tables to ${r}`);
   await revokeWebhookSecrets(client, schema, role);
+}
+
+/**
+ * DML for the runtime writer role: schema usage, and select, insert, update, delete on every
+ * table (usage, select, update on every sequence), now and — default privileges of the migrating
+ * role in this schema — on what it creates there later. No create, alter or drop: the schema and
+ * its tables belong to the migrating role.
+ */
+export async function grantWrite(client: Queryable, schema: string, role: string): Promise<void> {
+  const s = ident(schema);
+  const r = ident(role);
+  await client.query(`grant usage on schema ${s} to ${r}`);
+  await client.query(`grant select, insert, update, delete on all tables in schema ${s} to ${r}`);
+  await client.query(`grant usage, select, update on all sequences in schema ${s} to ${r}`);
+  await client.query(
+    `alter default privileges in schema ${s} grant select, insert, update, delete on tables to ${r}`,
+  );
+  await client.query(
+    `alter default privileges in schema ${s} grant usage, select, update on sequences to ${r}`,
+  );
 }
 
 /** Drops `schema` and everything in it (the demo starts from nothing; rebuilds retire schemas). */

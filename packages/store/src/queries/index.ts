@@ -26,7 +26,14 @@ export {
   type TxLedgerKey,
   type TxLedgerPage,
 } from './ledger.js';
-export { type Readiness, readiness } from './readiness.js';
+export {
+  type Freshness,
+  type IndexerHead,
+  indexerHead,
+  projectionFreshness,
+  type Readiness,
+  readiness,
+} from './readiness.js';
 export { type SnapshotJson, snapshotOf, snapshotsOf, vaultExists } from './snapshot.js';
 export { type StreamBounds, type StreamCommit, streamBounds, streamCommits } from './stream.js';
 export { type VaultListFilter, type VaultPage, type VaultSummaryRow, vaultPage } from './vaults.js';

@@ -140,8 +140,10 @@ describe('read queries (read-only role)', () => {
       const { rows: indexes } = await writer.query<{ indexname: string }>(
         `select indexname from pg_indexes where schemaname = current_schema() and tablename = 'ledger' order by 1`,
       );
-      // ledger_vault_type_ts (0017) serves type-filtered pages: ledger-type-index.test.ts.
+      // ledger_vault_type_ts (0017) serves type-filtered pages: ledger-type-index.test.ts;
+      // ledger_commit_xid (0021) the rows of one projection commit, for live streams and webhooks.
       expect(indexes.map((r) => r.indexname)).toEqual([
+        'ledger_commit_xid',
         'ledger_pkey',
         'ledger_vault_ts',
         'ledger_vault_type_ts',

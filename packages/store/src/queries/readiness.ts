@@ -30,3 +30,113 @@ export async function readiness(pool: Pool, schema: string): Promise<Readiness> 
   }
   return { applied, expected, current: applied >= expected, deadLetters, vaultsBehind };
 }
+
+/** The newest block the indexer published (its checkpoint), with that block's time when kept. */
+export interface IndexerHead {
+  blockNumber: number;
+  /** Unix ms of the block (from the indexer's kept blocks); null when not kept. */
+  blockTime: number | null;
+}
+
+/**
+ * How far a projection is behind the log and the chain (see `projectionFreshness`). Every figure
+ * is null when it cannot be known from what was given (no high watermarks, no readable
+ * checkpoint, nothing folded yet).
+ */
+export interface Freshness {
+  /** Records in the topic not yet folded: Σ over partitions of high watermark − stored next offset. */
+  records: number | null;
+  /** Blocks between the indexer's checkpoint and the newest block folded (0 when `records` is 0). */
+  blocks: number | null;
+  /** Chain time between them, seconds (0 when `records` is 0). */
+  seconds: number | null;
+  /** The newest record folded: its block and block time (Unix ms), over every vault. */
+  folded: { blockNumber: number | null; blockTime: number | null };
+  /** The chain head as the indexer last published it; null when its checkpoint is not readable. */
+  head: IndexerHead | null;
+}
+
+type Queryable = Pick<Pool, 'query'>;
+
+/** True when `schema.table` exists and this role may read it (no error either way). */
+async function readable(db: Queryable, schema: string, table: string): Promise<boolean> {
+  const { rows } = await db.query<{ ok: boolean }>(
+    `select coalesce(has_table_privilege(to_regclass($1), 'select'), false) as ok`,
+    [`${ident(schema)}.${ident(table)}`],
+  );
+  return rows[0]?.ok ?? false;
+}
+
+/** The indexer's checkpoint in `schema` (the highest over chains), or null when not readable. */
+export async function indexerHead(db: Queryable, schema: string): Promise<IndexerHead | null> {
+  if (!(await readable(db, schema, 'indexer_checkpoint'))) return null;
+  const blocks = await readable(db, schema, 'indexer_blocks');
+  const s = ident(schema);
+  const { rows } = await db.query<{ n: string; t: string | null }>(
+    blocks
+      ? `select c.block_number::text as n, b.block_timestamp::text as t from ${s}.indexer_checkpoint c
+           left join ${s}.indexer_blocks b on b.chain_id = c.chain_id and b.block_number = c.block_number
+                                            and b.block_hash = c.block_hash
+          order by c.block_number desc limit 1`
+      : `select block_number::text as n, null::text as t from ${s}.indexer_checkpoint
+          order by block_number desc limit 1`,
+  );
+  const r = rows[0];
+  if (!r) return null;
+  // indexer_blocks keeps block times in seconds (0 before migration 0003 filled them).
+  const t = r.t === null ? null : Number(r.t);
+  return { blockNumber: Number(r.n), blockTime: t ? t * 1000 : null };
+}
+
+/**
+ * How far the projection read through `schema` (a projection schema, or the views schema of the
+ * live one) is behind the log and the chain:
+ * - `records`: the topic's high watermarks (`high`, read from Kafka by the caller) minus the next
+ *   offsets stored with the projection (`consumer_offsets`, the furthest group per partition);
+ * - `blocks` / `seconds`: the indexer's checkpoint (`indexerSchema`'s `indexer_checkpoint`, the
+ *   chain head as the indexer last published it) minus the newest record folded. Both are 0 when
+ *   `records` is 0: a block without records has nothing to fold, so the projection is as fresh
+ *   as the log. Without `high` they are an upper bound (quiet blocks count too).
+ */
+export async function projectionFreshness(
+  db: Queryable,
+  schema: string,
+  o: { topic: string; high: ReadonlyMap<number, bigint> | null; indexerSchema?: string | null },
+): Promise<Freshness> {
+  let records: number | null = null;
+  if (o.high) {
+    const { rows } = await db.query<{ partition: number; next: string }>(
+      `select partition, max(greatest(next_offset, 0))::text as next from ${ident(schema)}.consumer_offsets
+        where topic = $1 group by partition`,
+      [o.topic],
+    );
+    const stored = new Map(rows.map((r) => [r.partition, BigInt(r.next)]));
+    let lag = 0n;
+    for (const [p, h] of o.high) {
+      const s = stored.get(p) ?? 0n;
+      if (h > s) lag += h - s;
+    }
+    records = Number(lag);
+  }
+  const { rows: f } = await db.query<{ n: string | null; t: string | null }>(
+    `select max((snapshot->>'blockNumber')::bigint)::text as n, max(updated_at)::text as t
+       from ${ident(schema)}.vault_snapshot`,
+  );
+  const folded = {
+    blockNumber: f[0]?.n == null ? null : Number(f[0].n),
+    blockTime: f[0]?.t == null ? null : Number(f[0].t),
+  };
+  const head = o.indexerSchema ? await indexerHead(db, o.indexerSchema) : null;
+  let blocks: number | null = null;
+  let seconds: number | null = null;
+  if (records === 0) {
+    blocks = 0;
+    seconds = 0;
+  } else if (head) {
+    const fromBlock = folded.blockNumber ?? -1;
+    blocks = Math.max(0, head.blockNumber - fromBlock);
+    if (head.blockTime !== null && folded.blockTime !== null)
+      seconds = Math.max(0, Math.round((head.blockTime - folded.blockTime) / 1000));
+  }
+  return { records, blocks, seconds, folded, head };
+}

@@ -11,9 +11,17 @@ import {
 } from '@vault-yield/devstack/chain';
 import { createIndexer } from '@vault-yield/indexer';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
-import { startProjections } from '@vault-yield/projector';
+import { followLiveProjections } from '@vault-yield/projector';
 import { createReader, readerConfigFromEnv } from '@vault-yield/reader';
-import { createPgPool, migrate, resetSchema, STREAM_CHANNEL } from '@vault-yield/store';
+import {
+  createPgPool,
+  dropProjectionSchema,
+  listBuilds,
+  migrate,
+  resetSchema,
+  STREAM_CHANNEL,
+  switchLive,
+} from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { ensureDatabase, ensureKafka, type Stop } from '../dev/services.js';
 import { demoCatalogue, demoScreen } from '../dev/strategy.js';
@@ -39,6 +47,7 @@ function kafkaNames(prefix: string) {
 const devEnvSchema = opsEnvSchema
   .pick({
     PROJECTION_SCHEMA: true,
+    VIEWS_SCHEMA: true,
     DEV_KAFKA_PREFIX: true,
     PORT: true,
     DATABASE_ADMIN_URL: true,
@@ -67,6 +76,9 @@ environment:
                        (default postgres://postgres@127.0.0.1:5432/postgres)
   DATABASE_NAME        database (default vault_yield_dev)
   PROJECTION_SCHEMA    projection schema (default vault_yield; dropped and recreated at start)
+  VIEWS_SCHEMA         the reader's views schema (default vault_yield_api; recreated at start,
+                       pointed at PROJECTION_SCHEMA; \`vault-yield rebuild\` on this database
+                       switches it, and the demo's projector follows the switch)
   DEV_KAFKA_PREFIX     prefix of the demo's topics and groups (default dev)
   LOG_LEVEL            pino level (default info)`;
 
@@ -85,6 +97,7 @@ export const devCommand: Command = {
     const log = createLogger({ name: 'dev', level: devEnv.LOG_LEVEL, format: devEnv.LOG_FORMAT });
     const port = values.port === undefined ? devEnv.PORT : envField.port().parse(values.port);
     const schema = devEnv.PROJECTION_SCHEMA;
+    const views = devEnv.VIEWS_SCHEMA;
     const TOPICS = kafkaNames(devEnv.DEV_KAFKA_PREFIX);
     const stops: [name: string, stop: Stop][] = [];
     // Each part gets STOP_TIMEOUT_MS to stop (a part waiting on a dead peer — an RPC retry to a
@@ -132,8 +145,15 @@ export const devCommand: Command = {
       });
       const migratePool = createPgPool({ url: db.writerUrl, applicationName: 'vault-yield-dev', max: 1 });
       try {
+        // The views of the last run pointed at its schemas (the demo's, or a rebuild's of topics
+        // deleted since): a fresh demo gets fresh views, pointed at its fresh schema, so neither
+        // the reader nor `status` ever sees a dead schema as live. The last run's builds go too.
+        for (const b of await listBuilds(migratePool, views))
+          if (b.schema !== schema) await dropProjectionSchema(migratePool, b.schema);
+        await resetSchema(migratePool, views);
         await resetSchema(migratePool, schema);
         await migrate(migratePool, schema, db.readerRole);
+        await switchLive(migratePool, { viewsSchema: views, target: schema, readerRole: db.readerRole });
       } finally {
         await migratePool.end();
       }
@@ -184,20 +204,24 @@ export const devCommand: Command = {
       await indexer.start();
       stops.push(['indexer', () => indexer.stop()]);
 
-      const projections = startProjections({
-        kafka: { brokers: kafka.brokers, topic: TOPICS.records, consumerGroup: TOPICS.projectorGroup },
-        databaseUrl: db.writerUrl,
-        schema,
-        migrate: false,
-        logger: log.child({ component: 'projector' }),
-        strategy: {
-          screenTopic: TOPICS.screen,
-          catalogueTopic: TOPICS.catalogue,
-          groupId: TOPICS.marketGroup,
-          statsIntervalMs: 60_000,
-          logger: log.child({ component: 'market' }),
+      // Follows the live schema of the views: after `vault-yield rebuild` it folds into the new one.
+      const projections = followLiveProjections(
+        {
+          kafka: { brokers: kafka.brokers, topic: TOPICS.records, consumerGroup: TOPICS.projectorGroup },
+          databaseUrl: db.writerUrl,
+          schema,
+          migrate: false,
+          logger: log.child({ component: 'projector' }),
+          strategy: {
+            screenTopic: TOPICS.screen,
+            catalogueTopic: TOPICS.catalogue,
+            groupId: TOPICS.marketGroup,
+            statsIntervalMs: 60_000,
+            logger: log.child({ component: 'market' }),
+          },
         },
-      });
+        { viewsSchema: views, intervalMs: 2_000 },
+      );
       stops.push(['projections', () => projections.stop()]);
       await projections.started;
       const now = Date.now();
@@ -218,8 +242,13 @@ export const devCommand: Command = {
         ...readerConfigFromEnv({
           ...env,
           DATABASE_URL: db.readerUrl,
-          PROJECTION_SCHEMA: schema,
+          // The views, like a deployment's reader: a rebuild's switch reaches it.
+          PROJECTION_SCHEMA: views,
           PORT: String(port),
+          // Freshness: the demo topic's high watermarks, the demo indexer's checkpoint.
+          KAFKA_BROKERS: kafka.brokers.join(','),
+          KAFKA_TOPIC: TOPICS.records,
+          INDEXER_SCHEMA: schema,
         }),
         logger: log.child({ component: 'reader' }),
       });

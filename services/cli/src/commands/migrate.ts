@@ -8,10 +8,16 @@ import {
   migrationStatus,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
-import { infoLogLevel, opsEnvSchema, optionValue } from '../ops/env.js';
+import { ddlUrl, infoLogLevel, opsEnvSchema, optionValue } from '../ops/env.js';
 
 export const migrateConfigSchema = opsEnvSchema
-  .pick({ DATABASE_URL: true, PROJECTION_SCHEMA: true, READER_ROLE: true })
+  .pick({
+    DATABASE_URL: true,
+    MIGRATE_DATABASE_URL: true,
+    PROJECTION_SCHEMA: true,
+    READER_ROLE: true,
+    WRITER_ROLE: true,
+  })
   .extend(infoLogLevel);
 
 /** The status as an operator reads it: one line per migration, then what to do about it. */
@@ -61,10 +67,16 @@ options:
                   (ok, CHANGED, not recorded, no such file); changes nothing; exit 0
   --json          with --status: one JSON document on stdout
 
+Run it as the migrator role (MIGRATE_DATABASE_URL): it owns the schema and its tables, and
+grants DML to WRITER_ROLE and SELECT to READER_ROLE on them, now and by default privileges
+on what later migrations create. The runtime writer has no DDL.
+
 environment:
-  DATABASE_URL        writer-role connection URL (required)
-  PROJECTION_SCHEMA   default schema name
-  READER_ROLE         role granted read-only access to the schema (optional)`,
+  MIGRATE_DATABASE_URL  migrator-role URL (default: DATABASE_URL); direct or session pooling
+  DATABASE_URL          used when MIGRATE_DATABASE_URL is unset (required)
+  PROJECTION_SCHEMA     default schema name
+  WRITER_ROLE           role granted select, insert, update, delete on the schema (optional)
+  READER_ROLE           role granted read-only access to the schema (optional)`,
   async run(argv) {
     const { values } = parseArgs({
       args: argv,
@@ -80,14 +92,19 @@ environment:
       values.schema === undefined
         ? config.PROJECTION_SCHEMA
         : optionValue('schema', envField.identifier(), values.schema);
-    const pool = createPgPool({ url: config.DATABASE_URL, applicationName: 'vault-yield-migrate', max: 1 });
+    const pool = createPgPool({ url: ddlUrl(config), applicationName: 'vault-yield-migrate', max: 1 });
     try {
       if (values.status) {
         const status = await migrationStatus(pool, schema);
         console.log(values.json ? JSON.stringify(status, null, 2) : formatMigrationStatus(status));
         return 0;
       }
-      const result = await migrate(pool, schema, config.READER_ROLE);
+      const result = await migrate(
+        pool,
+        schema,
+        config.READER_ROLE,
+        config.WRITER_ROLE ? { writerRole: config.WRITER_ROLE } : {},
+      );
       log.info(result, result.applied.length ? 'migrations applied' : 'schema is current');
       return 0;
     } catch (err) {

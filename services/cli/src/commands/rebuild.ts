@@ -11,7 +11,7 @@ import {
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { runBuild } from '../ops/build.js';
-import { buildEnvSchema, cliLogger, optionValue, parseDuration, stamp } from '../ops/env.js';
+import { buildEnvSchema, cliLogger, ddlUrl, optionValue, parseDuration, stamp } from '../ops/env.js';
 
 const DEFAULT_GRACE = '1h';
 const DEFAULT_QUIET = '60s';
@@ -33,8 +33,9 @@ stderr. Interrupted (crash, kill)? Run the same command again: it resumes the un
 recorded in the views schema (same schema and group) from the offsets stored with its rows.
 The strategy tables (screen, catalogue) are rebuilt too, from their own topics.
 
-After the switch, point the projector at the new schema (the command prints the two variables):
-it resumes from the offsets stored there. Until then the new schema is only as fresh as the
+After the switch, projectors run with FOLLOW_LIVE=true move to the new schema by themselves
+(they resume from the offsets stored there, under the build's group); point a pinned one at it
+(the command prints the variables): it resumes from the offsets stored there. Until then the new schema is only as fresh as the
 switch, unless --follow keeps this process folding into it.
 
 options:
@@ -111,7 +112,8 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
   const schemaArg =
     values.schema === undefined ? undefined : optionValue('schema', envField.identifier(), values.schema);
 
-  const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-rebuild', max: 2 });
+  // Builds, switches and retires create, replace and drop schemas and views: the migrator's URL.
+  const pool = createPgPool({ url: ddlUrl(env), applicationName: 'vault-yield-rebuild', max: 2 });
   const retire = async (dryRun: boolean) => {
     const decisions = await retireSchemas(pool, { viewsSchema: views, graceMs, quietMs, dryRun });
     printRetire(decisions);

@@ -19,6 +19,7 @@ import type { Command } from '../command.js';
 import {
   buildEnvSchema,
   cliLogger,
+  ddlUrl,
   opsEnvSchema,
   optionValue,
   parseDuration,
@@ -180,7 +181,8 @@ environment:
 
     // The indexer's own default when unset (its config schema holds every default).
     const confirmations = indexerConfigSchema.shape.confirmations.parse(env.CONFIRMATIONS);
-    const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-reindex', max: 1 });
+    // A new checkpoint namespace is a schema to create: the migrator's URL, for the run too.
+    const pool = createPgPool({ url: ddlUrl(env), applicationName: 'vault-yield-reindex', max: 1 });
     const startBlock = startArg ?? env.START_BLOCK;
     let head: number;
     let checkpoint: number | null;
@@ -216,7 +218,8 @@ environment:
             `${head - confirmations}, the chain head ${head} less CONFIRMATIONS ${confirmations}: nothing confirmed to index yet`,
         );
       // A fresh checkpoint namespace: the migrations create indexer_checkpoint & co there.
-      await migrate(pool, namespace);
+      // The live indexer (the writer role) takes the namespace over afterwards: DML granted.
+      await migrate(pool, namespace, undefined, env.WRITER_ROLE ? { writerRole: env.WRITER_ROLE } : {});
     } finally {
       await pool.end();
     }
@@ -239,7 +242,7 @@ environment:
       confirmations: confirmations,
       endBlock: target,
       kafka: { brokers: env.KAFKA_BROKERS, topic, partitions },
-      databaseUrl: env.DATABASE_URL,
+      databaseUrl: ddlUrl(env),
       schema: namespace,
       maxBlockRange: env.MAX_BLOCK_RANGE,
       concurrency: env.CONCURRENCY,

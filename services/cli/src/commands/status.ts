@@ -14,7 +14,9 @@ import {
   listBuilds,
   listDeadLetters,
   liveRecord,
+  liveSchemaProblem,
   projectionFoldVersion,
+  projectionFreshness,
   type StalePriceRow,
   stalePriceRows,
   storedOffsetRows,
@@ -28,6 +30,7 @@ const statusEnvSchema = opsEnvSchema
     ...kafkaSecurityPick,
     VIEWS_SCHEMA: true,
     PROJECTION_SCHEMA: true,
+    KAFKA_TOPIC: true,
     /** Schema holding indexer_checkpoint (default: PROJECTION_SCHEMA, where the indexer writes). */
     INDEXER_SCHEMA: true,
   })
@@ -46,7 +49,13 @@ export interface PartitionLag {
 
 export interface StatusReport {
   viewsSchema: string;
-  liveSchema: string;
+  /**
+   * The schema served: the views' live schema, else (never switched) $PROJECTION_SCHEMA; null when
+   * that schema is dead (dropped, or the views no longer stand on it): never named live then.
+   */
+  liveSchema: string | null;
+  /** Why no schema is live (`liveSchema` null): what the views' record names and what is wrong with it. */
+  liveProblem?: string;
   switchedAt: string | null;
   /** The fold version of the live projection's figures (null: before migration 0015) and this build's. */
   fold: { projection: number | null; build: number };
@@ -71,6 +80,13 @@ export interface StatusReport {
     partitions: PartitionLag[];
     topicError?: string;
   }[];
+  /**
+   * How far the live projection is behind the log (records: high watermarks minus stored offsets,
+   * the furthest group per partition; null without KAFKA_BROKERS) and the chain (blocks, seconds:
+   * the indexer's checkpoint minus the newest record folded; 0 when no record is left to fold) —
+   * the figures the reader's /ready judges.
+   */
+  freshness: { records: number | null; blocks: number | null; seconds: number | null } | null;
   deadLetters: DeadLetterCount[];
   /** Prices older than their feed's heartbeat in current snapshots (oldest first, at most 50). */
   stalePrices: StalePriceRow[];
@@ -85,7 +101,12 @@ export const statusCommand: Command = {
   help: `usage: vault-yield status [--json]
 
 Reports, for operators:
-  - the live projection schema (the target of the reader's views schema, else $PROJECTION_SCHEMA)
+  - the live projection schema (the target of the reader's views schema, else $PROJECTION_SCHEMA);
+    a schema that no longer exists, or that the views no longer stand on, is never named live:
+    status says so and how to switch the views
+  - freshness: how far the live projection is behind the log ($KAFKA_TOPIC's high watermarks
+    minus its stored offsets) and the chain (the indexer's checkpoint minus the newest block
+    folded), the figures the reader's /ready judges
   - the indexer: its checkpoint per chain (indexer_checkpoint), the topic it is the checkpoint of,
     and, when RPC_URL is set, the chain head (eth_blockNumber) and how many blocks the indexer is
     behind
@@ -111,7 +132,16 @@ environment:
     let admin: LogAdmin | null = null;
     try {
       const live = await liveRecord(pool, env.VIEWS_SCHEMA);
-      const liveSchema = live?.schema ?? env.PROJECTION_SCHEMA;
+      const candidate = live?.schema ?? env.PROJECTION_SCHEMA;
+      const problem = await liveSchemaProblem(pool, env.VIEWS_SCHEMA, candidate, live !== null);
+      const liveProblem = problem
+        ? live
+          ? `${env.VIEWS_SCHEMA} names ${candidate} live, but ${problem}: switch the views to a live schema (vault-yield rebuild switch --schema NAME, or rebuild)`
+          : `${problem} (views ${env.VIEWS_SCHEMA} never switched)`
+        : undefined;
+      // A dead schema is never reported live; the sections below read nothing from it.
+      const liveSchema = problem ? null : candidate;
+      const readSchema = liveSchema ?? candidate;
       const indexerSchema = env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA;
 
       let chainHead: number | null = null;
@@ -136,7 +166,7 @@ environment:
         behind: chainHead === null ? null : Math.max(0, chainHead - c.blockNumber),
       }));
 
-      const offsets = await storedOffsetRows(pool, liveSchema);
+      const offsets = await storedOffsetRows(pool, readSchema);
       const groups = new Map<string, typeof offsets>();
       for (const r of offsets) {
         const k = `${r.groupId}\u0000${r.topic}`;
@@ -173,18 +203,37 @@ environment:
         const lag = high ? partitions.reduce((a, p) => a + (p.lag ?? 0), 0) : null;
         projector.push({ group: groupId, topic, lag, partitions, ...(topicError ? { topicError } : {}) });
       }
+      let freshness: StatusReport['freshness'] = null;
+      if (liveSchema) {
+        let high: Map<number, bigint> | null = null;
+        if (admin) {
+          try {
+            high = new Map((await admin.offsets(env.KAFKA_TOPIC)).map((o) => [o.partition, BigInt(o.high)]));
+          } catch {
+            // The topic's error is in the projector section already (or the topic is not there).
+          }
+        }
+        const f = await projectionFreshness(pool, liveSchema, {
+          topic: env.KAFKA_TOPIC,
+          high,
+          indexerSchema,
+        }).catch(() => null);
+        freshness = f && { records: f.records, blocks: f.blocks, seconds: f.seconds };
+      }
 
       const report: StatusReport = {
         viewsSchema: env.VIEWS_SCHEMA,
         liveSchema,
+        ...(liveProblem ? { liveProblem } : {}),
         switchedAt: live?.switchedAt.toISOString() ?? null,
-        fold: { projection: await projectionFoldVersion(pool, liveSchema), build: FOLD_VERSION },
+        fold: { projection: await projectionFoldVersion(pool, readSchema), build: FOLD_VERSION },
         indexer: { schema: indexerSchema, chainHead, ...(chainError ? { chainError } : {}), checkpoints },
         projector,
-        deadLetters: await deadLetterCounts(pool, liveSchema),
-        stalePrices: await stalePriceRows(pool, liveSchema),
-        held: await heldVaultRows(pool, liveSchema),
-        deadLetterList: await listDeadLetters(pool, liveSchema, 20),
+        freshness,
+        deadLetters: await deadLetterCounts(pool, readSchema),
+        stalePrices: await stalePriceRows(pool, readSchema),
+        held: await heldVaultRows(pool, readSchema),
+        deadLetterList: await listDeadLetters(pool, readSchema, 20),
         builds: (await listBuilds(pool, env.VIEWS_SCHEMA)).map((b: BuildRecord) => ({
           schema: b.schema,
           purpose: b.purpose,
@@ -205,9 +254,11 @@ environment:
 
 export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): string {
   const out: string[] = [];
-  out.push(
-    `live schema   ${r.liveSchema}${r.switchedAt ? ` (views ${r.viewsSchema}, switched ${r.switchedAt})` : ` (views ${r.viewsSchema} never switched)`}`,
-  );
+  if (r.liveSchema === null) out.push(`live schema   none: ${r.liveProblem ?? 'unknown'}`);
+  else
+    out.push(
+      `live schema   ${r.liveSchema}${r.switchedAt ? ` (views ${r.viewsSchema}, switched ${r.switchedAt})` : ` (views ${r.viewsSchema} never switched)`}`,
+    );
   const { projection, build } = r.fold;
   out.push(
     projection === build
@@ -238,6 +289,11 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
       );
     }
   }
+  const f = r.freshness;
+  if (f)
+    out.push(
+      `freshness     ${f.records === null ? 'records behind unknown (KAFKA_BROKERS not set)' : `${f.records} records behind the log`}; ${f.blocks === null ? 'blocks behind unknown (no readable indexer checkpoint)' : `${f.blocks} blocks`}${f.seconds === null ? '' : `, ${f.seconds} s`} behind the indexer's checkpoint`,
+    );
   const dl = r.deadLetters.reduce((a, d) => a + d.count, 0);
   out.push(
     `dead letters  ${dl}${r.deadLetters.length ? ` (${r.deadLetters.map((d) => `${d.topic}: ${d.count}`).join(', ')})` : ''}`,

@@ -15,7 +15,7 @@ import {
   recordBuild,
   storedOffsetRows,
 } from '@vault-yield/store';
-import { type OpsEnv, usageError } from './env.js';
+import { ddlUrl, type OpsEnv, usageError } from './env.js';
 import { createProgress } from './progress.js';
 import { refreshStrategyStats, strategyGroups } from './strategy.js';
 
@@ -82,9 +82,11 @@ async function topicExists(admin: LogAdmin, topic: string): Promise<boolean> {
 export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
   const { env, log } = spec;
   const views = env.VIEWS_SCHEMA;
-  const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-build', max: 3 });
+  // The build creates and owns its schema: the migrator's URL (MIGRATE_DATABASE_URL) throughout.
+  const url = ddlUrl(env);
+  const pool = createPgPool({ url, applicationName: 'vault-yield-build', max: 3 });
   const schemaPool = createPgPool({
-    url: env.DATABASE_URL,
+    url,
     schema: spec.schema,
     applicationName: 'vault-yield-build',
     max: 2,
@@ -130,6 +132,7 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
       viewsSchema: views,
       schema: spec.schema,
       readerRole: env.READER_ROLE,
+      writerRole: env.WRITER_ROLE,
       unlogged: spec.unlogged,
       deferIndexes: spec.deferIndexes,
     });
@@ -157,7 +160,7 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
           clientId: 'vault-yield-build',
           sessionTimeoutMs: 30_000,
         },
-        databaseUrl: env.DATABASE_URL,
+        databaseUrl: url,
         schema: spec.schema,
         migrate: false,
         concurrency: env.PROJECTOR_CONCURRENCY,

@@ -16,6 +16,9 @@ const kafkaEnv = {
   KAFKA_SASL_PASSWORD: sharedEnv.KAFKA_SASL_PASSWORD,
   KAFKA_SSL: sharedEnv.KAFKA_SSL,
   KAFKA_SSL_CA_FILE: sharedEnv.KAFKA_SSL_CA_FILE,
+  KAFKA_SSL_CERT_FILE: sharedEnv.KAFKA_SSL_CERT_FILE,
+  KAFKA_SSL_KEY_FILE: sharedEnv.KAFKA_SSL_KEY_FILE,
+  KAFKA_SASL_ALLOW_PLAINTEXT: sharedEnv.KAFKA_SASL_ALLOW_PLAINTEXT,
 } as const;
 
 /**
@@ -25,6 +28,8 @@ const kafkaEnv = {
  */
 export const opsEnvSchema = z.object({
   DATABASE_URL: sharedEnv.DATABASE_URL,
+  MIGRATE_DATABASE_URL: sharedEnv.MIGRATE_DATABASE_URL,
+  WRITER_ROLE: sharedEnv.WRITER_ROLE.optional(),
   ...kafkaEnv,
   KAFKA_TOPIC: sharedEnv.KAFKA_TOPIC,
   /** Schema of the views the reader reads; its target is the live projection schema. */
@@ -80,12 +85,17 @@ export const opsEnvSchema = z.object({
 /** What the operator commands that build projections read (rebuild, verify). */
 export const buildEnvSchema = opsEnvSchema.pick({
   DATABASE_URL: true,
+  MIGRATE_DATABASE_URL: true,
+  WRITER_ROLE: true,
   KAFKA_BROKERS: true,
   KAFKA_SASL_MECHANISM: true,
   KAFKA_SASL_USERNAME: true,
   KAFKA_SASL_PASSWORD: true,
   KAFKA_SSL: true,
   KAFKA_SSL_CA_FILE: true,
+  KAFKA_SSL_CERT_FILE: true,
+  KAFKA_SSL_KEY_FILE: true,
+  KAFKA_SASL_ALLOW_PLAINTEXT: true,
   KAFKA_TOPIC: true,
   VIEWS_SCHEMA: true,
   PROJECTION_SCHEMA: true,
@@ -100,6 +110,12 @@ export const buildEnvSchema = opsEnvSchema.pick({
   LOG_LEVEL: true,
   LOG_FORMAT: true,
 });
+/**
+ * The URL of the commands that create, alter or drop schemas (migrate, rebuild, reindex): the
+ * migrator's, `MIGRATE_DATABASE_URL`, else `DATABASE_URL` (a single-role setup).
+ */
+export const ddlUrl = (env: { DATABASE_URL: string; MIGRATE_DATABASE_URL?: string | undefined }): string =>
+  env.MIGRATE_DATABASE_URL ?? env.DATABASE_URL;
 /** LOG_LEVEL of the commands that log at `info` by default (migrate, dead-letters, dev). */
 export const infoLogLevel = { LOG_LEVEL: logLevel('info') };
 /** The Kafka security variables, picked from the ops schema. */
@@ -109,6 +125,9 @@ export const kafkaSecurityPick = {
   KAFKA_SASL_PASSWORD: true,
   KAFKA_SSL: true,
   KAFKA_SSL_CA_FILE: true,
+  KAFKA_SSL_CERT_FILE: true,
+  KAFKA_SSL_KEY_FILE: true,
+  KAFKA_SASL_ALLOW_PLAINTEXT: true,
 } as const;
 export type OpsEnv = z.output<typeof buildEnvSchema>;
 

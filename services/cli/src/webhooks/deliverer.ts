@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { redactText } from '@vault-yield/common';
+import { redactText, serveMetrics } from '@vault-yield/common';
 import { activityTypes } from '@vault-yield/domain';
 import {
   createPgPool,
@@ -17,7 +17,7 @@ import {
   type WebhookDelivererConfig,
   webhookDelivererConfigSchema,
 } from './config.js';
-import { createWebhookMetrics, serveWebhookMetrics, type WebhookMetrics } from './metrics.js';
+import { createWebhookMetrics, type WebhookMetrics } from './metrics.js';
 import { webhookHeaders } from './sign.js';
 
 export interface WebhookDeliverer {
@@ -375,7 +375,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     async start() {
       started = true;
       if (config.metricsPort !== undefined)
-        server = await serveWebhookMetrics(metrics.registry, config.metricsPort, config.metricsHost);
+        server = await serveMetrics(metrics.registry, config.metricsPort, config.metricsHost);
       if (!(await hasWebhookTables(pool, config.schema)))
         throw new Error(
           `schema ${config.schema} has no webhook tables: run \`vault-yield migrate\` (migration 0020)`,

@@ -1,4 +1,3 @@
-import { createServer, type Server } from 'node:http';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
@@ -51,38 +50,3 @@ export function createWebhookMetrics(defaults = true) {
 }
 
 export type WebhookMetrics = ReturnType<typeof createWebhookMetrics>;
-
-/** `GET /metrics` (Prometheus) and `GET /health` (200 while the process serves). */
-export async function serveWebhookMetrics(registry: Registry, port: number, host: string): Promise<Server> {
-  const server = createServer((req, res) => {
-    if (req.method === 'GET' && req.url === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"status":"ok"}');
-      return;
-    }
-    if (req.method === 'GET' && req.url === '/metrics') {
-      registry
-        .metrics()
-        .then((body) => {
-          res.writeHead(200, { 'content-type': registry.contentType });
-          res.end(body);
-        })
-        .catch(() => {
-          res.writeHead(500);
-          res.end();
-        });
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        error: { code: 'not_found', message: 'only GET /metrics and /health are served here' },
-      }),
-    );
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  return server;
-}

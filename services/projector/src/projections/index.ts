@@ -1,4 +1,14 @@
-import { createPgPool, type Pool } from '@vault-yield/store';
+import { CONFIG_DEFAULTS } from '@vault-yield/common';
+import {
+  createListener,
+  createPgPool,
+  getBuild,
+  LIVE_CHANNEL,
+  type Listener,
+  liveRecord,
+  type Pool,
+  schemaExists,
+} from '@vault-yield/store';
 import {
   type ProjectorConfig,
   projectorConfigSchema,
@@ -54,6 +64,7 @@ export function startProjections(config: ProjectionsConfig): Projections {
           schema: v.schema,
           applicationName: 'vault-yield-market',
           max: 2,
+          pooling: v.pooling,
         })
       : null;
   const pool = m?.pool ?? ownPool;
@@ -80,6 +91,155 @@ export function startProjections(config: ProjectionsConfig): Projections {
     async stop() {
       await Promise.all([vault.stop(), strategy?.stop()]);
       await ownPool?.end();
+    },
+  };
+}
+
+/** How a process follows the live projection schema of a views schema (`FOLLOW_LIVE`). */
+export interface FollowOptions {
+  /** The views schema whose live schema (`vy_live`) the projections fold into. */
+  viewsSchema: string;
+  /** How often `vy_live` is read besides the switch's notification (LISTEN `vault_yield_live`). */
+  intervalMs: number;
+}
+
+export interface FollowingProjections {
+  /** The projections running now (replaced at each switch). */
+  current(): Projections;
+  /** The schema they fold into now. */
+  schema(): string;
+  /** Resolves once the first projections run. */
+  started: Promise<void>;
+  /** Stops following and the projections. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `config`'s projections on the live schema of `follow.viewsSchema` and moves them when
+ * `rebuild` switches the views: the running ones finish their batches and stop (their last
+ * transactions commit into the old schema), and new ones start on the new schema from the offsets
+ * stored there — under the group that stored them (the build's, `vy_builds.group_id`), so every
+ * record after the build's last one is folded once: exactly-once holds across the move. The switch
+ * is learnt from its notification, and from `vy_live` every `intervalMs` should one be missed.
+ * Before any switch (no `vy_live`, or a live schema that no longer exists) `config.schema` is used.
+ */
+export function followLiveProjections(
+  config: ProjectionsConfig,
+  follow: FollowOptions,
+): FollowingProjections {
+  const log = config.logger.child({ component: 'follow-live' });
+  const pool = createPgPool({ url: config.databaseUrl, applicationName: 'vault-yield-follow', max: 1 });
+  const fallback = config.schema ?? CONFIG_DEFAULTS.projectionSchema;
+  const baseGroup = config.kafka.consumerGroup ?? CONFIG_DEFAULTS.projectorGroup;
+  const kafkaGroup = config.kafka.groupId ?? baseGroup;
+  let schema = fallback;
+  let running: Projections | null = null;
+  let stopped = false;
+  let chain: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | null = null;
+  let listener: Listener | null = null;
+
+  /** The live schema to fold into, and the consumer group its offsets are stored under. */
+  const target = async (): Promise<{ schema: string; group: string }> => {
+    const live = await liveRecord(pool, follow.viewsSchema);
+    if (!live || !(await schemaExists(pool, live.schema))) return { schema: fallback, group: baseGroup };
+    const build = await getBuild(pool, follow.viewsSchema, live.schema);
+    // A built schema's offsets are its build's group's; the initial one's, the configured group's.
+    const group = build && build.purpose !== 'initial' && build.groupId ? build.groupId : baseGroup;
+    return { schema: live.schema, group };
+  };
+
+  const launch = (t: { schema: string; group: string }, first: boolean): Projections => {
+    const strategy = config.strategy
+      ? { ...config.strategy, groupId: t.group === baseGroup ? config.strategy.groupId : t.group }
+      : config.strategy;
+    return startProjections({
+      ...config,
+      schema: t.schema,
+      migrate: first ? config.migrate : false,
+      kafka: { ...config.kafka, consumerGroup: t.group, groupId: kafkaGroup },
+      strategy,
+    });
+  };
+
+  /** Moves to the live schema if it changed (serialised: one look at a time). */
+  const check = (): Promise<void> => {
+    chain = chain.then(async () => {
+      if (stopped || !running) return;
+      let t: { schema: string; group: string };
+      try {
+        t = await target();
+      } catch (err) {
+        log.warn({ err }, 'cannot read the live schema; staying on the current one');
+        return;
+      }
+      if (t.schema === schema || stopped) return;
+      log.info(
+        { from: schema, to: t.schema, group: t.group },
+        'live schema switched: moving the projections',
+      );
+      const old = running;
+      running = null;
+      await old.stop();
+      schema = t.schema;
+      for (let attempt = 1; !stopped; attempt++) {
+        const next = launch(t, false);
+        try {
+          await next.started;
+          running = next;
+          log.info({ schema, group: t.group }, 'projections follow the live schema');
+          return;
+        } catch (err) {
+          await next.stop().catch(() => {});
+          log.error({ err, schema, attempt }, 'projections failed to start on the live schema; retrying');
+          await new Promise((r) => setTimeout(r, Math.min(30_000, follow.intervalMs * attempt)));
+        }
+      }
+    });
+    return chain;
+  };
+
+  const started = (async () => {
+    const t = await target();
+    schema = t.schema;
+    const first = launch(t, true);
+    running = first;
+    await first.started;
+    log.info({ viewsSchema: follow.viewsSchema, schema, group: t.group }, 'following the live schema');
+    if (stopped) return;
+    timer = setInterval(() => void check(), follow.intervalMs);
+    timer.unref();
+    listener = createListener({
+      url: config.databaseUrl,
+      applicationName: 'vault-yield-follow',
+      channel: LIVE_CHANNEL,
+      onNotify: (payload) => {
+        if (payload === follow.viewsSchema) void check();
+      },
+      // Notifications sent while not listening are lost: look now.
+      onListening: () => void check(),
+      onError: (err, retryInMs) =>
+        log.warn({ err, retryInMs }, 'live-switch listener lost; polling meanwhile'),
+    });
+  })();
+
+  return {
+    current: () => {
+      if (!running) throw new Error('the projections are moving to the new live schema');
+      return running;
+    },
+    schema: () => schema,
+    started,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (timer) clearInterval(timer);
+      await listener?.close();
+      await started.catch(() => {});
+      await chain;
+      await running?.stop();
+      running = null;
+      await pool.end();
     },
   };
 }

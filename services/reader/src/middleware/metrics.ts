@@ -7,13 +7,20 @@ export interface Metrics {
   middleware: MiddlewareHandler;
 }
 
+/** What the lag gauges report at each scrape (see freshness.ts); null figures leave no sample. */
+export type LagSource = () => Promise<{
+  records: number | null;
+  blocks: number | null;
+  seconds: number | null;
+}>;
+
 /**
  * Request count and latency by route pattern (never the raw path: bounded label values), method
  * and status, in a registry of the reader's own so several readers in one process don't clash;
  * with the process's default metrics under their stock names (`process_*`, `nodejs_*`: the job
  * label tells the services apart) unless `defaults` is false.
  */
-export function createMetrics(defaults = true): Metrics {
+export function createMetrics(defaults = true, lag?: LagSource): Metrics {
   const registry = new Registry();
   if (defaults) collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -34,6 +41,35 @@ export function createMetrics(defaults = true): Metrics {
     help: 'Requests being handled now',
     registers: [registry],
   });
+  // The projection's lag, read at each scrape (the same reading as /ready's, at most once a second).
+  let scrape: ReturnType<LagSource> | null = null;
+  const lagGauge = (unit: 'records' | 'blocks' | 'seconds', help: string) =>
+    new Gauge({
+      name: `reader_projection_lag_${unit}`,
+      help,
+      registers: [registry],
+      async collect() {
+        if (!lag) return;
+        // The three gauges of one scrape share one reading.
+        scrape ??= lag().finally(() => setTimeout(() => (scrape = null), 0));
+        const r = await scrape.catch(() => null);
+        const v = r?.[unit] ?? null;
+        if (v === null) this.reset();
+        else this.set(v);
+      },
+    });
+  lagGauge(
+    'records',
+    'Records of the log the projection this reader serves has yet to fold (topic high watermarks minus the offsets stored with it); absent without KAFKA_BROKERS',
+  );
+  lagGauge(
+    'blocks',
+    "Blocks between the indexer's checkpoint and the newest block the projection folded (0 when no record is left to fold)",
+  );
+  lagGauge(
+    'seconds',
+    "Chain time between the indexer's checkpoint and the newest record the projection folded, seconds (0 when no record is left to fold)",
+  );
   const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
   const middleware: MiddlewareHandler = async (c, next) => {

@@ -158,6 +158,7 @@ export const readyExample: Ready = {
   migration: 16,
   deadLetters: 0,
   vaultsBehind: 0,
+  lag: { records: 12, blocks: 1, seconds: 2, foldedBlock: 19_204_117, headBlock: 19_204_118 },
 };
 
 export const metricsExample = `# HELP http_requests_total HTTP requests served

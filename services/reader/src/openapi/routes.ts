@@ -291,15 +291,15 @@ export const routes = {
   ready: get({
     path: '/ready',
     operationId: 'getReadiness',
-    summary: 'Readiness: Postgres answers and the projection schema is migrated',
+    summary: 'Readiness: Postgres answers, the projection schema is migrated and not too far behind',
     description:
-      'The status code for everyone (load balancers): 200 `{"status":"ready"}` or 503. The details (schema, migration, dead letters, vaults behind; the reason of a 503) only with the admin token (`Authorization: Bearer <ADMIN_TOKEN>`).',
+      'The status code for everyone (load balancers): 200 `{"status":"ready"}` or 503. 503 while the projection is too far behind the log or the chain (beyond `READY_MAX_LAG_RECORDS` records of the log not yet folded, or `READY_MAX_LAG_SECONDS` of chain time behind the indexer\'s checkpoint), so a load balancer drops a reader whose replica fell behind until it catches up. The details (schema, migration, dead letters, vaults behind, the lag in records, blocks and seconds; the reason of a 503) only with the admin token (`Authorization: Bearer <ADMIN_TOKEN>`); the public answer stays `{"status":"ready"}` or the `unavailable` error.',
     tags: ['operations'],
     security: [{}, { adminToken: [] }],
     responses: {
       200: json(s.ready, 'ready', ex.readyExample),
       503: err(
-        'not ready (`unavailable`): database unreachable, schema behind, or shutting down',
+        'not ready (`unavailable`): database unreachable, schema behind, projection too far behind the log or the chain, or shutting down',
         'unavailable',
         'database unavailable',
       ),

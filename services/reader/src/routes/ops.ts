@@ -4,6 +4,7 @@ import { readiness } from '@vault-yield/store';
 import type { Context } from 'hono';
 import type { Registry } from 'prom-client';
 import { errorResponse } from '../errors.js';
+import type { FreshnessProbe } from '../freshness.js';
 import { sendJson } from '../http.js';
 import { docsPage } from '../openapi/docs.js';
 import { routes } from '../openapi/routes.js';
@@ -16,6 +17,8 @@ export interface OpsDeps extends RouteDeps {
   doc: () => Record<string, unknown>;
   /** True once stop() has begun: /ready turns 503 so load balancers drain the instance. */
   draining: () => boolean;
+  /** How far the projection is behind the log and the chain (/ready turns 503 beyond the limits). */
+  freshness: FreshnessProbe;
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
@@ -33,7 +36,7 @@ export function adminCheck(token: string | undefined): (c: Context) => boolean {
   };
 }
 
-export function opsRoutes({ pool, config, log, registry, doc, draining }: OpsDeps) {
+export function opsRoutes({ pool, config, log, registry, doc, draining, freshness }: OpsDeps) {
   const noStore = { 'Cache-Control': 'no-store' };
   const isAdmin = adminCheck(config.adminToken);
   let docJson: string | undefined;
@@ -53,6 +56,9 @@ export function opsRoutes({ pool, config, log, registry, doc, draining }: OpsDep
           return notReady(
             `projection schema ${config.schema} is at migration ${r.applied}, expected ${r.expected}`,
           );
+        // A replica that fell behind leaves the pool until it catches up (limits: READY_MAX_LAG_*).
+        const f = await freshness.read();
+        if (f.tooFar) return notReady(f.tooFar);
         if (!admin) return sendJson(c, '{"status":"ready"}', noStore) as never;
         return sendJson(
           c,
@@ -62,6 +68,14 @@ export function opsRoutes({ pool, config, log, registry, doc, draining }: OpsDep
             migration: r.applied,
             deadLetters: r.deadLetters,
             vaultsBehind: r.vaultsBehind,
+            lag: {
+              records: f.records,
+              blocks: f.blocks,
+              seconds: f.seconds,
+              foldedBlock: f.folded.blockNumber,
+              headBlock: f.head?.blockNumber ?? null,
+              ...(f.kafkaError ? { recordsUnknown: f.kafkaError } : {}),
+            },
           }),
           noStore,
         ) as never;

@@ -1,0 +1,45 @@
+import { createServer, type Server } from 'node:http';
+import { CONFIG_DEFAULTS } from '../config/defaults.js';
+
+/** What a Prometheus registry gives a scrape (prom-client's `Registry` has both). */
+export interface MetricsSource {
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
+
+const json = (status: number, body: string) => ({ status, body, type: 'application/json' });
+
+/**
+ * The one metrics server of the background processes (indexer, projector, webhooks deliverer):
+ * `GET /metrics` (the registry, Prometheus text) and `GET /health` (200 `{"status":"ok"}` while
+ * the process serves; compose's healthchecks), anything else 404 in the API's error shape. By
+ * default on loopback only, so the figures are not public unless METRICS_HOST says where they
+ * may be scraped from (e.g. `0.0.0.0` in a container whose port only the scraper reaches).
+ */
+export function serveMetrics(
+  registry: MetricsSource,
+  port: number,
+  host: string = CONFIG_DEFAULTS.metricsHost,
+): Promise<Server> {
+  const server = createServer((req, res) => {
+    const send = (r: { status: number; body: string; type: string }) => {
+      res.writeHead(r.status, { 'content-type': r.type });
+      res.end(r.body);
+    };
+    if (req.method === 'GET' && req.url === '/metrics') {
+      registry.metrics().then(
+        (body) => send({ status: 200, body, type: registry.contentType }),
+        () => send(json(500, '{"error":{"code":"internal","message":"metrics unavailable"}}')),
+      );
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/health') return send(json(200, '{"status":"ok"}'));
+    send(
+      json(404, '{"error":{"code":"not_found","message":"only GET /metrics and /health are served here"}}'),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
