@@ -5,9 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { kafkaAnswers, startLocalKafka, stopLocalKafka } from '@vault-yield/devstack/kafka';
-import { ensureProjectDatabase, ROLES } from '@vault-yield/devstack/postgres';
-import { createPgPool, migrate } from '@vault-yield/store';
-import { TEST_SCHEMA, type TestDatabase } from '@vault-yield/test-kit';
+import { migratedDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import pg from 'pg';
 
 /**
@@ -131,21 +129,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     port,
     async database(label) {
       const database = `t_${label}`;
-      const db = await ensureProjectDatabase(adminUrl, database);
-      const pool = createPgPool({ url: db.writerUrl, applicationName: 'fault-migrate', max: 1 });
-      try {
-        await migrate(pool, TEST_SCHEMA, ROLES.reader);
-      } finally {
-        await pool.end();
-      }
-      return {
-        database,
-        writerUrl: db.writerUrl,
-        readerUrl: db.readerUrl,
-        migratorUrl: db.migratorUrl,
-        schema: TEST_SCHEMA,
-        drop: async () => {},
-      };
+      return migratedDatabase(adminUrl, database, {}, async () => {});
     },
     stop: () => pgCtl('stop', ['-m', 'immediate']),
     start,

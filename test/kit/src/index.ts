@@ -69,6 +69,20 @@ export async function createTestDatabase(
     .replace(/[^a-z0-9]+/g, '_')
     .slice(0, 30);
   const database = `t_${slug}_${randomBytes(4).toString('hex')}`;
+  return migratedDatabase(adminUrl, database, options, () => dropDatabase(adminUrl, database));
+}
+
+/**
+ * `database` on the cluster of `adminUrl` with the project's roles and the migrations applied to
+ * TEST_SCHEMA (by the migrator with `split`, else by the writer): what createTestDatabase makes,
+ * on any cluster (test/faults starts its own).
+ */
+export async function migratedDatabase(
+  adminUrl: string,
+  database: string,
+  options: TestDatabaseOptions,
+  drop: () => Promise<void>,
+): Promise<TestDatabase> {
   const db = await ensureProjectDatabase(adminUrl, database, options);
   const pool = createPgPool({
     url: options.split ? db.migratorUrl : db.writerUrl,
@@ -86,7 +100,7 @@ export async function createTestDatabase(
     readerUrl: db.readerUrl,
     migratorUrl: db.migratorUrl,
     schema: TEST_SCHEMA,
-    drop: () => dropDatabase(adminUrl, database),
+    drop,
   };
 }
 
