@@ -16,6 +16,7 @@
  * valueUsd = Σ idle·price + Σ (amounts + fees)·price + pendingRewards·price(rewardToken), an exact
  * decimal string. Mutates nothing: the snapshot is always reverted.
  */
+import { minedReceipt } from '@vault-yield/devstack/chain';
 import {
   type Address,
   encodeFunctionData,
@@ -25,7 +26,6 @@ import {
   type PublicClient,
   parseAbi,
   parseAbiItem,
-  type TransactionReceipt,
 } from 'viem';
 import { feesOwedAt } from './probe.js';
 import { positionAmounts } from './v3-math.js';
@@ -236,31 +236,6 @@ async function valueWith(
   return { blockNumber, valueUsd: formatExact(total, scale), balances, positions, pendingRewards, prices };
 }
 
-/**
- * The probe's receipt. Automining normally mines it at once; once in a CI run on a loaded machine
- * it stayed pending for minutes on the fork, so after 5 s a block is mined by hand (the probe is
- * reverted anyway), and a probe still missing after that fails with the node's pool in the message.
- */
-async function probeReceipt(
-  client: PublicClient,
-  rpc: (a: { method: string; params: unknown[] }) => Promise<unknown>,
-  hash: Hex,
-): Promise<TransactionReceipt> {
-  try {
-    return await client.waitForTransactionReceipt({ hash, pollingInterval: 10, timeout: 5_000 });
-  } catch {
-    await rpc({ method: 'evm_mine', params: [] });
-    try {
-      return await client.waitForTransactionReceipt({ hash, pollingInterval: 10, timeout: 10_000 });
-    } catch (err) {
-      const pool = await rpc({ method: 'txpool_content', params: [] }).catch(() => null);
-      throw new Error(`probe ${hash} never mined (txpool: ${JSON.stringify(pool)?.slice(0, 1000)})`, {
-        cause: err,
-      });
-    }
-  }
-}
-
 /** Makes every probe transaction distinct (see its gas limit). */
 let nextProbe = 0;
 
@@ -298,7 +273,7 @@ async function feesOwedByPool(
             },
           ],
         })) as Hex;
-        const r = await probeReceipt(client, rpc, hash);
+        const r = await minedReceipt(client, hash);
         if (r.status !== 'success') throw new Error(`zero-liquidity burn of position ${p.id} reverted`);
       }
       const key = keyOf(vault, p.tickLower, p.tickUpper);

@@ -12,6 +12,7 @@ import {
   http,
   type PublicClient,
   type TransactionReceipt,
+  WaitForTransactionReceiptTimeoutError,
   type WalletClient,
 } from 'viem';
 
@@ -42,9 +43,48 @@ export async function createDriverClients(rpcUrl: string): Promise<DriverClients
   };
 }
 
+/**
+ * A transaction's receipt, on anvil. Automining normally mines a transaction the moment it
+ * arrives, but anvil's miner can miss a ready transaction and leave it in the pool with no block
+ * to come (foundry-rs/foundry#10122; Aztec's CI met it 34 times in 100,000 runs, and ours twice on
+ * a loaded machine: a withdrawal's receipt waited out viem's 3 minutes). So a transaction still
+ * pending after a few seconds while automine is on gets a block mined for it (evm_mine takes the
+ * pool's ready transactions). With automine off it is the caller's to mine; a transaction that is
+ * still missing after a few rounds fails with the node's own account of it (mining mode, the
+ * transaction as the node has it, the pool).
+ */
+export async function minedReceipt(
+  client: PublicClient,
+  hash: Hash,
+  /** How long a round waits for the receipt, and the rounds before giving up. */
+  { stuckMs = 3_000, rounds = 5 }: { stuckMs?: number; rounds?: number } = {},
+): Promise<TransactionReceipt> {
+  const rpc = client.request as unknown as (a: { method: string; params: unknown[] }) => Promise<unknown>;
+  for (let round = 1; ; round++) {
+    try {
+      return await client.waitForTransactionReceipt({ hash, pollingInterval: 10, timeout: stuckMs });
+    } catch (err) {
+      if (!(err instanceof WaitForTransactionReceiptTimeoutError)) throw err;
+    }
+    const [automine, tx] = await Promise.all([
+      rpc({ method: 'anvil_getAutomine', params: [] }).catch(() => null),
+      rpc({ method: 'eth_getTransactionByHash', params: [hash] }).catch(() => null),
+    ]);
+    const pending = tx !== null && (tx as { blockNumber: string | null }).blockNumber === null;
+    if (round >= rounds || tx === null) {
+      const pool = await rpc({ method: 'txpool_inspect', params: [] }).catch(() => null);
+      throw new Error(
+        `transaction ${hash} not mined after ${round} × ${stuckMs} ms (automine ${automine}, ` +
+          `${tx === null ? 'unknown to the node' : pending ? 'pending' : 'mined'}; txpool: ${JSON.stringify(pool)?.slice(0, 800)})`,
+      );
+    }
+    if (automine === true && pending) await rpc({ method: 'evm_mine', params: [] });
+  }
+}
+
 /** Waits for a receipt (anvil automines: it is there at once) and throws if the tx reverted. */
 export async function receiptOf(c: DriverClients, hash: Hash): Promise<TransactionReceipt> {
-  const r = await c.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 10 });
+  const r = await minedReceipt(c.publicClient, hash);
   if (r.status !== 'success') {
     const trace = await c.publicClient
       .request({
