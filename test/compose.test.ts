@@ -94,12 +94,25 @@ describe('docker-compose.yml', () => {
     expect(published).toEqual(['reader']);
   });
 
-  it('runs the reader as the read-only role and the writers as the writer role, never the superuser', () => {
+  it('runs DDL as the migrator, the workers as the DML-only writer, the reader read-only, never the superuser', () => {
     expect(urlUser('reader')).toBe(ROLES.reader);
-    for (const service of ['migrate', 'indexer', 'projector'])
+    for (const service of ['migrate', 'views']) {
+      expect(urlUser(service), service).toBe(ROLES.migrator);
+      // The migrator grants: the reader its SELECT, the writer its DML (and which schema is live).
+      expect(blocks.get(service), service).toContain(`READER_ROLE: ${ROLES.reader}`);
+      expect(blocks.get(service), service).toContain(`WRITER_ROLE: ${ROLES.writer}`);
+    }
+    for (const service of ['indexer', 'projector', 'webhooks'])
       expect(urlUser(service), service).toBe(ROLES.writer);
+    // Every service that connects is one of the above.
+    const connecting = [...blocks].filter(([, b]) => /DATABASE_URL:/.test(b)).map(([name]) => name);
+    expect(connecting.sort()).toEqual(['indexer', 'migrate', 'projector', 'reader', 'views', 'webhooks']);
     expect(text).not.toMatch(/postgres:\/\/postgres[:@]/);
-    expect(blocks.get('migrate')).toContain(`READER_ROLE: ${ROLES.reader}`);
+    // The projector and the deliverer read which schema is live: after the views exist.
+    for (const service of ['projector', 'webhooks'])
+      expect(blocks.get(service), service).toMatch(
+        /depends_on:[\s\S]*views: \{ condition: service_completed_successfully \}/,
+      );
   });
 
   it('creates the roles in an init step mounted into the postgres image', () => {
@@ -107,15 +120,17 @@ describe('docker-compose.yml', () => {
     const script = new URL('../infra/postgres/docker-init/10-roles.sh', import.meta.url);
     accessSync(script, constants.X_OK);
     const sql = readFileSync(script, 'utf8');
-    // Compose keeps the two-role layout (the writer migrates); the migrator of `postgres:setup`
-    // is not in it yet (#27 item 6, left).
-    for (const role of [ROLES.writer, ROLES.reader]) {
+    // Every role of postgres:setup, with a password from .env.
+    for (const role of Object.values(ROLES)) {
       expect(sql).toContain(`create role ${role} login`);
       expect(sql).toContain(`alter role ${role} password`);
+      const pw = `${role.toUpperCase()}_PASSWORD`;
+      expect(blocks.get('postgres')).toContain(`${pw}: \${${pw}:?`);
+      expect(readFileSync(new URL('../infra/docker/.env.example', import.meta.url), 'utf8')).toMatch(
+        new RegExp(`^${pw}=`, 'm'),
+      );
     }
     expect(sql).toContain(`alter role ${ROLES.reader} set default_transaction_read_only = on`);
-    expect(sql).toContain(`owner to ${ROLES.writer}`);
-    for (const pw of ['VAULT_YIELD_WRITER_PASSWORD', 'VAULT_YIELD_READER_PASSWORD'])
-      expect(blocks.get('postgres')).toContain(`${pw}:`);
+    expect(sql).toContain(`owner to ${ROLES.migrator}`);
   });
 });

@@ -16,13 +16,20 @@ if (!url) {
 const views = process.env.VIEWS_SCHEMA ?? 'vault_yield_api';
 const target = process.env.PROJECTION_SCHEMA ?? 'vault_yield';
 const readerRole = process.env.READER_ROLE;
+// The runtime writer (DML only) reads which schema is live: the projector follows it (FOLLOW_LIVE).
+const writerRole = process.env.WRITER_ROLE;
 const pool = createPgPool({ url, applicationName: 'vault-yield-views-bootstrap', max: 1 });
 try {
   const live = await liveSchema(pool, views);
   if (live) {
     console.log(`views-bootstrap: ${views} already points at ${live}; left as it is`);
   } else {
-    const r = await switchLive(pool, { viewsSchema: views, target, ...(readerRole ? { readerRole } : {}) });
+    const r = await switchLive(pool, {
+      viewsSchema: views,
+      target,
+      ...(readerRole ? { readerRole } : {}),
+      ...(writerRole ? { writerRole } : {}),
+    });
     console.log(`views-bootstrap: ${views} → ${r.target}: ${r.views.length} views`);
   }
 } finally {

@@ -7,10 +7,16 @@ import {
   type Snapshot,
   type VaultSummary,
 } from '@vault-yield/client';
+import { testTokenAbi, vaultAbi } from '@vault-yield/contracts';
+import { createDriverClients, minedReceipt, send } from '@vault-yield/devstack/chain';
+import { parseStreamCursor } from '@vault-yield/reader';
 import { price, short, usd, usdSigned } from '@vault-yield/reader/dashboard/dom';
 import { startBoth } from '@vault-yield/test-kit';
 import type { Browser, Page } from 'playwright-core';
+import type { Address, Hash } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli/run.js';
+import { openStream, until } from '../stream/support.js';
 import { launch, openPage, shot } from './browser.js';
 import { type DevStack, startDevStack } from './dev-stack.js';
 
@@ -261,6 +267,152 @@ describe('dashboard on the dev stack', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);
+
+  // Live on the chain (#28). These send transactions, so they come last: the tests above compare
+  // a demo that no longer moves with what the API serves.
+
+  /** A demo vault that takes deposits, whose owner still holds its token0, and deposits into it. */
+  async function depositor() {
+    const c = await createDriverClients(dev.rpcUrl);
+    for (const v of vaults) {
+      const vault = v.vault as Address;
+      const read = <T>(functionName: 'owner' | 'token0' | 'exitRequested' | 'suspended') =>
+        c.publicClient.readContract({ address: vault, abi: vaultAbi, functionName }) as Promise<T>;
+      const [owner, token, exiting, suspended] = await Promise.all([
+        read<Address>('owner'),
+        read<Address>('token0'),
+        read<boolean>('exitRequested'),
+        read<boolean>('suspended'),
+      ]);
+      if (exiting || suspended) continue;
+      const held = await c.publicClient.readContract({
+        address: token,
+        abi: testTokenAbi,
+        functionName: 'balanceOf',
+        args: [owner],
+      });
+      if (held < 1000n) continue;
+      return {
+        vault: v.vault,
+        /** Sends a deposit of `parts` thousandths of what the owner holds now; its hash. */
+        deposit: (parts: bigint) =>
+          send(c, owner.toLowerCase() as Address, vault, vaultAbi, 'deposit', [
+            token,
+            (held * parts) / 100_000n,
+          ]),
+        /** The deposit's receipt, and when it was seen mined (wall clock). */
+        mined: async (hash: Hash) => {
+          const r = await minedReceipt(c.publicClient, hash);
+          expect(r.status).toBe('success');
+          return { receipt: r, at: Date.now() };
+        },
+      };
+    }
+    throw new Error('no active demo vault whose owner holds its token0');
+  }
+
+  it('deposits sent on the chain arrive on an open stream in order, after the block, with no request', async () => {
+    const d = await depositor();
+    const s = await openStream(`${dev.url}/v1/vault/${d.vault}/stream`);
+    try {
+      expect(s.status).toBe(200);
+      expect((await s.waitFor(1))[0]?.event).toBe('snapshot');
+      const arrived = new Map<string, number>();
+      const watch = setInterval(() => {
+        for (const e of s.events)
+          if (e.event === 'ledger') {
+            const row = JSON.parse(e.data) as LedgerRow;
+            if (!arrived.has(row.txHash)) arrived.set(row.txHash, Date.now());
+          }
+      }, 2);
+      // Three deposits (a block every 2 s: some may share one), each waited for before the next is sent.
+      const sent: { hash: Hash; mined: number; block: bigint }[] = [];
+      try {
+        for (const parts of [1n, 2n, 3n]) {
+          const hash = await d.deposit(parts);
+          const m = await d.mined(hash);
+          sent.push({ hash, mined: m.at, block: m.receipt.blockNumber });
+        }
+        await until(async () => (sent.every((x) => arrived.has(x.hash)) ? true : undefined), 30_000, 20);
+      } finally {
+        clearInterval(watch);
+      }
+      const deposits = s.events
+        .filter((e) => e.event === 'ledger')
+        .map((e) => JSON.parse(e.data) as LedgerRow)
+        .filter((r) => sent.some((x) => x.hash === r.txHash));
+      expect(deposits.map((r) => [r.type, r.txHash])).toEqual(sent.map((x) => ['deposit', x.hash]));
+      expect(deposits.map((r) => BigInt(r.blockNumber))).toEqual(sent.map((x) => x.block));
+      // Each event's id is its cursor: strictly increasing.
+      const ids = s.events.filter((e) => e.event === 'ledger').map((e) => parseStreamCursor(e.id!)!);
+      for (let i = 1; i < ids.length; i++)
+        expect(
+          ids[i]!.seq > ids[i - 1]!.seq || (ids[i]!.seq === ids[i - 1]!.seq && ids[i]!.pos > ids[i - 1]!.pos),
+        ).toBe(true);
+      // The figure (speed is the benches' to judge): from the receipt seen to the event.
+      console.log(
+        `[stream] block → event on an open stream: ${sent.map((x) => `${arrived.get(x.hash)! - x.mined} ms`).join(', ')} (receipt polled every 10 ms)`,
+      );
+    } finally {
+      s.close();
+    }
+  }, 90_000);
+
+  it('Chromium: a deposit sent on the chain appears on top of the ledger with the new value, no click', async () => {
+    const d = await depositor();
+    const { page, problems } = await openPage(browser, dev.url, 1280);
+    await page.goto(`${dev.url}/dashboard#vault=${d.vault}`);
+    await page.waitForSelector('body[data-ready=true]');
+    await page.waitForSelector('#live[data-state=live]', { timeout: 10_000 });
+    const hash = await d.deposit(4n);
+    const { at: mined } = await d.mined(hash);
+    await page.waitForFunction(
+      (h) => document.querySelector('#ledger tbody tr button')?.getAttribute('title') === h,
+      hash,
+      { timeout: 30_000, polling: 10 },
+    );
+    const shown = Date.now() - mined;
+    expect(await page.locator('#ledger tbody tr').first().getAttribute('data-type')).toBe('deposit');
+    // The value the page shows is the snapshot the API serves after the deposit.
+    const snap = await ok(await api.v1.vault[':address'].snapshot.$get({ param: { address: d.vault } }));
+    await page.waitForFunction(
+      (v) => document.querySelector('[data-testid=value] strong')?.textContent?.trim() === v,
+      usd(snap.valueUsd),
+      { timeout: 5_000 },
+    );
+    expect(await page.locator('#live').textContent()).toBe('live');
+    console.log(`[dashboard] deposit on the page ${shown} ms after its receipt was seen`);
+    await shot(page, 'live-deposit-1280');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('rebuild on the running stack: the projector follows the switch, a new deposit shows through the views', async () => {
+    const rb = await runCli(
+      ['rebuild', '--schema', 'vault_yield_rb', '--group', 'dev-rb'],
+      dev.cliEnv,
+      180_000,
+    );
+    expect(rb.code, rb.stderr).toBe(0);
+    expect(rb.stdout).toMatch(/switched vault_yield_api → vault_yield_rb \(was vault_yield\)/);
+    const d = await depositor();
+    const hash = await d.deposit(5n);
+    await d.mined(hash);
+    // No manual step: the demo's projector moved to vault_yield_rb by itself.
+    const top = await until(async () => {
+      const rows = await ok(
+        await api.v1.vault[':address'].events.$get({ param: { address: d.vault }, query: { limit: 1 } }),
+      );
+      return rows[0]?.txHash === hash ? rows[0] : undefined;
+    }, 30_000);
+    expect(top.type).toBe('deposit');
+    const status = await runCli(['status', '--json'], dev.cliEnv);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      viewsSchema: 'vault_yield_api',
+      liveSchema: 'vault_yield_rb',
+    });
+  }, 240_000);
 });
 
 /** The vault view shows the snapshot's own figures. */

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { dropDatabase } from '@vault-yield/devstack/postgres';
+import { dropDatabase, ROLES } from '@vault-yield/devstack/postgres';
 import { kafkaBrokers, postgresAdminUrl } from '@vault-yield/test-kit';
 
 const bin = fileURLToPath(new URL('../../services/cli/bin/vault-yield.js', import.meta.url));
@@ -9,6 +9,10 @@ const bin = fileURLToPath(new URL('../../services/cli/bin/vault-yield.js', impor
 export interface DevStack {
   /** The reader's base URL (from the dashboard line, the first URL `dev` prints). */
   url: string;
+  /** The local chain's RPC URL (the banner's `chain:` line). */
+  rpcUrl: string;
+  /** The environment an operator's `vault-yield` command runs with against this stack. */
+  cliEnv: Record<string, string>;
   /** The lines `dev` printed on stdout before it began serving. */
   banner: string[];
   stop(): Promise<void>;
@@ -57,7 +61,24 @@ export async function startDevStack(): Promise<DevStack> {
       child.on('exit', (code) => reject(new Error(`dev exited (${code}) before serving:\n${out}`)));
     });
     const banner = stdout.split('\n').filter((l) => /^\w+:\s+http/.test(l));
-    return { url, banner, stop };
+    const rpcUrl = /^chain:\s+(http:\/\/\S+)/m.exec(stdout)?.[1];
+    if (!rpcUrl) throw new Error(`dev printed no chain line:\n${stdout}`);
+    const admin = new URL(postgresAdminUrl());
+    admin.pathname = `/${database}`;
+    admin.username = ROLES.writer;
+    admin.password = '';
+    const cliEnv = {
+      DATABASE_URL: admin.toString(),
+      KAFKA_BROKERS: kafkaBrokers().join(','),
+      // dev's own names (services/cli/src/commands/dev.ts, kafkaNames and its defaults).
+      KAFKA_TOPIC: `${database}-vault-records`,
+      SCREEN_TOPIC: `${database}-screen-results`,
+      CATALOGUE_TOPIC: `${database}-strategy-catalogue`,
+      PROJECTION_SCHEMA: 'vault_yield',
+      VIEWS_SCHEMA: 'vault_yield_api',
+      READER_ROLE: ROLES.reader,
+    };
+    return { url, rpcUrl, cliEnv, banner, stop };
   } catch (err) {
     await stop();
     throw err;

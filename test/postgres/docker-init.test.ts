@@ -10,12 +10,12 @@ import { type OwnPostgres, startOwnPostgres } from '../faults/support.js';
 /**
  * docker-compose.yml's init step (infra/postgres/docker-init/10-roles.sh), run the way the
  * postgres image runs it — psql as the superuser against POSTGRES_DB — on a cluster of this test's
- * own: the roles it makes let the writer migrate and the reader read, and nothing more.
+ * own: the roles it makes let the migrator migrate, the writer write rows (no DDL) and the reader
+ * read, and nothing more; run again on a database of the two-role layout, it moves it.
  */
 const script = fileURLToPath(new URL('../../infra/postgres/docker-init/10-roles.sh', import.meta.url));
 const run = promisify(execFile);
-// Compose's init keeps the two-role layout (the writer migrates); the migrator is postgres:setup's.
-const COMPOSE_ROLES = [ROLES.writer, ROLES.reader];
+const COMPOSE_ROLES = Object.values(ROLES);
 
 describe('docker-compose roles init step', () => {
   let pgc: OwnPostgres;
@@ -37,18 +37,33 @@ describe('docker-compose roles init step', () => {
     POSTGRES_DB: 'vault_yield',
     PGHOST: '127.0.0.1',
     PGPORT: String(pgc.port),
+    VAULT_YIELD_MIGRATOR_PASSWORD: 'm-secret',
     VAULT_YIELD_WRITER_PASSWORD: 'w-secret',
     VAULT_YIELD_READER_PASSWORD: "r'secret",
   });
 
-  it('creates the roles (twice is fine), the writer migrates, the reader only reads', async () => {
+  it('creates the roles (twice is fine): the migrator migrates, the writer has DML only, the reader only reads', async () => {
     await run('sh', [script], { env: initEnv() });
     await run('sh', [script], { env: initEnv() }); // a re-run (or pre-existing roles) is harmless
 
-    const writer = createPgPool({ url: url(ROLES.writer), applicationName: 'init-test', max: 1 });
+    const migrator = createPgPool({ url: url(ROLES.migrator), applicationName: 'init-test', max: 1 });
     try {
-      await migrate(writer, 'vault_yield', ROLES.reader);
+      await migrate(migrator, 'vault_yield', ROLES.reader, { writerRole: ROLES.writer });
+    } finally {
+      await migrator.end();
+    }
+    const writer = new pg.Client({ connectionString: url(ROLES.writer) });
+    await writer.connect();
+    try {
       await writer.query(`insert into vault_yield.strategies (id, name, updated_at) values ('s', 'S', 0)`);
+      for (const sql of [
+        'create table vault_yield.x (i int)',
+        'alter table vault_yield.ledger add column x int',
+        'drop table vault_yield.ledger',
+        'create schema mine',
+        'create table public.x (i int)',
+      ])
+        await expect(writer.query(sql), sql).rejects.toMatchObject({ code: '42501' });
     } finally {
       await writer.end();
     }
@@ -84,9 +99,52 @@ describe('docker-compose roles init step', () => {
       const owner = await admin.query(
         `select pg_get_userbyid(datdba) as owner from pg_database where datname = 'vault_yield'`,
       );
-      expect(owner.rows[0]?.owner).toBe(ROLES.writer);
+      expect(owner.rows[0]?.owner).toBe(ROLES.migrator);
     } finally {
       await admin.end();
+    }
+  });
+
+  it('moves a database of the two-role layout: the migrator takes the writer’s objects, the writer keeps its DML', async () => {
+    const admin = new pg.Client({ connectionString: pgc.adminUrl });
+    await admin.connect();
+    try {
+      // The two-role layout: the writer owned the database and migrated it.
+      await admin.query('create database vault_yield_old');
+      await admin.query(`alter database vault_yield_old owner to ${ROLES.writer}`);
+    } finally {
+      await admin.end();
+    }
+    const old = (role: string) => `postgres://${role}@127.0.0.1:${pgc.port}/vault_yield_old`;
+    const w0 = createPgPool({ url: old(ROLES.writer), applicationName: 'init-test', max: 1 });
+    try {
+      await migrate(w0, 'vault_yield', ROLES.reader);
+      await w0.query(`insert into vault_yield.strategies (id, name, updated_at) values ('old', 'Old', 0)`);
+    } finally {
+      await w0.end();
+    }
+    await run('sh', [script], { env: { ...initEnv(), POSTGRES_DB: 'vault_yield_old' } });
+    // compose's next `up`: migrate as the migrator, granting the writer its DML.
+    const m = createPgPool({ url: old(ROLES.migrator), applicationName: 'init-test', max: 1 });
+    try {
+      await migrate(m, 'vault_yield', ROLES.reader, { writerRole: ROLES.writer });
+      const { rows } = await m.query<{ owner: string }>(
+        `select distinct pg_get_userbyid(c.relowner) as owner from pg_class c
+           join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'vault_yield'`,
+      );
+      expect(rows).toEqual([{ owner: ROLES.migrator }]);
+    } finally {
+      await m.end();
+    }
+    const w = new pg.Client({ connectionString: old(ROLES.writer) });
+    await w.connect();
+    try {
+      await w.query(`update vault_yield.strategies set name = 'Kept' where id = 'old'`);
+      const { rows } = await w.query('select name from vault_yield.strategies');
+      expect(rows).toEqual([{ name: 'Kept' }]);
+      await expect(w.query('drop table vault_yield.ledger')).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      await w.end();
     }
   });
 

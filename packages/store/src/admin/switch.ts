@@ -16,6 +16,12 @@ export interface SwitchOptions {
   target: string;
   /** Read-only role: usage + select on the views, and on the target's tables. */
   readerRole?: string;
+  /**
+   * Runtime writer role (DML only, apart from the migrator that switches): may read which schema
+   * is live and its build (vy_live, vy_builds), so projectors that follow it (FOLLOW_LIVE) and the
+   * webhooks deliverer find it. It gets no view and no write here.
+   */
+  writerRole?: string;
   /** Allow a target that still has unlogged tables (a crash would empty them). Default false. */
   allowUnlogged?: boolean;
 }
@@ -89,6 +95,11 @@ export async function switchLive(pool: Pool, o: SwitchOptions): Promise<SwitchRe
       await client.query(`grant usage on schema ${t} to ${role}`);
       await client.query(`grant select on all tables in schema ${t} to ${role}`);
       await revokeWebhookSecrets(client, o.target, o.readerRole!);
+    }
+    if (o.writerRole) {
+      const w = ident(o.writerRole);
+      await client.query(`grant usage on schema ${v} to ${w}`);
+      await client.query(`grant select on ${v}.vy_live, ${v}.vy_builds to ${w}`);
     }
     const prev = await client.query<{ schema: string }>(`select schema from ${v}.vy_live where id`);
     const previous = prev.rows[0]?.schema ?? null;

@@ -292,6 +292,7 @@ export const devCommand: Command = {
           `snapshot:  ${url}/v1/vault/${first}/snapshot`,
           `events:    ${url}/v1/vault/${first}/events`,
           `vaults:    ${url}/v1/vaults`,
+          `chain:     ${anvil.rpcUrl} (anvil, chain id ${anvil.chainId}; a block every 2 s; factory ${stack.factory})`,
           '',
           'Ctrl-C stops everything this command started.',
         ].join('\n'),

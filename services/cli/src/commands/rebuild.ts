@@ -128,6 +128,7 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
         viewsSchema: views,
         target: schemaArg,
         readerRole: env.READER_ROLE,
+        ...(env.WRITER_ROLE ? { writerRole: env.WRITER_ROLE } : {}),
       });
       console.log(
         `switched ${views} → ${r.target}${r.previous ? ` (was ${r.previous})` : ''}: ${r.views.length} views`,
@@ -193,7 +194,12 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
         );
         return 0;
       }
-      const r = await switchLive(pool, { viewsSchema: views, target: schema, readerRole: env.READER_ROLE });
+      const r = await switchLive(pool, {
+        viewsSchema: views,
+        target: schema,
+        readerRole: env.READER_ROLE,
+        ...(env.WRITER_ROLE ? { writerRole: env.WRITER_ROLE } : {}),
+      });
       console.log(`switched ${views} → ${schema}${r.previous ? ` (was ${r.previous})` : ''}`);
       console.log(
         `next: run the projector with PROJECTION_SCHEMA=${schema} CONSUMER_GROUP=${group} KAFKA_TOPIC=${topic} (it resumes from the offsets stored in ${schema}), then stop the one writing to ${r.previous ?? 'the old schema'}`,
