@@ -1,4 +1,5 @@
 import { createLogger } from '@vault-yield/common';
+import { ROLES } from '@vault-yield/devstack/postgres';
 import type { VaultRecord } from '@vault-yield/domain';
 import { createLogAdmin } from '@vault-yield/log';
 import { type FollowingProjections, followLiveProjections, type Projector } from '@vault-yield/projector';
@@ -24,6 +25,8 @@ import { createTopic, deleteTopics, projector, publish } from '../projector/supp
  * there, so a record published afterwards shows through the views with no manual step, and the
  * new schema equals one folded straight through (nothing folded twice, nothing skipped). A
  * projector pinned to its schema stays. `status` names the new schema live, and never a dead one.
+ * The roles are split as deployed: the migrator rebuilds and switches, the follower is the writer
+ * (DML only), which the switch lets read which schema is live.
  */
 const VIEWS = 'vault_yield_api';
 const PINNED = 'vault_yield_pinned';
@@ -65,15 +68,21 @@ describe('projectors follow a rebuild', () => {
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase('follow_live');
-    pool = createPgPool({ url: db.writerUrl, applicationName: 'follow-live-test', max: 2 });
+    // The production layout: rebuild and switch as the migrator, the follower as the DML-only writer.
+    db = await createTestDatabase('follow_live', { split: true });
+    pool = createPgPool({ url: db.migratorUrl, applicationName: 'follow-live-test', max: 2 });
     await createTopic(kafkaBrokers(), topic, 3);
     published.push(...gen.take(400));
     await publish(kafkaBrokers(), topic, published);
     env = cliEnv(
       db,
       { topic, views: VIEWS },
-      { SCREEN_TOPIC: uniqueTopic('screen-none'), CATALOGUE_TOPIC: uniqueTopic('catalogue-none') },
+      {
+        SCREEN_TOPIC: uniqueTopic('screen-none'),
+        CATALOGUE_TOPIC: uniqueTopic('catalogue-none'),
+        MIGRATE_DATABASE_URL: db.migratorUrl,
+        WRITER_ROLE: ROLES.writer,
+      },
     );
     const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], env);
     expect(sw.code, sw.stderr).toBe(0);
@@ -97,7 +106,8 @@ describe('projectors follow a rebuild', () => {
     expect(follower.schema()).toBe(db.schema);
     pinned = projector({
       brokers: kafkaBrokers(),
-      url: db.writerUrl,
+      // It migrates its own schema: the migrator's.
+      url: db.migratorUrl,
       schema: PINNED,
       topic,
       group: 'pinned',
