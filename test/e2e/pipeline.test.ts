@@ -41,7 +41,8 @@ describe('end to end: chain → indexer → kafka → projector → reader', () 
     anvil = await startAnvil();
     stack = await deployReferenceStack(anvil.rpcUrl);
     demo = await playDemoScenario(stack);
-    db = await createTestDatabase('e2e');
+    // As deployed: the migrator migrated; indexer and projector are the writer, with DML only.
+    db = await createTestDatabase('e2e', { split: true });
     const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'e2e' });
     await admin.ensureTopic({ topic, partitions: 4 });
     await admin.close();

@@ -34,7 +34,8 @@ let pool: Pool;
 let verify: Verify;
 
 beforeAll(async () => {
-  db = await createTestDatabase('webhooks');
+  // As deployed: the deliverer and the CLI write as the writer, with DML only.
+  db = await createTestDatabase('webhooks', { split: true });
   w = writer(db.writerUrl, db.schema);
   pool = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'webhooks-test', max: 2 });
   verify = await readmeVerify();

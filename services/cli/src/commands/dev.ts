@@ -63,7 +63,7 @@ recreated at start): starts what is missing — Postgres (the machine's cluster)
 (the local KRaft runner; jars fetched with Maven on first use) and a local chain (anvil) —,
 deploys the reference contracts, plays the demo scenario, publishes a demo screen and strategy
 catalogue, and runs indexer, projector and reader in this process. Prints the dashboard's URL
-first, then the API's.
+first, then the API's and the chain's.
 Ctrl-C stops everything it started.
 
 options:
