@@ -13,8 +13,13 @@
  * BENCH_RECORDS_PER_VAULT_BLOCK (default 1: a busy vault's records per block, see log-fixture.ts).
  * Each stage runs over all records BENCH_ROUNDS (default 3) times; the best round counts.
  * Each stage runs on JSON records and on their binary encoding (the log's; see records/binary.ts).
- * Last line `fold-ceiling: <records/s> records/s` (binary records: decode + fold + rows on one core).
+ * Then `fold-ceiling: <records/s> records/s` (binary records: decode + fold + rows on one core), and
+ * last `fold-alloc: B bytes a record (T µs a record)`: what that path allocates on V8's heap per
+ * record, from V8's own heap statistics at every collection (v8.GCProfiler) — deterministic, unlike
+ * RSS or time (#30: B ≤ 2,048).
  */
+
+import { GCProfiler, getHeapStatistics } from 'node:v8';
 import {
   type DecodeResult,
   decodeBinaryRecord,
@@ -49,6 +54,27 @@ function slim(r: VaultRecord): unknown {
       holdings: c.holdings,
     },
   };
+}
+
+/**
+ * Bytes `run` allocates on V8's heap: the used heap's growth between collections, summed — before
+ * each collection less after the one before (GCProfiler's heap statistics), plus the growth after
+ * the last. Objects that die young count as much as the ones kept: allocation is what costs.
+ */
+function allocated(run: () => void): number {
+  const profiler = new GCProfiler();
+  const before = getHeapStatistics().used_heap_size;
+  profiler.start();
+  run();
+  const data = profiler.stop();
+  const after = getHeapStatistics().used_heap_size;
+  let bytes = 0;
+  let last = before;
+  for (const gc of data?.statistics ?? []) {
+    bytes += gc.beforeGC.heapStatistics.usedHeapSize - last;
+    last = gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  return bytes + after - last;
 }
 
 /** Best of ROUNDS: µs per record of `run` over every record. */
@@ -147,6 +173,17 @@ function main() {
     `binary records (the log's encoding): decode ${f(decodeBin)}; fold + rows ${f(rowsBin)}; together ${f(totalBin)}`,
   );
   console.log(`fold-ceiling: ${Math.round(1e6 / totalBin)} records/s`);
+  // The same path once more, its allocation counted: decode (the batch keeps its records), fold, rows.
+  const bytesAllocated = allocated(() => {
+    decodedBin.length = 0;
+    for (const b of binBytes) {
+      const d = decodeBinaryRecord(b);
+      if (!d.ok) throw new Error(d.reason);
+      decodedBin.push(d.record);
+    }
+    foldRows(decodedBin, binBytes, true)();
+  });
+  console.log(`fold-alloc: ${Math.round(bytesAllocated / RECORDS)} bytes a record (${f(totalBin)} a record)`);
 }
 
 main();

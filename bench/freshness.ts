@@ -5,7 +5,9 @@
  * the projector and the reader in this process. Deposits are sent as a user sends them, one at a
  * time with a random pause; each is timed from its receipt (the block is mined) until
  * `GET /v1/tx/{hash}` serves its ledger row, polled every 2 ms. The indexer's share is timed too
- * (until its checkpoint covers the block: the record is acknowledged by Kafka by then).
+ * (until its checkpoint covers the block: the record is acknowledged by Kafka by then), and so is
+ * the push: until the deposit's ledger row arrives on an open stream (`GET /v1/vault/{a}/stream`
+ * through the typed client's subscribe(), #28's block → event figure).
  *
  * Env: KAFKA_BROKERS / DATABASE_URL (else the local runners, as the tests resolve them),
  * BENCH_DEPOSITS (default 100), BENCH_PAUSE_MS (upper bound of the random pause, default 300),
@@ -13,6 +15,7 @@
  * Last line: `freshness: <p50> ms`.
  */
 import { randomBytes } from 'node:crypto';
+import { createClient } from '@vault-yield/client';
 import { createLogger } from '@vault-yield/common';
 import { testTokenAbi, vaultAbi } from '@vault-yield/contracts';
 import { deployReferenceStack, playDemoScenario, startAnvil, write } from '@vault-yield/devstack/chain';
@@ -91,12 +94,29 @@ async function main() {
     await indexer.start();
     await projector.start();
     const { url } = await reader.start();
+    const streams = new AbortController();
     try {
       await indexer.waitFor(Number(await c.publicClient.getBlockNumber()));
       await projector.caughtUp({ timeoutMs: 60_000, pollMs: 20 });
 
+      // The push side: a dashboard's open stream on the vault; arrival times by transaction.
+      const arrived = new Map<string, number>();
+      const streamOpen = new Promise<void>((resolve) => {
+        createClient(url).subscribe(
+          vault.address,
+          {
+            snapshot: () => resolve(),
+            ledger: (row) => {
+              if (!arrived.has(row.txHash)) arrived.set(row.txHash, performance.now());
+            },
+          },
+          { signal: streams.signal },
+        );
+      });
+      await streamOpen;
       const total: number[] = [];
       const indexed: number[] = [];
+      const pushed: number[] = [];
       for (let i = 0; i < DEPOSITS; i++) {
         await sleep(Math.random() * PAUSE_MS);
         const receipt = await write(c, vault.owner, vault.address, vaultAbi, 'deposit', [
@@ -116,6 +136,16 @@ async function main() {
         }
         total.push(performance.now() - t0);
         indexed.push(await idx);
+        for (;;) {
+          const at = arrived.get(receipt.transactionHash);
+          if (at !== undefined) {
+            pushed.push(at - t0);
+            break;
+          }
+          if (performance.now() - t0 > 30_000)
+            throw new Error(`deposit ${receipt.transactionHash} never arrived on the stream in 30 s`);
+          await sleep(2);
+        }
       }
       const sorted = [...total].sort((a, b) => a - b);
       const idxSorted = [...indexed].sort((a, b) => a - b);
@@ -126,8 +156,12 @@ async function main() {
       );
       console.log(`block mined → indexer checkpoint (record acknowledged by Kafka): ${fmt(idxSorted)}`);
       console.log(`block mined → GET /v1/tx serves the ledger row: ${fmt(sorted)}`);
+      console.log(
+        `block mined → the ledger row arrives on an open stream: ${fmt([...pushed].sort((a, b) => a - b))}`,
+      );
       console.log(`freshness: ${quantile(sorted, 0.5).toFixed(0)} ms`);
     } finally {
+      streams.abort();
       await reader.stop();
       await projector.stop();
       await indexer.stop();

@@ -1,8 +1,11 @@
 /**
  * Projector throughput: publishes ≥ 1,000,000 generated records across ≥ 1,000 vaults into a fresh
  * topic, then times one projector process (the real `services/projector/src/main.ts`, spawned)
- * folding them all into a fresh database. Prints records/s and the projector's peak RSS; the last
- * line is `projector: <records/s> records/s`.
+ * folding them all into a fresh database. Prints records/s, the projector's peak RSS and CPU per
+ * record (bench/costs.ts), then the floor measured in the same run (bench/floor.ts: the same topic
+ * consumed with an empty handler, the same rows COPYed); the last line is
+ * `projector-cpu: R × floor (A µs a record in all, floor F µs …)`, A the whole machine's CPU per
+ * record while the projector folded (#30: R ≤ 2.0).
  *
  * Env: KAFKA_BROKERS / DATABASE_URL (else the local runners, as the tests resolve them),
  * BENCH_RECORDS (default 1,000,000), BENCH_VAULTS (default 1,000), BENCH_PARTITIONS (default 4),
@@ -19,8 +22,9 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createPgPool } from '@vault-yield/store';
 import { createCostSampler } from './costs.js';
+import { floorLine, measureFloor } from './floor.js';
 import { createLogFixture } from './log-fixture.js';
-import { peakRss } from './proc.js';
+import { machineCpu, peakRss } from './proc.js';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
@@ -56,6 +60,7 @@ async function main() {
       );
 
     const start = performance.now();
+    const machine0 = machineCpu();
     console.log(`projector: node ${NODE_OPTIONS} --import tsx services/projector/src/main.ts`);
     const spawnOne = () =>
       spawn(
@@ -113,6 +118,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, 100));
     }
     const seconds = (performance.now() - start) / 1000;
+    const machine1 = machineCpu();
     for (const child of children) rss = Math.max(rss, peakRss(child.pid as number));
     // Costs per record (CPU of projector, Postgres and broker; bytes in Kafka and Postgres): unlike
     // records/s, these hold on a machine shared with other work.
@@ -131,6 +137,10 @@ async function main() {
     for (const line of costLines) console.log(line);
     console.log(`machine load ${loadavg()[0]?.toFixed(2)}`);
     console.log(`projector: ${rate.toFixed(0)} records/s`);
+    const floor = await measureFloor({ brokers, topic, records: RECORDS, url: db.writerUrl, schema: SCHEMA });
+    console.log(`floor: ${floor.rows} rows (${mib(floor.bytes)} MiB of binary COPY data)`);
+    const allUs = machine0 && machine1 ? ((machine1.busy - machine0.busy) * 1e6) / RECORDS : Number.NaN;
+    console.log(floorLine('projector-cpu', allUs, floor));
   } finally {
     await fixture.close(KEEP);
   }

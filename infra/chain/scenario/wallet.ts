@@ -49,15 +49,18 @@ export async function createDriverClients(rpcUrl: string): Promise<DriverClients
  * to come (foundry-rs/foundry#10122; Aztec's CI met it 34 times in 100,000 runs, and ours twice on
  * a loaded machine: a withdrawal's receipt waited out viem's 3 minutes). So a transaction still
  * pending after a few seconds while automine is on gets a block mined for it (evm_mine takes the
- * pool's ready transactions). With automine off it is the caller's to mine; a transaction that is
- * still missing after a few rounds fails with the node's own account of it (mining mode, the
- * transaction as the node has it, the pool).
+ * pool's ready transactions). With automine off it is the caller's to mine (or the interval
+ * miner's). A transaction the node does not know, or one still missing after the last round, fails
+ * with the node's own account of it (mining mode, the transaction as the node has it, the pool).
  */
 export async function minedReceipt(
   client: PublicClient,
   hash: Hash,
-  /** How long a round waits for the receipt, and the rounds before giving up. */
-  { stuckMs = 3_000, rounds = 5 }: { stuckMs?: number; rounds?: number } = {},
+  /**
+   * How long a round waits for the receipt, and the rounds before giving up (default 60: three
+   * minutes, viem's own wait, for a chain that mines on an interval or by hand).
+   */
+  { stuckMs = 3_000, rounds = 60 }: { stuckMs?: number; rounds?: number } = {},
 ): Promise<TransactionReceipt> {
   const rpc = client.request as unknown as (a: { method: string; params: unknown[] }) => Promise<unknown>;
   for (let round = 1; ; round++) {
