@@ -12,7 +12,7 @@
  * BENCH_INSTANCES (default 1: projector processes sharing the partitions in one consumer group),
  * BENCH_RECORDS_PER_VAULT_BLOCK (default 1, see log-fixture.ts), BENCH_KEEP=true keeps the topic
  * and database, BENCH_NODE_OPTIONS (default
- * `--max-old-space-size=256 --max-semi-space-size=32`, as docker-compose runs it: caps the V8 heap
+ * `--max-old-space-size=384 --max-semi-space-size=32`, as docker-compose runs it: caps the V8 heap
  * so the projector's RSS stays bounded, and gives a batch's short-lived objects a larger young
  * generation; the projector holds at most PROJECTOR_CONCURRENCY batches of PROJECTOR_MAX_BATCH_BYTES).
  */
@@ -31,7 +31,7 @@ const VAULTS = Number(process.env.BENCH_VAULTS ?? 1_000);
 const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 4);
 const KEEP = process.env.BENCH_KEEP === 'true';
 const INSTANCES = Number(process.env.BENCH_INSTANCES ?? 1);
-const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=256 --max-semi-space-size=32';
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=384 --max-semi-space-size=32';
 const SCHEMA = 'vault_yield';
 const root = join(import.meta.dirname, '..');
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
