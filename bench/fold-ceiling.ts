@@ -16,9 +16,11 @@
  * Then `fold-ceiling: <records/s> records/s` (binary records: decode + fold + rows on one core), and
  * last `fold-alloc: B bytes a record (T µs a record)`: what that path allocates on V8's heap per
  * record, from V8's own heap statistics at every collection (v8.GCProfiler) — deterministic, unlike
- * RSS or time (#30: B ≤ 2,048).
+ * RSS or time (#30: B ≤ 2,048). BENCH_ALLOC_PROFILE=true also prints where it is allocated, by
+ * function (V8's sampling heap profiler, collected objects included), before that line.
  */
 
+import { Session } from 'node:inspector/promises';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import {
   type DecodeResult,
@@ -77,6 +79,41 @@ function allocated(run: () => void): number {
   return bytes + after - last;
 }
 
+interface SampledNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SampledNode[];
+}
+
+/** Bytes `run` allocates per function (sampled every 256 bytes, objects already collected counted). */
+async function allocationsByFunction(run: () => void): Promise<[string, number][]> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 256,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as never);
+    run();
+    const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
+      profile: { head: SampledNode };
+    };
+    const byFn = new Map<string, number>();
+    const walk = (n: SampledNode) => {
+      const where = `${n.callFrame.url.replace(/^.*\/(packages|services|bench)\//, '$1/')}:${n.callFrame.lineNumber + 1}`;
+      const key = `${n.callFrame.functionName || '(anonymous)'} ${where}`;
+      byFn.set(key, (byFn.get(key) ?? 0) + n.selfSize);
+      for (const c of n.children) walk(c);
+    };
+    walk(profile.head);
+    return [...byFn].sort((a, b) => b[1] - a[1]);
+  } finally {
+    session.disconnect();
+  }
+}
+
 /** Best of ROUNDS: µs per record of `run` over every record. */
 function time(run: () => void): number {
   let best = Number.POSITIVE_INFINITY;
@@ -88,7 +125,7 @@ function time(run: () => void): number {
   return best;
 }
 
-function main() {
+async function main() {
   const gen = createHistoryGenerator({ vaults: VAULTS, seed: 11, recordsPerVaultBlock: PER_VAULT_BLOCK });
   const records = gen.take(RECORDS);
   const bytes = records.map((r) => Buffer.from(JSON.stringify(r)));
@@ -174,7 +211,7 @@ function main() {
   );
   console.log(`fold-ceiling: ${Math.round(1e6 / totalBin)} records/s`);
   // The same path once more, its allocation counted: decode (the batch keeps its records), fold, rows.
-  const bytesAllocated = allocated(() => {
+  const binaryPath = () => {
     decodedBin.length = 0;
     for (const b of binBytes) {
       const d = decodeBinaryRecord(b);
@@ -182,8 +219,15 @@ function main() {
       decodedBin.push(d.record);
     }
     foldRows(decodedBin, binBytes, true)();
-  });
+  };
+  if (process.env.BENCH_ALLOC_PROFILE === 'true') {
+    const top = await allocationsByFunction(binaryPath);
+    console.log('allocated per record, by function (sampled):');
+    for (const [fn, bytes] of top.slice(0, 25))
+      console.log(`  ${String(Math.round(bytes / RECORDS)).padStart(6)} B  ${fn}`);
+  }
+  const bytesAllocated = allocated(binaryPath);
   console.log(`fold-alloc: ${Math.round(bytesAllocated / RECORDS)} bytes a record (${f(totalBin)} a record)`);
 }
 
-main();
+await main();
