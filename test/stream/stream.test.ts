@@ -2,7 +2,7 @@ import type { LedgerRow } from '@vault-yield/client';
 import type { Projector } from '@vault-yield/projector';
 import { encodeStreamCursor, parseStreamCursor } from '@vault-yield/reader';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
-import { createHistoryGenerator } from '@vault-yield/test-kit/history';
+import { blockHash, createHistoryGenerator, type VaultModel } from '@vault-yield/test-kit/history';
 import { errorCode, startReader, type TestReader } from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTopic, deleteTopics, projector, publish } from '../projector/support.js';
@@ -268,5 +268,64 @@ describe('live streams (SSE) on Postgres + Kafka + projector', () => {
     ac.abort();
     await sub.closed;
     expect(states.at(-1)).toBe('closed');
+  }, 60_000);
+
+  it('a reorg: the orphaned rows are retracted on the stream, before the canonical ones, and on resume too', async () => {
+    const m = gen.vaults()[2] as VaultModel;
+    const s = await open(`/v1/vault/${m.vault}/stream`);
+    expect((await s.waitFor(1))[0]?.event).toBe('snapshot');
+    const b = gen.block() + 10;
+    const orphanHashes = [blockHash(b + 1, 1), blockHash(b + 2, 1)];
+    const deposit = (amount: string, block: number, hash: `0x${string}`) =>
+      gen.record(m, 'deposit', { from: m.owner, token: m.token1, amount }, { block, blockHash: hash });
+    const orphaned = [
+      deposit('5000000000', b + 1, orphanHashes[0]!),
+      deposit('6000000000', b + 2, orphanHashes[1]!),
+    ];
+    await publish(brokers, topic, orphaned);
+    await proj.caughtUp();
+    const rowsOf = (events: typeof s.events) =>
+      ledgerTypes(events).map((e) => JSON.parse(e.data) as LedgerRow);
+    // The deposits (and any reconciliation the fold booked in those blocks) as the stream sent them.
+    const inOrphans = () =>
+      rowsOf(s.events).filter((r) => orphanHashes.includes(r.blockHash as `0x${string}`));
+    await until(async () =>
+      inOrphans().filter((r) => r.type === 'deposit').length === 2 ? true : undefined,
+    );
+    const ids = inOrphans().map((r) => r.id);
+
+    const before = s.events.length;
+    const revert = gen.record(
+      m,
+      'revert',
+      { fromBlock: b + 1, orphanedBlockHashes: orphanHashes as [`0x${string}`], fromSeq: orphaned[0]!.seq! },
+      { block: b + 2, blockHash: blockHash(b + 2) },
+    );
+    const canonical = deposit('7000000000', b + 1, blockHash(b + 1));
+    await publish(brokers, topic, [revert, canonical]);
+    await proj.caughtUp();
+    await until(async () =>
+      rowsOf(s.events.slice(before)).some((r) => r.blockHash === blockHash(b + 1)) ? true : undefined,
+    );
+    const after = s.events.slice(before);
+    const retract = after.find((e) => e.event === 'retract');
+    // Every row of the orphaned blocks the stream sent is retracted (ids ascending).
+    const retracted = JSON.parse(retract!.data) as { vault: string; ids: string[] };
+    expect(retracted.vault).toBe(m.vault);
+    expect(retracted.ids).toEqual([...retracted.ids].sort());
+    expect(retracted.ids).toEqual(expect.arrayContaining(ids));
+    // Retracted before the canonical row and the snapshot that follow it.
+    const kinds = after.map((e) => e.event);
+    expect(kinds.indexOf('retract')).toBeLessThan(kinds.indexOf('ledger'));
+    expect(kinds.at(-1)).toBe('snapshot');
+    // Gone from GET events, as the event says.
+    const served = ((await reader.get(`/v1/vault/${m.vault}/events?limit=500`)).body as LedgerRow[]).map(
+      (r) => r.id,
+    );
+    for (const id of retracted.ids) expect(served).not.toContain(id);
+    // A client that reconnects from before the reorg gets the same retraction, in the same place.
+    const again = await open(`/v1/vault/${m.vault}/stream`, { 'Last-Event-ID': s.events[before - 1]!.id! });
+    const replay = await again.waitFor(after.length);
+    expect(replay.map((e) => [e.event, e.data])).toEqual(after.map((e) => [e.event, e.data]));
   }, 60_000);
 });

@@ -3,6 +3,7 @@ import type {
   LedgerRow,
   StreamHandlers,
   StreamResetEvent,
+  StreamRetractEvent,
   StreamSnapshotEvent,
   StreamState,
   StreamStateInfo,
@@ -121,6 +122,7 @@ export function openSubscription(
     const id = e.id ?? '';
     if (e.event === 'ledger') handlers.ledger?.(JSON.parse(e.data) as LedgerRow, id);
     else if (e.event === 'snapshot') handlers.snapshot?.(JSON.parse(e.data) as StreamSnapshotEvent, id);
+    else if (e.event === 'retract') handlers.retract?.(JSON.parse(e.data) as StreamRetractEvent, id);
     else if (e.event === 'reset') handlers.reset?.(JSON.parse(e.data) as StreamResetEvent, id);
   };
 

@@ -344,6 +344,17 @@ export interface StreamSnapshotEvent {
   snapshot: Snapshot;
 }
 
+/**
+ * `data` of a `retract` event: a chain reorganisation orphaned the blocks of these ledger rows of
+ * the vault; they are gone from GET events (the canonical chain's rows, if any, arrive as `ledger`
+ * events). Sent before the commit's new rows and snapshot.
+ */
+export interface StreamRetractEvent {
+  vault: string;
+  /** LedgerRow ids, ascending: every row removed (also of types the stream does not send). */
+  ids: string[];
+}
+
 /** `data` of a `reset` event: the stream could not resume where asked and goes on from now. */
 export interface StreamResetEvent {
   reason: string;
@@ -371,6 +382,7 @@ export interface StreamStateInfo {
 export interface StreamHandlers {
   snapshot?(event: StreamSnapshotEvent, id: string): void;
   ledger?(row: LedgerRow, id: string): void;
+  retract?(event: StreamRetractEvent, id: string): void;
   reset?(event: StreamResetEvent, id: string): void;
   state?(state: StreamState, info: StreamStateInfo): void;
 }

@@ -35,6 +35,7 @@ export {
 export { clientKey } from './middleware/client-address.js';
 export { createMetrics as createReaderMetrics } from './middleware/metrics.js';
 export { buildOpenApi } from './openapi/document.js';
+export { readInterfaceDoc } from './openapi/read-interface-doc.js';
 export { routes } from './openapi/routes.js';
 export { encodeStreamCursor, LIMITS, parseStreamCursor, parseTime, type StreamCursor } from './params.js';
 export * as schemas from './schemas.js';

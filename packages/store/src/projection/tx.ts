@@ -1,4 +1,5 @@
 import { bytesToHex, copyHex, hexToBytes, type PoolClient } from '../pool/index.js';
+import { LEDGER_ROW_SQL } from '../queries/ledger.js';
 import { type BinaryField, CopyBuffer, type CopyWriter, copyBinary, copyRows, copyText } from './copy.js';
 import type {
   DeadLetterRow,
@@ -79,7 +80,10 @@ export interface ProjectionTx {
    * vaults, in sequence order.
    */
   lockHeld(vaults: readonly string[]): Promise<(DeadLetterRow & { id: number })[]>;
-  /** Revert: deletes the vault's ledger rows at blockNumber ≥ fromBlock in the orphaned blocks. */
+  /**
+   * Revert: deletes the vault's ledger rows at blockNumber ≥ fromBlock in the orphaned blocks. Their
+   * ids are kept for this transaction's commit (noteCommit): streams that sent them retract them.
+   */
   deleteOrphaned(vault: string, fromBlock: number, blockHashes: readonly string[]): Promise<number>;
   /**
    * The vault's records in fold order, for a re-fold: the body of each of its ledger rows (matched
@@ -103,8 +107,9 @@ export interface ProjectionTx {
    * transaction advisory lock held to the commit, so numbers commit in order, and sends ONE
    * `NOTIFY` on STREAM_CHANNEL (delivered after the commit): `{"schema","seq","vaults"}`, or
    * `{"schema","seq","count"}` when the vault list would not fit a notification. Readers never
-   * trust the payload for content: they read the commits after their cursor. Returns the number
-   * (null: no vault touched, nothing written or sent).
+   * trust the payload for content: they read the commits after their cursor. The ids of the
+   * ledger rows deleteOrphaned removed in this transaction go with it (`retracted`, migration
+   * 0022). Returns the number (null: no vault touched, nothing written or sent).
    */
   noteCommit(vaults: Iterable<string>): Promise<string | null>;
 }
@@ -212,6 +217,8 @@ export function unframe(frames: Buffer): Buffer[] {
 }
 
 export function projectionTx(client: PoolClient): ProjectionTx {
+  /** Ids of the ledger rows this transaction's reverts deleted (for noteCommit's `retracted`). */
+  const retracted: string[] = [];
   return {
     async lockPartition(groupId, topic, partition) {
       return (await this.lockPartitionAt(groupId, topic, partition)).offset;
@@ -509,11 +516,13 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     },
 
     async deleteOrphaned(vault, fromBlock, blockHashes) {
-      const res = await client.query(
+      const res = await client.query<{ id: string }>(
         `delete from ledger where vault = ${hexToBytes('$1')} and block_number >= $2
-           and block_hash in (select ${hexToBytes('h')} from unnest($3::text[]) h)`,
+           and block_hash in (select ${hexToBytes('h')} from unnest($3::text[]) h)
+         returning ${LEDGER_ROW_SQL.id} as id`,
         [vault, fromBlock, blockHashes],
       );
+      for (const r of res.rows) retracted.push(r.id);
       return res.rowCount ?? 0;
     },
 
@@ -580,9 +589,9 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       // The lock comes first (the insert reads from it), and is held until the commit.
       const { rows } = await client.query<{ seq: string; schema: string }>(
         `with l as (select pg_advisory_xact_lock(hashtext('vault-yield-stream:' || current_schema())))
-         insert into stream_commits (vaults) select $1::text[] from l
+         insert into stream_commits (vaults, retracted) select $1::text[], $2::text[] from l
          returning seq::text, current_schema() as schema`,
-        [vaults],
+        [vaults, retracted.length > 0 ? retracted : null],
       );
       const { seq, schema } = rows[0] as { seq: string; schema: string };
       await client.query('select pg_notify($1, $2)', [STREAM_CHANNEL, commitNotice(schema, seq, vaults)]);

@@ -36,12 +36,14 @@ export interface LedgerPage {
 
 /** The ledger's keys are bytes (migration 0014), served as "0x" + lowercase hex. */
 const [VAULT, TX_HASH, BLOCK_HASH] = [bytesToHex('vault'), bytesToHex('tx_hash'), bytesToHex('block_hash')];
+/** A ledger row's served id (`chainId:blockHash:txHash:logIndex:vault`, see LedgerRow.id). */
+const ID = `chain_id || ':' || ${BLOCK_HASH} || ':' || ${TX_HASH} || ':' || log_index || ':' || ${VAULT}`;
 /**
  * The served ledger row, built in SQL so the reader sends it without re-serialising:
  * { id, vault, chainId, type, txHash, blockNumber, blockHash, txIndex, logIndex, ts, data, amounts }.
  */
 const ROW = `json_build_object(
-    'id', chain_id || ':' || ${BLOCK_HASH} || ':' || ${TX_HASH} || ':' || log_index || ':' || ${VAULT},
+    'id', ${ID},
     'vault', ${VAULT}, 'chainId', chain_id, 'type', type, 'txHash', ${TX_HASH},
     'blockNumber', block_number, 'blockHash', ${BLOCK_HASH}, 'txIndex', tx_index, 'logIndex', log_index,
     'ts', ts, 'data', payload, 'amounts', amounts)::text as json`;
@@ -222,5 +224,5 @@ export async function ledgerByTx(pool: Pool, txHash: string, types: readonly str
   return rows.map((r) => r.json);
 }
 
-/** The served ledger row's SQL (JSON text as `json`) and the vault as hex, for other read queries. */
-export const LEDGER_ROW_SQL = { row: ROW, vault: VAULT } as const;
+/** The served ledger row's SQL (JSON text as `json`), its id and the vault as hex, for other queries. */
+export const LEDGER_ROW_SQL = { row: ROW, id: ID, vault: VAULT } as const;

@@ -16,6 +16,8 @@ export interface StreamCommit {
   vaults: string[];
   /** Its ledger rows (served JSON text), by vault, then oldest first. */
   rows: { vault: string; json: string }[];
+  /** Ids of the ledger rows its reverts deleted (migration 0022), ascending. */
+  retracted: string[];
 }
 
 export interface StreamBounds {
@@ -47,14 +49,15 @@ export async function streamCommits(
   const { rows } = await pool.query<{
     seq: string;
     vaults: string[];
+    retracted: string[] | null;
     vault: string | null;
     json: string | null;
   }>({
     name: 'reader.stream-commits',
     text: `with c as (
-          select seq, xid, vaults from stream_commits where seq > $1::int8 order by seq limit $2
+          select seq, xid, vaults, retracted from stream_commits where seq > $1::int8 order by seq limit $2
         )
-        select c.seq::text as seq, c.vaults, l.vault_hex as vault, l.json
+        select c.seq::text as seq, c.vaults, c.retracted, l.vault_hex as vault, l.json
         from c left join lateral (
           select ${LEDGER_ROW_SQL.vault} as vault_hex, ${LEDGER_ROW_SQL.row},
                  vault, block_number, tx_index, log_index, block_hash
@@ -68,7 +71,7 @@ export async function streamCommits(
   for (const r of rows) {
     let c = out.at(-1);
     if (c?.seq !== r.seq) {
-      c = { seq: r.seq, vaults: r.vaults, rows: [] };
+      c = { seq: r.seq, vaults: r.vaults, rows: [], retracted: [...(r.retracted ?? [])].sort() };
       out.push(c);
     }
     if (r.vault !== null && r.json !== null) c.rows.push({ vault: r.vault, json: r.json });

@@ -15,7 +15,7 @@ const RETRY_AFTER_S = 5;
 const RECONNECT_MS = 2_000;
 
 interface Event {
-  event: 'snapshot' | 'ledger';
+  event: 'snapshot' | 'ledger' | 'retract';
   data: string;
 }
 
@@ -23,11 +23,16 @@ interface Event {
 const snapshotData = (vault: string, etag: string, json: string) =>
   `{"vault":${JSON.stringify(vault)},"etag":${JSON.stringify(`"${etag}"`)},"snapshot":${json}}`;
 
-/** A commit's events for a stream following `vaults` (null: all): per vault its rows, then its snapshot. */
+/**
+ * A commit's events for a stream following `vaults` (null: all): per vault the rows a revert
+ * removed (`retract`, `{ vault, ids }`), its new rows, then its snapshot.
+ */
 function eventsOf(commit: LoadedCommit, vaults: ReadonlySet<string> | null): Event[] {
   const out: Event[] = [];
   for (const v of commit.vaults) {
     if (vaults && !vaults.has(v.vault)) continue;
+    if (v.retracted.length > 0)
+      out.push({ event: 'retract', data: JSON.stringify({ vault: v.vault, ids: v.retracted }) });
     for (const data of v.rows) out.push({ event: 'ledger', data });
     if (v.snapshot)
       out.push({ event: 'snapshot', data: snapshotData(v.vault, v.snapshot.etag, v.snapshot.json) });

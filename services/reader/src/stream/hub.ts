@@ -22,10 +22,13 @@ import {
  * (re)connection of the listener, and every heartbeat, the head is read again (catch-up).
  */
 
-/** A commit as the streams send it: per vault, its new ledger rows (oldest first) and its snapshot. */
+/**
+ * A commit as the streams send it: per vault, the ids of its ledger rows a revert removed, its new
+ * ledger rows (oldest first) and its snapshot.
+ */
 export interface LoadedCommit {
   seq: bigint;
-  vaults: { vault: string; rows: string[]; snapshot: SnapshotJson | null }[];
+  vaults: { vault: string; retracted: string[]; rows: string[]; snapshot: SnapshotJson | null }[];
 }
 
 export type WaitResult = 'advanced' | 'timeout' | 'closed';
@@ -170,10 +173,19 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
         if (list) list.push(r.json);
         else rows.set(r.vault, [r.json]);
       }
+      // A row id ends with its vault (chainId:blockHash:txHash:logIndex:vault).
+      const retracted = new Map<string, string[]>();
+      for (const id of c.retracted) {
+        const vault = id.slice(id.lastIndexOf(':') + 1);
+        const list = retracted.get(vault);
+        if (list) list.push(id);
+        else retracted.set(vault, [id]);
+      }
       return {
         seq: BigInt(c.seq),
         vaults: c.vaults.map((vault) => ({
           vault,
+          retracted: retracted.get(vault) ?? [],
           rows: rows.get(vault) ?? [],
           snapshot: snaps.get(vault) ?? null,
         })),

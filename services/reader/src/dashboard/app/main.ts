@@ -552,6 +552,11 @@ function follow(): void {
   live.sub = api.subscribe('*', {
     snapshot: (e) => onSnapshot(e.vault, e.snapshot, e.etag),
     ledger: (row) => onLedger(row),
+    // A reorganisation orphaned some of the vault's rows: its ledger and chart (re-folded from the
+    // fork on) are read again, so nothing of the orphaned blocks stays on the page.
+    retract: (e) => {
+      if (e.vault === current.vault) void Promise.all([loadEquity(), loadLedger()]).catch(report);
+    },
     reset: () => {
       if (current.vault) void Promise.all([loadEquity(), loadLedger()]).catch(report);
     },
