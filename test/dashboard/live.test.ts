@@ -1,7 +1,8 @@
+import type { VaultRecord } from '@vault-yield/domain';
 import type { Projector } from '@vault-yield/projector';
 import { usd } from '@vault-yield/reader/dashboard/dom';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
-import { createHistoryGenerator } from '@vault-yield/test-kit/history';
+import { blockHash, createHistoryGenerator, type VaultModel } from '@vault-yield/test-kit/history';
 import { startReader, type TestReader } from '@vault-yield/test-kit/reader';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,4 +83,39 @@ describe('dashboard: live updates from the stream', () => {
     }
     throw new Error('no ledger row was produced');
   }, 90_000);
+
+  it('a reorg: the orphaned row leaves the page by itself, the canonical one takes its place', async () => {
+    const m = gen.vaults()[0] as VaultModel;
+    const { page, problems } = await openPage(browser, reader.url, 1280);
+    await page.goto(`${reader.url}/dashboard#vault=${m.vault}`);
+    await page.waitForSelector('body[data-ready=true]');
+    await page.waitForSelector('#live[data-state=live]', { timeout: 5_000 });
+    const b = gen.block() + 10;
+    const orphan = blockHash(b + 1, 1);
+    const deposit = (amount: string, hash: `0x${string}`) =>
+      gen.record(m, 'deposit', { from: m.owner, token: m.token1, amount }, { block: b + 1, blockHash: hash });
+    const orphaned = deposit('5000000000', orphan);
+    await publish(brokers, topic, [orphaned]);
+    const tx = (r: VaultRecord) => `[data-type=deposit] button[title="${r.txHash}"]`;
+    await page.waitForSelector(tx(orphaned), { timeout: 5_000 });
+
+    const revert = gen.record(
+      m,
+      'revert',
+      { fromBlock: b + 1, orphanedBlockHashes: [orphan], fromSeq: orphaned.seq! },
+      { block: b + 1, blockHash: blockHash(b + 1) },
+    );
+    const canonical = deposit('7000000000', blockHash(b + 1));
+    await publish(brokers, topic, [revert, canonical]);
+    // No click: the stream's retract makes the page read the vault's ledger again.
+    await page.waitForSelector(tx(canonical), { timeout: 5_000 });
+    await page.waitForSelector(tx(orphaned), { state: 'detached', timeout: 5_000 });
+    const rows = await page
+      .locator('#ledger tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id') ?? ''));
+    expect(rows.some((id) => id.includes(orphan))).toBe(false);
+    await shot(page, 'live-reorg-1280');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
 });
