@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
+import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import { PROJECTOR_BATCH_DEFAULTS } from '@vault-yield/projector';
 import { createPgPool, ident } from '@vault-yield/store';
 import { Kafka, logLevel } from 'kafkajs';
@@ -138,4 +141,93 @@ export function floorLine(name: string, allUs: number, floor: Floor): string {
     `${name}: ${(allUs / floor.us).toFixed(2)} × floor (${allUs.toFixed(1)} µs a record in all, ` +
     `floor ${floor.us.toFixed(1)} µs: consume ${floor.consumeUs.toFixed(1)}, copy ${floor.copyUs.toFixed(1)})`
   );
+}
+
+/**
+ * The indexer's floor (#30 item 4), as CPU of this process (every thread) per record:
+ * - produce: the records the backfill published, read back from `topic` beforehand (untimed), produced
+ *   again to a scratch topic by the publisher (`@vault-yield/log`'s: idempotent, acks -1, the same
+ *   request sizes) in batches of `batch`;
+ * - parse: every answer of the node the backfill received, as recorded by bench/rpc-replay.ts in
+ *   `answers` (one line per distinct call), JSON-parsed in its envelope — only with a recording.
+ * What the indexer does on top (decoding logs, valuing, encoding records, planning ranges, the
+ * write-ahead) is ours.
+ */
+export interface IndexerFloor {
+  produceUs: number;
+  /** NaN without a recording of the node's answers. */
+  parseUs: number;
+  us: number;
+  records: number;
+}
+
+export async function measureIndexerFloor(o: {
+  brokers: readonly string[];
+  topic: string;
+  answers?: string;
+  batch?: number;
+}): Promise<IndexerFloor> {
+  const kafka = new Kafka({ brokers: [...o.brokers], clientId: 'bench-floor', logLevel: logLevel.NOTHING });
+  const admin = await createLogAdmin({ brokers: [...o.brokers], clientId: 'bench-floor' });
+  let total = 0;
+  for (const p of await admin.offsets(o.topic)) total += Number(BigInt(p.high) - BigInt(p.low));
+  const messages: { key: Buffer | null; value: Buffer | null }[] = [];
+  const consumer = kafka.consumer({ groupId: `bench-floor-${randomBytes(4).toString('hex')}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic: o.topic, fromBeginning: true });
+  await new Promise<void>((resolve, reject) => {
+    consumer
+      .run({
+        eachBatch: async ({ batch }) => {
+          for (const m of batch.messages) messages.push({ key: m.key, value: m.value });
+          if (messages.length >= total) resolve();
+        },
+      })
+      .catch(reject);
+  });
+  await consumer.disconnect();
+
+  const scratch = `${o.topic}-floor`;
+  await admin.ensureTopic({ topic: scratch, partitions: 4 });
+  const publisher = await createPublisher({
+    brokers: [...o.brokers],
+    clientId: 'bench-floor',
+    topic: scratch,
+  });
+  const batch = o.batch ?? 5_000;
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < messages.length; i += batch) await publisher.publishRaw(messages.slice(i, i + batch));
+  const produced = process.cpuUsage(c0);
+  await publisher.close();
+  await admin.deleteTopic(scratch).catch(() => {});
+  await admin.close();
+
+  let parseSeconds = Number.NaN;
+  if (o.answers) {
+    // Read line by line (the whole file may be longer than a string can be), untimed.
+    const bodies: string[] = [];
+    const lines = createInterface({
+      input: createReadStream(o.answers),
+      crlfDelay: Number.POSITIVE_INFINITY,
+    });
+    for await (const line of lines) {
+      const tab = line.indexOf('\t');
+      if (tab > 0) bodies.push(`{"jsonrpc":"2.0","id":1,${line.slice(tab + 1)}}`);
+    }
+    const p0 = process.cpuUsage();
+    let ids = 0;
+    for (const body of bodies) ids += (JSON.parse(body) as { id: number }).id;
+    const parsed = process.cpuUsage(p0);
+    if (ids !== bodies.length) throw new Error('invariant: a recorded answer lost its envelope');
+    parseSeconds = (parsed.user + parsed.system) / 1e6;
+  }
+  const per = (s: number) => (s * 1e6) / messages.length;
+  const produceUs = per((produced.user + produced.system) / 1e6);
+  const parseUs = per(parseSeconds);
+  return {
+    produceUs,
+    parseUs,
+    us: produceUs + (Number.isNaN(parseUs) ? 0 : parseUs),
+    records: messages.length,
+  };
 }

@@ -19,6 +19,10 @@
  * include the recorder's CPU), the next run on the same chain replays them (the node answers only
  * what the file lacks: "forwarded" in the output); the replayer's CPU is printed apart.
  * BENCH_NODE_LATENCY_MS (default 0) delays each of the replayer's answers, as a remote node would.
+ * Last, against the floor measured in the same run (bench/floor.ts, measureIndexerFloor: the same
+ * records produced again by the publisher, and — with a replayed node — the node's recorded answers
+ * parsed): `indexer-cpu: R × floor (A µs a record, …)`, A the indexer process's CPU per record,
+ * every thread; the node's CPU is printed apart (#30: R ≤ 1.5).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -34,6 +38,7 @@ import { createLogAdmin } from '@vault-yield/log';
 import { createPgPool, migrate } from '@vault-yield/store';
 import { resolveKafka, resolvePostgres } from '@vault-yield/test-kit/services';
 import { benchChainKey } from './chain-cache.js';
+import { measureIndexerFloor } from './floor.js';
 import { ENCODING } from './log-fixture.js';
 import { cpuSeconds, machineCpu, machineLine } from './proc.js';
 
@@ -140,6 +145,12 @@ async function main() {
     await indexer.stop();
     if (proxy) console.log(`node ${proxy.mode} (${NODE_REPLAY}): ${await proxy.stop()}`);
 
+    // The floor, before the topic goes: its records produced again, the node's answers parsed.
+    const floor = await measureIndexerFloor({
+      brokers,
+      topic,
+      ...(proxy?.mode === 'replay' && NODE_REPLAY ? { answers: NODE_REPLAY } : {}),
+    });
     const admin = await createLogAdmin({ brokers, clientId: 'bench-admin' });
     let onTopic = 0;
     for (const o of await admin.offsets(topic)) onTopic += Number(BigInt(o.high) - BigInt(o.low));
@@ -181,6 +192,16 @@ async function main() {
     );
     console.log(machineLine(machine0, machine, s.recordsPublished));
     console.log(`indexer: ${Math.round(rate)} records/s`);
+    const us = (seconds: number) => (seconds * 1e6) / Math.max(1, s.recordsPublished);
+    const own = us((cpu.user + cpu.system) / 1e6);
+    const parse = Number.isNaN(floor.parseUs)
+      ? 'parse n/a: no replayed node'
+      : `parse ${floor.parseUs.toFixed(1)}`;
+    console.log(
+      `indexer-cpu: ${(own / floor.us).toFixed(2)} × floor (${own.toFixed(1)} µs a record, every thread; ` +
+        `floor ${floor.us.toFixed(1)} µs: produce ${floor.produceUs.toFixed(1)}, ${parse}; ` +
+        `node ${us(proxy ? proxyCpu : anvilCpu).toFixed(1)} µs a record apart)`,
+    );
   } finally {
     await anvil.stop();
     if (cacheKey && generated !== undefined && isChainCached(cacheKey, false)) {
