@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createWebhookMetrics } from '@vault-yield/cli/webhooks/metrics';
 import { createIndexerMetrics } from '@vault-yield/indexer';
 import { createProjectorMetrics } from '@vault-yield/projector';
 import { createReaderMetrics } from '@vault-yield/reader';
@@ -30,10 +31,12 @@ const services = async () => {
   const indexer = createIndexerMetrics();
   const projector = createProjectorMetrics();
   const reader = createReaderMetrics();
+  const webhooks = createWebhookMetrics();
   return {
     indexer: await inventory(indexer.registry),
     projector: await inventory(projector.registry),
     reader: await inventory(reader.registry),
+    webhooks: await inventory(webhooks.registry),
   };
 };
 
@@ -277,7 +280,7 @@ describe('the dashboard and the alert rules in infra/', () => {
 
   it('name only metrics and labels the services register', async () => {
     const all = await services();
-    const known = new Map([...all.indexer, ...all.projector, ...all.reader]);
+    const known = new Map([...all.indexer, ...all.projector, ...all.reader, ...all.webhooks]);
     const exprs = [
       ...[...dashboardExpressions(dashboard)].map(([where, e]) => [`dashboard ${where}`, e] as const),
       ...[...alertExpressions(alerts)].map(([name, e]) => [`alert ${name}`, e] as const),
@@ -288,7 +291,7 @@ describe('the dashboard and the alert rules in infra/', () => {
     const named = new Set(exprs.flatMap(([, e]) => [...promqlNames(e).metrics.keys()]));
     const base = (n: string) => n.replace(/_(bucket|sum|count)$/, '');
     const shown = new Set([...named].map(base));
-    const own = [...known.keys()].filter((n) => /^(indexer|projector|http)_/.test(n));
+    const own = [...known.keys()].filter((n) => /^(indexer|projector|reader|webhooks|http)_/.test(n));
     expect(own.filter((n) => !shown.has(n))).toEqual([]);
   });
 

@@ -223,6 +223,12 @@ describe('live streams (SSE) on Postgres + Kafka + projector', () => {
       expect((c.body as { error: { message: string } }).error.message).toMatch(/this client/);
       // Normal requests are not streams: still served.
       expect((await capped.get(`/v1/vault/${vault}/snapshot`)).status).toBe(200);
+      // The metrics say so: two open, one refused by the per-client cap.
+      const scrape = async () => capped.reader.registry.metrics();
+      expect(await scrape()).toMatch(/^reader_streams_open 2$/m);
+      expect(await scrape()).toMatch(/^reader_streams_refused_total\{cap="client"\} 1$/m);
+      expect(await scrape()).toMatch(/^reader_streams_refused_total\{cap="total"\} 0$/m);
+      expect(await scrape()).toMatch(/^reader_streams_listening 1$/m);
       a.close();
       await until(async () => (capped.reader.hub.stats().streams === 1 ? true : undefined), 5_000);
       const d = await openStream(`${capped.url}/v1/stream`);
@@ -240,6 +246,9 @@ describe('live streams (SSE) on Postgres + Kafka + projector', () => {
       expect(c.status).toBe(503);
       expect(c.headers.get('retry-after')).toMatch(/^\d+$/);
       expect((c.body as { error: { message: string } }).error.message).toMatch(/on this reader/);
+      expect(await total.reader.registry.metrics()).toMatch(
+        /^reader_streams_refused_total\{cap="total"\} 1$/m,
+      );
       // A heartbeat comment on a quiet stream.
       await until(async () => (a.comments > 0 ? true : undefined), 5_000);
       a.close();

@@ -101,7 +101,6 @@ export function createReader(config: ReaderConfig): Reader {
     config: config.freshness,
     log: log.child({ component: 'freshness' }),
   });
-  const metrics = createMetrics(true, () => freshness.read());
   let draining = false;
   const hub = createStreamHub({
     pool,
@@ -111,6 +110,11 @@ export function createReader(config: ReaderConfig): Reader {
     log,
     ...config.streams,
   });
+  const metrics = createMetrics(
+    true,
+    () => freshness.read(),
+    () => hub.stats(),
+  );
 
   const app = new OpenAPIHono();
   const cors = { origins: config.corsOrigins, exposeHeaders: EXPOSED, maxAgeS: 600 };

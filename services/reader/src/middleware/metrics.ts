@@ -20,7 +20,14 @@ export type LagSource = () => Promise<{
  * with the process's default metrics under their stock names (`process_*`, `nodejs_*`: the job
  * label tells the services apart) unless `defaults` is false.
  */
-export function createMetrics(defaults = true, lag?: LagSource): Metrics {
+/** The live streams' figures at each scrape (StreamHub.stats). */
+export type StreamSource = () => {
+  streams: number;
+  listening: boolean;
+  refused: { total: number; client: number };
+};
+
+export function createMetrics(defaults = true, lag?: LagSource, streams?: StreamSource): Metrics {
   const registry = new Registry();
   if (defaults) collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -70,6 +77,38 @@ export function createMetrics(defaults = true, lag?: LagSource): Metrics {
     'seconds',
     "Chain time between the indexer's checkpoint and the newest record the projection folded, seconds (0 when no record is left to fold)",
   );
+  new Gauge({
+    name: 'reader_streams_open',
+    help: 'Live streams (server-sent events) open now; refused beyond STREAM_MAX',
+    registers: [registry],
+    collect() {
+      if (streams) this.set(streams().streams);
+    },
+  });
+  new Gauge({
+    name: 'reader_streams_listening',
+    help: "1 while the streams' LISTEN connection to Postgres is up (commits reach open streams), else 0",
+    registers: [registry],
+    collect() {
+      if (streams) this.set(streams().listening ? 1 : 0);
+    },
+  });
+  // Counted by the hub; the counter catches up with it at each scrape.
+  const refusedSeen = { total: 0, client: 0 };
+  new Counter({
+    name: 'reader_streams_refused_total',
+    help: 'Live streams refused with 503, by the cap that refused them: total (STREAM_MAX) or client (STREAM_MAX_PER_CLIENT)',
+    labelNames: ['cap'] as const,
+    registers: [registry],
+    collect() {
+      if (!streams) return;
+      const now = streams().refused;
+      for (const cap of ['total', 'client'] as const) {
+        this.inc({ cap }, now[cap] - refusedSeen[cap]);
+        refusedSeen[cap] = now[cap];
+      }
+    },
+  });
   const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
   const middleware: MiddlewareHandler = async (c, next) => {

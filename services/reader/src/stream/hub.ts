@@ -62,7 +62,14 @@ export interface StreamHub {
   commitsAfter(after: bigint): Promise<LoadedCommit[]>;
   /** A stream slot for `client`, or why there is none. */
   acquire(client: string): { release(): void } | { refused: 'total' | 'client'; limit: number };
-  stats(): { streams: number; clients: number; listening: boolean; waiting: number };
+  stats(): {
+    streams: number;
+    /** Streams refused since start, by the cap that refused them (STREAM_MAX, STREAM_MAX_PER_CLIENT). */
+    refused: { total: number; client: number };
+    clients: number;
+    listening: boolean;
+    waiting: number;
+  };
 }
 
 export interface StreamHubOptions {
@@ -103,6 +110,8 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
   const pages = new Map<string, Promise<LoadedCommit[]>>();
   const clients = new Map<string, number>();
   let open = 0;
+  /** Streams refused since start, by the cap that refused them. */
+  const refused = { total: 0, client: 0 };
 
   const concerns = (touched: readonly string[] | null, vaults: ReadonlySet<string> | null) =>
     touched === null || vaults === null || touched.some((v) => vaults.has(v));
@@ -275,9 +284,15 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
       return page;
     },
     acquire(client) {
-      if (open >= o.maxTotal) return { refused: 'total', limit: o.maxTotal };
+      if (open >= o.maxTotal) {
+        refused.total++;
+        return { refused: 'total', limit: o.maxTotal };
+      }
       const mine = clients.get(client) ?? 0;
-      if (mine >= o.perClient) return { refused: 'client', limit: o.perClient };
+      if (mine >= o.perClient) {
+        refused.client++;
+        return { refused: 'client', limit: o.perClient };
+      }
       open += 1;
       clients.set(client, mine + 1);
       let released = false;
@@ -294,6 +309,7 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
     },
     stats: () => ({
       streams: open,
+      refused: { ...refused },
       clients: clients.size,
       listening: listener?.listening ?? false,
       waiting: waiters.size,
