@@ -555,10 +555,10 @@ function follow(): void {
     // A reorganisation orphaned some of the vault's rows: its ledger and chart (re-folded from the
     // fork on) are read again, so nothing of the orphaned blocks stays on the page.
     retract: (e) => {
-      if (e.vault === current.vault) void Promise.all([loadEquity(), loadLedger()]).catch(report);
+      if (e.vault === current.vault) reloadVault();
     },
     reset: () => {
-      if (current.vault) void Promise.all([loadEquity(), loadLedger()]).catch(report);
+      if (current.vault) reloadVault();
     },
     state: (state) => {
       badge(state === 'closed' ? 'polling' : state);
@@ -569,7 +569,33 @@ function follow(): void {
   });
 }
 
+/** The vault's ledger and chart read again; one read at a time (see reloadVault). */
+const reload = { running: false, again: false };
+
+/**
+ * Reads the selected vault's ledger and chart again. An event that arrives while a read is in
+ * flight is shown at once, but the read's answer (asked for before it) would then draw over it:
+ * the read runs once more after, so the page always ends as the API serves it.
+ */
+function reloadVault(): void {
+  if (reload.running) {
+    reload.again = true;
+    return;
+  }
+  reload.running = true;
+  void Promise.all([loadEquity(), loadLedger()])
+    .catch(report)
+    .finally(() => {
+      reload.running = false;
+      if (reload.again) {
+        reload.again = false;
+        reloadVault();
+      }
+    });
+}
+
 function onSnapshot(vault: string, s: Snapshot, etag: string): void {
+  if (reload.running && vault === current.vault) reload.again = true;
   const row = list.rows.find((v) => v.vault === vault);
   if (row) {
     Object.assign(row, { status: s.status, strategy: s.strategy, valueUsd: s.valueUsd, netUsd: s.netUsd });
@@ -597,6 +623,7 @@ function onSnapshot(vault: string, s: Snapshot, etag: string): void {
 /** A new ledger row goes on top of the first page when it passes the page's filters. */
 function onLedger(r: LedgerRow): void {
   if (r.vault !== current.vault || ledger.cursor !== undefined) return;
+  if (reload.running) reload.again = true;
   const type = byId<HTMLSelectElement>('ledger-type').value;
   const since = instant(byId<HTMLInputElement>('ledger-since').value);
   const until = instant(byId<HTMLInputElement>('ledger-until').value);
