@@ -36,7 +36,15 @@ import {
  * from the snapshot alone; fields it does not know are listed as text under "Other fields".
  */
 
-const api = createClient(location.origin);
+/**
+ * Every read revalidates (`cache: 'no-cache'`: the reader's ETag makes it a 304 when nothing
+ * changed). The reader lets caches keep vault resources a few seconds (CACHE_MAX_AGE_S), but this
+ * page learns of changes from its stream: a read after a stream event (a retract, a reset, a poll)
+ * served from the browser's cache would draw the page as it was before the event.
+ */
+const api = createClient(location.origin, {
+  fetch: (input, init) => fetch(input, { ...init, cache: 'no-cache' }),
+});
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const TX = /^0x[0-9a-fA-F]{64}$/;
 const VAULTS_PAGE = 20;
