@@ -4,13 +4,25 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@vault-yield/common';
+import {
+  type AnvilInstance,
+  type DemoResult,
+  deployReferenceStack,
+  playDemoScenario,
+  type ReferenceStack,
+  startAnvil,
+} from '@vault-yield/devstack/chain';
 import { ROLES } from '@vault-yield/devstack/postgres';
+import { activityTypes, type VaultRecord } from '@vault-yield/domain';
+import { createIndexer, type IndexerConfig } from '@vault-yield/indexer';
 import { createReader, type Reader, readerConfig } from '@vault-yield/reader';
-import { createPgPool, migrate } from '@vault-yield/store';
+import { createPgPool, indexerCheckpoints, migrate } from '@vault-yield/store';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { createHistoryGenerator } from '@vault-yield/test-kit/history';
+import { byVault, silent as indexerLog, normalized, readTopic } from '@vault-yield/test-kit/indexer';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli/run.js';
 import {
   checksums,
   createTopic,
@@ -19,15 +31,17 @@ import {
   publish,
   VAULT_TABLES,
 } from '../projector/support.js';
+import { type Receiver, rowOf, startDeliverer, startReceiver, waitFor } from '../webhooks/support.js';
 import { expectNoDdl } from './support.js';
 
 /**
  * The services behind PgBouncer in transaction mode (Debian's `pgbouncer`, its own process on a
  * free loopback port, pool_mode=transaction): a server connection serves whichever client has a
- * transaction, so nothing may rest on session state. Projector and reader run with
- * DATABASE_POOLING=transaction — no start-up options, no named statements, the roles' own
- * search_path/statement_timeout — and the reader's LISTEN goes straight to Postgres. The roles
- * are split: the migrator migrated, the writer (DML only) projects, the reader reads.
+ * transaction, so nothing may rest on session state. Indexer, projector, reader and the webhooks
+ * deliverer run with DATABASE_POOLING=transaction — no start-up options, no named statements,
+ * the roles' own search_path/statement_timeout — and what holds a session (the reader's LISTEN,
+ * the deliverer's lock and LISTEN) goes straight to Postgres. The roles are split: the migrator
+ * migrated, the writer (DML only) indexes, projects and delivers, the reader reads.
  */
 const BINARY = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => {
   try {
@@ -251,4 +265,140 @@ describe.skipIf(!BINARY)('behind PgBouncer in transaction mode', () => {
       `alter role ${ROLES.reader} in database ${db.database} set search_path = ${DIRECT}, public;`,
     );
   });
+  it('the indexer indexes a chain through it: the records and checkpoint of a direct indexer', async () => {
+    const anvil: AnvilInstance = await startAnvil();
+    try {
+      const stack: ReferenceStack = await deployReferenceStack(anvil.rpcUrl);
+      const demo: DemoResult = await playDemoScenario(stack);
+      const end = Number(demo.toBlock);
+      const pooledTopic = uniqueTopic('pgbouncer-idx');
+      const directTopic = uniqueTopic('pgbouncer-idx-direct');
+      const config = (
+        url: string,
+        schema: string,
+        topic: string,
+        extra: Partial<IndexerConfig>,
+      ): IndexerConfig => ({
+        rpcUrl: anvil.rpcUrl,
+        factory: stack.factory,
+        kafka: { brokers, topic, partitions: 3 },
+        databaseUrl: url,
+        schema,
+        pollIntervalMs: 50,
+        maxBlockRange: 8,
+        concurrency: 2,
+        endBlock: end,
+        logger: indexerLog,
+        ...extra,
+      });
+      const run = async (c: IndexerConfig) => {
+        const indexer = createIndexer(c);
+        await indexer.start();
+        try {
+          await indexer.done;
+        } finally {
+          await indexer.stop();
+        }
+      };
+      await run(
+        config(via(db.writerUrl, bouncer?.port ?? 0), db.schema, pooledTopic, { pooling: 'transaction' }),
+      );
+      await run(config(db.writerUrl, DIRECT, directTopic, {}));
+      const perVault = (rs: readonly VaultRecord[]) =>
+        new Map([...byVault(rs)].map(([v, list]) => [v, list.map(normalized)]));
+      const pooled = (await readTopic(brokers, pooledTopic)).map((t) => t.record);
+      expect(pooled.filter((r) => r.type !== 'mark').length).toBeGreaterThan(10);
+      expect(perVault(pooled)).toEqual(
+        perVault((await readTopic(brokers, directTopic)).map((t) => t.record)),
+      );
+      const w = createPgPool({ url: db.writerUrl, applicationName: 'pgbouncer-check', max: 1 });
+      try {
+        const [pooledCp, directCp] = [
+          await indexerCheckpoints(w, db.schema),
+          await indexerCheckpoints(w, DIRECT),
+        ];
+        expect(pooledCp.map((c) => c.blockNumber)).toEqual([end]);
+        const at = (cps: typeof pooledCp) => cps.map((c) => [c.blockNumber, c.blockHash]);
+        expect(at(pooledCp)).toEqual(at(directCp));
+      } finally {
+        await w.end();
+      }
+      expect(bouncer?.log() ?? '').not.toMatch(/unsupported startup parameter|prepared statement/i);
+    } finally {
+      await anvil.stop();
+    }
+  }, 240_000);
+
+  it('the webhooks CLI and deliverer work through it (lock and LISTEN straight to Postgres)', async () => {
+    const port = bouncer?.port ?? 0;
+    const env: Record<string, string> = {
+      DATABASE_URL: via(db.writerUrl, port),
+      DATABASE_POOLING: 'transaction',
+      DATABASE_DIRECT_URL: db.writerUrl,
+      PROJECTION_SCHEMA: db.schema,
+      VIEWS_SCHEMA: 'pgbouncer_no_views',
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+    };
+    // Without a direct URL the deliverer is refused in one line: its lock needs a session.
+    const refused = await runCli(['webhooks', 'run'], { ...env, DATABASE_DIRECT_URL: '' });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/DATABASE_DIRECT_URL: required with DATABASE_POOLING=transaction/);
+
+    const receiver: Receiver = await startReceiver();
+    const added = await runCli(['webhooks', 'add', receiver.url, '--all', '--json'], env);
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    const deliverer = startDeliverer(env);
+    try {
+      await waitFor('the deliverer to run', () =>
+        deliverer.logs.some((l) => l.includes('webhook deliverer running')),
+      );
+      // New rows enter the ledger through the pooled projector: each is delivered.
+      const more = gen.take(300);
+      await publish(brokers, topic, more);
+      const pooled = projector({
+        brokers,
+        url: via(db.writerUrl, port),
+        schema: db.schema,
+        topic,
+        group: 'pgbouncer',
+        pooling: 'transaction',
+      });
+      await pooled.start();
+      try {
+        await pooled.caughtUp({ timeoutMs: 120_000 });
+      } finally {
+        await pooled.stop();
+      }
+      const r = new pg.Client({ connectionString: db.writerUrl });
+      await r.connect();
+      let expected: string[];
+      try {
+        const keys = new Set(more.map((x) => `${x.txHash}:${x.logIndex}`));
+        const { rows } = await r.query<{ tx: string; log: number }>(
+          `select '0x' || encode(tx_hash, 'hex') as tx, log_index as log from ${db.schema}.ledger where type = any($1)`,
+          [activityTypes],
+        );
+        expected = rows.filter((x) => keys.has(`${x.tx}:${x.log}`)).map((x) => `${x.tx}:${x.log}`);
+      } finally {
+        await r.end();
+      }
+      expect(expected.length).toBeGreaterThan(10);
+      const delivered = () =>
+        new Set(
+          receiver.received
+            .filter((x) => x.status === 200)
+            .map((x) => `${rowOf(x).txHash}:${rowOf(x).logIndex}`),
+        );
+      await waitFor(`${expected.length} deliveries`, () => expected.every((k) => delivered().has(k)), 60_000);
+      // Only the new rows: nothing of the ledger before the endpoint was added.
+      expect([...delivered()].every((k) => expected.includes(k))).toBe(true);
+      expect(deliverer.logs.join('\n')).not.toMatch(/prepared statement|"level":(50|60)/);
+    } finally {
+      deliverer.child.kill('SIGTERM');
+      await deliverer.exited;
+      await receiver.close();
+    }
+    expect(bouncer?.log() ?? '').not.toMatch(/unsupported startup parameter|prepared statement/i);
+  }, 240_000);
 });

@@ -112,6 +112,7 @@ export const indexerEnvSchema = baseConfigSchema.extend({
     is(DEFAULT_RECORD_ENCODING),
   ),
   DATABASE_URL: sharedEnv.DATABASE_URL,
+  DATABASE_POOLING: sharedEnv.DATABASE_POOLING,
   PROJECTION_SCHEMA: envField.identifier().optional(),
   POLL_INTERVAL_MS: doc(
     envField.int(10, 600_000).optional(),
@@ -239,6 +240,12 @@ export const indexerConfigSchema = z.object({
     encoding: z.enum(RECORD_ENCODINGS).default(DEFAULT_RECORD_ENCODING),
   }),
   databaseUrl: z.string().min(1),
+  /**
+   * `transaction`: `databaseUrl` is a transaction-mode pooler (PgBouncer): nothing is set per
+   * connection and no statement is named; the role's search_path must name `schema` (checked at
+   * start). The indexer holds no session state (no LISTEN, no session lock).
+   */
+  pooling: z.enum(['session', 'transaction']).default('session'),
   /** Postgres schema holding indexer_checkpoint & co. */
   schema: z.string().min(1).default(CONFIG_DEFAULTS.projectionSchema),
   pollIntervalMs: int(10, 600_000).default(INDEXER_DEFAULTS.pollIntervalMs),
@@ -326,6 +333,7 @@ export function indexerConfigFromEnv(env: IndexerEnv, logger?: Logger): IndexerC
       encoding: env.RECORD_ENCODING,
     },
     databaseUrl: env.DATABASE_URL,
+    pooling: env.DATABASE_POOLING,
     schema: env.PROJECTION_SCHEMA,
     pollIntervalMs: env.POLL_INTERVAL_MS,
     maxBlockRange: env.MAX_BLOCK_RANGE,

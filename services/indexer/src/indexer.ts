@@ -28,6 +28,7 @@ import type { Logger } from '@vault-yield/common';
 import { type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
 import { createLogAdmin } from '@vault-yield/log';
 import {
+  checkRoleSettings,
   createIndexerStore,
   createPgPool,
   type IndexerSnapshot,
@@ -190,7 +191,10 @@ export class IndexerEngine {
       schema: this.o.schema,
       applicationName: 'indexer',
       max: 4,
+      pooling: this.o.pooling,
     });
+    // Behind a transaction-mode pooler the role's search_path stands in for the connect option.
+    if (this.o.pooling === 'transaction') await checkRoleSettings(this.pool, { schema: this.o.schema });
     this.store = createIndexerStore(this.pool);
     // A checkpoint of another topic is refused before anything touches Kafka (not even the topic
     // is created); load() checks again, as it reloads after failures.

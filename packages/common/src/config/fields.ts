@@ -19,7 +19,7 @@ export const sharedEnv = {
   ),
   DATABASE_DIRECT_URL: doc(
     envField.postgresUrl().optional(),
-    "a URL straight to Postgres (not through a transaction-mode pooler) for the one connection that holds session state: the reader's LISTEN for live streams (required with `DATABASE_POOLING=transaction`)",
+    "a URL straight to Postgres (not through a transaction-mode pooler) for the connections that hold session state: the reader's LISTEN for live streams, the webhooks deliverer's lock and LISTEN (required with `DATABASE_POOLING=transaction`)",
     '`DATABASE_URL`',
   ),
   MIGRATE_DATABASE_URL: doc(

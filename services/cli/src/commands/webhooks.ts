@@ -104,7 +104,12 @@ async function withStore<T>(
   fn: (store: WebhookStore, ledgerSchema: () => Promise<string>) => Promise<T>,
 ): Promise<T> {
   const schema = env.WEBHOOKS_SCHEMA ?? env.PROJECTION_SCHEMA;
-  const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-webhooks-cli', max: 1 });
+  const pool = createPgPool({
+    url: env.DATABASE_URL,
+    applicationName: 'vault-yield-webhooks-cli',
+    max: 1,
+    pooling: env.DATABASE_POOLING,
+  });
   try {
     if (!(await hasWebhookTables(pool, schema)))
       throw usageError(
@@ -150,7 +155,9 @@ export const webhooksCommand: Command = {
       const log = createLogger({ name: 'webhooks', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
       const deliverer = createWebhookDeliverer({
         ...webhookConfigFromEnv(env, log),
-        ...(env.WEBHOOK_LISTEN ? { wakeUp: listenWakeUp(env.DATABASE_URL, STREAM_CHANNEL, log) } : {}),
+        ...(env.WEBHOOK_LISTEN
+          ? { wakeUp: listenWakeUp(env.DATABASE_DIRECT_URL ?? env.DATABASE_URL, STREAM_CHANNEL, log) }
+          : {}),
       });
       onShutdown(log, () => deliverer.stop());
       try {

@@ -1,6 +1,7 @@
 import {
   baseConfigSchema,
   CONFIG_DEFAULTS,
+  ConfigError,
   createConfig,
   doc,
   type Env,
@@ -32,6 +33,8 @@ const DAY = 86_400_000;
  */
 export const webhooksEnvSchema = baseConfigSchema.extend({
   DATABASE_URL: sharedEnv.DATABASE_URL,
+  DATABASE_POOLING: sharedEnv.DATABASE_POOLING,
+  DATABASE_DIRECT_URL: sharedEnv.DATABASE_DIRECT_URL,
   PROJECTION_SCHEMA: sharedEnv.PROJECTION_SCHEMA,
   VIEWS_SCHEMA: sharedEnv.VIEWS_SCHEMA,
   WEBHOOKS_SCHEMA: doc(
@@ -82,7 +85,12 @@ export const webhooksEnvSchema = baseConfigSchema.extend({
 export type WebhooksEnv = z.output<typeof webhooksEnvSchema>;
 
 export function loadWebhooksEnv(env: Env = process.env): WebhooksEnv {
-  return createConfig(webhooksEnvSchema, env);
+  const e = createConfig(webhooksEnvSchema, env);
+  if (e.DATABASE_POOLING === 'transaction' && !e.DATABASE_DIRECT_URL)
+    throw new ConfigError(
+      'invalid configuration:\n  DATABASE_DIRECT_URL: required with DATABASE_POOLING=transaction (the deliverer holds its lock and LISTENs on a session of its own, which a transaction-mode pooler does not keep) (unset)',
+    );
+  return e;
 }
 
 const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
@@ -95,27 +103,39 @@ const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/);
 export type WakeUpSource = (wake: () => void) => Promise<() => Promise<void>>;
 
 /** The deliverer's one config shape (camelCase), with every default. */
-export const webhookDelivererConfigSchema = z.object({
-  databaseUrl: z.string().min(1),
-  /** Schema of the webhook tables. */
-  schema: identifier.default(CONFIG_DEFAULTS.projectionSchema),
-  /** Projection schema read when the views schema has no live record. */
-  projectionSchema: identifier.default(CONFIG_DEFAULTS.projectionSchema),
-  /** Views schema whose live record names the projection schema whose ledger is delivered. */
-  viewsSchema: identifier.default(CONFIG_DEFAULTS.viewsSchema),
-  pollIntervalMs: int(10, 60_000).default(WEBHOOK_DEFAULTS.pollIntervalMs),
-  timeoutMs: int(100, 120_000).default(WEBHOOK_DEFAULTS.timeoutMs),
-  retryPeriodMs: int(0, 30 * DAY).default(WEBHOOK_DEFAULTS.retryPeriodMs),
-  backoffBaseMs: int(1, 3_600_000).default(WEBHOOK_DEFAULTS.backoffBaseMs),
-  backoffMaxMs: int(1, DAY).default(WEBHOOK_DEFAULTS.backoffMaxMs),
-  concurrency: int(1, 1_000).default(WEBHOOK_DEFAULTS.concurrency),
-  scanBatch: int(1, 100_000).default(WEBHOOK_DEFAULTS.scanBatch),
-  retentionMs: int(0, 365 * DAY).default(WEBHOOK_DEFAULTS.retentionMs),
-  metricsPort: int(0, 65_535).optional(),
-  metricsHost: z.string().min(1).default('127.0.0.1'),
-  logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null),
-  wakeUp: z.custom<WakeUpSource>((v) => typeof v === 'function').optional(),
-});
+export const webhookDelivererConfigSchema = z
+  .object({
+    databaseUrl: z.string().min(1),
+    /**
+     * How `databaseUrl` is pooled: `transaction` (PgBouncer transaction mode): no statement is
+     * named; the one session the deliverer needs (its advisory lock) goes to `directUrl`.
+     */
+    pooling: z.enum(['session', 'transaction']).default('session'),
+    /** Straight to Postgres, for the session lock (default `databaseUrl`); required with `transaction`. */
+    directUrl: z.string().min(1).optional(),
+    /** Schema of the webhook tables. */
+    schema: identifier.default(CONFIG_DEFAULTS.projectionSchema),
+    /** Projection schema read when the views schema has no live record. */
+    projectionSchema: identifier.default(CONFIG_DEFAULTS.projectionSchema),
+    /** Views schema whose live record names the projection schema whose ledger is delivered. */
+    viewsSchema: identifier.default(CONFIG_DEFAULTS.viewsSchema),
+    pollIntervalMs: int(10, 60_000).default(WEBHOOK_DEFAULTS.pollIntervalMs),
+    timeoutMs: int(100, 120_000).default(WEBHOOK_DEFAULTS.timeoutMs),
+    retryPeriodMs: int(0, 30 * DAY).default(WEBHOOK_DEFAULTS.retryPeriodMs),
+    backoffBaseMs: int(1, 3_600_000).default(WEBHOOK_DEFAULTS.backoffBaseMs),
+    backoffMaxMs: int(1, DAY).default(WEBHOOK_DEFAULTS.backoffMaxMs),
+    concurrency: int(1, 1_000).default(WEBHOOK_DEFAULTS.concurrency),
+    scanBatch: int(1, 100_000).default(WEBHOOK_DEFAULTS.scanBatch),
+    retentionMs: int(0, 365 * DAY).default(WEBHOOK_DEFAULTS.retentionMs),
+    metricsPort: int(0, 65_535).optional(),
+    metricsHost: z.string().min(1).default('127.0.0.1'),
+    logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null),
+    wakeUp: z.custom<WakeUpSource>((v) => typeof v === 'function').optional(),
+  })
+  .refine((c) => c.pooling !== 'transaction' || c.directUrl !== undefined, {
+    path: ['directUrl'],
+    message: "required with pooling 'transaction' (the deliverer's lock needs a session of its own)",
+  });
 
 /** What `createWebhookDeliverer` takes: defaults may be left out. */
 export type WebhookDelivererConfig = z.input<typeof webhookDelivererConfigSchema>;
@@ -125,6 +145,8 @@ export type ResolvedWebhookDelivererConfig = z.output<typeof webhookDelivererCon
 export function webhookConfigFromEnv(env: WebhooksEnv, logger: Logger): WebhookDelivererConfig {
   return {
     databaseUrl: env.DATABASE_URL,
+    pooling: env.DATABASE_POOLING,
+    ...(env.DATABASE_DIRECT_URL ? { directUrl: env.DATABASE_DIRECT_URL } : {}),
     schema: env.WEBHOOKS_SCHEMA ?? env.PROJECTION_SCHEMA,
     projectionSchema: env.PROJECTION_SCHEMA,
     viewsSchema: env.VIEWS_SCHEMA,

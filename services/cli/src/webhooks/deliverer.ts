@@ -162,7 +162,13 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     url: config.databaseUrl,
     applicationName: 'vault-yield-webhooks',
     max: 3,
+    pooling: config.pooling,
   });
+  // The lock is a session's (held as long as this deliverer runs): behind a transaction-mode
+  // pooler it needs a connection straight to Postgres.
+  const lockPool: Pool = config.directUrl
+    ? createPgPool({ url: config.directUrl, applicationName: 'vault-yield-webhooks-lock', max: 1 })
+    : pool;
   const store = createWebhookStore(pool, config.schema);
   let stopping = false;
   let started = false;
@@ -346,7 +352,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
   async function takeLock(): Promise<boolean> {
     let said = false;
     while (!stopping) {
-      const client = await pool.connect();
+      const client = await lockPool.connect();
       const { rows } = await client.query<{ ok: boolean }>(
         'select pg_try_advisory_lock(hashtext($1)) as ok',
         [lockKey(config.schema)],
@@ -400,6 +406,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
         await lockClient.query('select pg_advisory_unlock_all()').catch(() => {});
         lockClient.release();
       }
+      if (lockPool !== pool) await lockPool.end().catch(() => {});
       await pool.end().catch(() => {});
       if (server) {
         const s = server;
