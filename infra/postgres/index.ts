@@ -15,6 +15,8 @@ export interface ProjectDatabase {
   migratorUrl: string;
   /** Read-only role URL: the reader. */
   readerUrl: string;
+  /** The admin's URL in this database (what only an admin may do in it: drop what another role owns). */
+  adminDbUrl: string;
 }
 
 export const ROLES = {
@@ -199,6 +201,7 @@ export async function ensureProjectDatabase(
     writerUrl: withDb(adminUrl, database, ROLES.writer),
     migratorUrl: withDb(adminUrl, database, ROLES.migrator),
     readerUrl: withDb(adminUrl, database, ROLES.reader),
+    adminDbUrl: withDb(adminUrl, database),
   };
 }
 

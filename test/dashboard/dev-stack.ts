@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { dropDatabase, ROLES } from '@vault-yield/devstack/postgres';
+import { dropDatabase, ensureProjectDatabase, ROLES } from '@vault-yield/devstack/postgres';
 import { kafkaBrokers, postgresAdminUrl } from '@vault-yield/test-kit';
 
 const bin = fileURLToPath(new URL('../../services/cli/bin/vault-yield.js', import.meta.url));
@@ -63,12 +63,13 @@ export async function startDevStack(): Promise<DevStack> {
     const banner = stdout.split('\n').filter((l) => /^\w+:\s+http/.test(l));
     const rpcUrl = /^chain:\s+(http:\/\/\S+)/m.exec(stdout)?.[1];
     if (!rpcUrl) throw new Error(`dev printed no chain line:\n${stdout}`);
-    const admin = new URL(postgresAdminUrl());
-    admin.pathname = `/${database}`;
-    admin.username = ROLES.writer;
-    admin.password = '';
+    // dev's database as dev laid it out (idempotent): the roles' URLs, none built by hand.
+    const roles = await ensureProjectDatabase(postgresAdminUrl(), database, { split: true });
     const cliEnv = {
-      DATABASE_URL: admin.toString(),
+      // As deployed: the writer runs, the migrator (MIGRATE_DATABASE_URL) creates and switches.
+      DATABASE_URL: roles.writerUrl,
+      MIGRATE_DATABASE_URL: roles.migratorUrl,
+      WRITER_ROLE: ROLES.writer,
       KAFKA_BROKERS: kafkaBrokers().join(','),
       // dev's own names (services/cli/src/commands/dev.ts, kafkaNames and its defaults).
       KAFKA_TOPIC: `${database}-vault-records`,

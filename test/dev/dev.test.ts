@@ -2,9 +2,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { dropDatabase } from '@vault-yield/devstack/postgres';
+import { dropDatabase, ensureProjectDatabase, ROLES } from '@vault-yield/devstack/postgres';
+import { createPgPool, migrate } from '@vault-yield/store';
 import { kafkaBrokers, postgresAdminUrl } from '@vault-yield/test-kit';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { expectNoDdl } from '../postgres/support.js';
 
 /**
  * `vault-yield dev`, the main job (`npm start`), run as a process the way a developer runs it:
@@ -27,9 +30,13 @@ interface Dev {
   exited: Promise<number | null>;
 }
 
-function startDev(): Dev {
+function newDatabase(): string {
   const database = `t_dev_${randomBytes(4).toString('hex')}`;
   databases.push(database);
+  return database;
+}
+
+function startDev(database = newDatabase()): Dev {
   const child = spawn(process.execPath, [bin, 'dev', '--port', '0', '--no-live'], {
     env: {
       ...process.env,
@@ -91,7 +98,16 @@ async function waitExit(dev: Dev, ms: number): Promise<number | null | 'hung'> {
 
 describe('vault-yield dev', () => {
   it('serves the demo vault, then stops every part it started on Ctrl-C and exits 0', async () => {
-    const dev = startDev();
+    // A database of a version before the migrator role: the writer owns it and its schemas.
+    const database = newDatabase();
+    const old = await ensureProjectDatabase(postgresAdminUrl(), database);
+    const oldPool = createPgPool({ url: old.writerUrl, applicationName: 'dev-test', max: 1 });
+    try {
+      await migrate(oldPool, 'vault_yield', ROLES.reader);
+    } finally {
+      await oldPool.end();
+    }
+    const dev = startDev(database);
     const url = await dev.ready;
     // The URL is printed as soon as the reader listens; the projector catches up meanwhile.
     let vaults: { vault: string }[] = [];
@@ -108,6 +124,40 @@ describe('vault-yield dev', () => {
     expect(((await snap.json()) as { status: string }).status).toMatch(
       /^(idle|aiming|earning|attention|exiting|suspended)$/,
     );
+
+    // Laid out as deployed (also when it found the old layout): the migrator owns the database
+    // and the demo's schemas; the writer, which indexes and projects, may do no DDL.
+    const admin = new pg.Client({ connectionString: old.adminDbUrl });
+    await admin.connect();
+    try {
+      const owners = await admin.query<{ name: string; owner: string }>(
+        `select d.datname as name, pg_get_userbyid(d.datdba) as owner from pg_database d where d.datname = $1
+         union all
+         select n.nspname, pg_get_userbyid(n.nspowner) from pg_namespace n where n.nspname in ('vault_yield', 'vault_yield_api')
+         union all
+         select c.relname, pg_get_userbyid(c.relowner) from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = 'vault_yield' and c.relname in ('ledger', 'vault_snapshot')
+         order by 1`,
+        [database],
+      );
+      expect(owners.rows).toEqual(
+        [database, 'ledger', 'vault_snapshot', 'vault_yield', 'vault_yield_api']
+          .sort()
+          .map((name) => ({ name, owner: ROLES.migrator })),
+      );
+    } finally {
+      await admin.end();
+    }
+    const writer = new pg.Client({ connectionString: old.writerUrl });
+    await writer.connect();
+    try {
+      await expectNoDdl(writer);
+      // …and DML on what the migrator made (the projector's rows).
+      const n = await writer.query<{ n: number }>('select count(*)::int as n from vault_yield.ledger');
+      expect(n.rows[0]?.n).toBeGreaterThan(0);
+    } finally {
+      await writer.end();
+    }
 
     dev.child.kill('SIGINT');
     expect(await waitExit(dev, 60_000)).toBe(0);

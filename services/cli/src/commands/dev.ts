@@ -143,18 +143,29 @@ export const devCommand: Command = {
         adminUrl: devEnv.DATABASE_ADMIN_URL,
         name: devEnv.DATABASE_NAME,
       });
-      const migratePool = createPgPool({ url: db.writerUrl, applicationName: 'vault-yield-dev', max: 1 });
+      // The last run's schemas are dropped as the admin: a database of a version before the
+      // migrator role holds schemas the writer owns.
+      const adminPool = createPgPool({ url: db.adminDbUrl, applicationName: 'vault-yield-dev', max: 1 });
+      const migratePool = createPgPool({ url: db.migratorUrl, applicationName: 'vault-yield-dev', max: 1 });
       try {
         // The views of the last run pointed at its schemas (the demo's, or a rebuild's of topics
         // deleted since): a fresh demo gets fresh views, pointed at its fresh schema, so neither
         // the reader nor `status` ever sees a dead schema as live. The last run's builds go too.
-        for (const b of await listBuilds(migratePool, views))
-          if (b.schema !== schema) await dropProjectionSchema(migratePool, b.schema);
-        await resetSchema(migratePool, views);
-        await resetSchema(migratePool, schema);
-        await migrate(migratePool, schema, db.readerRole);
-        await switchLive(migratePool, { viewsSchema: views, target: schema, readerRole: db.readerRole });
+        for (const b of await listBuilds(adminPool, views))
+          if (b.schema !== schema) await dropProjectionSchema(adminPool, b.schema);
+        await resetSchema(adminPool, views);
+        await resetSchema(adminPool, schema);
+        // As deployed: the migrator migrates and switches, granting the writer its DML and the
+        // reader its reads; indexer, projector and deliverer then run as the writer.
+        await migrate(migratePool, schema, db.readerRole, { writerRole: db.writerRole });
+        await switchLive(migratePool, {
+          viewsSchema: views,
+          target: schema,
+          readerRole: db.readerRole,
+          writerRole: db.writerRole,
+        });
       } finally {
+        await adminPool.end();
         await migratePool.end();
       }
 

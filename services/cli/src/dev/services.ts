@@ -53,9 +53,15 @@ async function fetchKafkaJars(log: Logger): Promise<void> {
   log.info({ jars: jars(), seconds: Math.round((Date.now() - started) / 1000) }, 'Kafka jars fetched');
 }
 
-/** The project database with its roles, on DATABASE_ADMIN_URL or the machine's cluster. */
+/**
+ * The project database with its roles, on DATABASE_ADMIN_URL or the machine's cluster, laid out
+ * as deployed: the migrator owns it (DDL), the writer has DML only, the reader reads.
+ */
 export async function ensureDatabase(log: Logger, settings: { adminUrl: string; name: string }) {
-  const db = await ensureProjectDatabase(settings.adminUrl, settings.name);
-  log.info({ writer: redact(db.writerUrl), reader: redact(db.readerUrl) }, 'postgres ready');
-  return { ...db, readerRole: ROLES.reader };
+  const db = await ensureProjectDatabase(settings.adminUrl, settings.name, { split: true });
+  log.info(
+    { migrator: redact(db.migratorUrl), writer: redact(db.writerUrl), reader: redact(db.readerUrl) },
+    'postgres ready',
+  );
+  return { ...db, readerRole: ROLES.reader, writerRole: ROLES.writer };
 }
