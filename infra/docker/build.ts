@@ -8,12 +8,23 @@
  * 2. the workspace packages' `exports`/`bin` and the two launchers that load `.ts` through tsx
  *    (the CLI's bin, the indexer's publisher thread) are pointed at the `.js`;
  * 3. the dashboard's script is bundled now, by the reader's own `bundleDashboard`, and the reader's
- *    call to esbuild is served that prebuilt bundle (dashboard/prebuilt.js).
+ *    call to esbuild is served that prebuilt bundle (dashboard/prebuilt.js);
+ * 4. Scalar's standalone bundle is copied beside the docs page (openapi/scalar-standalone.js), so
+ *    the runtime ships without @scalar/api-reference (a devDependency, pruned).
  *
  * Fails loudly when a substitution finds nothing to substitute, so a moved file breaks the build,
  * not the image.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { transform } from 'esbuild';
 
@@ -86,6 +97,15 @@ for (const dir of workspaceDirs) {
   }
 }
 replaceOnce(join(dashboardDir, 'index.js'), 'from "esbuild"', 'from "./prebuilt.js"');
+
+// 4: Scalar's standalone bundle, copied beside docs.js (the reader serves the copy when there):
+// @scalar/api-reference is a devDependency, pruned with its ≈ 276 packages.
+{
+  const pkg = join(root, 'node_modules/@scalar/api-reference');
+  const from = join(pkg, 'dist/browser/standalone.js');
+  if (!existsSync(from)) throw new Error(`no Scalar bundle at ${relative(root, from)}`);
+  copyFileSync(from, join(root, 'services/reader/src/openapi/scalar-standalone.js'));
+}
 
 // Build-time tools outside src/ (e.g. packages/contracts/scripts) are not part of the image.
 for (const dir of workspaceDirs) {

@@ -79,3 +79,7 @@ export function staticAsset(
 /** A file of an installed package, served as is. */
 export const packageAsset = (pkg: string, file: string, contentType: string) =>
   staticAsset(contentType, () => readFile(packageFile(pkg, file)));
+
+/** A file on disk (a build's copy of a package's asset), served as is. */
+export const fileAsset = (file: URL | string, contentType: string) =>
+  staticAsset(contentType, () => readFile(file));

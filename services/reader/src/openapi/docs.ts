@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import type { Context } from 'hono';
 import { contentSecurityPolicy } from '../middleware/security-headers.js';
-import { packageAsset } from '../static.js';
+import { fileAsset, packageAsset } from '../static.js';
+
+/** Scalar's standalone bundle in its package, and the name of its copy in the image. */
+export const SCALAR_FILE = 'dist/browser/standalone.js';
+export const SCALAR_COPY = 'scalar-standalone.js';
 
 const BUNDLE = '/docs/scalar.js' as const;
 
@@ -49,11 +54,13 @@ export interface DocsPage {
 
 /** The interactive reference at /docs: Scalar reading /openapi.json. */
 export function docsPage(): DocsPage {
-  const asset = packageAsset(
-    '@scalar/api-reference',
-    'dist/browser/standalone.js',
-    'text/javascript; charset=utf-8',
-  );
+  // The image copies the bundle beside this module at build time (infra/docker/build.ts) and
+  // ships without the package (a devDependency: ≈ 276 packages, 155 MiB); a checkout serves the
+  // installed package's.
+  const copied = new URL(`./${SCALAR_COPY}`, import.meta.url);
+  const asset = existsSync(copied)
+    ? fileAsset(copied, 'text/javascript; charset=utf-8')
+    : packageAsset('@scalar/api-reference', SCALAR_FILE, 'text/javascript; charset=utf-8');
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Vault Yield Service — API reference</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
