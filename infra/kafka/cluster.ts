@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
@@ -8,15 +8,18 @@ import { alive, jarVersion, java, kraftClusterId, libDir, runToEnd } from './ind
 /**
  * A 3-broker KRaft cluster on loopback for the cluster tests: every node is broker and
  * controller, topics default to replication factor 3 with `min.insync.replicas=2` (what the README
- * asks of production). Each node listens four times: PLAINTEXT (clients and replication),
- * CONTROLLER, SASL (SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512) and SSL (a
- * self-signed certificate made with keytool; its PEM is the clients' CA).
+ * asks of production). Each node listens five times: PLAINTEXT (clients and replication),
+ * CONTROLLER, SASL (SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512), SSL (a
+ * self-signed certificate made with keytool; its PEM is the clients' CA) and MTLS (SSL with the
+ * same broker certificate that also requires a client certificate signed by a test CA made with
+ * openssl: mutual TLS).
  */
 export interface LocalClusterOptions {
   /**
-   * Node i listens on basePort + 10·i (PLAINTEXT), +1 (CONTROLLER), +2 (SASL), +3 (SSL). Keep them
-   * below the ephemeral range (Linux: 32768–60999): there the nodes' own outgoing connections to
-   * each other can take a port another node is about to bind, for as long as they live.
+   * Node i listens on basePort + 10·i (PLAINTEXT), +1 (CONTROLLER), +2 (SASL), +3 (SSL), +4
+   * (MTLS). Keep them below the ephemeral range (Linux: 32768–60999): there the nodes' own outgoing
+   * connections to each other can take a port another node is about to bind, for as long as they
+   * live.
    */
   basePort: number;
   /** Wiped and re-created on start: the cluster always starts empty. */
@@ -38,12 +41,26 @@ export interface LocalCluster {
   brokers: string[];
   /** SASL_PLAINTEXT addresses (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512). */
   saslBrokers: string[];
-  /** SSL addresses; verify them with `caFile`. */
+  /** SSL addresses (no client certificate asked for); verify them with `caFile`. */
   sslBrokers: string[];
+  /**
+   * Mutual TLS addresses (`ssl.client.auth=required`): verify them with `caFile` and present
+   * `clientCertFile` + `clientKeyFile`; a connection without a client certificate, or with one the
+   * brokers' client CA did not sign (`untrustedClientCertFile`), is refused in the handshake.
+   */
+  mtlsBrokers: string[];
   /** The user every SASL mechanism knows. */
   user: { username: string; password: string };
   /** PEM of the brokers' self-signed certificate (subject alternative name IP:127.0.0.1). */
   caFile: string;
+  /** PEM client certificate (CN=vault-client, extended key usage clientAuth) the MTLS listener trusts. */
+  clientCertFile: string;
+  /** Its private key: PEM, PKCS#8, unencrypted (mode 0600). */
+  clientKeyFile: string;
+  /** PEM client certificate signed by another CA than the one the MTLS listener trusts: refused. */
+  untrustedClientCertFile: string;
+  /** Its private key: PEM, PKCS#8, unencrypted (mode 0600). */
+  untrustedClientKeyFile: string;
   nodes: ClusterNode[];
   /** SIGKILLs one node (no controlled shutdown: its leaderships move when its session expires). */
   kill(nodeId: number): void;
@@ -90,12 +107,82 @@ function makeCertificate(dir: string): { keystore: string; caFile: string } {
   return { keystore, caFile };
 }
 
+const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+
+/**
+ * A CA (`<name>-ca.pem`) and a client certificate it signs (`<name>.pem`, key `<name>.key`), with
+ * openssl. The keys are written unencrypted, readable by this user only; none is ever printed.
+ */
+function makeClientCertificate(
+  dir: string,
+  name: string,
+): { caFile: string; certFile: string; keyFile: string } {
+  const caFile = join(dir, `${name}-ca.pem`);
+  const caKey = join(dir, `${name}-ca.key`);
+  const certFile = join(dir, `${name}.pem`);
+  const keyFile = join(dir, `${name}.key`);
+  const csr = join(dir, `${name}.csr`);
+  const ext = join(dir, `${name}.ext`);
+  // Arguments without spaces (the paths are passed apart).
+  const args = (line: string) => line.split(' ');
+  openssl([
+    ...args('req -x509 -newkey rsa:2048 -nodes -days 3650 -subj'),
+    `/CN=vault-test-${name}-ca`,
+    ...args('-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign'),
+    ...['-keyout', caKey, '-out', caFile],
+  ]);
+  openssl([
+    ...args('req -newkey rsa:2048 -nodes -subj'),
+    `/CN=vault-${name}`,
+    '-keyout',
+    keyFile,
+    '-out',
+    csr,
+  ]);
+  writeFileSync(
+    ext,
+    'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n',
+  );
+  openssl([
+    ...args('x509 -req -days 3650 -set_serial 1'),
+    ...['-in', csr, '-CA', caFile, '-CAkey', caKey, '-extfile', ext, '-out', certFile],
+  ]);
+  for (const key of [caKey, keyFile]) chmodSync(key, 0o600);
+  for (const file of [csr, ext]) rmSync(file);
+  return { caFile, certFile, keyFile };
+}
+
+/** The truststore of the MTLS listener: the CA that signs the clients it lets in. */
+function makeTruststore(dir: string, caFile: string): string {
+  const truststore = join(dir, 'client-truststore.p12');
+  execFileSync(
+    'keytool',
+    [
+      '-importcert',
+      '-noprompt',
+      '-alias',
+      'client-ca',
+      '-file',
+      caFile,
+      '-keystore',
+      truststore,
+      '-storetype',
+      'PKCS12',
+      '-storepass',
+      STORE_PASSWORD,
+    ],
+    { stdio: 'ignore' },
+  );
+  return truststore;
+}
+
 function properties(
   i: number,
   n: number,
   basePort: number,
   logDir: string,
   keystore: string,
+  truststore: string,
   user: { username: string; password: string },
 ): string {
   const port = (k: number, offset: number) => basePort + 10 * k + offset;
@@ -105,11 +192,11 @@ function properties(
     'process.roles=broker,controller',
     `node.id=${i + 1}`,
     `controller.quorum.voters=${voters}`,
-    `listeners=PLAINTEXT://127.0.0.1:${port(i, 0)},CONTROLLER://127.0.0.1:${port(i, 1)},SASL://127.0.0.1:${port(i, 2)},SSL://127.0.0.1:${port(i, 3)}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${port(i, 0)},SASL://127.0.0.1:${port(i, 2)},SSL://127.0.0.1:${port(i, 3)}`,
+    `listeners=PLAINTEXT://127.0.0.1:${port(i, 0)},CONTROLLER://127.0.0.1:${port(i, 1)},SASL://127.0.0.1:${port(i, 2)},SSL://127.0.0.1:${port(i, 3)},MTLS://127.0.0.1:${port(i, 4)}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${port(i, 0)},SASL://127.0.0.1:${port(i, 2)},SSL://127.0.0.1:${port(i, 3)},MTLS://127.0.0.1:${port(i, 4)}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
-    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,SSL:SSL',
+    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,SSL:SSL,MTLS:SSL',
     'sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
     `listener.name.sasl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${user.username}="${user.password}";`,
     'listener.name.sasl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
@@ -119,6 +206,15 @@ function properties(
     `listener.name.ssl.ssl.keystore.password=${STORE_PASSWORD}`,
     `listener.name.ssl.ssl.key.password=${STORE_PASSWORD}`,
     'ssl.client.auth=none',
+    // MTLS: the broker's certificate as on SSL, and a client certificate its client CA signed.
+    `listener.name.mtls.ssl.keystore.location=${keystore}`,
+    'listener.name.mtls.ssl.keystore.type=PKCS12',
+    `listener.name.mtls.ssl.keystore.password=${STORE_PASSWORD}`,
+    `listener.name.mtls.ssl.key.password=${STORE_PASSWORD}`,
+    `listener.name.mtls.ssl.truststore.location=${truststore}`,
+    'listener.name.mtls.ssl.truststore.type=PKCS12',
+    `listener.name.mtls.ssl.truststore.password=${STORE_PASSWORD}`,
+    'listener.name.mtls.ssl.client.auth=required',
     `log.dirs=${logDir}`,
     'num.partitions=4',
     `default.replication.factor=${n}`,
@@ -172,11 +268,11 @@ export async function startLocalKafkaCluster(options: LocalClusterOptions): Prom
     for (let i = 0; i < 100 && stale.some(alive); i++) await sleep(100);
   }
   for (let i = 0; i < n; i++) {
-    for (let k = 0; k < 4; k++) {
+    for (let k = 0; k < 5; k++) {
       const port = basePort + 10 * i + k;
       if (!(await portFree(port))) {
         throw new Error(
-          `port ${port} is taken: the cluster needs ${basePort}..${basePort + 10 * (n - 1) + 3} free`,
+          `port ${port} is taken: the cluster needs ${basePort}..${basePort + 10 * (n - 1) + 4} free`,
         );
       }
     }
@@ -185,13 +281,17 @@ export async function startLocalKafkaCluster(options: LocalClusterOptions): Prom
   mkdirSync(dataDir, { recursive: true });
   const user = { username: 'vault', password: 'vault-secret' };
   const { keystore, caFile } = makeCertificate(dataDir);
+  const client = makeClientCertificate(dataDir, 'client');
+  // Signed by a CA of its own that no broker trusts.
+  const untrusted = makeClientCertificate(dataDir, 'untrusted-client');
+  const truststore = makeTruststore(dataDir, client.caFile);
   const clusterId = kraftClusterId();
   const nodes: (ClusterNode & { props: string; logFile: string; logFrom: number; binds: number })[] = [];
   for (let i = 0; i < n; i++) {
     const dir = join(dataDir, `node-${i + 1}`);
     mkdirSync(dir, { recursive: true });
     const props = join(dir, 'server.properties');
-    writeFileSync(props, properties(i, n, basePort, join(dir, 'kraft-logs'), keystore, user));
+    writeFileSync(props, properties(i, n, basePort, join(dir, 'kraft-logs'), keystore, truststore, user));
     const logFile = join(dir, 'server.log');
     nodes.push({ nodeId: i + 1, port: basePort + 10 * i, pid: null, props, logFile, logFrom: 0, binds: 0 });
   }
@@ -279,8 +379,13 @@ export async function startLocalKafkaCluster(options: LocalClusterOptions): Prom
     brokers,
     saslBrokers: nodes.map((x) => `127.0.0.1:${x.port + 2}`),
     sslBrokers: nodes.map((x) => `127.0.0.1:${x.port + 3}`),
+    mtlsBrokers: nodes.map((x) => `127.0.0.1:${x.port + 4}`),
     user,
     caFile,
+    clientCertFile: client.certFile,
+    clientKeyFile: client.keyFile,
+    untrustedClientCertFile: untrusted.certFile,
+    untrustedClientKeyFile: untrusted.keyFile,
     nodes: nodes.map(({ nodeId, port, pid }) => ({ nodeId, port, pid })),
     kill(nodeId) {
       const node = find(nodeId);

@@ -345,6 +345,77 @@ describe('the pipeline over SASL and over TLS', () => {
       createLogAdmin({ brokers: cluster.sslBrokers, clientId: 'cluster-test', retries: 0, ssl: true }),
     ).rejects.toThrow(/self[- ]signed certificate/i);
   }, 300_000);
+
+  it('mutual TLS: with the client certificate the env names it publishes, reads back and projects; without one, or with one another CA signed, it is refused', async () => {
+    const brokers = cluster.mtlsBrokers;
+    // What an operator sets for brokers with ssl.client.auth=required, through the projector's config.
+    const mtls = (env: Env) =>
+      kafkaSecurity(
+        loadProjectorEnv({
+          KAFKA_BROKERS: brokers.join(','),
+          DATABASE_URL: 'postgres://unused/x',
+          KAFKA_SSL: 'true',
+          KAFKA_SSL_CA_FILE: cluster.caFile,
+          ...env,
+        }),
+      );
+    const security = mtls({
+      KAFKA_SSL_CERT_FILE: cluster.clientCertFile,
+      KAFKA_SSL_KEY_FILE: cluster.clientKeyFile,
+    });
+    expect(security.ssl).toEqual({
+      ca: [expect.stringContaining('BEGIN CERTIFICATE')],
+      cert: expect.stringContaining('BEGIN CERTIFICATE'),
+      key: expect.stringContaining('PRIVATE KEY'),
+    });
+    const topic = uniqueTopic('sec-mtls');
+    const client = { brokers, clientId: 'cluster-test', ...security };
+    await createTopic(client, topic);
+    const publisher = await createPublisher({ ...client, topic });
+    await publisher.publish(records);
+    await publisher.close();
+    // Read back over the same listener: every record, once.
+    const { values, total } = await readTopic(client, topic);
+    expect(total).toBe(records.length);
+    expect(values).toEqual(new Set(records.map((r) => digest(encodeBinaryRecord(r)))));
+    const db = await createTestDatabase('sec-mtls');
+    dbs.push(db);
+    const p = projector({
+      brokers,
+      url: db.writerUrl,
+      schema: db.schema,
+      topic,
+      group: 'sec',
+      kafka: { security },
+      migrate: false,
+    });
+    await p.start();
+    await p.caughtUp({ timeoutMs: 120_000 });
+    await p.stop();
+    const sums = await checksums(db.writerUrl, db.schema, VAULT_TABLES);
+    expect(sums.ledger?.rows).toBe(records.filter((r) => r.type !== 'mark').length);
+
+    // The same CA without a client certificate: taken on the SSL listener (client auth none), refused
+    // in the handshake on MTLS, by the admin and by a producer alike.
+    const noCert = mtls({});
+    expect(noCert.ssl).toEqual({ ca: [expect.any(String)] });
+    const probe = { clientId: 'cluster-test', retries: 0, ...noCert };
+    const control = await createLogAdmin({ ...probe, brokers: cluster.sslBrokers });
+    await control.close();
+    await expect(createLogAdmin({ ...probe, brokers })).rejects.toThrow(/alert bad certificate/i);
+    // (An idempotent producer needs a retry to be allowed: one.)
+    await expect(createPublisher({ ...probe, retries: 1, brokers, topic })).rejects.toThrow(
+      /alert bad certificate/i,
+    );
+    // A client certificate the brokers' client CA did not sign.
+    const untrusted = mtls({
+      KAFKA_SSL_CERT_FILE: cluster.untrustedClientCertFile,
+      KAFKA_SSL_KEY_FILE: cluster.untrustedClientKeyFile,
+    });
+    await expect(
+      createLogAdmin({ clientId: 'cluster-test', retries: 0, ...untrusted, brokers }),
+    ).rejects.toThrow(/alert certificate unknown/i);
+  }, 300_000);
 });
 
 describe('the indexer over SASL/SCRAM through a controller failover', () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { type LocalCluster, startLocalKafkaCluster } from '@vault-yield/devstack/kafka';
 
-/** First port of the test cluster: node i uses base + 10·i … + 3 (CLUSTER_KAFKA_PORT, default 31700; below the
+/** First port of the test cluster: node i uses base + 10·i … + 4 (CLUSTER_KAFKA_PORT, default 31700; below the
  * ephemeral range 32768–60999: a node's outgoing connection can otherwise hold a port another node needs). */
 export const clusterBasePort = (): number => Number(process.env.CLUSTER_KAFKA_PORT ?? 31700);
 
