@@ -255,8 +255,36 @@ export function createWebhookStore(pool: Pool, schema: string): WebhookStore {
     parked: r.parked,
   });
 
-  /** The cursor moves to another ledger (a switch): from its start, skipping what marks cover. */
-  async function switchLedger(client: PoolClient, endpointId: number, ledgerSchema: string): Promise<void> {
+  /**
+   * The cursor moves to another ledger (a switch): from its start, skipping what marks cover.
+   * First the marks take in everything the cursor had passed in the old ledger — the rows it
+   * scanned and those from before the endpoint was added (below its first cursor): a vault with
+   * no row since then has no mark yet, and the rebuilt ledger holds its whole history again,
+   * which the endpoint never asked for. (When the old ledger is gone, the marks stand as they are.)
+   */
+  async function switchLedger(
+    client: PoolClient,
+    endpointId: number,
+    from: string,
+    ledgerSchema: string,
+  ): Promise<void> {
+    const { rows: old } = await client.query<{ ok: boolean }>('select to_regclass($1) is not null as ok', [
+      `${ident(from)}.ledger`,
+    ]);
+    if (old[0]?.ok)
+      await client.query(
+        `with e as (select * from ${endpoints} where id = $1)
+         insert into ${marks} (endpoint_id, vault, block_number, tx_index, log_index)
+         select distinct on (l.vault) $1, l.vault, l.block_number, l.tx_index, l.log_index
+           from e, ${ident(from)}.ledger l
+          where (l.${KEY.split(', ').join(', l.')}) <= (e.${CURSOR.split(', ').join(', e.')})
+          order by l.vault, l.block_number desc, l.tx_index desc, l.log_index desc
+         on conflict (endpoint_id, vault) do update
+           set block_number = excluded.block_number, tx_index = excluded.tx_index, log_index = excluded.log_index
+           where (excluded.block_number, excluded.tx_index, excluded.log_index)
+               > (webhook_vault_marks.block_number, webhook_vault_marks.tx_index, webhook_vault_marks.log_index)`,
+        [endpointId],
+      );
     await client.query(
       `update ${endpoints} set ledger_schema = $2, cursor_xid = '0'::xid8, cursor_vault = '\\x', cursor_block = -1,
          cursor_tx_index = -2147483648, cursor_log_index = -2147483648, cursor_block_hash = '\\x',
@@ -304,7 +332,7 @@ export function createWebhookStore(pool: Pool, schema: string): WebhookStore {
         const row = rows[0];
         if (!row) return { scanned: 0, queued: 0, switched: false };
         const switched = row.ledger_schema !== ledgerSchema;
-        if (switched) await switchLedger(client, endpointId, ledgerSchema);
+        if (switched) await switchLedger(client, endpointId, row.ledger_schema, ledgerSchema);
         const l = `${ident(ledgerSchema)}.ledger`;
         // One statement: the next rows past the cursor (of finished transactions), the matching
         // ones queued in scan order, the per-vault marks and the cursor moved to the last row.
