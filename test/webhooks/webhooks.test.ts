@@ -264,7 +264,17 @@ describe('webhooks run', () => {
       await new Promise((res) => setTimeout(res, 700));
       await r.down(); // connection refused
       await writeRows(vaults, 10, 600, 2);
-      await new Promise((res) => setTimeout(res, 1_000));
+      // Every row queued and some retried while the receiver is away (waited for, not timed: a
+      // loaded machine scans later).
+      await waitFor('60 pending deliveries, some retried', async () => {
+        const { rows } = await pool.query<{ pending: number; retried: number }>(
+          `select count(*) filter (where state = 'pending')::int as pending,
+                  count(*) filter (where attempts > 1)::int as retried
+             from webhook_deliveries where endpoint_id = $1`,
+          [endpoint.id],
+        );
+        return rows[0]?.pending === 60 && (rows[0]?.retried ?? 0) > 0;
+      });
       const failing = await deliveries(endpoint.id);
       expect(failing.filter((d) => d.state === 'pending')).toHaveLength(60);
       expect(failing.some((d) => d.attempts > 1)).toBe(true);
