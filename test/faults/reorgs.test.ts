@@ -195,9 +195,11 @@ describe('reorgs the indexer meets', () => {
       if (i.status().checkpoint.blockNumber >= h - confirmations - 6) break;
       await new Promise((r) => setTimeout(r, 2));
     }
+    // Where it stands as the chain reorganises (read before: once the reorg is seen, the
+    // checkpoint moves back below the fork, which a read after would race with).
+    const at = i.status().checkpoint.blockNumber;
     await dev.reorg(2, [replacement(7002n)]);
     await dev.reorg(14, [replacement(7003n)]);
-    const at = i.status().checkpoint.blockNumber;
     expect(at).toBeLessThan(h - confirmations); // still backfilling…
     expect(at).toBeGreaterThanOrEqual(h - 9); // …and past the first replaced block with records
     await accrue(299n);
