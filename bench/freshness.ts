@@ -116,18 +116,32 @@ async function main() {
         );
       });
       await streamOpen;
-      const total: number[] = [];
-      const indexed: number[] = [];
-      const pushed: number[] = [];
-      for (let i = 0; i < DEPOSITS; i++) {
+      /** One deposit after a random pause: its receipt, when it was seen, and the indexer's share. */
+      const deposit = async () => {
         await sleep(Math.random() * PAUSE_MS);
         const receipt = await write(c, vault.owner, vault.address, vaultAbi, 'deposit', [
           token.address,
           10n ** BigInt(token.decimals),
         ]);
         const t0 = performance.now();
-        const block = Number(receipt.blockNumber);
-        const idx = indexer.waitFor(block).then(() => performance.now() - t0);
+        const idx = indexer.waitFor(Number(receipt.blockNumber)).then(() => performance.now() - t0);
+        return { receipt, t0, idx };
+      };
+      /** Milliseconds from `t0` until the deposit's ledger row arrived on the open stream. */
+      const onStream = async (hash: string, t0: number, pollMs: number): Promise<number> => {
+        for (;;) {
+          const at = arrived.get(hash);
+          if (at !== undefined) return at - t0;
+          if (performance.now() - t0 > 30_000)
+            throw new Error(`deposit ${hash} never arrived on the stream in 30 s`);
+          await sleep(pollMs);
+        }
+      };
+      const total: number[] = [];
+      const indexed: number[] = [];
+      const pushed: number[] = [];
+      for (let i = 0; i < DEPOSITS; i++) {
+        const { receipt, t0, idx } = await deposit();
         for (;;) {
           const res = await fetch(`${url}/v1/tx/${receipt.transactionHash}`);
           const body = (await res.json()) as unknown[] | { error: unknown };
@@ -138,16 +152,7 @@ async function main() {
         }
         total.push(performance.now() - t0);
         indexed.push(await idx);
-        for (;;) {
-          const at = arrived.get(receipt.transactionHash);
-          if (at !== undefined) {
-            pushed.push(at - t0);
-            break;
-          }
-          if (performance.now() - t0 > 30_000)
-            throw new Error(`deposit ${receipt.transactionHash} never arrived on the stream in 30 s`);
-          await sleep(2);
-        }
+        pushed.push(await onStream(receipt.transactionHash, t0, 2));
       }
       // The push alone, as a dashboard sees it: the same deposits with nobody polling GET /v1/tx
       // (the 2 ms poller above takes a share of the two cores the pipeline runs on). Each is timed
@@ -155,23 +160,8 @@ async function main() {
       const streamOnly: number[] = [];
       const idxOnly: number[] = [];
       for (let i = 0; i < DEPOSITS; i++) {
-        await sleep(Math.random() * PAUSE_MS);
-        const receipt = await write(c, vault.owner, vault.address, vaultAbi, 'deposit', [
-          token.address,
-          10n ** BigInt(token.decimals),
-        ]);
-        const t0 = performance.now();
-        const idx = indexer.waitFor(Number(receipt.blockNumber)).then(() => performance.now() - t0);
-        for (;;) {
-          const at = arrived.get(receipt.transactionHash);
-          if (at !== undefined) {
-            streamOnly.push(at - t0);
-            break;
-          }
-          if (performance.now() - t0 > 30_000)
-            throw new Error(`deposit ${receipt.transactionHash} never arrived on the stream in 30 s`);
-          await sleep(1);
-        }
+        const { receipt, t0, idx } = await deposit();
+        streamOnly.push(await onStream(receipt.transactionHash, t0, 1));
         idxOnly.push(await idx);
       }
       const sorted = [...total].sort((a, b) => a - b);

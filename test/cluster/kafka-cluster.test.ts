@@ -304,6 +304,41 @@ describe('the pipeline over SASL and over TLS', () => {
     ];
   };
 
+  /**
+   * The records published over `brokers` with `security` into a topic of their own, and projected
+   * from it into a fresh database with the same settings: the topic, the client and the tables'
+   * checksums (every record's ledger row checked there).
+   */
+  const publishAndProject = async (
+    name: string,
+    brokers: string[],
+    security: ReturnType<typeof kafkaSecurity>,
+  ) => {
+    const topic = uniqueTopic(`sec-${name.toLowerCase()}`);
+    const client = { brokers, clientId: 'cluster-test', ...security };
+    await createTopic(client, topic);
+    const publisher = await createPublisher({ ...client, topic });
+    await publisher.publish(records);
+    await publisher.close();
+    const db = await createTestDatabase(`sec-${name}`);
+    dbs.push(db);
+    const p = projector({
+      brokers,
+      url: db.writerUrl,
+      schema: db.schema,
+      topic,
+      group: 'sec',
+      kafka: { security },
+      migrate: false,
+    });
+    await p.start();
+    await p.caughtUp({ timeoutMs: 120_000 });
+    await p.stop();
+    const sums = await checksums(db.writerUrl, db.schema, VAULT_TABLES);
+    expect(sums.ledger?.rows, name).toBe(records.filter((r) => r.type !== 'mark').length);
+    return { topic, client, sums };
+  };
+
   it('publishes and projects over each listener; wrong credentials and an untrusted CA are refused', async () => {
     let reference: Awaited<ReturnType<typeof project>> | null = null;
     for (const [name, brokers, env] of securities()) {
@@ -312,28 +347,7 @@ describe('the pipeline over SASL and over TLS', () => {
         DATABASE_URL: 'postgres://unused/x',
         ...env,
       });
-      const topic = uniqueTopic(`sec-${name.toLowerCase()}`);
-      const client = { brokers, clientId: 'cluster-test', ...kafkaSecurity(config) };
-      await createTopic(client, topic);
-      const publisher = await createPublisher({ ...client, topic });
-      await publisher.publish(records);
-      await publisher.close();
-      const db = await createTestDatabase(`sec-${name}`);
-      dbs.push(db);
-      const p = projector({
-        brokers,
-        url: db.writerUrl,
-        schema: db.schema,
-        topic,
-        group: 'sec',
-        kafka: { security: kafkaSecurity(config) },
-        migrate: false,
-      });
-      await p.start();
-      await p.caughtUp({ timeoutMs: 120_000 });
-      await p.stop();
-      const sums = await checksums(db.writerUrl, db.schema, VAULT_TABLES);
-      expect(sums.ledger?.rows, name).toBe(records.filter((r) => r.type !== 'mark').length);
+      const { sums } = await publishAndProject(name, brokers, kafkaSecurity(config));
       reference ??= sums;
       expect(sums, name).toEqual(reference);
     }
@@ -368,32 +382,11 @@ describe('the pipeline over SASL and over TLS', () => {
       cert: expect.stringContaining('BEGIN CERTIFICATE'),
       key: expect.stringContaining('PRIVATE KEY'),
     });
-    const topic = uniqueTopic('sec-mtls');
-    const client = { brokers, clientId: 'cluster-test', ...security };
-    await createTopic(client, topic);
-    const publisher = await createPublisher({ ...client, topic });
-    await publisher.publish(records);
-    await publisher.close();
+    const { topic, client } = await publishAndProject('mtls', brokers, security);
     // Read back over the same listener: every record, once.
     const { values, total } = await readTopic(client, topic);
     expect(total).toBe(records.length);
     expect(values).toEqual(new Set(records.map((r) => digest(encodeBinaryRecord(r)))));
-    const db = await createTestDatabase('sec-mtls');
-    dbs.push(db);
-    const p = projector({
-      brokers,
-      url: db.writerUrl,
-      schema: db.schema,
-      topic,
-      group: 'sec',
-      kafka: { security },
-      migrate: false,
-    });
-    await p.start();
-    await p.caughtUp({ timeoutMs: 120_000 });
-    await p.stop();
-    const sums = await checksums(db.writerUrl, db.schema, VAULT_TABLES);
-    expect(sums.ledger?.rows).toBe(records.filter((r) => r.type !== 'mark').length);
 
     // The same CA without a client certificate: taken on the SSL listener (client auth none), refused
     // in the handshake on MTLS, by the admin and by a producer alike.

@@ -169,6 +169,18 @@ describe.skipIf(!BINARY)('behind PgBouncer in transaction mode', () => {
     await publish(brokers, topic, records);
   }, 120_000);
 
+  /** The projector of the log into the test's schema, through PgBouncer (group `pgbouncer`). */
+  const pooledProjector = (extra: { concurrency?: number; pgPoolMax?: number } = {}) =>
+    projector({
+      brokers,
+      url: via(db.writerUrl, bouncer?.port ?? 0),
+      schema: db.schema,
+      topic,
+      group: 'pgbouncer',
+      pooling: 'transaction',
+      ...extra,
+    });
+
   afterAll(async () => {
     for (const r of readers) await r.stop().catch(() => {});
     await bouncer?.stop();
@@ -190,16 +202,7 @@ describe.skipIf(!BINARY)('behind PgBouncer in transaction mode', () => {
 
   it('projector and reader project and serve the log through it, as a direct projection does', async () => {
     const port = bouncer?.port ?? 0;
-    const pooled = projector({
-      brokers,
-      url: via(db.writerUrl, port),
-      schema: db.schema,
-      topic,
-      group: 'pgbouncer',
-      pooling: 'transaction',
-      concurrency: 2,
-      pgPoolMax: 4,
-    });
+    const pooled = pooledProjector({ concurrency: 2, pgPoolMax: 4 });
     const direct = projector({ brokers, url: db.writerUrl, schema: DIRECT, topic, group: 'direct' });
     await Promise.all([pooled.start(), direct.start()]);
     try {
@@ -356,14 +359,7 @@ describe.skipIf(!BINARY)('behind PgBouncer in transaction mode', () => {
       // New rows enter the ledger through the pooled projector: each is delivered.
       const more = gen.take(300);
       await publish(brokers, topic, more);
-      const pooled = projector({
-        brokers,
-        url: via(db.writerUrl, port),
-        schema: db.schema,
-        topic,
-        group: 'pgbouncer',
-        pooling: 'transaction',
-      });
+      const pooled = pooledProjector();
       await pooled.start();
       try {
         await pooled.caughtUp({ timeoutMs: 120_000 });
