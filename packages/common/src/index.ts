@@ -1,7 +1,14 @@
 export { CONFIG_DEFAULTS, MIN_DAILY_RETURNS_RANGE } from './config/defaults.js';
 export { doc, type EnvDoc } from './config/doc.js';
 export { sharedEnv } from './config/fields.js';
-export { baseConfigSchema, ConfigError, createConfig, type Env, envField } from './config/index.js';
+export {
+  baseConfigSchema,
+  ConfigError,
+  createConfig,
+  type Env,
+  envField,
+  requireDirectUrl,
+} from './config/index.js';
 export { createLogger, type LogFormat, type Logger, type LoggerConfig } from './logger/index.js';
 export { type MetricsSource, serveMetrics } from './metrics/index.js';
 export { isSecretName, REDACTED, redactText, redactValue, shownValue } from './redact/index.js';

@@ -10,6 +10,7 @@ import {
   kafkaSecurity,
   type LogFormat,
   type Logger,
+  requireDirectUrl,
   sharedEnv,
 } from '@vault-yield/common';
 import { z } from 'zod';
@@ -251,10 +252,7 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
     throw new ConfigError(
       `invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (got ${e.HTTP_HEADERS_TIMEOUT_MS} > ${e.HTTP_REQUEST_TIMEOUT_MS})`,
     );
-  if (e.DATABASE_POOLING === 'transaction' && !e.DATABASE_DIRECT_URL)
-    throw new ConfigError(
-      'invalid configuration:\n  DATABASE_DIRECT_URL: required with DATABASE_POOLING=transaction (the live streams LISTEN on a session of their own, which a transaction-mode pooler does not keep) (unset)',
-    );
+  requireDirectUrl(e, 'the live streams LISTEN on a session of their own');
   return {
     databaseUrl: e.DATABASE_URL,
     pooling: e.DATABASE_POOLING,

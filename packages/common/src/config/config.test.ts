@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, createConfig, envField } from './index.js';
+import { ConfigError, createConfig, envField, requireDirectUrl } from './index.js';
 
 const schema = z.object({
   KAFKA_BROKERS: envField.brokers(),
@@ -48,5 +48,19 @@ describe('createConfig', () => {
     expect(() => createConfig(schema, { KAFKA_BROKERS: '127.0.0.1:9092' })).toThrow(
       /DATABASE_URL: .*\(unset\)/,
     );
+  });
+});
+
+describe('requireDirectUrl', () => {
+  it('asks for DATABASE_DIRECT_URL with transaction pooling only, saying why', () => {
+    const why = 'the streams LISTEN on a session of their own';
+    expect(() => requireDirectUrl({ DATABASE_POOLING: 'transaction' }, why)).toThrow(ConfigError);
+    expect(() => requireDirectUrl({ DATABASE_POOLING: 'transaction', DATABASE_DIRECT_URL: '' }, why)).toThrow(
+      'DATABASE_DIRECT_URL: required with DATABASE_POOLING=transaction (the streams LISTEN on a session of their own, which a transaction-mode pooler does not keep) (unset)',
+    );
+    expect(() =>
+      requireDirectUrl({ DATABASE_POOLING: 'transaction', DATABASE_DIRECT_URL: 'postgres://db/x' }, why),
+    ).not.toThrow();
+    expect(() => requireDirectUrl({ DATABASE_POOLING: 'session' }, why)).not.toThrow();
   });
 });

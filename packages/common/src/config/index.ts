@@ -43,6 +43,21 @@ export function createConfig<S extends z.ZodObject>(schema: S, env: Env = proces
   return parsed.data;
 }
 
+/**
+ * `DATABASE_DIRECT_URL` is required with `DATABASE_POOLING=transaction` when a service keeps a
+ * session of its own (`why`: what it holds there, for the error): a transaction-mode pooler
+ * does not keep one. Throws a ConfigError naming the variable, as a schema failure does.
+ */
+export function requireDirectUrl(
+  e: { DATABASE_POOLING: 'session' | 'transaction'; DATABASE_DIRECT_URL?: string | undefined },
+  why: string,
+): void {
+  if (e.DATABASE_POOLING === 'transaction' && !e.DATABASE_DIRECT_URL)
+    throw new ConfigError(
+      `invalid configuration:\n  DATABASE_DIRECT_URL: required with DATABASE_POOLING=transaction (${why}, which a transaction-mode pooler does not keep) (unset)`,
+    );
+}
+
 /** Reusable env field parsers. */
 export const envField = {
   /** Comma-separated list of host:port pairs. */

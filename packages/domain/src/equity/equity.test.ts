@@ -318,7 +318,39 @@ describe('equity text', () => {
       }),
       { numRuns: 5000 },
     );
-    for (const x of [0n, 1n, -1n, 499_999_999_999n, 500_000_000_000n, -500_000_000_000n, 10n ** 18n])
+    // Figures under 2^53 micro-USD take a path of their own (numbers, not bigints).
+    const safe = BigInt(Number.MAX_SAFE_INTEGER) * 10n ** 12n;
+    fc.assert(
+      fc.property(fc.bigInt({ min: -safe - 10n ** 13n, max: safe + 10n ** 13n }), (x) => {
+        expect(formatMicros(toMicros(x))).toBe(formatFixed(x, 6));
+      }),
+      { numRuns: 5000 },
+    );
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -(10n ** 12n), max: 10n ** 12n }),
+        fc.integer({ min: -3, max: 3 }),
+        (m, k) => {
+          const x = m * 10n ** 12n + BigInt(k) * 5n * 10n ** 11n;
+          expect(formatMicros(toMicros(x))).toBe(formatFixed(x, 6));
+        },
+      ),
+      { numRuns: 5000 },
+    );
+    for (const x of [
+      0n,
+      1n,
+      -1n,
+      499_999_999_999n,
+      500_000_000_000n,
+      -500_000_000_000n,
+      10n ** 18n,
+      BigInt(Number.MAX_SAFE_INTEGER) * 10n ** 12n,
+      -(BigInt(Number.MAX_SAFE_INTEGER) * 10n ** 12n),
+      (BigInt(Number.MAX_SAFE_INTEGER) + 1n) * 10n ** 12n,
+      10_000_000n * 10n ** 12n,
+      -10_000n * 10n ** 12n,
+    ])
       expect(formatMicros(toMicros(x))).toBe(formatFixed(x, 6));
   });
 });

@@ -94,8 +94,29 @@ export function requireContextToken(ctx: ValuationContext, token: Address): void
   throw new FoldError('unknown-token', `token ${token} is not in the record's context`);
 }
 
-/** Raw amounts by token, zero entries dropped; every token must be priced by the context. */
-function amountMap(ctx: ValuationContext, list: readonly TokenAmount[]): Record<Address, bigint> {
+/**
+ * Raw amounts by token, zero entries dropped; every token must be priced by the context. `prev`
+ * when equal entry for entry (unchanged maps stay shared between states): checked before a map is
+ * built, so the usual record (its balances as at the block before) allocates none.
+ */
+function amountMap(
+  ctx: ValuationContext,
+  list: readonly TokenAmount[],
+  prev: Readonly<Record<Address, bigint>>,
+): Readonly<Record<Address, bigint>> {
+  let held = 0;
+  for (const _ in prev) held++;
+  let same = list.length === held;
+  for (let i = 0; same && i < list.length; i++) {
+    const a = list[i]!;
+    // A token listed twice (summed) or a zero entry (dropped) takes the general path below.
+    same = prev[a.token] !== undefined && prev[a.token] === BigInt(a.amount);
+    for (let j = 0; same && j < i; j++) same = list[j]!.token !== a.token;
+  }
+  if (same) {
+    for (const a of list) requireContextToken(ctx, a.token);
+    return prev;
+  }
   const out: Record<Address, bigint> = {};
   for (const a of list) {
     requireContextToken(ctx, a.token);
@@ -103,7 +124,7 @@ function amountMap(ctx: ValuationContext, list: readonly TokenAmount[]): Record<
     if (raw === 0n) delete out[a.token];
     else out[a.token] = raw;
   }
-  return out;
+  return sameOr(prev, out);
 }
 
 /**
@@ -113,13 +134,14 @@ function amountMap(ctx: ValuationContext, list: readonly TokenAmount[]): Record<
  */
 export function applyHoldings(d: Draft, ctx: ValuationContext): void {
   const h = ctx.holdings;
-  d.idle = sameOr(d.idle, amountMap(ctx, h.balances));
-  d.pendingRewards = sameOr(d.pendingRewards, amountMap(ctx, h.pendingRewards));
-  const positions: Record<string, Position> = {};
+  d.idle = amountMap(ctx, h.balances, d.idle);
+  d.pendingRewards = amountMap(ctx, h.pendingRewards, d.pendingRewards);
   let held = 0;
   for (const _ in d.positions) held++;
-  let changed = h.positions.length !== held;
-  for (const p of h.positions) {
+  // Built only once something differs (the usual record's positions are the block before's).
+  let positions: Record<string, Position> | null = h.positions.length !== held ? {} : null;
+  for (let i = 0; i < h.positions.length; i++) {
+    const p = h.positions[i]!;
     const pool = ctx.pools.find((x) => x.address === p.pool);
     if (!pool) throw new FoldError('unknown-pool', `position ${p.id}: pool ${p.pool} is not in the context`);
     requireContextToken(ctx, pool.token0);
@@ -136,10 +158,16 @@ export function applyHoldings(d: Draft, ctx: ValuationContext): void {
       prev.owed0 === owed0 &&
       prev.owed1 === owed1
     ) {
-      positions[p.id] = prev;
+      if (positions) positions[p.id] = prev;
       continue;
     }
-    changed = true;
+    if (!positions) {
+      positions = {};
+      for (let j = 0; j < i; j++) {
+        const id = h.positions[j]!.id;
+        positions[id] = d.positions[id]!;
+      }
+    }
     positions[p.id] = {
       id: p.id,
       pool: p.pool,
@@ -154,7 +182,7 @@ export function applyHoldings(d: Draft, ctx: ValuationContext): void {
       owed1,
     };
   }
-  if (changed) d.positions = positions;
+  if (positions) d.positions = positions;
 }
 
 /** The previous map when equal entry for entry (unchanged maps stay shared between states). */

@@ -93,7 +93,7 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
   d.updatedAt = record.blockTimestamp * 1000;
   d.blockNumber = record.blockNumber;
   d.records = state.records + 1;
-  d.reconciled = [];
+  d.reconciled = NOTHING_HELD.reconciled;
   applyContext(d, record.context);
   applyHoldings(d, record.context);
   // valueUsd is a function of these five maps alone, and they are replaced only when something
@@ -129,7 +129,7 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
 export function closeBlock(state: VaultState): VaultState {
   const open = state.blockStart;
   if (!open) return state;
-  const d: Draft = { ...state, reconciled: [] };
+  const d: Draft = { ...state, reconciled: NOTHING_HELD.reconciled };
   endBlock(d, open.end, [...open.flows]);
   return d;
 }

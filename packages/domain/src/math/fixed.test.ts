@@ -31,6 +31,34 @@ describe('fixed-point decimals (10^18)', () => {
     expect(() => parseFixed('1e5')).toThrow(RangeError);
     expect(() => parseFixed('')).toThrow(RangeError);
     expect(() => parseFixed('1.')).toThrow(RangeError);
+    for (const junk of ['.5', '-', '-.5', '1.2.3', '1,5', ' 1', '1 ', '+1', '0x10', '1..2'])
+      expect(() => parseFixed(junk), junk).toThrow(RangeError);
+  });
+
+  it('parses short and long strings alike (a price of up to 15 digits takes a path of its own)', () => {
+    // The reference: the decimal's digits as one integer, scaled or rounded half-even to 18 places.
+    const reference = (neg: boolean, int: string, frac: string): bigint => {
+      const digits = BigInt(int + frac);
+      const v =
+        frac.length <= 18
+          ? digits * 10n ** BigInt(18 - frac.length)
+          : divRound(digits, 10n ** BigInt(frac.length - 18));
+      return neg ? -v : v;
+    };
+    const digitString = (min: number, max: number) =>
+      fc.array(fc.constantFrom(...'0123456789'), { minLength: min, maxLength: max }).map((d) => d.join(''));
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        digitString(1, 20).map((d) => d.replace(/^0+(?=.)/, '')),
+        fc.option(digitString(1, 24), { nil: undefined }),
+        (neg, int, frac) => {
+          const s = `${neg ? '-' : ''}${int}${frac === undefined ? '' : `.${frac}`}`;
+          expect(parseFixed(s)).toBe(reference(neg, int, frac ?? ''));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 
   it('divRound is half-even for both signs', () => {

@@ -36,6 +36,29 @@ const DECIMAL = /^(-)?([0-9]+)(?:\.([0-9]+))?$/;
  * are rounded half-even to 18.
  */
 export function parseFixed(s: string): Fixed {
+  // A price as feeds give it ("2000.12345678"): up to 15 digits are a double exactly, so no
+  // regex match, no digit string and one BigInt; anything longer is parsed as text below.
+  if (s.length <= 16) {
+    const n = s.length;
+    const neg = n > 0 && s.charCodeAt(0) === 0x2d;
+    let i = neg ? 1 : 0;
+    let v = 0;
+    let digits = 0;
+    let frac = -1;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === 0x2e && frac < 0 && digits > 0) frac = 0;
+      else if (c >= 0x30 && c <= 0x39) {
+        v = v * 10 + (c - 0x30);
+        digits++;
+        if (frac >= 0) frac++;
+      } else break;
+    }
+    if (i === n && digits > 0 && digits <= 15 && frac !== 0) {
+      const x = BigInt(v) * pow10(FIXED_DECIMALS - Math.max(frac, 0));
+      return neg ? -x : x;
+    }
+  }
   const m = DECIMAL.exec(s);
   if (!m) throw new RangeError(`not a decimal string: ${JSON.stringify(s)}`);
   const frac = m[3] ?? '';

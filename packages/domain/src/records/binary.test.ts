@@ -234,5 +234,48 @@ describe('binary records', () => {
       ok: false,
       reason: expect.stringMatching(/invalid UTF-8/),
     });
+    // Refused again after the good bytes were decoded (and kept for reuse): only accepted bytes are kept.
+    expect(decodeBinaryRecord(bytes)).toEqual(d);
+    expect(decodeBinaryRecord(bad)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/invalid UTF-8/),
+    });
+  });
+
+  it('give back a string decoded before only for the same bytes read the same way', () => {
+    // The vault's 20 address bytes are the reason's 20 ASCII bytes ('1' is 0x31): the decoder's
+    // table of strings met before (binary.ts `recall`) must tell hex from text.
+    const r = canonical(fc.sample(validRecord, { numRuns: 1, seed: 9 })[0]);
+    const ones = '1'.repeat(20);
+    const odd = canonical({
+      ...r,
+      vault: `0x${'31'.repeat(20)}`,
+      type: 'suspended',
+      payload: { reason: ones },
+    });
+    for (let i = 0; i < 3; i++) {
+      const d = decodeBinaryRecord(encodeBinaryRecord(odd));
+      if (!d.ok) throw new Error(d.reason);
+      expect(d.record.vault).toBe(`0x${'31'.repeat(20)}`);
+      expect(d.record.payload).toEqual({ reason: ones });
+      expect(JSON.stringify(d.record)).toBe(JSON.stringify(odd));
+    }
+    // A text field's bounds hold for a string met before in a field with other bounds.
+    const long = canonical({ ...r, type: 'suspended', payload: { reason: 'x'.repeat(33) } });
+    expect(decodeBinaryRecord(encodeBinaryRecord(long)).ok).toBe(true);
+    const strategy = encodeBinaryRecord(
+      canonical({ ...r, type: 'strategy.selected', payload: { strategy: 'y'.repeat(32) } }),
+    );
+    const at = strategy.lastIndexOf(Buffer.from('y'.repeat(32)));
+    // The same 33 bytes as the reason above, now as a strategy (1..32 characters): refused.
+    const tooLong = Buffer.concat([
+      strategy.subarray(0, at - 1),
+      Buffer.from([33]),
+      Buffer.from('x'.repeat(33)),
+    ]);
+    expect(decodeBinaryRecord(tooLong)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/string of 33 characters/),
+    });
   });
 });

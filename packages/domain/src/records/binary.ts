@@ -462,6 +462,53 @@ function encode(r: VaultRecord): Buffer {
 // ------------------------------------------------------------------------------------ decoding
 
 const HEX_CHARS = Buffer.from('0123456789abcdef', 'latin1');
+
+/**
+ * Strings decoded before, by their bytes: a record's addresses, hashes, symbols, venues and digit
+ * strings mostly repeat those of records before it (the same tokens and pools across vaults and
+ * blocks, one block hash for every record of a block, a price for every vault holding the token,
+ * a position's liquidity block after block). A direct-mapped table (a slot per hash of kind and
+ * bytes, the bytes kept in one slab and compared in full before a hit counts) returns the string
+ * made before instead of making it again: no allocation for a repeat, and equal strings are the
+ * same string, which the fold's map lookups and comparisons then take at a pointer's cost.
+ * Bounded (SLOTS × SLOT_BYTES), never grows; a collision only replaces the slot.
+ */
+const SLOT_BITS = 14;
+const SLOTS = 1 << SLOT_BITS;
+const SLOT_BYTES = 48;
+const slab = new Uint8Array(SLOTS * SLOT_BYTES);
+/** Per slot: its length (0: empty) and kind; the string. */
+const slotLength = new Uint8Array(SLOTS);
+const slotKind = new Uint8Array(SLOTS);
+const slotString: (string | undefined)[] = new Array(SLOTS);
+/** What bytes mean: the same bytes make a different string as hex, as text or as digits. */
+const HEX = 1;
+const TEXT = 2;
+const DIGITS = 3;
+
+/** The slot of (kind, bytes) by FNV-1a. */
+function slotOf(kind: number, b: Uint8Array, from: number, n: number): number {
+  let h = 0x811c9dc5 ^ kind;
+  for (let i = from; i < from + n; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return (h ^ (h >>> SLOT_BITS)) & (SLOTS - 1);
+}
+
+/** The string kept for (kind, bytes), or undefined. */
+function recall(slot: number, kind: number, b: Uint8Array, from: number, n: number): string | undefined {
+  if (slotLength[slot] !== n || slotKind[slot] !== kind) return undefined;
+  const at = slot * SLOT_BYTES;
+  for (let i = 0; i < n; i++) if (slab[at + i] !== b[from + i]) return undefined;
+  return slotString[slot];
+}
+
+function keep(slot: number, kind: number, b: Uint8Array, from: number, n: number, s: string): void {
+  const at = slot * SLOT_BYTES;
+  // Byte by byte: a subarray to `set` from would be an object a string.
+  for (let i = 0; i < n; i++) slab[at + i] = b[from + i]!;
+  slotLength[slot] = n;
+  slotKind[slot] = kind;
+  slotString[slot] = s;
+}
 /** Where hex text is built (2 + 2 × 32 bytes at most); decoding is synchronous, so one suffices. */
 const SCRATCH = Buffer.from(`0x${'0'.repeat(64)}`, 'latin1');
 
@@ -514,21 +561,32 @@ class Reader {
   /** `hex` of bytes already passed (no bounds check: `from` comes from `span`). */
   hexAt(from: number, bytes: number): `0x${string}` {
     const b = this.buf;
+    const slot = slotOf(HEX, b, from, bytes);
+    const known = recall(slot, HEX, b, from, bytes);
+    if (known !== undefined) return known as `0x${string}`;
     for (let i = 0; i < bytes; i++) {
       const x = b[from + i]!;
       SCRATCH[2 + 2 * i] = HEX_CHARS[x >> 4]!;
       SCRATCH[3 + 2 * i] = HEX_CHARS[x & 15]!;
     }
-    return SCRATCH.toString('latin1', 0, 2 + 2 * bytes) as `0x${string}`;
+    const made = SCRATCH.toString('latin1', 0, 2 + 2 * bytes) as `0x${string}`;
+    keep(slot, HEX, b, from, bytes, made);
+    return made;
   }
   text(min: number, max: number): string {
     const n = this.nat();
     const from = this.span(n);
-    const s = this.buf.toString('utf8', from, from + n);
+    const slot = n <= SLOT_BYTES ? slotOf(TEXT, this.buf, from, n) : -1;
+    // Bytes kept are bytes a string was accepted from: only its length is checked again (a field's bounds).
+    let s = slot < 0 ? undefined : recall(slot, TEXT, this.buf, from, n);
+    const made = s === undefined;
+    s ??= this.buf.toString('utf8', from, from + n);
     if (s.length < min || s.length > max) throw new Bad(`string of ${s.length} characters at byte ${from}`);
+    if (!made) return s;
     // Invalid UTF-8 would read as U+FFFD: accept only bytes that are their string's own encoding.
     if (s.includes('\ufffd') && !this.buf.subarray(from, from + n).equals(Buffer.from(s, 'utf8')))
       throw new Bad(`invalid UTF-8 at byte ${from}`);
+    if (slot >= 0) keep(slot, TEXT, this.buf, from, n, s);
     return s;
   }
   /** A decimal digit string: canonical (no leading zero), optionally signed or with a fraction. */
@@ -549,7 +607,13 @@ class Reader {
       if (i === dot || i - dot > 36) throw new Bad(`not a decimal at byte ${from}`);
     }
     if (i !== end) throw new Bad(`not a number at byte ${from}`);
-    return b.toString('latin1', from, end);
+    if (n > SLOT_BYTES) return b.toString('latin1', from, end);
+    const slot = slotOf(DIGITS, b, from, n);
+    const known = recall(slot, DIGITS, b, from, n);
+    if (known !== undefined) return known;
+    const made = b.toString('latin1', from, end);
+    keep(slot, DIGITS, b, from, n, made);
+    return made;
   }
   addr(): `0x${string}` {
     const i = this.nat();

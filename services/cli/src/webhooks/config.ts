@@ -1,12 +1,12 @@
 import {
   baseConfigSchema,
   CONFIG_DEFAULTS,
-  ConfigError,
   createConfig,
   doc,
   type Env,
   envField,
   type Logger,
+  requireDirectUrl,
   sharedEnv,
 } from '@vault-yield/common';
 import { z } from 'zod';
@@ -86,10 +86,7 @@ export type WebhooksEnv = z.output<typeof webhooksEnvSchema>;
 
 export function loadWebhooksEnv(env: Env = process.env): WebhooksEnv {
   const e = createConfig(webhooksEnvSchema, env);
-  if (e.DATABASE_POOLING === 'transaction' && !e.DATABASE_DIRECT_URL)
-    throw new ConfigError(
-      'invalid configuration:\n  DATABASE_DIRECT_URL: required with DATABASE_POOLING=transaction (the deliverer holds its lock and LISTENs on a session of its own, which a transaction-mode pooler does not keep) (unset)',
-    );
+  requireDirectUrl(e, 'the deliverer holds its lock and LISTENs on a session of its own');
   return e;
 }
 
