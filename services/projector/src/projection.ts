@@ -408,8 +408,12 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         sink = emptySink(opts.copyLedger);
         lap('write');
       };
-      /** One record of a vault, live or released from the hold: true when it was held (a gap). */
-      const step = async (w: VaultWork, item: RunnerItem<Decoded>): Promise<boolean> => {
+      /**
+       * One record of a vault, live or released from the hold: true when it was held (a gap), a
+       * revert record to apply (`applyRevert`, which writes and reads), else false. Synchronous:
+       * no promise a record (the usual record needs no I/O).
+       */
+      const step = (w: VaultWork, item: RunnerItem<Decoded>): boolean | VaultRecordOf<'revert'> => {
         // The whole record, decoded now: it dies young, with the fold's own garbage.
         const whole = item.decoded.record();
         if (!whole.ok) {
@@ -452,16 +456,8 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
           w.changed = true;
           return true;
         }
+        if (r.type === 'revert') return r;
         const after = nextSeqPosition({ lastSeq: w.lastSeq, hasState: w.state !== null }, r);
-        if (r.type === 'revert') {
-          await flush();
-          if (await revert(tx, w, r, log)) out.reverts++;
-          // A vault created in the orphaned blocks is gone: if the canonical chain creates it
-          // again, the indexer numbers it from 1 (its registry entry went with the rewind).
-          w.lastSeq = w.state === null ? null : after;
-          w.changed = w.changed || w.state !== null;
-          return false;
-        }
         const id = recordId(r);
         if (w.seen.has(id) || (comparePosition(positionOf(r), w.storedHead) <= 0 && existing.has(id))) {
           out.duplicates++;
@@ -497,6 +493,17 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         out.applied++;
         for (const p of stalePrices(w.state!)) out.stale.set(p.feed, (out.stale.get(p.feed) ?? 0) + 1);
         return false;
+      };
+
+      /** A revert `step` gave back: what it wrote so far is written, then the vault is re-folded. */
+      const applyRevert = async (w: VaultWork, r: VaultRecordOf<'revert'>): Promise<void> => {
+        const after = nextSeqPosition({ lastSeq: w.lastSeq, hasState: w.state !== null }, r);
+        await flush();
+        if (await revert(tx, w, r, log)) out.reverts++;
+        // A vault created in the orphaned blocks is gone: if the canonical chain creates it
+        // again, the indexer numbers it from 1 (its registry entry went with the rewind).
+        w.lastSeq = w.state === null ? null : after;
+        w.changed = w.changed || w.state !== null;
       };
 
       /** Folds the vault's held records that now follow its last number; the rest stay held. */
@@ -539,7 +546,8 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
           if (p.id !== undefined) done.push(p.id);
           if (p.here) gone.add(p.here);
           if (verdict === 'apply') {
-            await step(w, p.item);
+            const revertRecord = step(w, p.item);
+            if (typeof revertRecord === 'object') await applyRevert(w, revertRecord);
             released++;
           } else out.duplicates++;
         }
@@ -566,7 +574,9 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         const heldHere: Refusal[] = [];
         for (const item of list) {
           const n = refused.length;
-          if (await step(w, item)) heldHere.push(refused[n]!);
+          const held = step(w, item);
+          if (held === true) heldHere.push(refused[n]!);
+          else if (held !== false) await applyRevert(w, held);
         }
         // The gap may be filled now (a republished record): fold what was held, in order.
         if ((wasHeld || unknown || heldHere.length > 0) && w.lastSeq !== before)
