@@ -348,7 +348,11 @@ describe.skipIf(!BINARY)('behind PgBouncer in transaction mode', () => {
     expect(refused.stderr).toMatch(/DATABASE_DIRECT_URL: required with DATABASE_POOLING=transaction/);
 
     const receiver: Receiver = await startReceiver();
-    const added = await runCli(['webhooks', 'add', receiver.url, '--all', '--json'], env);
+    // `add` runs plain statements: the pooler alone serves it (no direct URL).
+    const added = await runCli(['webhooks', 'add', receiver.url, '--all', '--json'], {
+      ...env,
+      DATABASE_DIRECT_URL: '',
+    });
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
     const deliverer = startDeliverer(env);

@@ -149,7 +149,7 @@ export const webhooksCommand: Command = {
       );
       return 2;
     }
-    const env = loadWebhooksEnv();
+    const env = loadWebhooksEnv(process.env, sub === 'run' ? 'deliverer' : 'admin');
 
     if (sub === 'run') {
       const log = createLogger({ name: 'webhooks', level: env.LOG_LEVEL, format: env.LOG_FORMAT });

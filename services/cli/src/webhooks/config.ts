@@ -84,9 +84,18 @@ export const webhooksEnvSchema = baseConfigSchema.extend({
 
 export type WebhooksEnv = z.output<typeof webhooksEnvSchema>;
 
-export function loadWebhooksEnv(env: Env = process.env): WebhooksEnv {
+/**
+ * The webhooks' environment. `for`: `deliverer` (`webhooks run`) holds a session of its own (its
+ * lock, its LISTEN), so behind a transaction-mode pooler it needs `DATABASE_DIRECT_URL`; `admin`
+ * (add, list, remove, deliveries, retry) runs plain statements, which the pooler serves.
+ */
+export function loadWebhooksEnv(
+  env: Env = process.env,
+  use: 'deliverer' | 'admin' = 'deliverer',
+): WebhooksEnv {
   const e = createConfig(webhooksEnvSchema, env);
-  requireDirectUrl(e, 'the deliverer holds its lock and LISTENs on a session of its own');
+  if (use === 'deliverer')
+    requireDirectUrl(e, 'the deliverer holds its lock and LISTENs on a session of its own');
   return e;
 }
 

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { loadWebhooksEnv } from './config.js';
 import { backoffDelay, classify } from './deliverer.js';
 import { generateSecret, SECRET_PREFIX, signature, webhookHeaders } from './sign.js';
 
@@ -52,5 +53,19 @@ describe('what an answer means', () => {
     expect(backoffDelay(3, 1_000, 60_000, () => 1)).toBe(8_000);
     expect(backoffDelay(30, 1_000, 60_000, () => 1)).toBe(60_000);
     expect(backoffDelay(30, 1_000, 60_000, () => 0)).toBe(30_000);
+  });
+});
+
+describe('webhooks environment', () => {
+  it('asks for a direct URL behind a transaction-mode pooler for the deliverer only', () => {
+    const pooled = { DATABASE_URL: 'postgres://w@127.0.0.1:6432/db', DATABASE_POOLING: 'transaction' };
+    expect(() => loadWebhooksEnv(pooled)).toThrow(
+      /DATABASE_DIRECT_URL: required with DATABASE_POOLING=transaction \(the deliverer holds its lock/,
+    );
+    expect(() => loadWebhooksEnv(pooled, 'deliverer')).toThrow(/DATABASE_DIRECT_URL/);
+    // add, list, remove, deliveries, retry: plain statements, which the pooler serves.
+    expect(loadWebhooksEnv(pooled, 'admin').DATABASE_POOLING).toBe('transaction');
+    const direct = 'postgres://w@127.0.0.1:5432/db';
+    expect(loadWebhooksEnv({ ...pooled, DATABASE_DIRECT_URL: direct }).DATABASE_DIRECT_URL).toBe(direct);
   });
 });
