@@ -104,9 +104,7 @@ function amountMap(
   list: readonly TokenAmount[],
   prev: Readonly<Record<Address, bigint>>,
 ): Readonly<Record<Address, bigint>> {
-  let held = 0;
-  for (const _ in prev) held++;
-  let same = list.length === held;
+  let same = list.length === keyCount(prev);
   for (let i = 0; same && i < list.length; i++) {
     const a = list[i]!;
     // A token listed twice (summed) or a zero entry (dropped) takes the general path below.
@@ -136,10 +134,8 @@ export function applyHoldings(d: Draft, ctx: ValuationContext): void {
   const h = ctx.holdings;
   d.idle = amountMap(ctx, h.balances, d.idle);
   d.pendingRewards = amountMap(ctx, h.pendingRewards, d.pendingRewards);
-  let held = 0;
-  for (const _ in d.positions) held++;
   // Built only once something differs (the usual record's positions are the block before's).
-  let positions: Record<string, Position> | null = h.positions.length !== held ? {} : null;
+  let positions: Record<string, Position> | null = h.positions.length !== keyCount(d.positions) ? {} : null;
   for (let i = 0; i < h.positions.length; i++) {
     const p = h.positions[i]!;
     const pool = ctx.pools.find((x) => x.address === p.pool);
@@ -196,8 +192,14 @@ function sameOr(
     if (prev[k as Address] !== next[k as Address]) return next;
     n++;
   }
-  for (const _ in prev) n--;
-  return n === 0 ? prev : next;
+  return n === keyCount(prev) ? prev : next;
+}
+
+/** A map's number of entries, counted in place (no key array: the fold asks this for every record). */
+function keyCount(map: object): number {
+  let n = 0;
+  for (const _ in map) n++;
+  return n;
 }
 
 /** map[key] += delta, dropping zero entries (a book may go negative inside a block). */
