@@ -7,14 +7,13 @@ import {
   startAnvil,
 } from '@vault-yield/devstack/chain';
 import { createIndexer, type Indexer } from '@vault-yield/indexer';
-import { createLogAdmin } from '@vault-yield/log';
+import { createBatchConsumer, createLogAdmin, createPublisher, type ReplaceReason } from '@vault-yield/log';
 import type { Projector } from '@vault-yield/projector';
 import { createIndexerStore, createPgPool, type Pool } from '@vault-yield/store';
 import { createTestDatabase, startBoth, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
-import { silent } from '@vault-yield/test-kit/indexer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { checksums, projector, query, VAULT_TABLES } from '../projector/support.js';
-import { type OwnKafka, startOwnKafka, until } from './support.js';
+import { flightRecorder, type OwnKafka, startOwnKafka, until } from './support.js';
 
 const DOWN_MS = 12_000;
 
@@ -23,13 +22,15 @@ const DOWN_MS = 12_000;
  * of this test's own, never the shared one. Both must resume by themselves, and the projection
  * equal that of a clean run over the same chain.
  */
-describe('Kafka broker restart mid-stream', () => {
+describe('Kafka broker restarted or frozen mid-stream', () => {
   let kafka: OwnKafka;
   let anvil: AnvilInstance;
   let stack: ReferenceStack;
   let demo: DemoResult;
   const dbs: TestDatabase[] = [];
   const running: { stop(): Promise<void> }[] = [];
+  // Quiet on a pass; on a failure the last lines of the indexer and projector say what happened.
+  const recorder = flightRecorder('kafka-restart');
 
   beforeAll(async () => {
     await startBoth(startOwnKafka(), startAnvil(), (k, a) => {
@@ -66,7 +67,7 @@ describe('Kafka broker restart mid-stream', () => {
       maxBlockRange: 1,
       concurrency: 1,
       mark: { intervalBlocks: 3 },
-      logger: silent,
+      logger: recorder.logger.child({ part: `indexer-${label}` }),
     });
     const p: Projector = projector({
       brokers: kafka.brokers,
@@ -74,6 +75,7 @@ describe('Kafka broker restart mid-stream', () => {
       schema: db.schema,
       topic,
       group: label,
+      logger: recorder.logger.child({ part: `projector-${label}` }),
     });
     running.push(p, indexer);
     await p.start();
@@ -91,6 +93,7 @@ describe('Kafka broker restart mid-stream', () => {
   }
 
   it('indexer and projector resume by themselves; the tables equal a clean run', async () => {
+    onTestFailed(() => recorder.print());
     const clean = await pipeline('clean');
     await clean.indexer.waitFor(Number(demo.toBlock));
     await clean.projector.caughtUp({ timeoutMs: 120_000 });
@@ -127,4 +130,57 @@ describe('Kafka broker restart mid-stream', () => {
     expect(ledgerBefore?.n ?? 0).toBeLessThan(expected.ledger?.rows ?? 0);
     expect(await checksums(run.db.writerUrl, run.db.schema, VAULT_TABLES)).toEqual(expected);
   }, 300_000);
+
+  it('a consumer that shows no sign of life (the broker frozen) is replaced and goes on from the stored offsets', async () => {
+    onTestFailed(() => recorder.print());
+    const topic = uniqueTopic('fault-kafka-frozen');
+    const admin = await createLogAdmin({ brokers: kafka.brokers, clientId: 'fault' });
+    await admin.ensureTopic({ topic, partitions: 1 });
+    await admin.close();
+    const publish = async (from: number, n: number) => {
+      const publisher = await createPublisher({ brokers: kafka.brokers, clientId: 'fault', topic });
+      await publisher.publishRaw(
+        Array.from({ length: n }, (_, i) => ({ key: 'k', value: Buffer.from(`m${from + i}`) })),
+      );
+      await publisher.close();
+    };
+    await publish(0, 20);
+    // The projection of this consumer: its stored offset and every message it applied.
+    let stored = '0';
+    const applied: string[] = [];
+    const replaced: ReplaceReason[] = [];
+    const consumer = createBatchConsumer<string>({
+      brokers: kafka.brokers,
+      clientId: 'fault',
+      groupId: `frozen-${topic}`,
+      topic,
+      logger: recorder.logger.child({ part: 'frozen-consumer' }),
+      decode: (v) => v?.toString('utf8') ?? '',
+      storedOffsets: async () => new Map([[0, stored]]),
+      handleBatch: async (batch) => {
+        if (batch.messages[0]?.offset !== stored) return { seekTo: stored };
+        applied.push(...batch.messages.map((m) => m.decoded));
+        stored = batch.commit.nextOffset;
+        return { applied: true };
+      },
+      maxWaitTimeMs: 100,
+      sessionTimeoutMs: 6_000,
+      stallTimeoutMs: 3_000,
+      onReplace: (reason) => replaced.push(reason),
+    });
+    running.push(consumer);
+    await consumer.start();
+    await until(() => stored === '20', 'the first 20 messages');
+    kafka.freeze();
+    try {
+      // Its requests hang unanswered: no fetch, no heartbeat, no batch — replaced after 3 s.
+      await until(() => replaced.includes('stalled'), 'a stalled consumer replaced', 60_000);
+    } finally {
+      kafka.thaw();
+    }
+    await publish(20, 20);
+    await until(() => stored === '40', 'the next 20 messages after the broker thawed', 90_000);
+    expect(applied).toEqual(Array.from({ length: 40 }, (_, i) => `m${i}`));
+    expect(replaced[0]).toBe('stalled');
+  }, 240_000);
 });

@@ -3,7 +3,9 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
+import { createLogger, type Logger } from '@vault-yield/common';
 import { kafkaAnswers, startLocalKafka, stopLocalKafka } from '@vault-yield/devstack/kafka';
 import { migratedDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import pg from 'pg';
@@ -52,13 +54,21 @@ export interface OwnKafka {
   start(): Promise<void>;
   /** Stops it and removes its data. */
   destroy(): Promise<void>;
+  /**
+   * Freezes the broker (SIGSTOP to the pid it was started with): its sockets stay open and
+   * nothing answers, as with a broker hung in a long GC pause or a dead host behind a live link.
+   */
+  freeze(): void;
+  /** Lets a frozen broker go on (SIGCONT). */
+  thaw(): void;
 }
 
 export async function startOwnKafka(): Promise<OwnKafka> {
   const port = await freePortPair();
   const dataDir = mkdtempSync(join(tmpdir(), 'vy-fault-kafka-'));
+  let pid = 0;
   const start = async () => {
-    await startLocalKafka({ port, dataDir, heapMiB: 384, timeoutMs: 90_000 });
+    ({ pid } = await startLocalKafka({ port, dataDir, heapMiB: 384, timeoutMs: 90_000 }));
   };
   await start();
   const brokers = [`127.0.0.1:${port}`];
@@ -71,7 +81,15 @@ export async function startOwnKafka(): Promise<OwnKafka> {
       for (let i = 0; i < 100 && (await kafkaAnswers(brokers, 500)); i++)
         await new Promise((r) => setTimeout(r, 100));
     },
+    freeze: () => {
+      if (pid > 0) process.kill(pid, 'SIGSTOP');
+    },
+    thaw: () => {
+      if (pid > 0) process.kill(pid, 'SIGCONT');
+    },
     async destroy() {
+      // A frozen broker cannot stop: let it go on first.
+      if (pid > 0) process.kill(pid, 'SIGCONT');
       await stopLocalKafka({ dataDir }).catch(() => false);
       rmSync(dataDir, { recursive: true, force: true });
     },
@@ -152,6 +170,25 @@ export async function until(pred: () => Promise<boolean> | boolean, what: string
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * A logger that keeps the last `keep` lines in memory, to be printed when a fault test fails
+ * (`onTestFailed(() => recorder.print())`): a failure names its cause without a noisy pass.
+ */
+export function flightRecorder(name: string, keep = 4_000): { logger: Logger; print(): void } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer | string, _enc, cb) {
+      lines.push(String(chunk));
+      if (lines.length > keep) lines.splice(0, lines.length - keep);
+      cb();
+    },
+  });
+  return {
+    logger: createLogger({ name, level: 'info', destination, format: 'json' }),
+    print: () => process.stdout.write(`--- last ${lines.length} log lines of ${name} ---\n${lines.join('')}`),
+  };
 }
 
 /** True when a plain connection to `url` succeeds. */

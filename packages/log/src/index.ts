@@ -11,10 +11,12 @@ export {
   type BatchConsumerConfig,
   type BatchControl,
   type BatchOutcome,
+  consumerStalled,
   createBatchConsumer,
   type LogBatch,
   type LogMessage,
   type OffsetCommit,
+  type ReplaceReason,
 } from './consumer/index.js';
 export {
   defaultLogSecurity,

@@ -54,6 +54,12 @@ export function createProjectorMetrics(defaults = true) {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
       registers: [registry],
     }),
+    consumerReplacements: new Counter({
+      name: 'projector_consumer_replacements_total',
+      help: 'Kafka consumers replaced by a new one, by reason (dead = kafkajs gave up on it for good; stalled = no sign of life for the stall timeout)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     lag: new Gauge({
       name: 'projector_partition_lag',
       help: 'Records between the partition high watermark and the stored next offset',

@@ -168,6 +168,7 @@ export function createProjector(input: ProjectorConfig): Projector {
         // over several partitions does not cut them short (fewer records per batch costs more
         // per record: a vault's snapshot is written once per batch).
         maxBytes: 4 * maxBatchBytes,
+        onReplace: (reason) => metrics.consumerReplacements.inc({ reason }),
       });
       await consumer.start();
       const every = config.heartbeatMs;

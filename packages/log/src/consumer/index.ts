@@ -73,6 +73,30 @@ export interface BatchConsumerConfig<T> extends LogClientConfig {
   maxWaitTimeMs?: number;
   sessionTimeoutMs?: number;
   heartbeatIntervalMs?: number;
+  /**
+   * How long the consumer may show no sign of life (no fetch, heartbeat, group join or batch)
+   * while no batch is being handled before it is replaced by a new one (60 s unless set).
+   */
+  stallTimeoutMs?: number;
+  /** Called each time the consumer is replaced (`dead`: kafkajs gave up; `stalled`: silent). */
+  onReplace?: (reason: ReplaceReason) => void;
+}
+
+/** Why a batch consumer replaced its kafkajs consumer. */
+export type ReplaceReason = 'dead' | 'stalled';
+
+/**
+ * Whether a consumer has stalled: running, no batch in hand, and no sign of life for longer than
+ * `stallTimeoutMs`. A healthy idle consumer fetches every `maxWaitTimeMs`; a busy one is inside a
+ * batch; one riding out a broker outage retries and restarts within its backoff (≤ 30 s).
+ */
+export function consumerStalled(s: {
+  now: number;
+  lastSign: number;
+  batchesInHand: number;
+  stallTimeoutMs: number;
+}): boolean {
+  return s.batchesInHand === 0 && s.now - s.lastSign > s.stallTimeoutMs;
 }
 
 export interface BatchConsumer {
@@ -93,10 +117,19 @@ export interface BatchConsumer {
 export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchConsumer {
   const { topic, groupId, logger } = config;
   const kafka = kafkaClient(config);
-  let consumer: Consumer | null = null;
+  const stallTimeoutMs = config.stallTimeoutMs ?? 60_000;
+  /** The kafkajs consumer in use, with its signs of life. Replaced whole when it dies or stalls. */
+  let live: { c: Consumer; lastSign: number; inHand: number } | null = null;
   let assigned: number[] = [];
   // Batches wait until the seeks of the latest assignment are registered.
   let seeksReady: Promise<void> = Promise.resolve();
+  let stopping = false;
+  let watchdog: NodeJS.Timeout | null = null;
+  let replacing: Promise<void> | null = null;
+  /** Wakes a replacement's backoff when the consumer is stopped. */
+  let wake: AbortController | null = null;
+  /** Replacements since a batch was last applied: the backoff grows with them (1 s … 30 s). */
+  let failures = 0;
 
   async function seekToStored(c: Consumer, partitions: number[]): Promise<void> {
     if (partitions.length === 0) return;
@@ -109,7 +142,9 @@ export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchCon
   async function eachBatch(c: Consumer, payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary } = payload;
     await seeksReady;
-    if (!isRunning() || isStale() || batch.messages.length === 0) return;
+    // A replaced consumer's batches are abandoned: its successor reads them again.
+    const active = () => live?.c === c && isRunning() && !isStale();
+    if (!active() || batch.messages.length === 0) return;
     const partition = batch.partition;
     const messages: LogMessage<T>[] = batch.messages.map((m) => ({
       partition,
@@ -126,15 +161,26 @@ export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchCon
       partition,
       nextOffset: (BigInt(last.offset) + 1n).toString(),
     };
-    const outcome = await config.handleBatch(
-      { topic, partition, messages, commit, highWatermark: batch.highWatermark },
-      { heartbeat, isActive: () => isRunning() && !isStale() },
-    );
+    const mine = live;
+    if (mine) mine.inHand++;
+    let outcome: BatchOutcome;
+    try {
+      outcome = await config.handleBatch(
+        { topic, partition, messages, commit, highWatermark: batch.highWatermark },
+        { heartbeat, isActive: active },
+      );
+    } finally {
+      if (mine) {
+        mine.inHand--;
+        mine.lastSign = Date.now();
+      }
+    }
     if (outcome && 'seekTo' in outcome) {
       logger?.warn({ topic, partition, seekTo: outcome.seekTo }, 'batch not at the stored offset; seeking');
       c.seek({ topic, partition, offset: outcome.seekTo });
       return;
     }
+    if (outcome) failures = 0;
     // Abandoned, or a pending seek (the partition moved or was re-sought): resolve nothing.
     if (!outcome || isStale()) return;
     resolveOffset(last.offset);
@@ -149,48 +195,125 @@ export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchCon
     }
   }
 
+  /** A kafkajs consumer, joined and running. */
+  async function launch(): Promise<void> {
+    const c = kafka.consumer({
+      groupId,
+      sessionTimeout: config.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: config.heartbeatIntervalMs ?? 3_000,
+      maxBytesPerPartition: config.maxBytesPerPartition ?? 8 * 1024 * 1024,
+      maxBytes: config.maxBytes ?? 32 * 1024 * 1024,
+      minBytes: config.minBytes ?? 1,
+      maxWaitTimeInMs: config.maxWaitTimeMs ?? 250,
+      allowAutoTopicCreation: false,
+      retry: { retries: 10 },
+    });
+    const mine = { c, lastSign: Date.now(), inHand: 0 };
+    live = mine;
+    const sign = () => {
+      mine.lastSign = Date.now();
+    };
+    for (const e of [c.events.FETCH_START, c.events.HEARTBEAT, c.events.START_BATCH_PROCESS]) c.on(e, sign);
+    // kafkajs has no rebalance callback: the GROUP_JOIN event carries the new assignment.
+    c.on(c.events.GROUP_JOIN, (event) => {
+      if (live !== mine) return;
+      sign();
+      const partitions = [...(event.payload.memberAssignment[topic] ?? [])].sort((a, b) => a - b);
+      assigned = partitions;
+      logger?.info({ topic, groupId, partitions }, 'partitions assigned');
+      seeksReady = seekToStored(c, partitions).catch((err: unknown) => {
+        // The handler still checks every batch against the stored offset, so this is safe.
+        logger?.warn({ err }, 'could not seek to stored offsets; relying on the batch check');
+      });
+    });
+    c.on(c.events.CRASH, (event) => {
+      const { error, restart } = event.payload;
+      logger?.error({ err: error, restart }, 'consumer crashed');
+      // kafkajs restarts a consumer after a retriable error itself; after any other it stays
+      // down for good (an unexpected TypeError in a handler is enough), so it is replaced.
+      if (!restart) replace(mine.c, 'dead');
+    });
+    await c.connect();
+    await c.subscribe({ topic, fromBeginning: true });
+    await c.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: config.partitionsConsumedConcurrently ?? 4,
+      eachBatch: (payload) => eachBatch(c, payload),
+    });
+  }
+
+  /**
+   * Replaces a consumer that died or stalled with a new one, after a backoff. Safe at any point:
+   * offsets live with the projection, and the new consumer seeks to them when it joins.
+   */
+  function replace(old: Consumer, reason: ReplaceReason): void {
+    if (stopping || replacing || live?.c !== old) return;
+    const backoffMs = Math.min(30_000, 1_000 * 2 ** Math.min(failures, 5));
+    failures++;
+    logger?.error(
+      { topic, groupId, reason, stallTimeoutMs, backoffMs },
+      reason === 'dead' ? 'consumer gave up; replacing it' : 'consumer stalled; replacing it',
+    );
+    config.onReplace?.(reason);
+    live = null;
+    assigned = [];
+    const abort = new AbortController();
+    wake = abort;
+    replacing = (async () => {
+      // The old consumer may hang on its way out (perhaps why it stalled): wait a little only.
+      await Promise.race([old.disconnect().catch(() => {}), delay(5_000, abort.signal)]);
+      await delay(backoffMs, abort.signal);
+      if (stopping) return;
+      // Not awaited: the new consumer is judged by its signs of life from here on, so one that
+      // fails to start (the broker still away) or hangs on its way in is replaced in its turn.
+      launch().catch((err: unknown) => logger?.error({ err }, 'the replacement consumer did not start'));
+    })().finally(() => {
+      replacing = null;
+      wake = null;
+    });
+  }
+
+  const check = () => {
+    const mine = live;
+    if (!mine || stopping || replacing) return;
+    const { lastSign, inHand } = mine;
+    if (consumerStalled({ now: Date.now(), lastSign, batchesInHand: inHand, stallTimeoutMs }))
+      replace(mine.c, 'stalled');
+  };
+
   return {
     async start() {
-      const c = kafka.consumer({
-        groupId,
-        sessionTimeout: config.sessionTimeoutMs ?? 30_000,
-        heartbeatInterval: config.heartbeatIntervalMs ?? 3_000,
-        maxBytesPerPartition: config.maxBytesPerPartition ?? 8 * 1024 * 1024,
-        maxBytes: config.maxBytes ?? 32 * 1024 * 1024,
-        minBytes: config.minBytes ?? 1,
-        maxWaitTimeInMs: config.maxWaitTimeMs ?? 250,
-        allowAutoTopicCreation: false,
-        retry: { retries: 10 },
-      });
-      consumer = c;
-      // kafkajs has no rebalance callback: the GROUP_JOIN event carries the new assignment.
-      c.on(c.events.GROUP_JOIN, (event) => {
-        const partitions = [...(event.payload.memberAssignment[topic] ?? [])].sort((a, b) => a - b);
-        assigned = partitions;
-        logger?.info({ topic, groupId, partitions }, 'partitions assigned');
-        seeksReady = seekToStored(c, partitions).catch((err: unknown) => {
-          // The handler still checks every batch against the stored offset, so this is safe.
-          logger?.warn({ err }, 'could not seek to stored offsets; relying on the batch check');
-        });
-      });
-      c.on(c.events.CRASH, (event) => {
-        logger?.error({ err: event.payload.error, restart: event.payload.restart }, 'consumer crashed');
-      });
-      await c.connect();
-      await c.subscribe({ topic, fromBeginning: true });
-      await c.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: config.partitionsConsumedConcurrently ?? 4,
-        eachBatch: (payload) => eachBatch(c, payload),
-      });
+      stopping = false;
+      await launch();
+      watchdog = setInterval(check, Math.max(100, Math.min(5_000, stallTimeoutMs / 4)));
+      watchdog.unref();
     },
     async stop() {
-      const c = consumer;
-      consumer = null;
-      if (c) await c.disconnect();
+      stopping = true;
+      if (watchdog) clearInterval(watchdog);
+      watchdog = null;
+      wake?.abort();
+      await replacing;
+      const mine = live;
+      live = null;
+      if (mine) await mine.c.disconnect();
       assigned = [];
     },
     assignment: () => [...assigned],
   };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
