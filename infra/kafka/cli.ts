@@ -2,7 +2,7 @@
 // npm run kafka:cluster — a 3-broker cluster (RF 3, min.insync.replicas=2, SASL, SSL and mutual
 // TLS listeners) in the foreground until Ctrl-C; CLUSTER_KAFKA_PORT moves it (default 31700).
 import { join } from 'node:path';
-import { startLocalKafkaCluster } from './cluster.js';
+import { clusterSummary, startLocalKafkaCluster } from './cluster.js';
 import { startLocalKafka, stopLocalKafka } from './index.js';
 
 const command = process.argv[2];
@@ -24,27 +24,7 @@ if (command === 'start') {
     basePort,
     dataDir: join(import.meta.dirname, '.data', `cluster-${basePort}`),
   });
-  // Addresses and file paths only: the client keys stay in their files.
-  const { brokers, saslBrokers, sslBrokers, mtlsBrokers, caFile, user } = cluster;
-  const { clientCertFile, clientKeyFile, untrustedClientCertFile, untrustedClientKeyFile } = cluster;
-  console.log(
-    JSON.stringify(
-      {
-        brokers,
-        saslBrokers,
-        sslBrokers,
-        mtlsBrokers,
-        caFile,
-        clientCertFile,
-        clientKeyFile,
-        untrustedClientCertFile,
-        untrustedClientKeyFile,
-        user,
-      },
-      null,
-      2,
-    ),
-  );
+  console.log(JSON.stringify(clusterSummary(cluster), null, 2));
   const stop = () => void cluster.stop().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -49,8 +50,11 @@ export interface LocalCluster {
    * brokers' client CA did not sign (`untrustedClientCertFile`), is refused in the handshake.
    */
   mtlsBrokers: string[];
-  /** The user every SASL mechanism knows. */
-  user: { username: string; password: string };
+  /**
+   * The user every SASL mechanism knows. Its password is new at every start and also written to
+   * `passwordFile` (mode 0600), which is what to hand on: never print the password itself.
+   */
+  user: { username: string; password: string; passwordFile: string };
   /** PEM of the brokers' self-signed certificate (subject alternative name IP:127.0.0.1). */
   caFile: string;
   /** PEM client certificate (CN=vault-client, extended key usage clientAuth) the MTLS listener trusts. */
@@ -250,6 +254,25 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/**
+ * What `npm run kafka:cluster` prints: addresses and file paths only. The client keys and the
+ * SASL password stay in their files (a terminal's scrollback or a CI log is no place for them).
+ */
+export function clusterSummary(c: LocalCluster) {
+  return {
+    brokers: c.brokers,
+    saslBrokers: c.saslBrokers,
+    sslBrokers: c.sslBrokers,
+    mtlsBrokers: c.mtlsBrokers,
+    caFile: c.caFile,
+    clientCertFile: c.clientCertFile,
+    clientKeyFile: c.clientKeyFile,
+    untrustedClientCertFile: c.untrustedClientCertFile,
+    untrustedClientKeyFile: c.untrustedClientKeyFile,
+    user: { username: c.user.username, passwordFile: c.user.passwordFile },
+  };
+}
+
 export async function startLocalKafkaCluster(options: LocalClusterOptions): Promise<LocalCluster> {
   const { basePort, dataDir } = options;
   const n = options.nodes ?? 3;
@@ -279,7 +302,12 @@ export async function startLocalKafkaCluster(options: LocalClusterOptions): Prom
   }
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
-  const user = { username: 'vault', password: 'vault-secret' };
+  const user = {
+    username: 'vault',
+    password: randomBytes(18).toString('base64url'),
+    passwordFile: join(dataDir, 'sasl-password'),
+  };
+  writeFileSync(user.passwordFile, `${user.password}\n`, { mode: 0o600 });
   const { keystore, caFile } = makeCertificate(dataDir);
   const client = makeClientCertificate(dataDir, 'client');
   // Signed by a CA of its own that no broker trusts.

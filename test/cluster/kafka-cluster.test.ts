@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { type Env, kafkaSecurity } from '@vault-yield/common';
 import {
   type AnvilInstance,
@@ -339,6 +340,12 @@ describe('the pipeline over SASL and over TLS', () => {
     return { topic, client, sums };
   };
 
+  it('the SASL password is new at each start, kept in a file only its owner reads', () => {
+    expect(cluster.user.password).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    expect(readFileSync(cluster.user.passwordFile, 'utf8')).toBe(`${cluster.user.password}\n`);
+    expect(statSync(cluster.user.passwordFile).mode & 0o777).toBe(0o600);
+  });
+
   it('publishes and projects over each listener; wrong credentials and an untrusted CA are refused', async () => {
     let reference: Awaited<ReturnType<typeof project>> | null = null;
     for (const [name, brokers, env] of securities()) {
@@ -431,7 +438,13 @@ describe('the indexer over SASL/SCRAM through a controller failover', () => {
         brokers: cluster.saslBrokers,
         topic,
         partitions: 4,
-        security: { sasl: { mechanism: 'scram-sha-512', ...cluster.user } },
+        security: {
+          sasl: {
+            mechanism: 'scram-sha-512',
+            username: cluster.user.username,
+            password: cluster.user.password,
+          },
+        },
       },
       databaseUrl: db.writerUrl,
       schema: db.schema,

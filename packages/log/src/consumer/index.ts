@@ -87,8 +87,9 @@ export type ReplaceReason = 'dead' | 'stalled';
 
 /**
  * Whether a consumer has stalled: running, no batch in hand, and no sign of life for longer than
- * `stallTimeoutMs`. A healthy idle consumer fetches every `maxWaitTimeMs`; a busy one is inside a
- * batch; one riding out a broker outage retries and restarts within its backoff (≤ 30 s).
+ * `stallTimeoutMs`. A healthy idle consumer fetches every `maxWaitTimeMs`, a busy one is inside a
+ * batch, and kafkajs's retries of a fetch wait ≤ 30 s each. One riding out a long broker outage
+ * may be replaced too, at no cost: its successor keeps trying to connect as it would have.
  */
 export function consumerStalled(s: {
   now: number;
