@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { createLogger, type Logger } from '@vault-yield/common';
-import { kafkaAnswers, startLocalKafka, stopLocalKafka } from '@vault-yield/devstack/kafka';
+import { alive, kafkaAnswers, startLocalKafka, stopLocalKafka } from '@vault-yield/devstack/kafka';
 import { migratedDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import pg from 'pg';
 
@@ -88,8 +88,8 @@ export async function startOwnKafka(): Promise<OwnKafka> {
       if (pid > 0) process.kill(pid, 'SIGCONT');
     },
     async destroy() {
-      // A frozen broker cannot stop: let it go on first.
-      if (pid > 0) process.kill(pid, 'SIGCONT');
+      // A frozen broker cannot stop: let it go on first (a broker already gone has no pid to wake).
+      if (pid > 0 && alive(pid)) process.kill(pid, 'SIGCONT');
       await stopLocalKafka({ dataDir }).catch(() => false);
       rmSync(dataDir, { recursive: true, force: true });
     },
