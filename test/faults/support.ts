@@ -175,11 +175,14 @@ export async function until(pred: () => Promise<boolean> | boolean, what: string
 /**
  * A logger that keeps the last `keep` lines in memory, to be printed when a fault test fails
  * (`onTestFailed(() => recorder.print())`): a failure names its cause without a noisy pass.
+ * With TEST_LOG_LEVEL set (as for the tests' other loggers) every line is printed as it comes.
  */
 export function flightRecorder(name: string, keep = 4_000): { logger: Logger; print(): void } {
   const lines: string[] = [];
+  const echo = (process.env.TEST_LOG_LEVEL ?? 'silent') !== 'silent';
   const destination = new Writable({
     write(chunk: Buffer | string, _enc, cb) {
+      if (echo) process.stdout.write(chunk);
       lines.push(String(chunk));
       if (lines.length > keep) lines.splice(0, lines.length - keep);
       cb();
