@@ -127,6 +127,8 @@ export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchCon
   let stopping = false;
   let watchdog: NodeJS.Timeout | null = null;
   let replacing: Promise<void> | null = null;
+  /** A replacement's start, while it runs (stop lets it finish before disconnecting it). */
+  let launching: Promise<void> | null = null;
   /** Wakes a replacement's backoff when the consumer is stopped. */
   let wake: AbortController | null = null;
   /** Replacements since a batch was last applied: the backoff grows with them (1 s … 30 s). */
@@ -268,7 +270,11 @@ export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchCon
       if (stopping) return;
       // Not awaited: the new consumer is judged by its signs of life from here on, so one that
       // fails to start (the broker still away) or hangs on its way in is replaced in its turn.
-      launch().catch((err: unknown) => logger?.error({ err }, 'the replacement consumer did not start'));
+      launching = launch()
+        .catch((err: unknown) => logger?.error({ err }, 'the replacement consumer did not start'))
+        .finally(() => {
+          launching = null;
+        });
     })().finally(() => {
       replacing = null;
       wake = null;
@@ -296,6 +302,9 @@ export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchCon
       watchdog = null;
       wake?.abort();
       await replacing;
+      // A consumer disconnected halfway through its start may connect afterwards (kafkajs#1639):
+      // let a replacement's start end first, waiting 10 s at most.
+      if (launching) await Promise.race([launching, delay(10_000, new AbortController().signal)]);
       const mine = live;
       live = null;
       if (mine) await mine.c.disconnect();
