@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload } from 'kafkajs';
 import { kafkaClient, type LogClientConfig } from '../kafka.js';
 
@@ -265,7 +266,7 @@ export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchCon
     wake = abort;
     replacing = (async () => {
       // The old consumer may hang on its way out (perhaps why it stalled): wait a little only.
-      await Promise.race([old.disconnect().catch(() => {}), delay(5_000, abort.signal)]);
+      await Promise.race([old.disconnect().catch(() => {}), delay(5_000, abort.signal, false)]);
       await delay(backoffMs, abort.signal);
       if (stopping) return;
       // Not awaited: the new consumer is judged by its signs of life from here on, so one that
@@ -304,7 +305,7 @@ export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchCon
       await replacing;
       // A consumer disconnected halfway through its start may connect afterwards (kafkajs#1639):
       // let a replacement's start end first, waiting 10 s at most.
-      if (launching) await Promise.race([launching, delay(10_000, new AbortController().signal)]);
+      if (launching) await Promise.race([launching, delay(10_000, undefined, false)]);
       const mine = live;
       live = null;
       if (mine) await mine.c.disconnect();
@@ -314,16 +315,10 @@ export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchCon
   };
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
+/**
+ * Resolves after `ms`, or at once when `signal` aborts (never rejects). `ref: false` for a wait
+ * raced against work that holds the process open itself: the timer left behind keeps nothing alive.
+ */
+function delay(ms: number, signal?: AbortSignal, ref = true): Promise<void> {
+  return sleep(ms, undefined, { signal, ref }).catch(() => {});
 }
