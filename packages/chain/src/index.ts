@@ -3,7 +3,14 @@
  * the event ABIs and topic lists for log filters, log → record decoding, and valuation contexts
  * read at a block.
  */
-export { type ChainClient, type ChainClientConfig, createChainClient } from './client/index.js';
+export {
+  type ChainClient,
+  type ChainClientConfig,
+  createChainClient,
+  createHeadGuard,
+  type HeadGuard,
+  headGuardOf,
+} from './client/index.js';
 export {
   asciiToBytes32,
   bytes32ToAscii,

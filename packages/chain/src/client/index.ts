@@ -6,6 +6,9 @@ import {
   http,
   type PublicClient,
 } from 'viem';
+import { createHeadGuard, type HeadGuard } from './head-guard.js';
+
+export { createHeadGuard, type HeadGuard } from './head-guard.js';
 
 export interface ChainClientConfig {
   rpcUrl: string;
@@ -53,4 +56,24 @@ export function createChainClient(config: ChainClientConfig): ChainClient {
       retryCount: config.retryCount ?? 3,
     }),
   });
+}
+
+/** NUMBER PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN: creation code whose answer is block.number. */
+const CALL_NUMBER_CODE = '0x4360005260206000f3' as const;
+const guards = new WeakMap<ChainClient, HeadGuard>();
+
+/** The client's head guard (one per client: its reads share the head they last saw). */
+export function headGuardOf(client: ChainClient): HeadGuard {
+  let guard = guards.get(client);
+  if (!guard) {
+    guard = createHeadGuard({
+      // A request of its own: viem's getBlockNumber shares one in flight (even with cacheTime 0),
+      // which may have been asked before this read was answered.
+      headNumber: async () => BigInt(await client.request({ method: 'eth_blockNumber' })),
+      // Creation code run by an eth_call at the head: returns NUMBER (the block the call runs in).
+      callNumber: async () => BigInt((await client.call({ data: CALL_NUMBER_CODE })).data ?? '0x0'),
+    });
+    guards.set(client, guard);
+  }
+  return guard;
 }

@@ -1,6 +1,6 @@
 import { mockAggregatorAbi, vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
 import { type Address, zeroAddress } from 'viem';
-import type { ChainClient } from '../client/index.js';
+import { type ChainClient, headGuardOf } from '../client/index.js';
 
 /** A token's USD feed at a block, as the factory's registry names it. */
 export interface TokenFeedState {
@@ -24,7 +24,15 @@ export async function readTokenFeed(
   token: Address,
   blockNumber: number,
 ): Promise<TokenFeedState> {
-  const block = BigInt(blockNumber);
+  return headGuardOf(client).at(blockNumber, () => tokenFeedAt(client, factory, token, BigInt(blockNumber)));
+}
+
+async function tokenFeedAt(
+  client: ChainClient,
+  factory: Address,
+  token: Address,
+  block: bigint,
+): Promise<TokenFeedState> {
   const feed = (
     await client.readContract({
       address: factory,
@@ -76,7 +84,14 @@ export async function readVaultPositions(
   vault: Address,
   blockNumber: number,
 ): Promise<VaultPositionState[]> {
-  const block = BigInt(blockNumber);
+  return headGuardOf(client).at(blockNumber, () => vaultPositionsAt(client, vault, BigInt(blockNumber)));
+}
+
+async function vaultPositionsAt(
+  client: ChainClient,
+  vault: Address,
+  block: bigint,
+): Promise<VaultPositionState[]> {
   const next = await client.readContract({
     address: vault,
     abi: vaultAbi,

@@ -18,7 +18,7 @@ import {
   parseAbi,
   TimeoutError,
 } from 'viem';
-import type { ChainClient } from '../client/index.js';
+import { type ChainClient, headGuardOf } from '../client/index.js';
 import { LENS_TICK_BIAS, type LensArgs, lensDeployData, lensReadData } from './calldata.js';
 import { priceOfAnswer } from './decimal.js';
 
@@ -210,6 +210,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     );
   const inFlight = config.callsInFlight ?? 4;
   let calls = 0;
+  const headGuard = headGuardOf(client);
   let mode: LensMode | undefined = config.lens === 'auto' ? undefined : config.lens;
   let probing: Promise<LensMode> | undefined;
   /**
@@ -404,15 +405,21 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
       maxWordsOf(lensMode),
       lensMode === 'create' ? 1 : 0,
     );
-    const answers: { batch: readonly ValuedVault[]; words: Words }[][] = new Array(jobs.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < jobs.length) {
-        const i = next++;
-        answers[i] = await lens(lensMode, block, blockHash, tokens, pools, jobs[i]!);
-      }
+    const answersAt = async () => {
+      const answers: { batch: readonly ValuedVault[]; words: Words }[][] = new Array(jobs.length);
+      let next = 0;
+      const worker = async () => {
+        while (next < jobs.length) {
+          const i = next++;
+          answers[i] = await lens(lensMode, block, blockHash, tokens, pools, jobs[i]!);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(inFlight, jobs.length) }, worker));
+      return answers;
     };
-    await Promise.all(Array.from({ length: Math.min(inFlight, jobs.length) }, worker));
+    // A read of the newest block is made again if the next block was mined while it ran (a node
+    // may have answered it from the next block's state: HeadGuard).
+    const answers = await headGuard.at(block, answersAt);
 
     const out = new Map<Address, ValuationContext>();
     let tokenCtx: Map<Address, TokenContext> | undefined;

@@ -7,7 +7,7 @@ import {
 } from '@vault-yield/contracts';
 import type { PoolContext } from '@vault-yield/domain';
 import { type Address, zeroAddress } from 'viem';
-import type { ChainClient } from '../client/index.js';
+import { type ChainClient, headGuardOf } from '../client/index.js';
 import { BoundedCache, cachedPromise } from './cache.js';
 import { priceOfAnswer } from './decimal.js';
 
@@ -99,74 +99,78 @@ export function createValuationReader(client: ChainClient, config: ValuationRead
 
   const priceUsd = (token: Address, blockNumber: bigint | number): Promise<string> => {
     const block = BigInt(blockNumber);
-    return atBlock(`price:${lower(token)}@${block}`, async () => {
-      const feed = await client.readContract({
-        address: factory,
-        abi: vaultFactoryAbi,
-        functionName: 'feedOf',
-        args: [token],
-        blockNumber: block,
-      });
-      if (feed === zeroAddress)
-        throw new ValuationError(`no USD feed registered for token ${token} at block ${block}`);
-      const [decimals, round] = await Promise.all([
-        once(`feedDecimals:${lower(feed)}`, () =>
-          client.readContract({ address: feed, abi: mockAggregatorAbi, functionName: 'decimals' }),
-        ),
-        client.readContract({
-          address: feed,
-          abi: mockAggregatorAbi,
-          functionName: 'latestRoundData',
+    return atBlock(`price:${lower(token)}@${block}`, () =>
+      headGuardOf(client).at(block, async () => {
+        const feed = await client.readContract({
+          address: factory,
+          abi: vaultFactoryAbi,
+          functionName: 'feedOf',
+          args: [token],
           blockNumber: block,
-        }),
-      ]);
-      return priceOfAnswer(round[1], decimals);
-    });
+        });
+        if (feed === zeroAddress)
+          throw new ValuationError(`no USD feed registered for token ${token} at block ${block}`);
+        const [decimals, round] = await Promise.all([
+          once(`feedDecimals:${lower(feed)}`, () =>
+            client.readContract({ address: feed, abi: mockAggregatorAbi, functionName: 'decimals' }),
+          ),
+          client.readContract({
+            address: feed,
+            abi: mockAggregatorAbi,
+            functionName: 'latestRoundData',
+            blockNumber: block,
+          }),
+        ]);
+        return priceOfAnswer(round[1], decimals);
+      }),
+    );
   };
 
   const poolContext = (pool: Address, blockNumber: bigint | number): Promise<PoolContext> => {
     const block = BigInt(blockNumber);
-    return atBlock(`pool:${lower(pool)}@${block}`, async () => {
-      const ids = once(`pool:${lower(pool)}`, async () => {
-        const read = (functionName: 'fee' | 'token0' | 'token1') =>
-          client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName });
-        const [fee, venue, token0, token1] = await Promise.all([
-          read('fee'),
+    return atBlock(`pool:${lower(pool)}@${block}`, () =>
+      headGuardOf(client).at(block, async () => {
+        const ids = once(`pool:${lower(pool)}`, async () => {
+          const read = (functionName: 'fee' | 'token0' | 'token1') =>
+            client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName });
+          const [fee, venue, token0, token1] = await Promise.all([
+            read('fee'),
+            client.readContract({
+              address: factory,
+              abi: vaultFactoryAbi,
+              functionName: 'venueOf',
+              args: [pool],
+            }),
+            read('token0'),
+            read('token1'),
+          ]);
+          return {
+            fee: Number(fee),
+            venue: String(venue),
+            token0: lower(String(token0)),
+            token1: lower(String(token1)),
+          };
+        });
+        const [id, slot0] = await Promise.all([
+          ids,
           client.readContract({
-            address: factory,
-            abi: vaultFactoryAbi,
-            functionName: 'venueOf',
-            args: [pool],
+            address: pool,
+            abi: uniswapV3PoolAbi,
+            functionName: 'slot0',
+            blockNumber: block,
           }),
-          read('token0'),
-          read('token1'),
         ]);
         return {
-          fee: Number(fee),
-          venue: String(venue),
-          token0: lower(String(token0)),
-          token1: lower(String(token1)),
+          address: lower(pool),
+          venue: id.venue,
+          feeTier: id.fee,
+          sqrtPriceX96: slot0[0].toString(),
+          tick: slot0[1],
+          token0: id.token0,
+          token1: id.token1,
         };
-      });
-      const [id, slot0] = await Promise.all([
-        ids,
-        client.readContract({
-          address: pool,
-          abi: uniswapV3PoolAbi,
-          functionName: 'slot0',
-          blockNumber: block,
-        }),
-      ]);
-      return {
-        address: lower(pool),
-        venue: id.venue,
-        feeTier: id.fee,
-        sqrtPriceX96: slot0[0].toString(),
-        tick: slot0[1],
-        token0: id.token0,
-        token1: id.token1,
-      };
-    });
+      }),
+    );
   };
 
   return { vaultInfo, tokenInfo, priceUsd, poolContext };
