@@ -6,6 +6,7 @@ import {
   http,
   type PublicClient,
 } from 'viem';
+import { UNSHARED } from '../rpc/coalesce.js';
 import { createHeadGuard, type HeadGuard } from './head-guard.js';
 
 export { createHeadGuard, type HeadGuard } from './head-guard.js';
@@ -67,9 +68,14 @@ export function headGuardOf(client: ChainClient): HeadGuard {
   let guard = guards.get(client);
   if (!guard) {
     guard = createHeadGuard({
-      // A request of its own: viem's getBlockNumber shares one in flight (even with cacheTime 0),
-      // which may have been asked before this read was answered.
-      headNumber: async () => BigInt(await client.request({ method: 'eth_blockNumber' })),
+      // A request of its own, sent after the read was answered: viem's getBlockNumber shares one
+      // in flight (even with cacheTime 0), and so would coalesceTransport, unless told not to.
+      headNumber: async () =>
+        BigInt(
+          await client.request({ method: 'eth_blockNumber', [UNSHARED]: true } as {
+            method: 'eth_blockNumber';
+          }),
+        ),
       // Creation code run by an eth_call at the head: returns NUMBER (the block the call runs in).
       callNumber: async () => BigInt((await client.call({ data: CALL_NUMBER_CODE })).data ?? '0x0'),
     });

@@ -1,6 +1,6 @@
 import { createPublicClient, custom } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { coalesceTransport } from './coalesce.js';
+import { coalesceTransport, UNSHARED } from './coalesce.js';
 
 describe('coalesceTransport', () => {
   it('sends identical read calls in flight once; every caller gets the answer or the error', async () => {
@@ -43,5 +43,41 @@ describe('coalesceTransport', () => {
     const tx = () => client.request({ method: 'eth_sendRawTransaction', params: ['0x00'] });
     await Promise.all([tx(), tx()]);
     expect(sent).toHaveLength(6);
+  });
+
+  it('never joins a call marked UNSHARED to one in flight (it must be answered by a request sent after it)', async () => {
+    let sent = 0;
+    let head = 5;
+    const transport = custom(
+      {
+        async request() {
+          sent++;
+          const answer = head;
+          await new Promise((r) => setTimeout(r, 20));
+          return `0x${answer.toString(16)}`;
+        },
+      },
+      { retryCount: 0 },
+    );
+    let joined = 0;
+    const client = createPublicClient({
+      transport: coalesceTransport(transport, { onCoalesced: () => joined++ }),
+    });
+    const early = client.request({ method: 'eth_blockNumber' });
+    head = 6; // the head moves while the first request is out
+    const late = client.request({ method: 'eth_blockNumber', [UNSHARED]: true } as {
+      method: 'eth_blockNumber';
+    });
+    expect(await early).toBe('0x5');
+    expect(await late).toBe('0x6');
+    expect(sent).toBe(2);
+    expect(joined).toBe(0);
+    // Unmarked, the same call joins the one in flight.
+    const [a, b] = await Promise.all([
+      client.request({ method: 'eth_blockNumber' }),
+      client.request({ method: 'eth_blockNumber' }),
+    ]);
+    expect(a).toBe(b);
+    expect(joined).toBe(1);
   });
 });

@@ -18,6 +18,14 @@ export const COALESCED_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Set on a call's arguments (`{ method, params, [UNSHARED]: true }`) when it must be answered by a
+ * request sent after it was made — "has the head moved since my read was answered?" — and so may
+ * never join an identical call already in flight (sent before). JSON leaves symbol keys out: the
+ * node never sees it.
+ */
+export const UNSHARED: unique symbol = Symbol('vault-yield.rpc.unshared');
+
+/**
  * Wraps a viem transport so identical JSON-RPC calls in flight at the same time go over the wire
  * once and every caller gets that answer (or that error). Besides saving requests, it keeps
  * concurrent callers from sending the same call twice around a provider's 429: the second copy
@@ -41,7 +49,8 @@ export function coalesceTransport<T extends Transport>(
       options?: unknown,
     ) => Promise<unknown>;
     const request = (args: { method: string; params?: unknown }, options?: unknown): Promise<unknown> => {
-      if (!methods.has(args.method)) return send(args, options);
+      if (!methods.has(args.method) || (args as { [UNSHARED]?: boolean })[UNSHARED])
+        return send(args, options);
       let key: string;
       try {
         key = JSON.stringify([args.method, args.params ?? null]);

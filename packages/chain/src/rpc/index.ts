@@ -13,7 +13,7 @@ export {
   type RpcCallObserver,
   type RpcStats,
 } from './client.js';
-export { COALESCED_METHODS, coalesceTransport } from './coalesce.js';
+export { COALESCED_METHODS, coalesceTransport, UNSHARED } from './coalesce.js';
 export { classifyRpcError, describeRpcError, type RpcErrorKind } from './errors.js';
 export {
   type AdaptiveLogsOptions,
