@@ -751,7 +751,7 @@ export class IndexerEngine {
     };
     const seqs = assignSeqs(records, (vault) => entry(vault).state);
     this.valuedBlocks += await valuateRecords(records, {
-      read: (block, vaults, hash) => this.rpc(() => this.valuator.read(block, vaults, hash)),
+      read: (block, vaults, hash, ts) => this.rpc(() => this.valuator.read(block, vaults, hash, ts)),
       // Positions minted for the vault by someone else are read too (every range seen so far: one
       // the pool holds nothing for at a block reads as nothing there).
       vault: (vault) => {

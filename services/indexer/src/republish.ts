@@ -163,7 +163,7 @@ export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultR
   }
   const valuator = createBlockValuator(client, { factory, heartbeatOf: input.heartbeatOf, lens: input.lens });
   await valuateRecords(records, {
-    read: (block, vaults) => valuator.read(block, vaults),
+    read: (block, vaults, _hash, ts) => valuator.read(block, vaults, undefined, ts),
     vault: () => vault,
     concurrency: input.concurrency ?? 4,
   });

@@ -57,7 +57,7 @@ describe('head guard: reads of the newest block while the next one is mined (anv
       const head = await client.getBlock({ blockTag: 'latest' });
       const price = answer;
       const valuations = Array.from({ length: 3 }, () =>
-        valuator.read(Number(head.number), [vault], head.hash),
+        valuator.read(Number(head.number), [vault], head.hash, Number(head.timestamp)),
       );
       // The same feed read without the guard: how often anvil answers from the next block.
       const raw = Array.from({ length: 3 }, () =>

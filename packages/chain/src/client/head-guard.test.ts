@@ -19,6 +19,14 @@ class Node {
     this.state++;
     this.head = this.state;
   }
+  /** Writes the next block's state only (a miner put aside before it publishes the number). */
+  writeOnly() {
+    this.state++;
+  }
+  /** Publishes the number of the state written. */
+  publish() {
+    this.head = this.state;
+  }
   /** Moves the calls to the published block. */
   move() {
     this.calls = this.head;
@@ -125,6 +133,70 @@ describe('createHeadGuard', () => {
             for (let i = 0; i < mines; i++) {
               await s.schedule(Promise.resolve());
               node.write();
+              await s.schedule(Promise.resolve());
+              node.move();
+            }
+          })();
+          const all = Promise.all([Promise.all(reads), mining]);
+          await s.waitFor(all);
+          const [answers] = await all;
+          for (const { block, got } of answers) expect(got).toBe(block);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads again an answer its caller finds of a later state, though the head had not moved yet', async () => {
+    const node = new Node();
+    const guard = createHeadGuard(node.probes());
+    let reads = 0;
+    const got = await guard.at(
+      10,
+      async () => {
+        reads++;
+        if (reads === 1) {
+          node.writeOnly(); // the next block's state is in, its number not yet published
+          setTimeout(() => {
+            node.publish();
+            node.move();
+          }, 5);
+        }
+        return node.answer(10);
+      },
+      (answer) => answer > 10,
+    );
+    expect(got).toBe(10);
+    expect(reads).toBe(2);
+    expect(guard.repeated).toBe(1);
+  });
+
+  it('with a suspect that knows a later state, every answer is its block’s own even when the number is published late (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 0, max: 4 }),
+        async (s, offsets, mines) => {
+          const node = new Node();
+          const guard = createHeadGuard(node.probes(() => s.schedule(Promise.resolve())));
+          const reads = offsets.map((o) => {
+            const block = node.head - (o % 2);
+            return guard
+              .at(
+                block,
+                () => s.schedule(Promise.resolve()).then(() => node.answer(block)),
+                (answer) => answer > block,
+              )
+              .then((got) => ({ block, got }));
+          });
+          // Blocks mined meanwhile in three steps, anything answered between them.
+          const mining = (async () => {
+            for (let i = 0; i < mines; i++) {
+              await s.schedule(Promise.resolve());
+              node.writeOnly();
+              await s.schedule(Promise.resolve());
+              node.publish();
               await s.schedule(Promise.resolve());
               node.move();
             }

@@ -110,6 +110,11 @@ export interface BlockValuator {
     block: number,
     vaults: readonly ValuedVault[],
     blockHash?: Hash,
+    /**
+     * The block's time (Unix seconds): an answer with a feed updated after it is of a later state
+     * and is read again (HeadGuard's `suspect`).
+     */
+    blockTimestamp?: number,
   ): Promise<Map<Address, ValuationContext>>;
   /** eth_calls made so far (each one lens call). */
   readonly calls: number;
@@ -386,7 +391,12 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
     }
   };
 
-  const read = async (blockNumber: number, vaults: readonly ValuedVault[], blockHash?: Hash) => {
+  const read = async (
+    blockNumber: number,
+    vaults: readonly ValuedVault[],
+    blockHash?: Hash,
+    blockTimestamp?: number,
+  ): Promise<Map<Address, ValuationContext>> => {
     const block = BigInt(blockNumber);
     // Constants are read once, at the block that first needs them: a node lagging behind the head
     // may not have a pool created a moment ago at `latest`, but has it at this (named) block.
@@ -417,118 +427,135 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
       await Promise.all(Array.from({ length: Math.min(inFlight, jobs.length) }, worker));
       return answers;
     };
+    /** The contexts of one set of answers. */
+    const decode = async (answers: { batch: readonly ValuedVault[]; words: Words }[][]) => {
+      const out = new Map<Address, ValuationContext>();
+      let tokenCtx: Map<Address, TokenContext> | undefined;
+      /** A pool's context and its global fee growth (which the context does not carry). */
+      let poolCtx: Map<Address, { context: PoolContext; g0: bigint; g1: bigint }> | undefined;
+      for (const { batch, words } of answers.flat()) {
+        // Tokens and pools: the first answer's (every answer is of the same block).
+        const rounds = tokens.map(() => ({
+          feed: words.address(),
+          answer: words.signed(),
+          updatedAt: words.next(),
+        }));
+        const slots = pools.map(() => ({
+          sqrtPriceX96: words.next(),
+          tick: Number(words.signed()),
+          g0: words.next(),
+          g1: words.next(),
+        }));
+        if (!tokenCtx) {
+          const feedDecs = await Promise.all(rounds.map((r) => decimalsOfFeed(lower(r.feed), at)));
+          tokenCtx = new Map();
+          for (const [i, t] of tokens.entries()) {
+            const r = rounds[i]!;
+            const feed = lower(r.feed);
+            tokenCtx.set(t, {
+              address: t,
+              symbol: metas[i]!.symbol,
+              decimals: metas[i]!.decimals,
+              priceUsd: priceOfAnswer(r.answer, feedDecs[i]!),
+              feed,
+              priceUpdatedAt: Number(r.updatedAt),
+              heartbeat: config.heartbeatOf(feed),
+            });
+          }
+          poolCtx = new Map();
+          for (const [i, p] of pools.entries()) {
+            const m = poolMetas[i]!;
+            const s = slots[i]!;
+            poolCtx.set(p, {
+              context: {
+                address: p,
+                venue: m.venue,
+                feeTier: m.fee,
+                sqrtPriceX96: s.sqrtPriceX96.toString(),
+                tick: s.tick,
+                token0: m.token0,
+                token1: m.token1,
+              },
+              g0: s.g0,
+              g1: s.g1,
+            });
+          }
+        }
+        for (const v of batch) {
+          const vault = lower(v.vault);
+          const { context: pool, g0, g1 } = poolCtx!.get(lower(v.pool))!;
+          const balances = [words.next(), words.next(), words.next()];
+          const pending = words.next();
+          const n = Number(words.next());
+          const holdings: Holdings = { balances: [], positions: [], pendingRewards: [] };
+          // The lens reads token0, token1, rewardToken; the context lists each token once.
+          const given = [lower(v.token0), lower(v.token1), lower(v.rewardToken)];
+          for (const t of tokensOf(v)) {
+            const amount = balances[given.indexOf(t)]!;
+            if (amount > 0n) holdings.balances.push({ token: t, amount: amount.toString() });
+          }
+          if (pending > 0n)
+            holdings.pendingRewards.push({ token: lower(v.rewardToken), amount: pending.toString() });
+          for (let p = 0; p < n; p++) {
+            const id = words.next();
+            const tickLower = Number(words.signed());
+            const tickUpper = Number(words.signed());
+            const liquidity = words.next();
+            const last0 = words.next();
+            const last1 = words.next();
+            const owed0 = words.next();
+            const owed1 = words.next();
+            const lo = { feeGrowthOutside0X128: words.next(), feeGrowthOutside1X128: words.next() };
+            const up = { feeGrowthOutside0X128: words.next(), feeGrowthOutside1X128: words.next() };
+            const [in0, in1] = feeGrowthInside(pool.tick, tickLower, tickUpper, lo, up, g0, g1);
+            const [o0, o1] = owedTokens(
+              {
+                liquidity,
+                feeGrowthInside0LastX128: last0,
+                feeGrowthInside1LastX128: last1,
+                tokensOwed0: owed0,
+                tokensOwed1: owed1,
+              },
+              in0,
+              in1,
+            );
+            holdings.positions.push({
+              id: id.toString(),
+              pool: pool.address,
+              tickLower,
+              tickUpper,
+              liquidity: liquidity.toString(),
+              owed0: o0.toString(),
+              owed1: o1.toString(),
+            });
+          }
+          positionsSeen.set(vault, n);
+          // A copy per vault, as before (the rest pattern that left out g0, g1 cost ten times more).
+          out.set(vault, {
+            tokens: tokensOf(v).map((t) => tokenCtx!.get(t)!),
+            pools: [{ ...pool }],
+            holdings,
+          });
+        }
+        if (!words.done)
+          throw new BlockValuationError(`the lens answered more words than it owes at block ${block}`);
+      }
+      return out;
+    };
     // A read of the newest block is made again if the next block was mined while it ran (a node
-    // may have answered it from the next block's state: HeadGuard).
-    const answers = await headGuard.at(block, answersAt);
-
-    const out = new Map<Address, ValuationContext>();
-    let tokenCtx: Map<Address, TokenContext> | undefined;
-    /** A pool's context and its global fee growth (which the context does not carry). */
-    let poolCtx: Map<Address, { context: PoolContext; g0: bigint; g1: bigint }> | undefined;
-    for (const { batch, words } of answers.flat()) {
-      // Tokens and pools: the first answer's (every answer is of the same block).
-      const rounds = tokens.map(() => ({
-        feed: words.address(),
-        answer: words.signed(),
-        updatedAt: words.next(),
-      }));
-      const slots = pools.map(() => ({
-        sqrtPriceX96: words.next(),
-        tick: Number(words.signed()),
-        g0: words.next(),
-        g1: words.next(),
-      }));
-      if (!tokenCtx) {
-        const feedDecs = await Promise.all(rounds.map((r) => decimalsOfFeed(lower(r.feed), at)));
-        tokenCtx = new Map();
-        for (const [i, t] of tokens.entries()) {
-          const r = rounds[i]!;
-          const feed = lower(r.feed);
-          tokenCtx.set(t, {
-            address: t,
-            symbol: metas[i]!.symbol,
-            decimals: metas[i]!.decimals,
-            priceUsd: priceOfAnswer(r.answer, feedDecs[i]!),
-            feed,
-            priceUpdatedAt: Number(r.updatedAt),
-            heartbeat: config.heartbeatOf(feed),
-          });
-        }
-        poolCtx = new Map();
-        for (const [i, p] of pools.entries()) {
-          const m = poolMetas[i]!;
-          const s = slots[i]!;
-          poolCtx.set(p, {
-            context: {
-              address: p,
-              venue: m.venue,
-              feeTier: m.fee,
-              sqrtPriceX96: s.sqrtPriceX96.toString(),
-              tick: s.tick,
-              token0: m.token0,
-              token1: m.token1,
-            },
-            g0: s.g0,
-            g1: s.g1,
-          });
-        }
-      }
-      for (const v of batch) {
-        const vault = lower(v.vault);
-        const { context: pool, g0, g1 } = poolCtx!.get(lower(v.pool))!;
-        const balances = [words.next(), words.next(), words.next()];
-        const pending = words.next();
-        const n = Number(words.next());
-        const holdings: Holdings = { balances: [], positions: [], pendingRewards: [] };
-        // The lens reads token0, token1, rewardToken; the context lists each token once.
-        const given = [lower(v.token0), lower(v.token1), lower(v.rewardToken)];
-        for (const t of tokensOf(v)) {
-          const amount = balances[given.indexOf(t)]!;
-          if (amount > 0n) holdings.balances.push({ token: t, amount: amount.toString() });
-        }
-        if (pending > 0n)
-          holdings.pendingRewards.push({ token: lower(v.rewardToken), amount: pending.toString() });
-        for (let p = 0; p < n; p++) {
-          const id = words.next();
-          const tickLower = Number(words.signed());
-          const tickUpper = Number(words.signed());
-          const liquidity = words.next();
-          const last0 = words.next();
-          const last1 = words.next();
-          const owed0 = words.next();
-          const owed1 = words.next();
-          const lo = { feeGrowthOutside0X128: words.next(), feeGrowthOutside1X128: words.next() };
-          const up = { feeGrowthOutside0X128: words.next(), feeGrowthOutside1X128: words.next() };
-          const [in0, in1] = feeGrowthInside(pool.tick, tickLower, tickUpper, lo, up, g0, g1);
-          const [o0, o1] = owedTokens(
-            {
-              liquidity,
-              feeGrowthInside0LastX128: last0,
-              feeGrowthInside1LastX128: last1,
-              tokensOwed0: owed0,
-              tokensOwed1: owed1,
-            },
-            in0,
-            in1,
-          );
-          holdings.positions.push({
-            id: id.toString(),
-            pool: pool.address,
-            tickLower,
-            tickUpper,
-            liquidity: liquidity.toString(),
-            owed0: o0.toString(),
-            owed1: o1.toString(),
-          });
-        }
-        positionsSeen.set(vault, n);
-        // A copy per vault, as before (the rest pattern that left out g0, g1 cost ten times more).
-        out.set(vault, { tokens: tokensOf(v).map((t) => tokenCtx!.get(t)!), pools: [{ ...pool }], holdings });
-      }
-      if (!words.done)
-        throw new BlockValuationError(`the lens answered more words than it owes at block ${block}`);
-    }
-    return out;
+    // may have answered it from the next block's state: HeadGuard), or if a feed's answer is
+    // newer than the block (`blockTimestamp`): no read of the block can show that.
+    return headGuard.at(
+      block,
+      async () => decode(await answersAt()),
+      blockTimestamp === undefined
+        ? undefined
+        : (out) => {
+            for (const ctx of out.values())
+              for (const t of ctx.tokens) if (t.priceUpdatedAt > blockTimestamp) return true;
+            return false;
+          },
+    );
   };
 
   return {

@@ -9,6 +9,8 @@ export interface Valuation {
     block: number,
     vaults: readonly ValuedVault[],
     blockHash: `0x${string}`,
+    /** The block's time (Unix seconds): a feed newer than it marks an answer of a later state. */
+    blockTimestamp: number,
   ): Promise<Map<Address, ValuationContext>>;
   /** The valued set of a vault the records name. */
   vault(vault: Address): ValuedVault;
@@ -36,8 +38,13 @@ export async function valuateRecords(records: readonly VaultRecord[], v: Valuati
   const worker = async () => {
     while (next < blocks.length) {
       const [block, vaults] = blocks[next++]!;
-      const hash = vaults.values().next().value![0]!.blockHash;
-      const contexts = await v.read(block, [...vaults.keys()].map(v.vault), hash);
+      const first = vaults.values().next().value![0]!;
+      const contexts = await v.read(
+        block,
+        [...vaults.keys()].map(v.vault),
+        first.blockHash,
+        first.blockTimestamp,
+      );
       for (const [vault, list] of vaults) {
         const context = contexts.get(vault);
         if (!context) throw new Error(`invariant: no valuation of vault ${vault} at block ${block}`);
