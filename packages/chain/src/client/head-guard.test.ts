@@ -118,30 +118,7 @@ describe('createHeadGuard', () => {
         fc.scheduler(),
         fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 6 }),
         fc.integer({ min: 0, max: 4 }),
-        async (s, offsets, mines) => {
-          const node = new Node();
-          const guard = createHeadGuard(node.probes(() => s.schedule(Promise.resolve())));
-          // Reads of the head and of blocks a little below it, issued at once.
-          const reads = offsets.map((o) => {
-            const block = node.head - (o % 2);
-            return guard
-              .at(block, () => s.schedule(Promise.resolve()).then(() => node.answer(block)))
-              .then((got) => ({ block, got }));
-          });
-          // Blocks mined meanwhile: write-and-publish, then (later) move the calls.
-          const mining = (async () => {
-            for (let i = 0; i < mines; i++) {
-              await s.schedule(Promise.resolve());
-              node.write();
-              await s.schedule(Promise.resolve());
-              node.move();
-            }
-          })();
-          const all = Promise.all([Promise.all(reads), mining]);
-          await s.waitFor(all);
-          const [answers] = await all;
-          for (const { block, got } of answers) expect(got).toBe(block);
-        },
+        (s, offsets, mines) => interleaved(s, offsets, mines, { publishLate: false }),
       ),
       { numRuns: 300 },
     );
@@ -177,37 +154,51 @@ describe('createHeadGuard', () => {
         fc.scheduler(),
         fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 6 }),
         fc.integer({ min: 0, max: 4 }),
-        async (s, offsets, mines) => {
-          const node = new Node();
-          const guard = createHeadGuard(node.probes(() => s.schedule(Promise.resolve())));
-          const reads = offsets.map((o) => {
-            const block = node.head - (o % 2);
-            return guard
-              .at(
-                block,
-                () => s.schedule(Promise.resolve()).then(() => node.answer(block)),
-                (answer) => answer > block,
-              )
-              .then((got) => ({ block, got }));
-          });
-          // Blocks mined meanwhile in three steps, anything answered between them.
-          const mining = (async () => {
-            for (let i = 0; i < mines; i++) {
-              await s.schedule(Promise.resolve());
-              node.writeOnly();
-              await s.schedule(Promise.resolve());
-              node.publish();
-              await s.schedule(Promise.resolve());
-              node.move();
-            }
-          })();
-          const all = Promise.all([Promise.all(reads), mining]);
-          await s.waitFor(all);
-          const [answers] = await all;
-          for (const { block, got } of answers) expect(got).toBe(block);
-        },
+        (s, offsets, mines) => interleaved(s, offsets, mines, { publishLate: true }),
       ),
       { numRuns: 300 },
     );
   });
 });
+
+/**
+ * Reads of the head and of blocks a little below it, issued at once, while `mines` blocks are
+ * mined — written and published in one step then the calls moved, or (`publishLate`) written,
+ * published and moved in three steps with a `suspect` that knows a later state — every answer,
+ * probe and step in an order fast-check picks. Every answer must be its block's own.
+ */
+async function interleaved(
+  s: fc.Scheduler,
+  offsets: readonly number[],
+  mines: number,
+  { publishLate }: { publishLate: boolean },
+): Promise<void> {
+  const node = new Node();
+  const guard = createHeadGuard(node.probes(() => s.schedule(Promise.resolve())));
+  const reads = offsets.map((o) => {
+    const block = node.head - (o % 2);
+    return guard
+      .at(
+        block,
+        () => s.schedule(Promise.resolve()).then(() => node.answer(block)),
+        publishLate ? (answer) => answer > block : undefined,
+      )
+      .then((got) => ({ block, got }));
+  });
+  const mining = (async () => {
+    for (let i = 0; i < mines; i++) {
+      await s.schedule(Promise.resolve());
+      if (publishLate) {
+        node.writeOnly();
+        await s.schedule(Promise.resolve());
+        node.publish();
+      } else node.write();
+      await s.schedule(Promise.resolve());
+      node.move();
+    }
+  })();
+  const all = Promise.all([Promise.all(reads), mining]);
+  await s.waitFor(all);
+  const [answers] = await all;
+  for (const { block, got } of answers) expect(got).toBe(block);
+}
