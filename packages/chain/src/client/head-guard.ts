@@ -13,11 +13,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
  *
  * The rule: a read of a block below the block the node's calls were seen running in before it was
  * issued is never answered from the live state and is taken as it is. Otherwise the head is asked
- * after the answer; if it moved past the read's block, the answer may hold the next block's state:
- * the read is made again once the node's calls run past the block — asked, not assumed: anvil
- * publishes the number before it moves its calls (logging and bookkeeping between), and a read
- * made in between is answered from the live state again (a guard that read again at once let one
- * test run in about twenty through).
+ * after the answer (a request of its own: one sent before the answer cannot tell); if it moved
+ * past the read's block, the answer may hold the next block's state, and the read is made again
+ * once the node's calls run past the block. Asked, not assumed: anvil publishes the number before
+ * it moves its calls (logging and bookkeeping between), and anvil versions that tell the head from
+ * the calls' block (earlier than 1.7, which uses the published number) would answer a read made in
+ * between from the live state again.
  *
  * What the head cannot tell: a read answered between anvil writing the next block's state and
  * publishing its number — a few instructions in its miner, but a thread the OS puts aside right
