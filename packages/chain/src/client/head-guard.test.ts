@@ -124,6 +124,28 @@ describe('createHeadGuard', () => {
     );
   });
 
+  it('reads on when the node does not answer the calls-block probe (it asks the head instead)', async () => {
+    const node = new Node();
+    const probes = node.probes();
+    const guard = createHeadGuard({
+      headNumber: probes.headNumber,
+      callNumber: () => Promise.reject(new Error('the method eth_call without `to` is not supported')),
+    });
+    expect(await guard.at(10, async () => node.answer(10))).toBe(10);
+    let reads = 0;
+    const got = await guard.at(10, async () => {
+      reads++;
+      if (reads === 1) {
+        node.write();
+        node.move();
+        return 11; // answered from the next block's state
+      }
+      return node.answer(10);
+    });
+    expect(got).toBe(10);
+    expect(reads).toBe(2);
+  });
+
   it('reads again an answer its caller finds of a later state, though the head had not moved yet', async () => {
     const node = new Node();
     const guard = createHeadGuard(node.probes());

@@ -54,22 +54,35 @@ export function createHeadGuard(probes: HeadProbes): HeadGuard {
   let callsAt = -1;
   let head = -1;
   let repeated = 0;
-  /** Until an eth_call at the head runs past `n` (each round waits a little longer, 1 ms to 64 ms). */
+  /**
+   * Until an eth_call at the head runs past `n` (each round waits a little longer, 1 ms to 64 ms).
+   * A node that does not answer the probe is not waited for: the read is made again at once.
+   */
   const settled = async (n: number) => {
     for (let round = 0; round < SETTLE_ROUNDS; round++) {
-      callsAt = Number(await probes.callNumber());
+      try {
+        callsAt = Number(await probes.callNumber());
+      } catch {
+        return;
+      }
       if (callsAt > n) return;
       await sleep(Math.min(2 ** round, 64));
     }
   };
-  /** The first read asks where calls run before it reads (no read of a past block is made twice). */
+  /**
+   * The first read asks where calls run before it reads (no read of a past block is made twice).
+   * Unanswered, every read asks the head after it instead.
+   */
   let learning: Promise<void> | undefined;
   const learn = () =>
     (learning ??= probes
       .callNumber()
-      .then((c) => {
-        callsAt = Math.max(callsAt, Number(c));
-      })
+      .then(
+        (c) => {
+          callsAt = Math.max(callsAt, Number(c));
+        },
+        () => {},
+      )
       .finally(() => {
         learning = undefined;
       }));
