@@ -1,4 +1,4 @@
-import { divRound, parseFixed, pow10 } from '../math/fixed.js';
+import { divRoundPow10, parseFixed } from '../math/fixed.js';
 import { getSqrtRatioAtTick, MAX_SQRT_RATIO, MIN_SQRT_RATIO } from '../math/tick-math.js';
 import type { TokenAmount, ValuationContext } from '../records/context.js';
 import { FoldError } from './errors.js';
@@ -47,7 +47,7 @@ export function applyContext(d: Draft, ctx: ValuationContext): void {
     const price = kept ? prev.price : parsed;
     if (prev && price !== prev.price) {
       const h = d.benchmark[t.address];
-      if (h) d.marketDeltaUsd += divRound(h * (price - prev.price), pow10(t.decimals + 18));
+      if (h) d.marketDeltaUsd += divRoundPow10(h * (price - prev.price), t.decimals + 18);
     }
     tokens ??= { ...d.tokens };
     tokens[t.address] = {

@@ -5,7 +5,14 @@ import { applyContext, applyHoldings, type Draft, requireContextToken, shift } f
 import { FoldError } from './errors.js';
 import { settleHighWater } from './fees.js';
 import { blockReturnIndex, nextReturnIndex } from './return-index.js';
-import { type Address, type BlockFlow, NOTHING_HELD, type Reconciliation, type VaultState } from './state.js';
+import {
+  type Address,
+  type BlockFlow,
+  copyState,
+  NOTHING_HELD,
+  type Reconciliation,
+  type VaultState,
+} from './state.js';
 import { computeValueUsd } from './valuation.js';
 
 const ONE = 10n ** 18n;
@@ -20,7 +27,8 @@ export function createVaultState(record: VaultRecord): VaultState {
   }
   const p = record.payload;
   const ts = record.blockTimestamp * 1000;
-  const d: Draft = {
+  // Copied into the shape every later step has (copyState): the fold's copies stay monomorphic.
+  const d: Draft = copyState({
     chainId: record.chainId,
     vault: record.vault,
     owner: p.owner,
@@ -40,7 +48,7 @@ export function createVaultState(record: VaultRecord): VaultState {
     pools: {},
     ...NOTHING_HELD,
     returnIndex: SCALE,
-  };
+  });
   applyContext(d, record.context);
   requireContextToken(record.context, p.token0);
   requireContextToken(record.context, p.token1);
@@ -89,7 +97,7 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
   // A block whose last record never reached the fold (dead-lettered) ends when a record of a
   // later block arrives: its records carry its end holdings already, so it closes as it stands.
   if (state.blockStart && record.blockNumber > state.blockNumber) state = closeBlock(state);
-  const d: Draft = { ...state };
+  const d: Draft = copyState(state);
   d.updatedAt = record.blockTimestamp * 1000;
   d.blockNumber = record.blockNumber;
   d.records = state.records + 1;
@@ -129,7 +137,8 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
 export function closeBlock(state: VaultState): VaultState {
   const open = state.blockStart;
   if (!open) return state;
-  const d: Draft = { ...state, reconciled: NOTHING_HELD.reconciled };
+  const d: Draft = copyState(state);
+  d.reconciled = NOTHING_HELD.reconciled;
   endBlock(d, open.end, [...open.flows]);
   return d;
 }

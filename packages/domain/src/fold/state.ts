@@ -216,6 +216,47 @@ export const NOTHING_HELD: Pick<
   valueUsd: 0n,
 };
 
+/**
+ * A shallow copy of a state, every field named: one object of one shape (all fields in-object,
+ * no property backing store), where a spread of a state copies whatever shape the state had —
+ * the fold makes one a record.
+ */
+export function copyState(s: VaultState): { -readonly [K in keyof VaultState]: VaultState[K] } {
+  return {
+    chainId: s.chainId,
+    vault: s.vault,
+    owner: s.owner,
+    strategy: s.strategy,
+    pool: s.pool,
+    token0: s.token0,
+    token1: s.token1,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    blockNumber: s.blockNumber,
+    records: s.records,
+    exitRequested: s.exitRequested,
+    performanceFeeBps: s.performanceFeeBps,
+    exited: s.exited,
+    suspension: s.suspension,
+    tokens: s.tokens,
+    pools: s.pools,
+    idle: s.idle,
+    pendingRewards: s.pendingRewards,
+    positions: s.positions,
+    book: s.book,
+    reconciled: s.reconciled,
+    benchmark: s.benchmark,
+    capitalInUsd: s.capitalInUsd,
+    capitalOutUsd: s.capitalOutUsd,
+    taxedUsd: s.taxedUsd,
+    highWaterUsd: s.highWaterUsd,
+    marketDeltaUsd: s.marketDeltaUsd,
+    valueUsd: s.valueUsd,
+    returnIndex: s.returnIndex,
+    blockStart: s.blockStart,
+  };
+}
+
 /** netUsd = valueUsd + capitalOutUsd − capitalInUsd (exact). */
 export function netUsd(s: VaultState): Fixed {
   return s.valueUsd + s.capitalOutUsd - s.capitalInUsd;

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   divRound,
+  divRoundPow10,
   fixedToNumber,
   formatFixed,
   parseFixed,
@@ -70,6 +71,36 @@ describe('fixed-point decimals (10^18)', () => {
     expect(divRound(6n, 4n)).toBe(2n);
     expect(divRound(2n, 3n)).toBe(1n);
     expect(() => divRound(1n, 0n)).toThrow(RangeError);
+  });
+
+  /** Half-even by the definition: the remainder doubled against the divisor. */
+  const byDefinition = (n: bigint, d: bigint): bigint => {
+    let q = n / d;
+    const r = n - q * d;
+    const twice = (r < 0n ? -r : r) * 2n;
+    if (twice > d || (twice === d && (q & 1n) !== 0n)) q += n < 0n ? -1n : 1n;
+    return q;
+  };
+
+  it('divRound and divRoundPow10 round half to even as by definition, ties and odd divisors included', () => {
+    const n = fc.bigInt({ min: -(10n ** 60n), max: 10n ** 60n });
+    fc.assert(
+      fc.property(n, fc.bigInt({ min: 1n, max: 10n ** 30n }), (x, d) => {
+        expect(divRound(x, d)).toBe(byDefinition(x, d));
+        // A tie, its neighbours, and an exact multiple.
+        for (const y of [x * d + d / 2n, x * d + d / 2n + 1n, x * d - d / 2n, x * d])
+          expect(divRound(y, d)).toBe(byDefinition(y, d));
+      }),
+      { numRuns: 2000 },
+    );
+    fc.assert(
+      fc.property(n, fc.integer({ min: 0, max: 90 }), (x, k) => {
+        const d = 10n ** BigInt(k);
+        expect(divRoundPow10(x, k)).toBe(byDefinition(x, d));
+        expect(divRoundPow10(x * d + d / 2n, k)).toBe(byDefinition(x * d + d / 2n, d));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('formats and round-trips', () => {

@@ -20,12 +20,30 @@ export function pow10(n: number): bigint {
 /** n / d rounded half to even; d must be positive, n may be negative. */
 export function divRound(n: bigint, d: bigint): bigint {
   if (d <= 0n) throw new RangeError('divRound: divisor must be positive');
-  let q = n / d;
-  const r = n - q * d;
-  // Exact: the common case for amounts at whole units; skips three bigint allocations.
+  return roundHalfEven(n, d, d >> 1n);
+}
+
+/** ⌊d / 2⌋ for the cached powers of ten: divisions by them skip computing it. */
+const HALF_POW10: bigint[] = POW10.map((p) => p >> 1n);
+
+/** n / 10^k rounded half to even (k ≥ 0): `divRound(n, pow10(k))`, with the half cached. */
+export function divRoundPow10(n: bigint, k: number): bigint {
+  const half = HALF_POW10[k];
+  return half === undefined ? divRound(n, pow10(k)) : roundHalfEven(n, POW10[k]!, half);
+}
+
+/**
+ * n / d rounded half to even, half = ⌊d / 2⌋. Every bigint step allocates, so the remainder is
+ * compared with the half rather than doubled: |r| > ⌊d/2⌋ is 2|r| > d for any d, and a tie
+ * (2|r| = d) needs d even and |r| = d/2.
+ */
+function roundHalfEven(n: bigint, d: bigint, half: bigint): bigint {
+  const q = n / d;
+  const r = n % d;
+  // Exact: the common case for amounts at whole units.
   if (r === 0n) return q;
-  const twice = (r < 0n ? -r : r) * 2n;
-  if (twice > d || (twice === d && (q & 1n) !== 0n)) q += n < 0n ? -1n : 1n;
+  const a = r < 0n ? -r : r;
+  if (a > half || (a === half && (d & 1n) === 0n && (q & 1n) !== 0n)) return n < 0n ? q - 1n : q + 1n;
   return q;
 }
 
@@ -72,7 +90,7 @@ export function parseFixed(s: string): Fixed {
 
 /** Formats with up to `dp` decimals (rounded half-even), trailing zeros trimmed: "1843.5", "-0.25", "0". */
 export function formatFixed(x: Fixed, dp = FIXED_DECIMALS): string {
-  const scaled = dp >= FIXED_DECIMALS ? x : divRound(x, pow10(FIXED_DECIMALS - dp));
+  const scaled = dp >= FIXED_DECIMALS ? x : divRoundPow10(x, FIXED_DECIMALS - dp);
   const places = Math.min(dp, FIXED_DECIMALS);
   const neg = scaled < 0n;
   const abs = neg ? -scaled : scaled;
@@ -84,9 +102,8 @@ export function formatFixed(x: Fixed, dp = FIXED_DECIMALS): string {
 }
 
 /** Rounds to whole micro-units (6 dp), half-even: the precision of the JSON edge. */
-const MICRO_UNIT = 10n ** 12n;
 export function toMicros(x: Fixed): bigint {
-  return divRound(x, MICRO_UNIT);
+  return divRoundPow10(x, FIXED_DECIMALS - 6);
 }
 
 /** Micro-units (from `toMicros`) to a JSON number. */
@@ -111,7 +128,7 @@ export function scaleBy(x: bigint, num: bigint, den: bigint): bigint {
 
 /** USD value of `raw` token units (`decimals`) at `price` USD per whole token: raw · price / 10^decimals. */
 export function tokenValue(raw: bigint, decimals: number, price: Fixed): Fixed {
-  return divRound(raw * price, pow10(decimals));
+  return divRoundPow10(raw * price, decimals);
 }
 
 /** Raw token units worth `usd` at `price` (floor, so paying it never exceeds `usd`); 0 when price is 0. */

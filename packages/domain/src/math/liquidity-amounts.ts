@@ -50,13 +50,21 @@ export function getLiquidityForAmounts(
 }
 
 export function getAmount0ForLiquidity(sqrtA: bigint, sqrtB: bigint, liquidity: bigint): bigint {
-  const [a, b] = ordered(sqrtA, sqrtB);
-  return mulDiv(liquidity << 96n, b - a, b) / a;
+  return sqrtA > sqrtB ? amount0(sqrtB, sqrtA, liquidity) : amount0(sqrtA, sqrtB, liquidity);
 }
 
 export function getAmount1ForLiquidity(sqrtA: bigint, sqrtB: bigint, liquidity: bigint): bigint {
-  const [a, b] = ordered(sqrtA, sqrtB);
-  return mulDiv(liquidity, b - a, Q96);
+  return sqrtA > sqrtB ? amount1(sqrtB, sqrtA, liquidity) : amount1(sqrtA, sqrtB, liquidity);
+}
+
+/** The periphery's amount0 for a ≤ b (no pair array: the fold values every position this way). */
+function amount0(a: bigint, b: bigint, liquidity: bigint): bigint {
+  return mulDiv(liquidity << 96n, b - a, b) / a;
+}
+
+/** The periphery's amount1 for a ≤ b: L·(b − a) / 2^96, floor (a shift: both are ≥ 0). */
+function amount1(a: bigint, b: bigint, liquidity: bigint): bigint {
+  return (liquidity * (b - a)) >> 96n;
 }
 
 /** Token amounts held by `liquidity` in [A, B] at the current price (floor, as the periphery). */
@@ -66,13 +74,11 @@ export function getAmountsForLiquidity(
   sqrtB: bigint,
   liquidity: bigint,
 ): TokenAmounts {
-  const [a, b] = ordered(sqrtA, sqrtB);
-  if (sqrtPriceX96 <= a) return { amount0: getAmount0ForLiquidity(a, b, liquidity), amount1: 0n };
+  const a = sqrtA > sqrtB ? sqrtB : sqrtA;
+  const b = sqrtA > sqrtB ? sqrtA : sqrtB;
+  if (sqrtPriceX96 <= a) return { amount0: amount0(a, b, liquidity), amount1: 0n };
   if (sqrtPriceX96 < b) {
-    return {
-      amount0: getAmount0ForLiquidity(sqrtPriceX96, b, liquidity),
-      amount1: getAmount1ForLiquidity(a, sqrtPriceX96, liquidity),
-    };
+    return { amount0: amount0(sqrtPriceX96, b, liquidity), amount1: amount1(a, sqrtPriceX96, liquidity) };
   }
-  return { amount0: 0n, amount1: getAmount1ForLiquidity(a, b, liquidity) };
+  return { amount0: 0n, amount1: amount1(a, b, liquidity) };
 }
