@@ -90,7 +90,10 @@ export interface VaultWork {
   head: LedgerPosition;
   /** Ledger rows above this head cannot be duplicates; at or below it, `existing` decides. */
   storedHead: LedgerPosition;
-  /** Identities applied in this transaction (or, after a re-fold, the vault's whole ledger). */
+  /**
+   * Unnumbered records (schema 2) applied in this transaction (or, after a re-fold, the vault's
+   * whole ledger's): a numbered record's copy is caught by its number, so it is not kept here.
+   */
   seen: Set<string>;
   changed: boolean;
   /** Micros of the vault's last block end (`equityBasis`): what its next equity point is compared with. */
@@ -153,6 +156,7 @@ export function foldInto(
   r: VaultRecord,
   sink: RowSink,
   live: { raw: Buffer | null } | null,
+  id = recordId(r),
 ): { kind: Refusal['kind']; reason: string; crashed: boolean } | null {
   const step = foldStep(w.state, r);
   if (!step.ok)
@@ -177,8 +181,8 @@ export function foldInto(
   }
   if (step.state.reconciled.length > 0)
     for (const row of reconciledRows(reconciledAt(r), step.state)) addLedger(sink, row);
-  const id = recordId(r);
-  w.seen.add(id);
+  // A numbered record's copy is caught by its number (checkSeq); only unnumbered ones need the set.
+  if (r.seq === undefined) w.seen.add(id);
   const pos = positionOf(r);
   if (comparePosition(pos, w.head) > 0) w.head = pos;
   w.lastRecordId = id;
@@ -459,13 +463,16 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         if (r.type === 'revert') return r;
         const after = nextSeqPosition({ lastSeq: w.lastSeq, hasState: w.state !== null }, r);
         const id = recordId(r);
-        if (w.seen.has(id) || (comparePosition(positionOf(r), w.storedHead) <= 0 && existing.has(id))) {
+        if (
+          (r.seq === undefined && w.seen.has(id)) ||
+          (comparePosition(positionOf(r), w.storedHead) <= 0 && existing.has(id))
+        ) {
           out.duplicates++;
           return false;
         }
         // A refused record is in dead letters, not lost: its number counts as reached.
         w.lastSeq = after;
-        const no = foldInto(w, r, sink, { raw: item.value });
+        const no = foldInto(w, r, sink, { raw: item.value }, id);
         if (no) {
           // Its number is reached: the snapshot row (which keeps last_seq) must be written even
           // when nothing else of the vault is in the batch, or the next batch reloads the number
