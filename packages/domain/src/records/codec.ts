@@ -51,5 +51,5 @@ export function decodeRecordLazily(bytes: Buffer | Uint8Array | null): LazyRecor
     return d.ok ? { ok: true, head: d.record, record: () => d } : d;
   }
   const h = decodeBinaryHead(buf);
-  return h.ok ? { ok: true, head: h.head, record: () => decodeBinaryRecord(buf) } : h;
+  return h.ok ? { ok: true, head: h.head, record: () => decodeBinaryRecord(buf, h.head) } : h;
 }
