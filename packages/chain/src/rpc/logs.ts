@@ -30,7 +30,15 @@ interface RpcLog {
 }
 
 const hex = (n: number) => `0x${n.toString(16)}`;
-const num = (h: string | null) => (h === null ? null : Number(BigInt(h)));
+/**
+ * A JSON-RPC quantity ("0x…") as a number: read by Number (no BigInt on the way) when it is hex
+ * and whole; anything else goes through BigInt, which refuses what is no quantity.
+ */
+export function quantity(h: string): number {
+  const n = h.length > 2 && h.charCodeAt(0) === 48 && h.charCodeAt(1) === 120 ? Number(h) : Number.NaN;
+  return Number.isInteger(n) ? n : Number(BigInt(h));
+}
+const num = (h: string | null) => (h === null ? null : quantity(h));
 
 function toLog(l: RpcLog): IndexerLog {
   return {
@@ -39,7 +47,7 @@ function toLog(l: RpcLog): IndexerLog {
     data: l.data as Hex,
     blockNumber: l.blockNumber === null ? null : BigInt(l.blockNumber),
     blockHash: l.blockHash === null ? null : (l.blockHash.toLowerCase() as Hash),
-    blockTimestamp: l.blockTimestamp ? Number(BigInt(l.blockTimestamp)) : null,
+    blockTimestamp: l.blockTimestamp ? quantity(l.blockTimestamp) : null,
     transactionHash: l.transactionHash === null ? null : (l.transactionHash.toLowerCase() as Hash),
     transactionIndex: num(l.transactionIndex),
     logIndex: num(l.logIndex),

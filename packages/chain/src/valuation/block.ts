@@ -21,6 +21,8 @@ import {
 import { type ChainClient, headGuardOf } from '../client/index.js';
 import { LENS_TICK_BIAS, type LensArgs, lensDeployData, lensReadData } from './calldata.js';
 import { priceOfAnswer } from './decimal.js';
+import { BlockValuationError } from './errors.js';
+import { Words } from './words.js';
 
 /**
  * The chain's truth for many vaults at one block: balances, live positions with what the pool
@@ -52,9 +54,7 @@ const tokenMetaAbi = parseAbi([
   'function decimals() view returns (uint8)',
 ]);
 
-export class BlockValuationError extends Error {
-  override name = 'BlockValuationError';
-}
+export { BlockValuationError };
 
 /** The addresses a vault is valued with (its immutables). */
 export interface ValuedVault {
@@ -138,27 +138,6 @@ const WORD_BYTES = 32;
 /** Words per vault before its positions, and per position (see VaultLens.sol). */
 const VAULT_WORDS = 5;
 const POSITION_WORDS = 12;
-
-/** A word array as returned by the lens, read in order. */
-class Words {
-  private at = 0;
-  constructor(private readonly hex: Hex) {}
-  next(): bigint {
-    const start = 2 + this.at++ * 64;
-    if (start + 64 > this.hex.length)
-      throw new BlockValuationError('the lens answered fewer words than it owes');
-    return BigInt(`0x${this.hex.slice(start, start + 64)}`);
-  }
-  signed(): bigint {
-    return BigInt.asIntN(256, this.next());
-  }
-  address(): Address {
-    return `0x${this.next().toString(16).padStart(40, '0')}` as Address;
-  }
-  get done(): boolean {
-    return 2 + this.at * 64 === this.hex.length;
-  }
-}
 
 /** The revert data of a failed call: a hex string, '0x' for a revert without data, else undefined. */
 function revertData(err: unknown): Hex | undefined {
@@ -442,7 +421,7 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
         }));
         const slots = pools.map(() => ({
           sqrtPriceX96: words.next(),
-          tick: Number(words.signed()),
+          tick: words.int(),
           g0: words.next(),
           g1: words.next(),
         }));
@@ -498,8 +477,8 @@ export function createBlockValuator(client: ChainClient, config: BlockValuatorCo
             holdings.pendingRewards.push({ token: lower(v.rewardToken), amount: pending.toString() });
           for (let p = 0; p < n; p++) {
             const id = words.next();
-            const tickLower = Number(words.signed());
-            const tickUpper = Number(words.signed());
+            const tickLower = words.int();
+            const tickUpper = words.int();
             const liquidity = words.next();
             const last0 = words.next();
             const last1 = words.next();

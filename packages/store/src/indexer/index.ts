@@ -1,4 +1,4 @@
-import { type Pool, type PoolClient, withTransaction } from '../pool/index.js';
+import { type Pool, type PoolClient, pgArrayOf, withTransaction } from '../pool/index.js';
 import {
   DEFAULT_SPAN_LIMITS,
   foldIntoSpans,
@@ -170,23 +170,26 @@ async function upsertVaults(
   vaults: readonly StoredIndexerVault[],
 ): Promise<void> {
   if (vaults.length === 0) return;
+  // Every vault's state each batch: the states go as one JSON array, matched to the other columns
+  // by position (no per-vault text quoted again into an array literal).
   await c.query(
     `insert into indexer_vaults (chain_id, vault, created_block, token0, token1, pool, reward_token, state)
-     select $1, v, b, t0, t1, p, r, s::jsonb
-     from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-       as u(v, b, t0, t1, p, r, s)
+     select $1, v, b, t0, t1, p, r, s
+     from unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[])
+       with ordinality as u(v, b, t0, t1, p, r, i)
+     join jsonb_array_elements($8::jsonb) with ordinality as j(s, i) using (i)
      on conflict (chain_id, vault) do update set
        created_block = excluded.created_block, token0 = excluded.token0, token1 = excluded.token1,
        pool = excluded.pool, reward_token = excluded.reward_token, state = excluded.state`,
     [
       chainId,
-      vaults.map((v) => v.vault),
-      vaults.map((v) => v.createdBlock),
-      vaults.map((v) => v.token0),
-      vaults.map((v) => v.token1),
-      vaults.map((v) => v.pool),
-      vaults.map((v) => v.rewardToken),
-      vaults.map((v) => JSON.stringify(v.state)),
+      pgArrayOf(vaults, (v) => v.vault),
+      pgArrayOf(vaults, (v) => v.createdBlock),
+      pgArrayOf(vaults, (v) => v.token0),
+      pgArrayOf(vaults, (v) => v.token1),
+      pgArrayOf(vaults, (v) => v.pool),
+      pgArrayOf(vaults, (v) => v.rewardToken),
+      JSON.stringify(vaults.map((v) => v.state)),
     ],
   );
 }
@@ -200,12 +203,13 @@ async function insertSeqs(c: PoolClient, chainId: number, seqs: readonly StoredV
        first_seq = excluded.first_seq, last_seq = excluded.last_seq, mark = excluded.mark`,
     [
       chainId,
-      seqs.map((r) => r.vault),
-      seqs.map((r) => r.blockNumber),
-      seqs.map((r) => r.blockHash),
-      seqs.map((r) => r.firstSeq),
-      seqs.map((r) => r.lastSeq),
-      seqs.map((r) => r.mark ?? null),
+      // A block's rows, one per vault that moved in it: literals joined once (see pgArray).
+      pgArrayOf(seqs, (r) => r.vault),
+      pgArrayOf(seqs, (r) => r.blockNumber),
+      pgArrayOf(seqs, (r) => r.blockHash),
+      pgArrayOf(seqs, (r) => r.firstSeq),
+      pgArrayOf(seqs, (r) => r.lastSeq),
+      pgArrayOf(seqs, (r) => r.mark),
     ],
   );
 }
@@ -251,15 +255,15 @@ async function upsertSpans(
        blocks = excluded.blocks, marks = excluded.marks, mark_count = excluded.mark_count`,
     [
       chainId,
-      spans.map((s) => s.vault),
-      spans.map((s) => s.fromBlock),
-      spans.map((s) => s.toBlock),
-      spans.map((s) => s.toHash),
-      spans.map((s) => s.firstSeq),
-      spans.map((s) => s.lastSeq),
-      spans.map((s) => s.blocks),
+      pgArrayOf(spans, (s) => s.vault),
+      pgArrayOf(spans, (s) => s.fromBlock),
+      pgArrayOf(spans, (s) => s.toBlock),
+      pgArrayOf(spans, (s) => s.toHash),
+      pgArrayOf(spans, (s) => s.firstSeq),
+      pgArrayOf(spans, (s) => s.lastSeq),
+      pgArrayOf(spans, (s) => s.blocks),
       spans.map((s) => packMarks(s.fromBlock, s.marks)),
-      spans.map((s) => s.marks.length),
+      pgArrayOf(spans, (s) => s.marks.length),
     ],
   );
 }
@@ -312,7 +316,7 @@ async function compact(
   await c.query(
     `delete from indexer_vault_seqs s using unnest($2::text[], $3::int8[]) as d(v, n)
      where s.chain_id = $1 and s.vault = d.v and s.block_number = d.n`,
-    [chainId, rows.map((r) => r.vault), rows.map((r) => r.n)],
+    [chainId, pgArrayOf(rows, (r) => r.vault), pgArrayOf(rows, (r) => r.n)],
   );
   return { rows: rows.length, spans: spans.length, more: rows.length === maxRows };
 }

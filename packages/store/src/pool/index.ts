@@ -1,5 +1,6 @@
 import pg from 'pg';
 
+export { type ArrayElement, pgArray, pgArrayOf } from './array.js';
 export { bytesToHex, copyHex, hexToBytes } from './hex.js';
 
 export type Pool = pg.Pool;
