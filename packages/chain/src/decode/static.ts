@@ -1,4 +1,5 @@
 import type { AbiParameter, Hex } from 'viem';
+import { addressWord, bigWord, smallWord, WORD } from './word.js';
 
 /**
  * A decoder for events whose inputs are all static ABI types (address, bool, intN/uintN,
@@ -18,11 +19,6 @@ export type StaticDecoder = (topics: readonly Hex[], data: Hex) => Record<string
 type WordReader = (b: Buffer, o: number) => unknown;
 const FALLBACK = Symbol('fallback');
 
-const WORD = 32;
-const TWO_256 = 1n << 256n;
-const TWO_255 = 1n << 255n;
-const TWO_32 = 0x1_0000_0000;
-
 /** The buffer topics and data are written into (grown when a log needs more). */
 let scratch = Buffer.allocUnsafe(1024);
 
@@ -38,48 +34,16 @@ function load(hex: string): number {
   return n * 2 === digits ? n : -1;
 }
 
-/** `n` bytes of `b` from `o` all equal `v` (0 or 0xffffffff per four bytes). */
-function all(b: Buffer, o: number, n: number, v: number): boolean {
-  for (let i = o; i < o + n; i += 4) if (b.readUInt32BE(i) !== v) return false;
-  return true;
-}
-
-/**
- * A word as a number when its value (two's complement when signed) is one that a double holds
- * exactly (|v| < 2^53), else undefined.
- */
-function small(b: Buffer, o: number, signed: boolean): number | undefined {
-  const high = b.readUInt32BE(o + 24);
-  const low = b.readUInt32BE(o + 28);
-  if (all(b, o, 24, 0)) {
-    const v = high * TWO_32 + low;
-    return v <= Number.MAX_SAFE_INTEGER ? v : undefined;
-  }
-  if (signed && high >= 0x80000000 && all(b, o, 24, 0xffffffff)) {
-    const v = (high - TWO_32) * TWO_32 + low;
-    return v >= Number.MIN_SAFE_INTEGER ? v : undefined;
-  }
-  return undefined;
-}
-
-/** A word as viem reads an intN/uintN of more than 48 bits: the whole word, two's complement when signed. */
-function big(b: Buffer, o: number, signed: boolean): bigint {
-  const n = small(b, o, signed);
-  if (n !== undefined) return BigInt(n);
-  const v = BigInt(`0x${b.toString('hex', o, o + WORD)}`);
-  return signed && v >= TWO_255 ? v - TWO_256 : v;
-}
-
 function readerOf(type: string): WordReader | null {
-  if (type === 'address') return (b, o) => `0x${b.toString('hex', o + 12, o + WORD)}`;
+  if (type === 'address') return addressWord;
   if (type === 'bool') return null; // viem refuses non-0/1 words with its own error: leave it to viem
   const int = /^(u?)int(\d*)$/.exec(type);
   if (int) {
     const signed = int[1] === '';
     const bits = int[2] === '' ? 256 : Number(int[2]);
     // viem reads the whole word (two's complement for intN), and returns a number up to 48 bits.
-    if (bits > 48) return (b, o) => big(b, o, signed);
-    return (b, o) => small(b, o, signed) ?? FALLBACK;
+    if (bits > 48) return (b, o) => bigWord(b, o, signed);
+    return (b, o) => smallWord(b, o, signed) ?? FALLBACK;
   }
   const fixed = /^bytes(\d+)$/.exec(type);
   if (fixed) {
