@@ -67,7 +67,7 @@ describe('projector exactly-once under SIGKILL', () => {
       );
       return Number(row?.n ?? 0);
     };
-    const run = (i: number) => {
+    const run = (i: number, logLevel = 'warn') => {
       const child = spawn(process.execPath, ['--import', 'tsx', 'services/projector/src/main.ts'], {
         cwd: root,
         env: {
@@ -84,20 +84,29 @@ describe('projector exactly-once under SIGKILL', () => {
           MIGRATE: 'false',
           // The vault projector alone: the strategy topics are not part of this run.
           MARKET_PROJECTION: 'false',
-          LOG_LEVEL: 'warn',
+          LOG_LEVEL: logLevel,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child.stdout?.pipe(out, { end: false });
       child.stderr?.pipe(out, { end: false });
       children.add(child);
+      // Said (at info) once its consumer runs and SIGTERM is handled: a signal before that meets
+      // Node's default action (exit by signal, code null) instead of the projector's shutdown.
+      const started = new Promise<void>((resolve) => {
+        let seen = '';
+        child.stdout?.on('data', (b: Buffer) => {
+          seen = (seen + b.toString()).slice(-4096);
+          if (seen.includes('"projector started"')) resolve();
+        });
+      });
       const exited = new Promise<number | null>((resolve) =>
         child.on('exit', (code) => {
           children.delete(child);
           resolve(code);
         }),
       );
-      return { child, exited };
+      return { child, exited, started };
     };
     const waitFor = async (pred: () => Promise<boolean>, exited: Promise<unknown>, what: string) => {
       let dead = false;
@@ -122,8 +131,14 @@ describe('projector exactly-once under SIGKILL', () => {
       child.kill('SIGKILL');
       await exited;
     }
-    const last = run(KILLS);
-    await waitFor(async () => (await progress()) >= total, last.exited, 'the end of the log');
+    // The killed runs may have folded the whole log already: the last one is stopped only once it
+    // is up (and has folded what was left).
+    const last = run(KILLS, 'info');
+    let up = false;
+    void last.started.then(() => {
+      up = true;
+    });
+    await waitFor(async () => up && (await progress()) >= total, last.exited, 'the end of the log');
     last.child.kill('SIGTERM');
     expect(await last.exited).toBe(0);
     out.end();
