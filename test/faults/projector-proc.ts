@@ -12,6 +12,11 @@ export interface ProjectorProcess {
   logFile: string;
   /** True once the process has exited. */
   dead(): boolean;
+  /**
+   * True once it said "projector started" (info, the default level here): its consumer runs and
+   * SIGTERM is its shutdown. A signal before that meets Node's default action (exit code null).
+   */
+  up(): boolean;
 }
 
 /** The real projector process (services/projector/src/main.ts), as an operator runs it. */
@@ -26,12 +31,19 @@ export function spawnProjector(name: string, env: Record<string, string>): Proje
       MARKET_PROJECTION: 'false',
       KAFKA_SESSION_TIMEOUT_MS: '6000',
       PROJECTOR_HEARTBEAT_MS: '0',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'info',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.pipe(out, { end: false });
+  let isUp = false;
+  let seen = '';
+  child.stdout?.on('data', (b: Buffer) => {
+    if (isUp) return;
+    seen = (seen + b.toString()).slice(-4096);
+    isUp = seen.includes('"projector started"');
+  });
   child.stderr?.pipe(out, { end: false });
   let isDead = false;
   const exited = new Promise<number | null>((resolve) =>
@@ -40,5 +52,5 @@ export function spawnProjector(name: string, env: Record<string, string>): Proje
       resolve(code);
     }),
   );
-  return { child, exited, logFile, dead: () => isDead };
+  return { child, exited, logFile, dead: () => isDead, up: () => isUp };
 }
