@@ -12,11 +12,24 @@ export interface ProjectorProcess {
   logFile: string;
   /** True once the process has exited. */
   dead(): boolean;
-  /**
-   * True once it said "projector started" (info, the default level here): its consumer runs and
-   * SIGTERM is its shutdown. A signal before that meets Node's default action (exit code null).
-   */
+  /** True once it said "projector started" (info, the default level here; see watchStarted). */
   up(): boolean;
+}
+
+/**
+ * Whether a projector process has said "projector started" on its stdout (logged at info, once its
+ * consumer runs): from then on SIGTERM is its shutdown. A signal before that meets Node's default
+ * action (exit by signal, code null).
+ */
+export function watchStarted(child: ChildProcess): () => boolean {
+  let started = false;
+  let seen = '';
+  child.stdout?.on('data', (b: Buffer) => {
+    if (started) return;
+    seen = (seen + b.toString()).slice(-4096);
+    started = seen.includes('"projector started"');
+  });
+  return () => started;
 }
 
 /** The real projector process (services/projector/src/main.ts), as an operator runs it. */
@@ -37,13 +50,7 @@ export function spawnProjector(name: string, env: Record<string, string>): Proje
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.pipe(out, { end: false });
-  let isUp = false;
-  let seen = '';
-  child.stdout?.on('data', (b: Buffer) => {
-    if (isUp) return;
-    seen = (seen + b.toString()).slice(-4096);
-    isUp = seen.includes('"projector started"');
-  });
+  const up = watchStarted(child);
   child.stderr?.pipe(out, { end: false });
   let isDead = false;
   const exited = new Promise<number | null>((resolve) =>
@@ -52,5 +59,5 @@ export function spawnProjector(name: string, env: Record<string, string>): Proje
       resolve(code);
     }),
   );
-  return { child, exited, logFile, dead: () => isDead, up: () => isUp };
+  return { child, exited, logFile, dead: () => isDead, up };
 }

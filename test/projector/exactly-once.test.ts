@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { createHistoryGenerator, prng } from '@vault-yield/test-kit/history';
 import { afterAll, describe, expect, it } from 'vitest';
+import { watchStarted } from '../faults/projector-proc.js';
 import { checksums, createTopic, deleteTopics, projector, publish, query } from './support.js';
 
 const RECORDS = 50_000;
@@ -91,22 +92,15 @@ describe('projector exactly-once under SIGKILL', () => {
       child.stdout?.pipe(out, { end: false });
       child.stderr?.pipe(out, { end: false });
       children.add(child);
-      // Said (at info) once its consumer runs and SIGTERM is handled: a signal before that meets
-      // Node's default action (exit by signal, code null) instead of the projector's shutdown.
-      const started = new Promise<void>((resolve) => {
-        let seen = '';
-        child.stdout?.on('data', (b: Buffer) => {
-          seen = (seen + b.toString()).slice(-4096);
-          if (seen.includes('"projector started"')) resolve();
-        });
-      });
+      // Up (at info) once its consumer runs and SIGTERM is its shutdown.
+      const up = watchStarted(child);
       const exited = new Promise<number | null>((resolve) =>
         child.on('exit', (code) => {
           children.delete(child);
           resolve(code);
         }),
       );
-      return { child, exited, started };
+      return { child, exited, up };
     };
     const waitFor = async (pred: () => Promise<boolean>, exited: Promise<unknown>, what: string) => {
       let dead = false;
@@ -134,11 +128,7 @@ describe('projector exactly-once under SIGKILL', () => {
     // The killed runs may have folded the whole log already: the last one is stopped only once it
     // is up (and has folded what was left).
     const last = run(KILLS, 'info');
-    let up = false;
-    void last.started.then(() => {
-      up = true;
-    });
-    await waitFor(async () => up && (await progress()) >= total, last.exited, 'the end of the log');
+    await waitFor(async () => last.up() && (await progress()) >= total, last.exited, 'the end of the log');
     last.child.kill('SIGTERM');
     expect(await last.exited).toBe(0);
     out.end();
