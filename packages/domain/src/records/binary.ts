@@ -501,11 +501,14 @@ function hexSlotOf(b: Uint8Array, from: number, n: number): number {
 const FNV_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
+/** The slot of an FNV-1a hash (seeded `FNV_BASIS ^ kind`, one `Math.imul(h ^ byte, FNV_PRIME)` a byte). */
+const fnvSlot = (h: number): number => (h ^ (h >>> SLOT_BITS)) & (SLOTS - 1);
+
 /** The slot of (kind, bytes) by FNV-1a. */
 function slotOf(kind: number, b: Uint8Array, from: number, n: number): number {
   let h = FNV_BASIS ^ kind;
   for (let i = from; i < from + n; i++) h = Math.imul(h ^ b[i]!, FNV_PRIME);
-  return (h ^ (h >>> SLOT_BITS)) & (SLOTS - 1);
+  return fnvSlot(h);
 }
 
 /** The string kept for (kind, bytes), or undefined. */
@@ -636,7 +639,7 @@ class Reader {
     }
     if (i !== end) throw new Bad(`not a number at byte ${from}`);
     if (n > SLOT_BYTES) return b.toString('latin1', from, end);
-    const slot = (h ^ (h >>> SLOT_BITS)) & (SLOTS - 1);
+    const slot = fnvSlot(h);
     const known = recall(slot, DIGITS, b, from, n);
     if (known !== undefined) return known;
     const made = b.toString('latin1', from, end);
