@@ -17,18 +17,25 @@
  * last `fold-alloc: B bytes a record (T µs a record)`: what that path allocates on V8's heap per
  * record, from V8's own heap statistics at every collection (v8.GCProfiler) — deterministic, unlike
  * RSS or time (#30: B ≤ 2,048). BENCH_ALLOC_PROFILE=true also prints where it is allocated, by
- * function (V8's sampling heap profiler, collected objects included), before that line.
+ * function (V8's sampling heap profiler, collected objects included), before that line. Before it
+ * too, two floors of that figure for this design: what exact valuation alone allocates (every
+ * record's vault valued in bigint as the fold values it, checked equal, with nothing else
+ * allocating), and what the decoded record objects hold (retained between full collections).
  */
 
 import { Session } from 'node:inspector/promises';
-import { GCProfiler, getHeapStatistics } from 'node:v8';
+import { GCProfiler, getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import {
   type DecodeResult,
   decodeBinaryRecord,
   decodeRecord,
   encodeBinaryRecord,
   equityPoint,
+  getSqrtRatioAtTick,
   type Micros,
+  parseFixed,
+  tokenValue,
   type VaultRecord,
   type VaultState,
 } from '@vault-yield/domain';
@@ -114,6 +121,139 @@ async function allocationsByFunction(run: () => void): Promise<[string, number][
   }
 }
 
+/** A figure of the record kept parsed, parsed again only when its text changes (written in place). */
+interface Parsed {
+  text: string;
+  value: bigint;
+}
+
+const cell = (text: string, parse: (text: string) => bigint = BigInt): Parsed => ({
+  text,
+  value: parse(text),
+});
+
+/** `c` holding `text` parsed by `parse`: its value. */
+function reparse(c: Parsed, text: string, parse: (text: string) => bigint = BigInt): bigint {
+  if (c.text !== text) {
+    c.text = text;
+    c.value = parse(text);
+  }
+  return c.value;
+}
+
+/** `cells[key]` (made when absent) holding `text` parsed by `parse`: its value. */
+function parsed(cells: Map<string, Parsed>, key: string, text: string, parse = BigInt): bigint {
+  const c = cells.get(key);
+  if (c) return reparse(c, text, parse);
+  cells.set(key, cell(text, parse));
+  return cells.get(key)!.value;
+}
+
+/** What the exact valuation keeps of a position while its range stays. */
+interface KernelPosition {
+  lower: number;
+  upper: number;
+  a: bigint;
+  b: bigint;
+  liquidity: Parsed;
+  owed0: Parsed;
+  owed1: Parsed;
+}
+
+/** What the exact valuation keeps of a vault between records: every figure parsed, by its text. */
+interface KernelVault {
+  prices: Map<string, Parsed>;
+  pools: Map<string, Parsed>;
+  balances: Map<string, Parsed>;
+  rewards: Map<string, Parsed>;
+  positions: Map<string, KernelPosition>;
+}
+
+/**
+ * The allocation floor of exact valuation: each record's vault valued from its holdings as the
+ * fold values it (every term rounded half-even, the periphery's amounts), with nothing but the
+ * bigint steps themselves allocating — every figure kept parsed and parsed again only when its
+ * text changed, caches written in place; no maps of the state, no states, no rows. Any fold that
+ * values exactly in bigint allocates at least this on these records.
+ */
+function valuationKernel(records: readonly VaultRecord[]): bigint {
+  const vaults = new Map<string, KernelVault>();
+  let total = 0n;
+  for (const r of records) {
+    let v = vaults.get(r.vault);
+    if (!v) {
+      v = {
+        prices: new Map(),
+        pools: new Map(),
+        balances: new Map(),
+        rewards: new Map(),
+        positions: new Map(),
+      };
+      vaults.set(r.vault, v);
+    }
+    const c = r.context;
+    let value = kernelAmounts(v, c, v.balances, c.holdings.balances);
+    value += kernelAmounts(v, c, v.rewards, c.holdings.pendingRewards);
+    for (const h of c.holdings.positions) {
+      let k = v.positions.get(h.id);
+      if (!k || k.lower !== h.tickLower || k.upper !== h.tickUpper) {
+        k = {
+          lower: h.tickLower,
+          upper: h.tickUpper,
+          a: getSqrtRatioAtTick(h.tickLower),
+          b: getSqrtRatioAtTick(h.tickUpper),
+          liquidity: cell(h.liquidity),
+          owed0: cell(h.owed0),
+          owed1: cell(h.owed1),
+        };
+        v.positions.set(h.id, k);
+      }
+      let pool = c.pools[0]!;
+      for (const x of c.pools) if (x.address === h.pool) pool = x;
+      const p = parsed(v.pools, pool.address, pool.sqrtPriceX96);
+      const l = reparse(k.liquidity, h.liquidity);
+      const { a, b } = k;
+      let amount0 = 0n;
+      let amount1 = 0n;
+      if (p <= a) amount0 = ((l << 96n) * (b - a)) / b / a;
+      else if (p < b) {
+        amount0 = ((l << 96n) * (b - p)) / b / p;
+        amount1 = (l * (p - a)) >> 96n;
+      } else amount1 = (l * (b - a)) >> 96n;
+      value +=
+        kernelValue(v, c, pool.token0, amount0 + reparse(k.owed0, h.owed0)) +
+        kernelValue(v, c, pool.token1, amount1 + reparse(k.owed1, h.owed1));
+    }
+    total += value;
+  }
+  return total;
+}
+
+type Context = VaultRecord['context'];
+
+/** `raw` of `token` valued at the record's price (the kernel's one rounding a term). */
+function kernelValue(v: KernelVault, c: Context, token: string, raw: bigint): bigint {
+  for (const t of c.tokens)
+    if (t.address === token)
+      return tokenValue(raw, t.decimals, parsed(v.prices, token, t.priceUsd, parseFixed));
+  throw new Error(`token ${token} is not in the context`);
+}
+
+/** Σ of a record's token amounts valued (the kernel's balances or pending rewards, kept in `cells`). */
+function kernelAmounts(
+  v: KernelVault,
+  c: Context,
+  cells: Map<string, Parsed>,
+  list: Context['holdings']['balances'],
+): bigint {
+  let value = 0n;
+  for (const a of list) {
+    const raw = parsed(cells, a.token, a.amount);
+    if (raw !== 0n) value += kernelValue(v, c, a.token, raw);
+  }
+  return value;
+}
+
 /** Best of ROUNDS: µs per record of `run` over every record. */
 function time(run: () => void): number {
   let best = Number.POSITIVE_INFINITY;
@@ -124,6 +264,8 @@ function time(run: () => void): number {
   }
   return best;
 }
+
+setFlagsFromString('--expose-gc');
 
 async function main() {
   const gen = createHistoryGenerator({ vaults: VAULTS, seed: 11, recordsPerVaultBlock: PER_VAULT_BLOCK });
@@ -226,6 +368,42 @@ async function main() {
     for (const [fn, bytes] of top.slice(0, 25))
       console.log(`  ${String(Math.round(bytes / RECORDS)).padStart(6)} B  ${fn}`);
   }
+  // The floor of that allocation any exact (bigint) valuation leaves, whatever else is rewritten:
+  // the kernel values every record as the fold does (Σ of the values checked against the fold's).
+  let kernelTotal = 0n;
+  const kernelBytes = allocated(() => {
+    kernelTotal = valuationKernel(decodedBin);
+  });
+  let foldTotal = 0n;
+  const states = new Map<string, VaultState>();
+  for (const r of decodedBin) {
+    const step = foldStep(states.get(r.vault) ?? null, r);
+    if (!step.ok) throw new Error(step.reason);
+    states.set(r.vault, step.state);
+    foldTotal += step.state.valueUsd;
+  }
+  if (kernelTotal !== foldTotal) throw new Error(`valuation kernel ${kernelTotal} ≠ fold ${foldTotal}`);
+  console.log(
+    `exact valuation alone (every record valued as the fold values it, figures parsed when they ` +
+      `change, nothing else): ${Math.round(kernelBytes / RECORDS)} bytes a record`,
+  );
+  // And what the decoded records themselves hold (retained, between full collections; the second
+  // of two passes, when the first's garbage and the decoder's string table are settled): a
+  // decoder that builds these objects allocates at least this much.
+  const gc = runInNewContext('gc') as () => void;
+  let held = 0;
+  for (let pass = 0; pass < 2; pass++) {
+    decodedBin.length = 0;
+    gc();
+    const empty = getHeapStatistics().used_heap_size;
+    for (const b of binBytes) {
+      const d = decodeBinaryRecord(b);
+      if (d.ok) decodedBin.push(d.record);
+    }
+    gc();
+    held = getHeapStatistics().used_heap_size - empty;
+  }
+  console.log(`decoded records hold ${Math.round(held / RECORDS)} bytes a record (retained; strings shared)`);
   const bytesAllocated = allocated(binaryPath);
   console.log(`fold-alloc: ${Math.round(bytesAllocated / RECORDS)} bytes a record (${f(totalBin)} a record)`);
 }
