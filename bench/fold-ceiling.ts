@@ -142,7 +142,12 @@ function reparse(c: Parsed, text: string, parse: (text: string) => bigint = BigI
 }
 
 /** `cells[key]` (made when absent) holding `text` parsed by `parse`: its value. */
-function parsed(cells: Map<string, Parsed>, key: string, text: string, parse = BigInt): bigint {
+function parsed(
+  cells: Map<string, Parsed>,
+  key: string,
+  text: string,
+  parse: (text: string) => bigint = BigInt,
+): bigint {
   const c = cells.get(key);
   if (c) return reparse(c, text, parse);
   cells.set(key, cell(text, parse));
