@@ -388,9 +388,12 @@ async function main() {
     foldTotal += step.state.valueUsd;
   }
   if (kernelTotal !== foldTotal) throw new Error(`valuation kernel ${kernelTotal} ≠ fold ${foldTotal}`);
+  const kernelTime = time(() => {
+    kernelTotal = valuationKernel(decodedBin);
+  });
   console.log(
     `exact valuation alone (every record valued as the fold values it, figures parsed when they ` +
-      `change, nothing else): ${Math.round(kernelBytes / RECORDS)} bytes a record`,
+      `change, nothing else): ${Math.round(kernelBytes / RECORDS)} bytes a record (${f(kernelTime)} a record)`,
   );
   // And what the decoded records themselves hold (retained, between full collections; the second
   // of two passes, when the first's garbage and the decoder's string table are settled): a
