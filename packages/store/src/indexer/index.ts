@@ -171,7 +171,12 @@ async function upsertVaults(
 ): Promise<void> {
   if (vaults.length === 0) return;
   // Every vault's state each batch: the states go as one JSON array, matched to the other columns
-  // by position (no per-vault text quoted again into an array literal).
+  // by position (no per-vault text quoted again into an array literal). A missing state would go
+  // as JSON null past the column's `not null`: refused here instead.
+  const states = vaults.map((v) => {
+    if (v.state === undefined) throw new TypeError(`indexer vault ${v.vault}: no state to save`);
+    return v.state;
+  });
   await c.query(
     `insert into indexer_vaults (chain_id, vault, created_block, token0, token1, pool, reward_token, state)
      select $1, v, b, t0, t1, p, r, s
@@ -189,7 +194,7 @@ async function upsertVaults(
       pgArrayOf(vaults, (v) => v.token1),
       pgArrayOf(vaults, (v) => v.pool),
       pgArrayOf(vaults, (v) => v.rewardToken),
-      JSON.stringify(vaults.map((v) => v.state)),
+      JSON.stringify(states),
     ],
   );
 }

@@ -136,6 +136,16 @@ describe('indexer store: the topic of the checkpoint', () => {
     await store.saveBlocks(7, [], [], []);
     await store.commit(7, { checkpoint: { blockNumber: 4, blockHash: h(4) }, topic: 'T', vaults: [] });
     expect((await store.load(7)).vaults).toEqual(born);
+    // A vault without a state is refused, and its batch writes nothing (the states go as one JSON
+    // array: a missing one would be JSON null, past the column's `not null`).
+    const stateless = { ...vault(a(5), 5), state: undefined };
+    const block5 = { blockNumber: 5, blockHash: h(5), parentHash: h(4), blockTimestamp: 125, vaults: [a(5)] };
+    await expect(store.saveBlocks(7, [block5], [born[0]!, stateless], [])).rejects.toThrow(
+      `indexer vault ${a(5)}: no state to save`,
+    );
+    const after = await store.load(7);
+    expect(after.vaults).toEqual(born);
+    expect(after.blocks.map((b) => b.blockNumber)).not.toContain(5);
   });
 
   it('on a schema not migrated to 0008: status reads no topic, the indexer is told to migrate', async () => {
