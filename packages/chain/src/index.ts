@@ -42,7 +42,6 @@ export { type FactoryInfo, readFactoryInfo } from './factory.js';
 export { createHeadWatcher, type HeadWatcher, type HeadWatcherConfig } from './heads/index.js';
 export * from './rpc/index.js';
 export {
-  BlockValuationError,
   type BlockValuator,
   type BlockValuatorConfig,
   createBlockValuator,
@@ -50,6 +49,7 @@ export {
   type LensMode,
   type ValuedVault,
 } from './valuation/block.js';
+export { BlockValuationError } from './valuation/errors.js';
 export {
   createValuationReader,
   formatScaled,

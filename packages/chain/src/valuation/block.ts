@@ -54,8 +54,6 @@ const tokenMetaAbi = parseAbi([
   'function decimals() view returns (uint8)',
 ]);
 
-export { BlockValuationError };
-
 /** The addresses a vault is valued with (its immutables). */
 export interface ValuedVault {
   vault: Address;
