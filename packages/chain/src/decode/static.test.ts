@@ -9,6 +9,7 @@ import {
   vaultEventsAbi,
 } from '../events/index.js';
 import { decodeLog, decodeLogReference, type RawLog } from './index.js';
+import { WORD_EDGES } from './word-edges.js';
 
 /**
  * The static fast path of decodeLog must give exactly what viem's generic decoder gives (the
@@ -41,22 +42,7 @@ const word = fc.oneof(
     .map((t) => Buffer.from(t, 'ascii').toString('hex').padEnd(64, '0')),
   hexChars(64).map((h) => h.toUpperCase()),
   // The edges of the decoder's number paths: 2^53, 2^63, 2^64, int64 and a sign past them.
-  fc
-    .constantFrom(
-      (1n << 53n) - 1n,
-      1n << 53n,
-      (1n << 63n) - 1n,
-      1n << 63n,
-      (1n << 64n) - 1n,
-      1n << 64n,
-      -(1n << 53n) + 1n,
-      -(1n << 53n),
-      -(1n << 63n),
-      -(1n << 63n) - 1n,
-      -(1n << 64n),
-      -1n,
-    )
-    .map(twos),
+  fc.constantFrom(...WORD_EDGES).map(twos),
   fc
     .bigInt({ min: 0n, max: (1n << 64n) - 1n })
     .map((v) => `${'f'.repeat(48)}${v.toString(16).padStart(16, '0')}`),

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { WORD_EDGES } from '../decode/word-edges.js';
 import { BlockValuationError } from './errors.js';
 import { Words } from './words.js';
 
@@ -12,23 +13,7 @@ const hexOf = (values: readonly bigint[]) =>
 const interesting = fc.oneof(
   fc.bigInt({ min: 0n, max: TWO_256 - 1n }),
   fc.bigInt({ min: -(1n << 40n), max: 1n << 40n }),
-  fc.constantFrom(
-    0n,
-    1n,
-    (1n << 53n) - 1n,
-    1n << 53n,
-    (1n << 64n) - 1n,
-    1n << 64n,
-    (1n << 192n) - 1n,
-    1n << 192n,
-    2147483647n,
-    2147483648n,
-    -2147483648n,
-    -2147483649n,
-    -1n,
-    TWO_256 - 1n,
-    1n << 255n,
-  ),
+  fc.constantFrom(...WORD_EDGES),
   fc.bigInt({ min: -(1n << 255n), max: (1n << 255n) - 1n }),
 );
 
