@@ -52,7 +52,6 @@ export {
 export { BlockValuationError } from './valuation/errors.js';
 export {
   createValuationReader,
-  formatScaled,
   type TokenInfo,
   ValuationError,
   type ValuationReader,

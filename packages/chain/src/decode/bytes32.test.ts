@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatScaled } from '../valuation/decimal.js';
+import { NO_PRICE, priceOfAnswer } from '../valuation/decimal.js';
 import { asciiToBytes32, bytes32ToAscii } from './bytes32.js';
 
 describe('bytes32 strategy ids', () => {
@@ -14,16 +14,15 @@ describe('bytes32 strategy ids', () => {
   });
 });
 
-describe('formatScaled', () => {
-  it('is exact and trims zeros', () => {
-    expect(formatScaled(300000000000n, 8)).toBe('3000');
-    expect(formatScaled(184312345678n, 8)).toBe('1843.12345678');
-    expect(formatScaled(1n, 8)).toBe('0.00000001');
-    expect(formatScaled(50000000n, 8)).toBe('0.5');
-    expect(formatScaled(0n, 8)).toBe('0');
-    expect(formatScaled(7n, 0)).toBe('7');
+describe('priceOfAnswer', () => {
+  it('is the answer scaled by the feed decimals, exact, zeros trimmed', () => {
+    expect(priceOfAnswer(300000000000n, 8)).toBe('3000');
+    expect(priceOfAnswer(184312345678n, 8)).toBe('1843.12345678');
+    expect(priceOfAnswer(1n, 8)).toBe('0.00000001');
+    expect(priceOfAnswer(7n, 0)).toBe('7');
   });
-  it('refuses negatives', () => {
-    expect(() => formatScaled(-1n, 8)).toThrow();
+  it('an answer of zero or less is no price', () => {
+    expect(priceOfAnswer(0n, 8)).toBe(NO_PRICE);
+    expect(priceOfAnswer(-1n, 8)).toBe(NO_PRICE);
   });
 });

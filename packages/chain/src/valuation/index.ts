@@ -11,7 +11,7 @@ import { type ChainClient, headGuardOf } from '../client/index.js';
 import { BoundedCache, cachedPromise } from './cache.js';
 import { priceOfAnswer } from './decimal.js';
 
-export { formatScaled, NO_PRICE, priceOfAnswer } from './decimal.js';
+export { NO_PRICE, priceOfAnswer } from './decimal.js';
 
 export class ValuationError extends Error {
   override name = 'ValuationError';

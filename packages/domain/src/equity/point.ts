@@ -1,5 +1,5 @@
 import type { VaultState } from '../fold/state.js';
-import { formatFixed, toMicros } from '../math/fixed.js';
+import { formatFixed, formatScaled, toMicros } from '../math/fixed.js';
 
 /**
  * The equity-point rule: which states of a vault make a point of its equity series, and the
@@ -61,7 +61,6 @@ export function microsOf(s: VaultState, prev: Micros | null = null): Micros {
   };
 }
 
-const MICRO = 1_000_000n;
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /** Leading zeros of a fraction, by how many. */
 const ZEROS = ['', '0', '00', '000', '0000', '00000'];
@@ -84,10 +83,7 @@ export function formatMicros(m: bigint): string {
     const digits = `${frac}`;
     return `${sign}${int}.${ZEROS[places - digits.length]}${digits}`;
   }
-  const abs = m < 0n ? -m : m;
-  const frac = (abs % MICRO).toString().padStart(6, '0').replace(/0+$/, '');
-  const body = frac ? `${abs / MICRO}.${frac}` : `${abs / MICRO}`;
-  return m < 0n ? `-${body}` : body;
+  return formatScaled(m, 6);
 }
 
 /**

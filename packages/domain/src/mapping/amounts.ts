@@ -1,5 +1,5 @@
 import type { Address, VaultState } from '../fold/state.js';
-import { fixedToNumber, pow10, tokenValue } from '../math/fixed.js';
+import { fixedToNumber, formatScaled, tokenValue } from '../math/fixed.js';
 import type { VaultRecord } from '../records/envelope.js';
 
 /**
@@ -26,12 +26,7 @@ type Field = readonly [field: string, token: Address];
 
 /** Raw units as whole tokens, exact and signed, trailing zeros trimmed. */
 export function wholeTokens(raw: bigint, decimals: number): string {
-  const neg = raw < 0n;
-  const abs = neg ? -raw : raw;
-  const unit = pow10(decimals);
-  const int = abs / unit;
-  const frac = decimals === 0 ? '' : (abs % unit).toString().padStart(decimals, '0').replace(/0+$/, '');
-  return `${neg ? '-' : ''}${int}${frac ? `.${frac}` : ''}`;
+  return formatScaled(raw, decimals);
 }
 
 /** Which payload fields of a record type hold token amounts, and of which token. */

@@ -5,6 +5,7 @@ import {
   divRoundPow10,
   fixedToNumber,
   formatFixed,
+  formatScaled,
   parseFixed,
   SCALE,
   scaleBy,
@@ -112,6 +113,31 @@ describe('fixed-point decimals (10^18)', () => {
       fc.property(fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }), (x) => {
         expect(parseFixed(formatFixed(x))).toBe(x);
       }),
+    );
+  });
+
+  it('formatScaled is value / 10^decimals exactly: signed, zeros trimmed, read back it is the value', () => {
+    expect(formatScaled(300000000000n, 8)).toBe('3000');
+    expect(formatScaled(184312345678n, 8)).toBe('1843.12345678');
+    expect(formatScaled(1n, 8)).toBe('0.00000001');
+    expect(formatScaled(-1n, 8)).toBe('-0.00000001');
+    expect(formatScaled(50000000n, 8)).toBe('0.5');
+    expect(formatScaled(-50000000n, 8)).toBe('-0.5');
+    expect(formatScaled(0n, 8)).toBe('0');
+    expect(formatScaled(7n, 0)).toBe('7');
+    expect(formatScaled(-7n, 0)).toBe('-7');
+    expect(() => formatScaled(1n, -1)).toThrow(RangeError);
+    expect(() => formatScaled(1n, 1.5)).toThrow(RangeError);
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 60n), max: 10n ** 60n }), fc.nat({ max: 40 }), (v, d) => {
+        const text = formatScaled(v, d);
+        expect(text).toMatch(/^-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?$/);
+        const [int, frac = ''] = text.replace('-', '').split('.');
+        expect(frac.length).toBeLessThanOrEqual(d);
+        const back = BigInt(`${int}${frac.padEnd(d, '0')}`);
+        expect(text.startsWith('-') ? -back : back).toBe(v);
+      }),
+      { numRuns: 2000 },
     );
   });
 

@@ -88,17 +88,28 @@ export function parseFixed(s: string): Fixed {
   return m[1] ? -v : v;
 }
 
+/**
+ * value / 10^decimals as an exact decimal, signed, trailing zeros trimmed: "1843.5", "-0.25", "0",
+ * "0.00000001". Every decimal text of an integer at a scale (prices, token amounts, USD) is this.
+ */
+export function formatScaled(value: bigint, decimals: number): string {
+  if (!Number.isInteger(decimals) || decimals < 0) throw new RangeError(`bad decimals ${decimals}`);
+  const neg = value < 0n;
+  const abs = neg ? -value : value;
+  let body: string;
+  if (decimals === 0) body = `${abs}`;
+  else {
+    const unit = pow10(decimals);
+    const frac = (abs % unit).toString().padStart(decimals, '0').replace(/0+$/, '');
+    body = frac ? `${abs / unit}.${frac}` : `${abs / unit}`;
+  }
+  return neg ? `-${body}` : body;
+}
+
 /** Formats with up to `dp` decimals (rounded half-even), trailing zeros trimmed: "1843.5", "-0.25", "0". */
 export function formatFixed(x: Fixed, dp = FIXED_DECIMALS): string {
   const scaled = dp >= FIXED_DECIMALS ? x : divRoundPow10(x, FIXED_DECIMALS - dp);
-  const places = Math.min(dp, FIXED_DECIMALS);
-  const neg = scaled < 0n;
-  const abs = neg ? -scaled : scaled;
-  const unit = pow10(places);
-  const int = abs / unit;
-  const frac = places === 0 ? '' : (abs % unit).toString().padStart(places, '0').replace(/0+$/, '');
-  const body = frac ? `${int}.${frac}` : `${int}`;
-  return neg && abs !== 0n ? `-${body}` : body;
+  return formatScaled(scaled, Math.min(dp, FIXED_DECIMALS));
 }
 
 /** Rounds to whole micro-units (6 dp), half-even: the precision of the JSON edge. */
