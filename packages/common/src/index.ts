@@ -1,6 +1,6 @@
 export { CONFIG_DEFAULTS, MIN_DAILY_RETURNS_RANGE } from './config/defaults.js';
 export { doc, type EnvDoc } from './config/doc.js';
-export { sharedEnv } from './config/fields.js';
+export { kafkaEnv, sharedEnv } from './config/fields.js';
 export {
   baseConfigSchema,
   ConfigError,

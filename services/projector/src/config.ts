@@ -5,6 +5,7 @@ import {
   doc,
   type Env,
   envField,
+  kafkaEnv,
   kafkaSecurity,
   type Logger,
   MIN_DAILY_RETURNS_RANGE,
@@ -35,15 +36,7 @@ export const PROJECTOR_BATCH_DEFAULTS = { concurrency: 2, maxBatchBytes: 8 * 102
  * (the env schema repeats them so that `loadProjectorEnv` shows what the process will run with).
  */
 export const projectorEnvSchema = baseConfigSchema.extend({
-  KAFKA_BROKERS: sharedEnv.KAFKA_BROKERS,
-  KAFKA_SASL_MECHANISM: sharedEnv.KAFKA_SASL_MECHANISM,
-  KAFKA_SASL_USERNAME: sharedEnv.KAFKA_SASL_USERNAME,
-  KAFKA_SASL_PASSWORD: sharedEnv.KAFKA_SASL_PASSWORD,
-  KAFKA_SSL: sharedEnv.KAFKA_SSL,
-  KAFKA_SSL_CA_FILE: sharedEnv.KAFKA_SSL_CA_FILE,
-  KAFKA_SSL_CERT_FILE: sharedEnv.KAFKA_SSL_CERT_FILE,
-  KAFKA_SSL_KEY_FILE: sharedEnv.KAFKA_SSL_KEY_FILE,
-  KAFKA_SASL_ALLOW_PLAINTEXT: sharedEnv.KAFKA_SASL_ALLOW_PLAINTEXT,
+  ...kafkaEnv,
   DATABASE_URL: sharedEnv.DATABASE_URL,
   DATABASE_POOLING: sharedEnv.DATABASE_POOLING,
   PROJECTION_SCHEMA: sharedEnv.PROJECTION_SCHEMA,

@@ -114,3 +114,16 @@ export const sharedEnv = {
     'unset: no grants',
   ),
 } as const;
+
+/** The Kafka variables of every process that talks to the brokers (indexer, projector, the CLI's commands). */
+export const kafkaEnv = {
+  KAFKA_BROKERS: sharedEnv.KAFKA_BROKERS,
+  KAFKA_SASL_MECHANISM: sharedEnv.KAFKA_SASL_MECHANISM,
+  KAFKA_SASL_USERNAME: sharedEnv.KAFKA_SASL_USERNAME,
+  KAFKA_SASL_PASSWORD: sharedEnv.KAFKA_SASL_PASSWORD,
+  KAFKA_SSL: sharedEnv.KAFKA_SSL,
+  KAFKA_SSL_CA_FILE: sharedEnv.KAFKA_SSL_CA_FILE,
+  KAFKA_SSL_CERT_FILE: sharedEnv.KAFKA_SSL_CERT_FILE,
+  KAFKA_SSL_KEY_FILE: sharedEnv.KAFKA_SSL_KEY_FILE,
+  KAFKA_SASL_ALLOW_PLAINTEXT: sharedEnv.KAFKA_SASL_ALLOW_PLAINTEXT,
+} as const;

@@ -1,4 +1,4 @@
-import { createLogger, doc, envField, type Logger, sharedEnv } from '@vault-yield/common';
+import { createLogger, doc, envField, kafkaEnv, type Logger, sharedEnv } from '@vault-yield/common';
 import { PROJECTOR_BATCH_DEFAULTS } from '@vault-yield/projector';
 import { z } from 'zod';
 
@@ -7,19 +7,6 @@ const logLevel = (byDefault: 'info' | 'warn') =>
     envField.logLevel().default(byDefault),
     'pino level (`migrate`, `dead-letters`, `dev`: `info`; the other commands: `warn`)',
   );
-
-/** The Kafka variables every command that talks to the brokers reads. */
-const kafkaEnv = {
-  KAFKA_BROKERS: sharedEnv.KAFKA_BROKERS,
-  KAFKA_SASL_MECHANISM: sharedEnv.KAFKA_SASL_MECHANISM,
-  KAFKA_SASL_USERNAME: sharedEnv.KAFKA_SASL_USERNAME,
-  KAFKA_SASL_PASSWORD: sharedEnv.KAFKA_SASL_PASSWORD,
-  KAFKA_SSL: sharedEnv.KAFKA_SSL,
-  KAFKA_SSL_CA_FILE: sharedEnv.KAFKA_SSL_CA_FILE,
-  KAFKA_SSL_CERT_FILE: sharedEnv.KAFKA_SSL_CERT_FILE,
-  KAFKA_SSL_KEY_FILE: sharedEnv.KAFKA_SSL_KEY_FILE,
-  KAFKA_SASL_ALLOW_PLAINTEXT: sharedEnv.KAFKA_SASL_ALLOW_PLAINTEXT,
-} as const;
 
 /**
  * The one environment schema of the cli: every variable a command reads, with its format and
