@@ -1,5 +1,7 @@
 /** Rows the projector writes. Strings carry exact numerics (bigint, decimal); JSON goes as text. */
 
+import type { EquityPoint } from '@vault-yield/domain';
+
 /** A record's identity in the ledger (its primary key). */
 export interface RecordKey {
   vault: string;
@@ -24,20 +26,8 @@ export interface LedgerRow extends RecordKey {
   amounts?: string;
 }
 
-export interface EquityRow {
-  vault: string;
-  ts: number;
-  blockNumber: number;
-  /** records_applied of the vault at this point: a total order per vault. */
-  seq: number;
-  valueUsd: string;
-  capitalInUsd: string;
-  capitalOutUsd: string;
-  /** The strategy in force after this point's record. */
-  strategy: string;
-  /** The fold's exact return index (decimal, 18 dp). */
-  returnIndex: string;
-}
+/** A row of equity_points: the domain's equity point as the fold's rule made it (one shape, defined there). */
+export type EquityRow = EquityPoint;
 
 /** Position in the vault's history: (block_number, tx_index, log_index). */
 export interface LedgerPosition {
