@@ -19,7 +19,9 @@ export type Fault =
   /** Never answers; the connection is dropped after `ms` (the client should time out first). */
   | { kind: 'hang'; ms: number }
   /** Answered by a second node `behind` blocks behind the head (same chain, not yet synced). */
-  | { kind: 'lagging'; behind: number };
+  | { kind: 'lagging'; behind: number }
+  /** Forwarded once `run` has done something to the chain first (a reorg just before a read). */
+  | { kind: 'before'; run: () => Promise<void> };
 
 export interface ProxyStats {
   requests: number;
@@ -242,6 +244,10 @@ export async function startRpcProxy(o: ProxyOptions): Promise<RpcProxy> {
       count('hang');
       setTimeout(() => req.socket.destroy(), fault.ms);
       return;
+    }
+    if (fault?.kind === 'before') {
+      count('before');
+      await fault.run();
     }
     const refused = calls.map(refusal);
     let answers: unknown[];

@@ -3,6 +3,7 @@ import {
   type AnvilInstance,
   type DemoResult,
   deployReferenceStack,
+  devChain,
   giftPosition,
   playDemoScenario,
   type ReferenceStack,
@@ -14,6 +15,7 @@ import { createIndexer, type Indexer, republishVault } from '@vault-yield/indexe
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { readMessages, silent } from '@vault-yield/test-kit/indexer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRpcProxy } from '../faults/rpc-proxy.js';
 import {
   checksums,
   createTopic,
@@ -96,9 +98,15 @@ describe('republish a vault range (anvil, Kafka, Postgres)', () => {
   const busiest = () =>
     [...byVault.entries()].sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : 1))[0]!;
 
-  const republish = (vault: string, target: string, fromBlock: number, toBlock?: number) =>
+  const republish = (
+    vault: string,
+    target: string,
+    fromBlock: number,
+    toBlock?: number,
+    rpcUrl = anvil.rpcUrl,
+  ) =>
     republishVault({
-      rpcUrl: anvil.rpcUrl,
+      rpcUrl,
       chainId: anvil.chainId,
       factory: stack.factory,
       databaseUrl: db.writerUrl,
@@ -190,5 +198,42 @@ describe('republish a vault range (anvil, Kafka, Postgres)', () => {
     expect(await checksums(run.writerUrl, run.schema, [...VAULT_TABLES, 'dead_letters'])).toEqual(
       await checksums(cleanDb.writerUrl, cleanDb.schema, [...VAULT_TABLES, 'dead_letters']),
     );
+  });
+
+  // Last: it reorganises the chain under the other tests' records.
+  it('a reorg between its block check and its valuation read: republish refuses, it never values another block under the old hash', async () => {
+    const [vault, live] = busiest();
+    const block = live.at(-1)!.record.blockNumber;
+    const head = Number(await stack.clients.publicClient.getBlockNumber());
+    const dev = devChain(anvil.rpcUrl);
+    // The headers are checked by then (they come first); the block's valuation read comes next.
+    let reorged = false;
+    const proxy = await startRpcProxy({
+      upstream: anvil.rpcUrl,
+      maxLogsRange: Number.MAX_SAFE_INTEGER,
+      fault: (_n, calls) =>
+        !reorged && calls.some((c) => c.method === 'eth_call')
+          ? {
+              kind: 'before',
+              run: async () => {
+                reorged = true;
+                await dev.reorg(head - block + 1);
+              },
+            }
+          : null,
+    });
+    const target = uniqueTopic('indexer-republish-reorged');
+    await createTopic(brokers(), target, 4);
+    try {
+      await expect(republish(vault, target, block, block, proxy.url)).rejects.toThrow(
+        new RegExp(`block ${block} is no longer 0x[0-9a-f]{64} \\(a reorg while it was valued\\)`),
+      );
+    } finally {
+      await proxy.close();
+    }
+    expect(reorged).toBe(true);
+    const now = await stack.clients.publicClient.getBlock({ blockNumber: BigInt(block) });
+    expect(now.hash).not.toBe(live.at(-1)!.record.blockHash);
+    expect(await readMessages(brokers(), target)).toEqual([]);
   });
 });

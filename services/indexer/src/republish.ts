@@ -162,11 +162,27 @@ export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultR
     records.push(...block);
   }
   const valuator = createBlockValuator(client, { factory, heartbeatOf: input.heartbeatOf, lens: input.lens });
-  await valuateRecords(records, {
-    read: (block, vaults, _hash, ts) => valuator.read(block, vaults, undefined, ts),
-    vault: () => vault,
-    concurrency: input.concurrency ?? 4,
-  });
+  // Each block read by its hash (EIP-1898), as the indexer reads it: a reorg since the headers
+  // were checked makes the node refuse the read, never answer for the block now at that number.
+  try {
+    await valuateRecords(records, {
+      read: (block, vaults, hash, ts) => valuator.read(block, vaults, hash, ts),
+      vault: () => vault,
+      concurrency: input.concurrency ?? 4,
+    });
+  } catch (err) {
+    // A read refused because its block is gone: said as the check before it says it.
+    const blocks = [...new Set(records.map((r) => r.blockNumber))];
+    const now = await getHeaders(client, blocks).catch(() => null);
+    const gone =
+      now && records.find((r) => now.find((h) => h?.number === r.blockNumber)?.hash !== r.blockHash);
+    if (gone)
+      throw new RepublishError(
+        `block ${gone.blockNumber} is no longer ${gone.blockHash} (a reorg while it was valued): its records are void`,
+        { cause: err },
+      );
+    throw err;
+  }
   return records;
 }
 
