@@ -1,4 +1,5 @@
-import { vaultAbi } from '@vault-yield/contracts';
+import { LENS_ADDRESS } from '@vault-yield/chain';
+import { vaultAbi, vaultFactoryAbi } from '@vault-yield/contracts';
 import {
   type AnvilInstance,
   createVault,
@@ -8,6 +9,7 @@ import {
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
+  strategyId,
   type TrackedVault,
   write,
 } from '@vault-yield/devstack/chain';
@@ -15,10 +17,12 @@ import type { VaultRecord } from '@vault-yield/domain';
 import { createIndexer, type Indexer, type IndexerConfig, ReorgTooDeepError } from '@vault-yield/indexer';
 import { createLogAdmin } from '@vault-yield/log';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
-import { expectedRecords, normalized, readTopic, silent } from '@vault-yield/test-kit/indexer';
+import { contextReader, expectedRecords, normalized, readTopic, silent } from '@vault-yield/test-kit/indexer';
+import { encodeFunctionData } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli/run.js';
 import { checksums, projector, VAULT_TABLES } from '../projector/support.js';
+import { startRpcProxy } from './rpc-proxy.js';
 import { until } from './support.js';
 
 /**
@@ -176,6 +180,146 @@ describe('reorgs the indexer meets', () => {
     expect(reverts).toHaveLength(1);
     expect(reverts[0]!.payload.fromBlock).toBe(before.number - 2);
     expect(reverts[0]!.payload.orphanedBlockHashes).toEqual(orphaned);
+  }, 120_000);
+
+  /**
+   * An RPC proxy in front of anvil that refuses the first valuation read at `ancestor` once armed
+   * (by number or by hash): a lens call (override or creation code) naming that block.
+   */
+  async function refusingAncestorRead() {
+    let ancestor = -1;
+    let ancestorHash = '';
+    let refused = 0;
+    const atAncestor = (p: unknown) =>
+      p === `0x${ancestor.toString(16)}` || (p as { blockHash?: string } | null)?.blockHash === ancestorHash;
+    const lens = (c: { params?: unknown[] }) => {
+      const to = (c.params?.[0] as { to?: string } | undefined)?.to;
+      return to === undefined || to === LENS_ADDRESS;
+    };
+    const proxy = await startRpcProxy({
+      upstream: anvil.rpcUrl,
+      maxLogsRange: Number.MAX_SAFE_INTEGER,
+      fault: (_n, calls) => {
+        if (ancestor < 0 || refused > 0) return null;
+        if (!calls.some((c) => c.method === 'eth_call' && lens(c) && atAncestor(c.params?.[1]))) return null;
+        refused++;
+        return {
+          kind: 'error',
+          code: -32602,
+          message: 'invalid argument 1: the node cannot read that block now',
+        };
+      },
+    });
+    return {
+      url: proxy.url,
+      close: () => proxy.close(),
+      refused: () => refused,
+      /** Arms it for the block `depth` below the head (the ancestor of a reorg of that depth). */
+      async arm(depth: number) {
+        ancestor = (await head()).number - depth;
+        ancestorHash = (await hashes(ancestor, ancestor))[0]!;
+        return ancestor;
+      },
+    };
+  }
+
+  /** The vault's revert at `ancestor` carries the vault as it stood there, not at the head. */
+  async function expectRevertAtAncestor(topic: string, ancestor: number) {
+    const reverts = revertsOf((await readTopic(kafkaBrokers(), topic)).map((t) => t.record)).filter(
+      (r) => r.vault === vault.address && r.blockNumber === ancestor,
+    );
+    expect(reverts).toHaveLength(1);
+    const read = contextReader(anvil.rpcUrl, stack.factory);
+    const atHead = await read(vault.address, (await head()).number);
+    expect(reverts[0]!.context.holdings).not.toEqual(atHead.holdings);
+    expect(reverts[0]!.context).toEqual(await read(vault.address, ancestor));
+  }
+
+  it('a revert carries the vault as it stood at the ancestor, read by its hash: a read that fails there is tried again, never replaced by the head', async () => {
+    const db = await database('ancestor');
+    const topic = newTopic('ancestor');
+    const node = await refusingAncestorRead();
+    let ancestor: number;
+    try {
+      const a = indexer(db, topic, { rpcUrl: node.url });
+      await a.start();
+      for (let i = 0; i < 3; i++) await accrue(BigInt(200 + i));
+      await caughtUp(a);
+      // While it runs: the last 3 blocks replaced (another vault tx in the first), one more
+      // mined — the head holds other pending rewards than the ancestor.
+      ancestor = await node.arm(3);
+      await dev.reorg(3, [replacement(9001n)]);
+      await accrue(105n);
+      await caughtUp(a);
+      await a.stop();
+    } finally {
+      await node.close();
+    }
+    expect(node.refused()).toBe(1);
+    await expectRevertAtAncestor(topic, ancestor);
+  }, 120_000);
+
+  it('a read that fails while it checks for a reorg on restart is tried again, not a halt', async () => {
+    const db = await database('ancestor_restart');
+    const topic = newTopic('ancestor-restart');
+    const a = indexer(db, topic);
+    await a.start();
+    for (let i = 0; i < 3; i++) await accrue(BigInt(300 + i));
+    await caughtUp(a);
+    await a.stop();
+    // While it is down: the same reorg; the first read at the ancestor on restart is refused.
+    const node = await refusingAncestorRead();
+    const ancestor = await node.arm(3);
+    await dev.reorg(3, [replacement(9002n)]);
+    await accrue(106n);
+    try {
+      const b = indexer(db, topic, { rpcUrl: node.url });
+      await b.start();
+      // A halt fails the test at once, with its reason.
+      await Promise.race([caughtUp(b), b.done]);
+      await b.stop();
+    } finally {
+      await node.close();
+    }
+    expect(node.refused()).toBe(1);
+    await expectRevertAtAncestor(topic, ancestor);
+  }, 120_000);
+
+  it('a vault born in an orphaned block, its creation replayed, found on restart: valued at the head read then, no halt', async () => {
+    const db = await database('born');
+    const topic = newTopic('born');
+    const a = indexer(db, topic);
+    await a.start();
+    const pool = stack.pools[0]!;
+    const owner = stack.accounts.owners[4]!;
+    const born = await createVault(stack, owner, pool, 'born-orphaned');
+    await accrue(400n);
+    await caughtUp(a);
+    await a.stop();
+    // While it is down: its creation block and the one after replaced, the creation replayed
+    // into the first (same factory nonce: same address), one more block mined.
+    const create = encodeFunctionData({
+      abi: vaultFactoryAbi,
+      functionName: 'createVault',
+      args: [
+        owner,
+        stack.accounts.agent,
+        strategyId('born-orphaned'),
+        pool.token0.address,
+        pool.token1.address,
+        pool.address,
+        stack.tokens.rwd.address,
+      ],
+    });
+    await dev.reorg(2, [[{ from: owner, to: stack.factory, data: create, gas: '0x989680' }, 0]]);
+    await accrue(401n);
+    const b = indexer(db, topic);
+    await b.start();
+    // A halt fails the test at once, with its reason.
+    await Promise.race([caughtUp(b), b.done]);
+    await b.stop();
+    const records = await expectCanonical(topic, (await head()).number);
+    expect(revertsOf(records).filter((r) => r.vault === born.address)).toHaveLength(1);
   }, 120_000);
 
   it('rides out reorgs during a backfill with CONFIRMATIONS > 0, never publishing past the head less them', async () => {

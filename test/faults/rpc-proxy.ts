@@ -21,7 +21,9 @@ export type Fault =
   /** Answered by a second node `behind` blocks behind the head (same chain, not yet synced). */
   | { kind: 'lagging'; behind: number }
   /** Forwarded once `run` has done something to the chain first (a reorg just before a read). */
-  | { kind: 'before'; run: () => Promise<void> };
+  | { kind: 'before'; run: () => Promise<void> }
+  /** Every call answered with this JSON-RPC error (HTTP 200), as a node refusing the call does. */
+  | { kind: 'error'; code: number; message: string };
 
 export interface ProxyStats {
   requests: number;
@@ -243,6 +245,17 @@ export async function startRpcProxy(o: ProxyOptions): Promise<RpcProxy> {
     if (fault?.kind === 'hang') {
       count('hang');
       setTimeout(() => req.socket.destroy(), fault.ms);
+      return;
+    }
+    if (fault?.kind === 'error') {
+      count(`error ${fault.code}`);
+      const answers = calls.map((c) => ({
+        jsonrpc: '2.0',
+        id: c.id,
+        error: { code: fault.code, message: fault.message },
+      }));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
       return;
     }
     if (fault?.kind === 'before') {

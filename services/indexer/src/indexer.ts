@@ -425,12 +425,25 @@ export class IndexerEngine {
    * halted (rejects with an IndexerHaltError).
    */
   async run(): Promise<void> {
-    await this.checkReorg();
     let failures = 0;
     /** When the current streak of failed steps began. */
     let failingSince = 0;
+    // Before the first step the kept blocks are checked for a reorg; after a failed step the
+    // state is reloaded from the checkpoint and checked again. Both inside the loop: a read that
+    // fails there (the node refusing one call) is retried like any step, under the same give-up.
+    let reload = false;
+    let check = true;
     while (!this.stopping) {
       try {
+        if (reload) {
+          // Processing may have moved in-memory state past the checkpoint: start again from it.
+          await this.load();
+          reload = false;
+        }
+        if (check) {
+          await this.checkReorg();
+          check = false;
+        }
         const seen = this.heads.heads;
         const progressed = await this.step();
         failures = 0;
@@ -460,9 +473,8 @@ export class IndexerEngine {
         await this.ensurePublisher().catch((e: unknown) =>
           this.log.error({ err: e }, 'could not start a publisher thread; retrying at the next failure'),
         );
-        // Processing may have moved in-memory state past the checkpoint: start again from it.
-        await this.load();
-        await this.checkReorg();
+        reload = true;
+        check = true;
       }
     }
   }
@@ -897,7 +909,11 @@ export class IndexerEngine {
     const e = this;
     return rewindOnReorg({
       chainId: e.chainId,
-      head: e.head,
+      // Read when asked: a check on restart comes before any step has read the head.
+      latest: async () => {
+        e.head = await e.rpc(() => getHeadNumber(e.client));
+        return e.head;
+      },
       reorgWindow: e.o.reorgWindow,
       topic: e.o.kafka.topic,
       get cursor() {
@@ -920,7 +936,7 @@ export class IndexerEngine {
       metrics: e.metrics,
       headers: (numbers) => e.headers(numbers),
       watchAt: (block, vaults, lenient) => e.snapshots.watchAt(block, vaults, lenient),
-      value: async (block, v) => (await e.rpc(() => e.valuator.read(block, [v]))).get(v.vault)!,
+      value: async (block, v, hash) => (await e.rpc(() => e.valuator.read(block, [v], hash))).get(v.vault)!,
       positionsAt: (vault, block) => e.rpc(() => readVaultPositions(e.client, vault, block)),
       publish: async (records) => {
         await (await e.publisher).publish(records);

@@ -10,12 +10,13 @@ import { revertSeqs } from './sequence.js';
 import type { Cursor } from './types.js';
 
 type Address = `0x${string}`;
+type Hash = `0x${string}`;
 
 /** What a rewind reads and moves: the engine's state and reads, nothing else. */
 export interface RewindHost {
   readonly chainId: number;
-  /** The chain head last seen (a vault born after the ancestor is valued there). */
-  readonly head: number;
+  /** The chain head now (a vault born after the ancestor is valued there). */
+  latest(): Promise<number>;
   readonly reorgWindow: number;
   readonly topic: string;
   cursor: Cursor;
@@ -28,7 +29,8 @@ export interface RewindHost {
   readonly metrics: IndexerMetrics;
   headers(numbers: readonly number[]): Promise<Map<number, BlockHeader>>;
   watchAt(block: number, vaults: readonly ValuedSet[], lenient: boolean): Promise<PriceWatch>;
-  value(block: number, vault: ValuedSet & { vault: Address }): Promise<ValuationContext>;
+  /** The vault's context at `block` (by its hash when given: EIP-1898). */
+  value(block: number, vault: ValuedSet & { vault: Address }, blockHash?: Hash): Promise<ValuationContext>;
   positionsAt(
     vault: Address,
     block: number,
@@ -68,14 +70,11 @@ export async function rewindOnReorg(h: RewindHost): Promise<void> {
     (v) => rewindState || touched.has(v.vault),
   );
   const atA = await h.watchAt(A, involved, true);
-  const contextFor = async (v: ValuedSet & { vault: Address }): Promise<ValuationContext> => {
-    try {
-      return await h.value(A, v);
-    } catch {
-      // Born after the ancestor: its contracts may not exist there; value it at the head.
-      return h.value(h.head, v);
-    }
-  };
+  // The ancestor by its hash: a read that fails fails the rewind (retried from the checkpoint),
+  // never stands in another block's state. A vault born after the ancestor (in an orphaned block)
+  // may use contracts that did not exist there: it is valued at the head.
+  const contextFor = async (v: VaultEntry): Promise<ValuationContext> =>
+    v.createdBlock > A ? h.value(await h.latest(), v) : h.value(A, v, ancestor.blockHash as Hash);
   const reverts: VaultRecord[] = [];
   const orphanSeqs = await h.store.seqsAbove(h.chainId, A);
   const reverted: VaultEntry[] = [];
