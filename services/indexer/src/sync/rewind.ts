@@ -65,7 +65,7 @@ export async function rewindOnReorg(h: RewindHost): Promise<void> {
   const rewindState = A < h.cursor.number;
 
   // Valuation at the ancestor for every vault concerned (a vault born in an orphaned block may
-  // use contracts that did not exist then: its revert falls back to the current head's state).
+  // use contracts that did not exist then: its revert is valued at the head, below).
   const involved = [...h.registry.all(), ...h.aheadVaults.values()].filter(
     (v) => rewindState || touched.has(v.vault),
   );
