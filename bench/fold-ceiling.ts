@@ -150,8 +150,9 @@ function parsed(
 ): bigint {
   const c = cells.get(key);
   if (c) return reparse(c, text, parse);
-  cells.set(key, cell(text, parse));
-  return cells.get(key)!.value;
+  const made = cell(text, parse);
+  cells.set(key, made);
+  return made.value;
 }
 
 /** What the exact valuation keeps of a position while its range stays. */

@@ -1,4 +1,5 @@
 import {
+  type BlockHeader,
   type ChainClient,
   type ChainRecord,
   createBlockValuator,
@@ -129,7 +130,7 @@ export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultR
   const headers = await getHeaders(client, [
     ...new Set([...wanted.map((r) => r.row.blockNumber), ...spans.map((s) => s.toBlock)]),
   ]);
-  const byNumber = new Map(headers.filter((h) => h !== null).map((h) => [h!.number, h!]));
+  const byNumber = headersByNumber(headers);
   for (const span of spans) {
     const h = byNumber.get(span.toBlock);
     if (!h || h.hash !== span.toHash)
@@ -172,10 +173,10 @@ export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultR
     });
   } catch (err) {
     // A read refused because its block is gone: said as the check before it says it.
-    const blocks = [...new Set(records.map((r) => r.blockNumber))];
-    const now = await getHeaders(client, blocks).catch(() => null);
-    const gone =
-      now && records.find((r) => now.find((h) => h?.number === r.blockNumber)?.hash !== r.blockHash);
+    const now = await getHeaders(client, [...new Set(records.map((r) => r.blockNumber))])
+      .then(headersByNumber)
+      .catch(() => null);
+    const gone = now && records.find((r) => now.get(r.blockNumber)?.hash !== r.blockHash);
     if (gone)
       throw new RepublishError(
         `block ${gone.blockNumber} is no longer ${gone.blockHash} (a reorg while it was valued): its records are void`,
@@ -184,6 +185,13 @@ export async function rederiveVaultRecords(input: RederiveInput): Promise<VaultR
     throw err;
   }
   return records;
+}
+
+/** The headers the node gave, by number (a block it has none for is absent). */
+function headersByNumber(headers: readonly (BlockHeader | null)[]): Map<number, BlockHeader> {
+  const out = new Map<number, BlockHeader>();
+  for (const h of headers) if (h) out.set(h.number, h);
+  return out;
 }
 
 /**
