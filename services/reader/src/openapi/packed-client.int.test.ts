@@ -171,8 +171,18 @@ describe('the packed client in a scratch project', () => {
     });
     const manifest = JSON.parse(
       await readFile(join(app, 'node_modules/@vault-yield/client/package.json'), 'utf8'),
-    ) as { dependencies?: Record<string, string>; exports: unknown };
+    ) as {
+      dependencies?: Record<string, string>;
+      exports: unknown;
+      private?: boolean;
+      scripts?: Record<string, string>;
+    };
     expect(Object.keys(manifest.dependencies ?? {})).toEqual([]);
+    // Publishable, and nothing runs in a consumer's install (npm warns of install scripts):
+    // the workspace builds it from the root postinstall, `npm pack` from prepack.
+    expect(manifest.private).toBeUndefined();
+    const installScripts = ['preinstall', 'install', 'postinstall', 'prepare'];
+    expect(Object.keys(manifest.scripts ?? {}).filter((s) => installScripts.includes(s))).toEqual([]);
 
     await writeFile(join(app, 'main.ts'), MAIN);
     await writeFile(join(app, 'tsconfig.json'), JSON.stringify({ ...TSCONFIG, include: ['main.ts'] }));
