@@ -106,9 +106,8 @@ describe('end to end: chain → indexer → kafka → projector → reader', () 
         // Human prices of WETH in USDC, not raw ticks.
         expect(p.range.current).toBeGreaterThan(1000);
         expect(p.range.current).toBeLessThan(10_000);
-        expect(p.inRange).toBe(
-          p.range.current >= p.range.lower * (1 - 1e-9) && p.range.current < p.range.upper,
-        );
+        // The served range never contradicts inRange, not even at a bound (#43 item 5).
+        expect(p.inRange).toBe(p.range.current >= p.range.lower && p.range.current < p.range.upper);
       }
       if (s.status === 'earning') expect(s.positions.every((p) => p.inRange)).toBe(true);
       if (s.status === 'attention') expect(s.positions.some((p) => !p.inRange)).toBe(true);

@@ -2,7 +2,7 @@ import type { Position, VaultState } from '../fold/state.js';
 import { positionInRange } from '../fold/status.js';
 import { pendingRewardsUsd, positionOwedUsd, positionValueUsd } from '../fold/valuation.js';
 import { type Fixed, microsToNumber, toMicros } from '../math/fixed.js';
-import { sqrtPriceX96ToPrice, tickToPrice } from '../math/price.js';
+import { rangePrices } from '../math/price.js';
 import type { PositionView } from '../views/index.js';
 
 const byId = (a: Position, b: Position) => {
@@ -14,8 +14,9 @@ const byId = (a: Position, b: Position) => {
 /**
  * Open positions (liquidity > 0), ordered by id (numerically).
  *
- * range: human prices of token0 in token1 (1.0001^tick · 10^(dec0 − dec1)); lower/upper from the
- * ticks, current from the pool's sqrtPriceX96. inRange: tickLower ≤ pool tick < tickUpper.
+ * range: human prices of token0 in token1 ((sqrtRatio / 2^96)² · 10^(dec0 − dec1)); lower/upper from
+ * the ticks' exact sqrt ratios, current from the pool's sqrtPriceX96 (math/price.ts `rangePrices`:
+ * lower ≤ current < upper exactly when inRange). inRange: tickLower ≤ pool tick < tickUpper.
  *
  * pendingRewardsUsd: rewards accrue to the vault, not to a position. The vault's pending rewards
  * value is attributed to its open positions pro rata by position value (evenly when every position
@@ -37,11 +38,7 @@ export function toPositionViews(s: VaultState): PositionView[] {
     return {
       id: p.id,
       pool: { a: t0.symbol, b: t1.symbol, venue: pool.venue, feeTier: pool.feeTier },
-      range: {
-        lower: tickToPrice(p.tickLower, t0.decimals, t1.decimals),
-        upper: tickToPrice(p.tickUpper, t0.decimals, t1.decimals),
-        current: sqrtPriceX96ToPrice(pool.sqrtPriceX96, t0.decimals, t1.decimals),
-      },
+      range: rangePrices(pool, p, t0.decimals, t1.decimals),
       inRange: positionInRange(s, p),
       pendingRewardsUsd: microsToNumber(shares[i]!),
       uncollectedFeesUsd: microsToNumber(toMicros(positionOwedUsd(s, p))),
