@@ -9,7 +9,10 @@ export type { Logger } from 'pino';
 export type LogFormat = 'auto' | 'json' | 'pretty';
 
 export interface LoggerConfig {
-  /** Service name, written as `service` on every line; child loggers add a `component`. */
+  /**
+   * Service name, written as `service` on every line; child loggers add a `component` (once a
+   * line: a child's joins its parent's, `projector/follow-live`).
+   */
   name: string;
   level?: LoggerOptions['level'];
   /** Where lines go; defaults to stdout. Tests pass a stream to capture lines. */
@@ -51,6 +54,23 @@ function redacting(out: NodeJS.WritableStream): Writable {
   });
 }
 
+/** A `component` binding as pino writes it into a logger's bindings (its chindings). */
+const COMPONENT = /,"component":("(?:[^"\\]|\\.)*")/g;
+
+/**
+ * A child's component joins its parent's (`projector/follow-live`): pino appends a child's
+ * bindings to its parent's, so a line would carry `component` twice (a JSON object with one key
+ * twice, whose reader keeps either).
+ */
+function joinComponents(child: Logger): void {
+  const bindings = child as unknown as Record<symbol, string>;
+  const chindings = bindings[pino.symbols.chindingsSym] ?? '';
+  const parts = [...chindings.matchAll(COMPONENT)].map((m) => JSON.parse(m[1]!) as string);
+  if (parts.length < 2) return;
+  bindings[pino.symbols.chindingsSym] =
+    `${chindings.replace(COMPONENT, '')},"component":${JSON.stringify(parts.join('/'))}`;
+}
+
 /**
  * pino logger shared by every process: one line per event, ISO time in JSON. Every line passes
  * through the redaction of packages/common/redact: passwords in URLs, RPC keys in a URL's path or
@@ -68,6 +88,7 @@ export function createLogger({ name, level = 'info', destination, format = 'auto
       log: (obj) => redactValue(obj),
     },
     serializers: { err: (err: Error) => redactValue(pino.stdSerializers.err(err)) },
+    onChild: joinComponents,
   };
   const sink = redacting(out);
   const pretty = format === 'pretty' || (format === 'auto' && tty);

@@ -89,3 +89,38 @@ describe('createLogger: any destination pino takes', () => {
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['one', 'two']);
   });
 });
+
+describe('createLogger: one component a line, stack frames kept', () => {
+  const capture = () => {
+    const lines: string[] = [];
+    return { lines, destination: { write: (line: string) => void lines.push(line) } };
+  };
+
+  it("a child's component joins its parent's: `component` once, as parent/child", () => {
+    const c = capture();
+    const projector = createLogger({ name: 'projector', destination: c.destination, format: 'json' }).child({
+      component: 'projector',
+    });
+    projector.child({ component: 'follow-live' }).child({ partition: 3 }).info('x');
+    projector.info('y');
+    expect(c.lines[0]!.match(/"component":/g)).toHaveLength(1);
+    expect(JSON.parse(c.lines[0]!)).toMatchObject({ component: 'projector/follow-live', partition: 3 });
+    expect(JSON.parse(c.lines[1]!)).toMatchObject({ component: 'projector' });
+    const p = capture();
+    createLogger({ name: 'projector', destination: p.destination, format: 'pretty' })
+      .child({ component: 'projector' })
+      .child({ component: 'follow-live' })
+      .info('z');
+    expect(p.lines[0]).toMatch(/INFO: projector\/projector\/follow-live: z\n$/);
+  });
+
+  it("an error's stack keeps its frames' paths; the URL in its message loses its key", () => {
+    const c = capture();
+    const err = new Error('GET https://rpc.example.com/v2/K3yK3yK3yK3y failed');
+    err.stack = `${err.message}\n    at read (file:///work/main/node_modules/@vault-yield/chain/src/rpc.ts:10:3)`;
+    createLogger({ name: 'reader', destination: c.destination, format: 'json' }).error({ err }, 'rpc');
+    const { err: logged } = JSON.parse(c.lines[0]!) as { err: { stack: string } };
+    expect(logged.stack).toContain('file:///work/main/node_modules/@vault-yield/chain/src/rpc.ts:10:3');
+    expect(c.lines[0]).not.toContain('K3yK3yK3yK3y');
+  });
+});
