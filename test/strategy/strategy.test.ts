@@ -72,11 +72,17 @@ describe('strategy projector (screen + catalogue topics)', () => {
       const pairs = await pool.query(`select pairs from strategies where id = 'steady-eth'`);
       expect(pairs.rows[0].pairs).toEqual([{ a: 'WETH', b: 'USDC', venues: ['uniswap-v3'] }]);
 
-      // A newer screen re-ranks: the strategy's pairs follow it.
+      // A newer screen re-ranks: the strategy's pairs follow it, in the pool's orientation (token0 =
+      // the lower address: USDC 0x…02 before WBTC 0x…03), as /v1/universe/pairs shows the same pair —
+      // the screen named it WBTC/USDC (#43 item 7).
       await publish(screenTopic, [makeScreen('c', 3000, 1)]);
       await until(async () => (await version()) === 'c');
       const after = await pool.query(`select pairs from strategies where id = 'steady-eth'`);
-      expect(after.rows[0].pairs).toEqual([{ a: 'WBTC', b: 'USDC', venues: ['uniswap-v3'] }]);
+      expect(after.rows[0].pairs).toEqual([{ a: 'USDC', b: 'WBTC', venues: ['uniswap-v3'] }]);
+      const universe = await pool.query(`select a, b from universe_pairs where token_b = $1`, [
+        '0x0000000000000000000000000000000000000003',
+      ]);
+      expect(universe.rows).toEqual([{ a: 'USDC', b: 'WBTC' }]);
     } finally {
       await p.stop();
     }

@@ -64,7 +64,8 @@ export const screenResult = z
     const assets = new Set(s.assets.map((a) => a.symbol));
     if (assets.size !== s.assets.length)
       ctx.addIssue({ code: 'custom', path: ['assets'], message: 'duplicate asset symbol' });
-    const pairs = new Set<string>();
+    // A pair is one pair in either orientation (it is served in one: see orientPair).
+    const pairs = new Map<string, string>();
     s.pairs.forEach((p, i) => {
       for (const side of ['a', 'b'] as const) {
         if (!assets.has(p[side]))
@@ -74,14 +75,22 @@ export const screenResult = z
             message: `asset ${p[side]} is not in assets`,
           });
       }
-      const key = `${p.a}/${p.b}`;
-      if (pairs.has(key))
-        ctx.addIssue({ code: 'custom', path: ['pairs', i], message: `duplicate pair ${key}` });
-      pairs.add(key);
+      const key = pairKey(p);
+      const named = pairs.get(key);
+      if (named !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['pairs', i],
+          message:
+            named === `${p.a}/${p.b}`
+              ? `duplicate pair ${named}`
+              : `pair ${p.a}/${p.b} is ${named} the other way round: name a pair once`,
+        });
+      else pairs.set(key, `${p.a}/${p.b}`);
     });
     for (const [id, aimed] of Object.entries(s.strategies)) {
       aimed.forEach((p, i) => {
-        if (!pairs.has(`${p.a}/${p.b}`))
+        if (!pairs.has(pairKey(p)))
           ctx.addIssue({
             code: 'custom',
             path: ['strategies', id, i],
@@ -91,6 +100,22 @@ export const screenResult = z
     }
   });
 export type ScreenResult = z.output<typeof screenResult>;
+
+/** A pair's identity whatever its orientation. */
+const pairKey = (p: { a: string; b: string }) => (p.a < p.b ? `${p.a}\u0000${p.b}` : `${p.b}\u0000${p.a}`);
+
+/**
+ * A pair in the one orientation every route serves: the pool's own, token0/token1 — `a` the asset
+ * of the lower address — as a position's pool and range are shown (the range is the price of
+ * token0 in token1). A screen may name a pair either way round (once); `/v1/universe/pairs` and
+ * `/v1/strategies[].pairs` both show it so.
+ */
+export function orientPair<P extends { a: string; b: string }>(
+  p: P,
+  addressOf: (symbol: string) => string,
+): P {
+  return addressOf(p.a).toLowerCase() <= addressOf(p.b).toLowerCase() ? p : { ...p, a: p.b, b: p.a };
+}
 
 /** The strategy catalogue: identity and display copy. Pairs and figures come from elsewhere. */
 export const strategyCatalogue = z

@@ -47,7 +47,7 @@ describe('screen and catalogue projection', () => {
   });
 
   it('a strategy’s pairs change when a newer screen arrives', async () => {
-    expect(await pairsOf('steady-eth')).toEqual([{ a: 'WBTC', b: 'USDC', venues: ['uniswap-v3'] }]);
+    expect(await pairsOf('steady-eth')).toEqual([{ a: 'USDC', b: 'WBTC', venues: ['uniswap-v3'] }]);
     expect(await inTx((c) => applyScreen(c, makeScreen('s-3', 3000, 0)))).toBe('applied');
     expect(await pairsOf('steady-eth')).toEqual([{ a: 'WETH', b: 'USDC', venues: ['uniswap-v3'] }]);
   });

@@ -1,4 +1,4 @@
-import type { ScreenResult } from '@vault-yield/domain';
+import { orientPair, type ScreenResult } from '@vault-yield/domain';
 import type { PoolClient } from '../pool/index.js';
 
 export type ApplyOutcome = 'applied' | 'older' | 'duplicate';
@@ -62,11 +62,19 @@ export async function applyScreen(
         ],
       );
     }
+    // The schema guarantees every symbol of a pair is among the assets.
+    const addressOf = (symbol: string) => bySymbol.get(symbol)!.address;
+    // One orientation everywhere (orientPair): the universe's pairs and the strategies' alike.
+    const strategyPairs = Object.fromEntries(
+      Object.entries(screen.strategies).map(([id, aimed]) => [
+        id,
+        aimed.map((p) => orientPair(p, addressOf)),
+      ]),
+    );
     if (screen.pairs.length > 0) {
-      const pairs = screen.pairs.map((p, rank) => {
-        // The schema guarantees both symbols are among the assets.
-        let [x, y] = [bySymbol.get(p.a)!, bySymbol.get(p.b)!];
-        if (x.address > y.address) [x, y] = [y, x];
+      const pairs = screen.pairs.map((named, rank) => {
+        const p = orientPair(named, addressOf);
+        const [x, y] = [bySymbol.get(p.a)!, bySymbol.get(p.b)!];
         return {
           chain_id: x.chainId,
           token_a: x.address,
@@ -90,11 +98,11 @@ export async function applyScreen(
       `insert into screen_meta (id, version, screened_at, updated_at, strategy_pairs) values (true, $1, $2, $3, $4)
        on conflict (id) do update set version = excluded.version, screened_at = excluded.screened_at,
          updated_at = excluded.updated_at, strategy_pairs = excluded.strategy_pairs`,
-      [screen.screenId, screen.screenedAt, now, JSON.stringify(screen.strategies)],
+      [screen.screenId, screen.screenedAt, now, JSON.stringify(strategyPairs)],
     );
     await client.query(
       `update strategies set pairs = coalesce($1::jsonb -> id, '[]'::jsonb), screen_version = $2, updated_at = $3`,
-      [JSON.stringify(screen.strategies), screen.screenId, now],
+      [JSON.stringify(strategyPairs), screen.screenId, now],
     );
     await client.query('release savepoint market_apply');
     return 'applied';

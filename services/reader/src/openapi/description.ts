@@ -216,7 +216,10 @@ ended by **how far the log has been folded** (the block time of the last folded 
 the wall clock: the same records give the same figures whether the service is in step with the
 chain, catching up or rebuilding. Both are null while n is below the configured minimum (default
 30 days), and recomputed every few minutes. Strategy \`pairs\` reflect the live screen and change
-as it re-ranks. Asset categories: \`major\`, \`stable\`, \`stock token\`, \`meme\`.
+as it re-ranks. A pair has one orientation everywhere: the pool's own, \`a\` the token of the lower
+address (token0), \`b\` the other (token1) — \`/v1/strategies[].pairs\`, \`/v1/universe/pairs\` and a
+position's \`pool\` and \`range\` (the price of \`a\` in \`b\`) alike, whichever way the screen named it
+(a screen naming both orientations of one pair is refused). Asset categories: \`major\`, \`stable\`, \`stock token\`, \`meme\`.
 
 ## Errors
 Every error has one body: \`{ "error": { "code": string, "message": string } }\`, never a stack
