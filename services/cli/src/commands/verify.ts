@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util';
-import { createConfig, envField } from '@vault-yield/common';
+import { createConfig, envField, type Logger } from '@vault-yield/common';
 import { FOLD_VERSION } from '@vault-yield/domain';
 import {
   compareSchemas,
   createPgPool,
   dropProjectionSchema,
-  getBuild,
   liveSchema,
   markBuild,
+  type Pool,
   type PoolClient,
   projectionFoldVersion,
   schemaExists,
@@ -16,8 +16,18 @@ import {
   withSnapshot,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
-import { runBuild } from '../ops/build.js';
-import { buildEnvSchema, cliLogger, optionValue, parseDuration, stamp } from '../ops/env.js';
+import { type BuildHandle, runBuild } from '../ops/build.js';
+import {
+  buildEnvSchema,
+  cliLogger,
+  ddlUrl,
+  type OpsEnv,
+  optionValue,
+  parseDuration,
+  stamp,
+  usageError,
+} from '../ops/env.js';
+import { liveSources, namedTopics, refuseOtherTopics } from '../ops/live-topics.js';
 import { strategyGroups } from '../ops/strategy.js';
 
 export const verifyCommand: Command = {
@@ -61,155 +71,233 @@ environment: as for rebuild (DATABASE_URL, KAFKA_BROKERS, KAFKA_TOPIC, VIEWS_SCH
     });
     const env = createConfig(buildEnvSchema);
     const log = cliLogger('verify', env.LOG_LEVEL, env.LOG_FORMAT);
-    const views = env.VIEWS_SCHEMA;
     const timeoutMs = parseDuration(values.timeout);
-    const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-verify', max: 2 });
     const suffix = stamp();
     const scratch = values.schema
       ? optionValue('schema', envField.identifier(), values.schema)
       : `vault_yield_verify_${suffix}`;
-    const group = `vault-yield-verify-${suffix}`;
-    let handle: Awaited<ReturnType<typeof runBuild>> | null = null;
+    // One role creates, reads and drops the scratch schema: the migrator's, as runBuild creates it
+    // (dropped as the writer, it outlived the run: "must be owner of schema").
+    const pool = createPgPool({ url: ddlUrl(env), applicationName: 'vault-yield-verify', max: 2 });
+    const run: Run = {
+      pool,
+      env,
+      log,
+      scratch,
+      group: `vault-yield-verify-${suffix}`,
+      handle: null,
+      owned: false,
+    };
+    let cleaned: Promise<void> | null = null;
+    const cleanup = () => {
+      cleaned ??= cleanUp(run, values.keep);
+      return cleaned;
+    };
+    // Interrupted, it still stops its fold and drops its scratch schema before exiting.
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.stderr.write(
+        `verify: ${signal}: stopping${run.owned && !values.keep ? `, dropping ${scratch}` : ''}\n`,
+      );
+      void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
     try {
-      const live = values.live
-        ? optionValue('live', envField.identifier(), values.live)
-        : ((await liveSchema(pool, views)) ?? env.PROJECTION_SCHEMA);
-      if (!(await schemaExists(pool, live))) {
-        console.error(`verify: live schema ${live} does not exist`);
-        return 2;
-      }
-      const topic = env.KAFKA_TOPIC;
-      // The live projector's group: recorded with its build, else the one that wrote last.
-      const liveBuild = await getBuild(pool, views, live);
-      const liveGroupOf = async (t: string, recorded: string | undefined): Promise<string | null> => {
-        if (recorded) return recorded;
-        const rows = await storedOffsetRows(pool, live, { topic: t });
-        rows.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime());
-        return rows[0]?.groupId ?? null;
-      };
-      const recorded = liveBuild?.groupId || undefined;
-      const liveMain = (await liveGroupOf(topic, recorded)) ?? env.CONSUMER_GROUP;
-
-      handle = await runBuild({
-        env,
-        schema: scratch,
-        groupId: group,
-        topic,
-        purpose: 'verify',
-        strategy: !values['no-market'],
-        unlogged: true,
-        deferIndexes: true,
-        finalize: false,
-        log,
-        quiet: values.json,
-        label: `verify ${scratch}`,
-      });
-      const market = handle.record.market;
-      const pairs = [{ topic, live: liveMain, scratch: group }];
-      if (market) {
-        const g = strategyGroups(group);
-        const lg = recorded ? strategyGroups(recorded) : null;
-        pairs.push(
-          {
-            topic: market.screenTopic,
-            live: (await liveGroupOf(market.screenTopic, lg?.screen)) ?? '',
-            scratch: g.screen,
-          },
-          {
-            topic: market.catalogueTopic,
-            live: (await liveGroupOf(market.catalogueTopic, lg?.catalogue)) ?? '',
-            scratch: g.catalogue,
-          },
-        );
-      }
-      const offsetsOf = async (db: PoolClient, schema: string, groupId: string, t: string) => {
-        const m = new Map<number, bigint>();
-        for (const r of await storedOffsetRows(db, schema, { groupId, topic: t })) {
-          const n = BigInt(r.nextOffset);
-          if (n > 0n) m.set(r.partition, n);
-        }
-        return m;
-      };
-      const sameOffsets = async (db: PoolClient) => {
-        const mismatches: string[] = [];
-        for (const p of pairs) {
-          const a = await offsetsOf(db, live, p.live, p.topic);
-          const b = await offsetsOf(db, scratch, p.scratch, p.topic);
-          for (const part of new Set([...a.keys(), ...b.keys()])) {
-            if ((a.get(part) ?? 0n) !== (b.get(part) ?? 0n))
-              mismatches.push(`${p.topic}[${part}] live ${a.get(part) ?? 0n} scratch ${b.get(part) ?? 0n}`);
-          }
-        }
-        return mismatches;
-      };
-
-      const deadline = Date.now() + timeoutMs;
-      let diffs: TableDiff[] | null = null;
-      let mismatches: string[] = [];
-      for (;;) {
-        const result = await withSnapshot(pool, async (db) => {
-          const m = await sameOffsets(db);
-          return m.length > 0 ? { m, d: null } : { m, d: await compareSchemas(db, live, scratch) };
-        });
-        mismatches = result.m;
-        diffs = result.d;
-        if (diffs || Date.now() > deadline) break;
-        await handle.catchUp();
-        await new Promise((r) => setTimeout(r, 300));
-      }
-
-      if (!diffs) {
-        const msg = `verify: ${live} and the scratch fold never stood at the same offsets within ${values.timeout}: ${mismatches.slice(0, 5).join('; ')}`;
-        if (values.json)
-          console.log(JSON.stringify({ live, scratch, comparable: false, mismatches }, null, 2));
-        else console.error(msg);
-        return 3;
-      }
-      const bad = diffs.filter((d) => !d.equal);
-      // A live projection folded by an older fold differs by design: say so, with the cure.
-      const liveFold = await projectionFoldVersion(pool, live);
-      const foldNote =
-        liveFold === FOLD_VERSION
-          ? null
-          : `verify: ${live} holds figures of fold version ${liveFold ?? '(not recorded)'}, this build folds version ${FOLD_VERSION}: they differ by design where a vault had several records in one block — run \`vault-yield rebuild\``;
-      if (values.json) {
-        console.log(
-          JSON.stringify(
-            {
-              live,
-              scratch,
-              group,
-              liveGroup: liveMain,
-              comparable: true,
-              equal: bad.length === 0,
-              foldVersion: { live: liveFold, build: FOLD_VERSION },
-              tables: diffs,
-            },
-            null,
-            2,
-          ),
-        );
-      } else {
-        console.log(`verify: live ${live} (group ${liveMain}) vs scratch ${scratch} (group ${group})`);
-        for (const d of diffs) printDiff(d);
-        console.log(
-          bad.length === 0
-            ? `verify: no difference in ${diffs.length} tables`
-            : `verify: ${bad.length} of ${diffs.length} tables differ: ${bad.map((d) => d.table).join(', ')}`,
-        );
-        if (foldNote) console.log(foldNote);
-      }
-      return bad.length === 0 ? 0 : 1;
+      return await verify(run, { ...values, timeoutMs });
+    } catch (err) {
+      if (err instanceof TypeError && 'code' in err) throw err;
+      console.error(
+        `verify: ${oneLine(err)}${run.owned && !values.keep ? ` (scratch ${scratch} dropped)` : ''}`,
+      );
+      return 1;
     } finally {
-      if (handle) await handle.stop();
-      if (!values.keep && (await schemaExists(pool, scratch).catch(() => false))) {
-        await dropProjectionSchema(pool, scratch);
-        await markBuild(pool, views, scratch, { state: 'dropped', dropped: true }).catch(() => {});
-      }
-      await pool.end();
+      await cleanup();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
     }
   },
 };
+
+/** One verify run: its admin pool (the migrator's), its scratch schema and group, its fold. */
+interface Run {
+  pool: Pool;
+  env: OpsEnv;
+  log: Logger;
+  scratch: string;
+  group: string;
+  handle: BuildHandle | null;
+  /** True once the scratch schema is known to be this run's (it did not exist before). */
+  owned: boolean;
+}
+
+interface VerifyOptions {
+  live?: string | undefined;
+  json: boolean;
+  'no-market': boolean;
+  timeout: string;
+  timeoutMs: number;
+}
+
+const oneLine = (err: unknown): string =>
+  (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? 'unknown error';
+
+/** Stops the fold, then drops the scratch schema (unless --keep) as the role that created it. */
+async function cleanUp(run: Run, keep: boolean): Promise<void> {
+  if (run.handle) await run.handle.stop().catch(() => {});
+  run.handle = null;
+  if (run.owned && !keep) {
+    try {
+      await dropProjectionSchema(run.pool, run.scratch);
+      await markBuild(run.pool, run.env.VIEWS_SCHEMA, run.scratch, { state: 'dropped', dropped: true });
+    } catch (err) {
+      console.error(
+        `verify: the scratch schema ${run.scratch} could not be dropped (${oneLine(err)}): drop it by hand (drop schema ${run.scratch} cascade)`,
+      );
+    }
+  }
+  await run.pool.end().catch(() => {});
+}
+
+/**
+ * The topics to fold: those the live projection folds, from its build record or stored offsets
+ * (an environment naming others is refused); the environment's only where the live projection
+ * has no offsets of that kind.
+ */
+async function topicsOf(run: Run, live: string, noMarket: boolean) {
+  const { env } = run;
+  const sources = await liveSources(run.pool, env.VIEWS_SCHEMA, live);
+  refuseOtherTopics('verify', live, sources, namedTopics(), noMarket ? ['vault'] : undefined);
+  return {
+    vault: sources.vault ?? { topic: env.KAFKA_TOPIC, group: env.CONSUMER_GROUP },
+    screen: sources.screen ?? { topic: env.SCREEN_TOPIC, group: '' },
+    catalogue: sources.catalogue ?? { topic: env.CATALOGUE_TOPIC, group: '' },
+    /** The live projection folds the market side: so does the scratch (else neither). */
+    market: !noMarket && (sources.screen !== null || sources.catalogue !== null),
+  };
+}
+
+async function verify(run: Run, values: VerifyOptions): Promise<number> {
+  const { pool, env, scratch, group } = run;
+  const views = env.VIEWS_SCHEMA;
+  const live = values.live
+    ? optionValue('live', envField.identifier(), values.live)
+    : ((await liveSchema(pool, views)) ?? env.PROJECTION_SCHEMA);
+  if (!(await schemaExists(pool, live))) {
+    console.error(`verify: live schema ${live} does not exist`);
+    return 2;
+  }
+  const topics = await topicsOf(run, live, values['no-market']);
+  if (await schemaExists(pool, scratch))
+    throw usageError(
+      `schema ${scratch} already exists: verify folds into a new schema (pick another --schema)`,
+    );
+  run.owned = true;
+  const handle = await runBuild({
+    env: { ...env, SCREEN_TOPIC: topics.screen.topic, CATALOGUE_TOPIC: topics.catalogue.topic },
+    schema: scratch,
+    groupId: group,
+    topic: topics.vault.topic,
+    purpose: 'verify',
+    strategy: topics.market,
+    unlogged: true,
+    deferIndexes: true,
+    finalize: false,
+    log: run.log,
+    quiet: values.json,
+    label: `verify ${scratch}`,
+  });
+  run.handle = handle;
+  const liveMain = topics.vault.group;
+  const pairs = [{ topic: topics.vault.topic, live: liveMain, scratch: group }];
+  const market = handle.record.market;
+  if (market) {
+    const g = strategyGroups(group);
+    pairs.push(
+      { topic: market.screenTopic, live: topics.screen.group, scratch: g.screen },
+      { topic: market.catalogueTopic, live: topics.catalogue.group, scratch: g.catalogue },
+    );
+  }
+  const offsetsOf = async (db: PoolClient, schema: string, groupId: string, t: string) => {
+    const m = new Map<number, bigint>();
+    for (const r of await storedOffsetRows(db, schema, { groupId, topic: t })) {
+      const n = BigInt(r.nextOffset);
+      if (n > 0n) m.set(r.partition, n);
+    }
+    return m;
+  };
+  const sameOffsets = async (db: PoolClient) => {
+    const mismatches: string[] = [];
+    for (const p of pairs) {
+      const a = await offsetsOf(db, live, p.live, p.topic);
+      const b = await offsetsOf(db, scratch, p.scratch, p.topic);
+      for (const part of new Set([...a.keys(), ...b.keys()])) {
+        if ((a.get(part) ?? 0n) !== (b.get(part) ?? 0n))
+          mismatches.push(`${p.topic}[${part}] live ${a.get(part) ?? 0n} scratch ${b.get(part) ?? 0n}`);
+      }
+    }
+    return mismatches;
+  };
+
+  const deadline = Date.now() + values.timeoutMs;
+  let diffs: TableDiff[] | null = null;
+  let mismatches: string[] = [];
+  for (;;) {
+    const result = await withSnapshot(pool, async (db) => {
+      const m = await sameOffsets(db);
+      return m.length > 0 ? { m, d: null } : { m, d: await compareSchemas(db, live, scratch) };
+    });
+    mismatches = result.m;
+    diffs = result.d;
+    if (diffs || Date.now() > deadline) break;
+    await handle.catchUp();
+    await new Promise((r) => setTimeout(r, 300));
+  }
+
+  if (!diffs) {
+    const msg = `verify: ${live} and the scratch fold never stood at the same offsets within ${values.timeout}: ${mismatches.slice(0, 5).join('; ')}`;
+    if (values.json) console.log(JSON.stringify({ live, scratch, comparable: false, mismatches }, null, 2));
+    else console.error(msg);
+    return 3;
+  }
+  const bad = diffs.filter((d) => !d.equal);
+  // A live projection folded by an older fold differs by design: say so, with the cure.
+  const liveFold = await projectionFoldVersion(pool, live);
+  const foldNote =
+    liveFold === FOLD_VERSION
+      ? null
+      : `verify: ${live} holds figures of fold version ${liveFold ?? '(not recorded)'}, this build folds version ${FOLD_VERSION}: they differ by design where a vault had several records in one block — run \`vault-yield rebuild\``;
+  if (values.json) {
+    console.log(
+      JSON.stringify(
+        {
+          live,
+          scratch,
+          group,
+          liveGroup: liveMain,
+          topics: pairs.map((p) => p.topic),
+          comparable: true,
+          equal: bad.length === 0,
+          foldVersion: { live: liveFold, build: FOLD_VERSION },
+          tables: diffs,
+        },
+        null,
+        2,
+      ),
+    );
+  } else {
+    console.log(
+      `verify: live ${live} (group ${liveMain}) vs scratch ${scratch} (group ${group}), folding ${pairs.map((p) => p.topic).join(', ')}`,
+    );
+    for (const d of diffs) printDiff(d);
+    console.log(
+      bad.length === 0
+        ? `verify: no difference in ${diffs.length} tables`
+        : `verify: ${bad.length} of ${diffs.length} tables differ: ${bad.map((d) => d.table).join(', ')}`,
+    );
+    if (foldNote) console.log(foldNote);
+  }
+  return bad.length === 0 ? 0 : 1;
+}
 
 function printDiff(d: TableDiff): void {
   const side = (c: TableDiff['left']) => (c ? `${c.rows} rows, hash ${c.hash.slice(0, 12)}` : 'missing');
