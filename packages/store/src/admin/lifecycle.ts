@@ -1,6 +1,6 @@
 import { latestVersion, migrate } from '../migrations/index.js';
 import { ident, type Pool } from '../pool/index.js';
-import { getBuild } from './meta.js';
+import { getBuild, liveRecord } from './meta.js';
 
 type Queryable = Pick<Pool, 'query'>;
 
@@ -28,6 +28,51 @@ export async function schemaTables(db: Queryable, schema: string): Promise<strin
   return rows.map((r) => r.name);
 }
 
+/**
+ * Roles that read the views of `viewsSchema` now — SELECT on any of its views, held by a role other
+ * than the views' owner and the current role (`public` for PUBLIC) — sorted. A switch re-creates
+ * the views, and a build makes the schema they will stand on: both grant these roles what they
+ * read, so no reader loses a view whatever options the command got (READER_ROLE or not).
+ */
+export async function viewReaders(db: Queryable, viewsSchema: string): Promise<string[]> {
+  const { rows } = await db.query<{ role: string }>(
+    `select distinct case when a.grantee = 0 then 'public' else r.rolname end as role
+       from pg_class c join pg_namespace n on n.oid = c.relnamespace
+       cross join lateral aclexplode(c.relacl) a
+       left join pg_roles r on r.oid = a.grantee
+      where n.nspname = $1 and c.relkind = 'v' and a.privilege_type = 'SELECT'
+        and a.grantee <> c.relowner and a.grantee <> (select oid from pg_roles where rolname = current_user)
+      order by 1`,
+    [viewsSchema],
+  );
+  return rows.map((r) => r.role);
+}
+
+/**
+ * Roles that write the projection in `schema` now — INSERT on its stored offsets
+ * (`consumer_offsets`), held by a role other than the table's owner and the current role — sorted
+ * (none when the schema is gone). A build grants them its schema, so a projector that follows the
+ * switch (FOLLOW_LIVE, as the writer) can write where it moves, WRITER_ROLE given or not.
+ */
+export async function schemaWriters(db: Queryable, schema: string): Promise<string[]> {
+  const { rows } = await db.query<{ role: string }>(
+    `select distinct r.rolname as role
+       from pg_class c join pg_namespace n on n.oid = c.relnamespace
+       cross join lateral aclexplode(c.relacl) a
+       join pg_roles r on r.oid = a.grantee
+      where n.nspname = $1 and c.relname = 'consumer_offsets' and a.privilege_type = 'INSERT'
+        and a.grantee <> c.relowner and r.rolname <> current_user
+      order by 1`,
+    [schema],
+  );
+  return rows.map((r) => r.role);
+}
+
+/** `given` (when set) and `found`, once each, in that order. */
+export const withRoles = (given: string | undefined, found: string[]): string[] => [
+  ...new Set([...(given ? [given] : []), ...found]),
+];
+
 /** Highest migration applied to `schema` (0 when never migrated) and whether that is current. */
 export async function schemaVersion(
   db: Queryable,
@@ -48,8 +93,12 @@ export async function schemaVersion(
 export interface PrepareOptions {
   viewsSchema: string;
   schema: string;
+  /** Granted read access, besides the roles that read the views now (viewReaders). */
   readerRole?: string;
-  /** The runtime writer role, granted DML on the build's tables (it writes there once live). */
+  /**
+   * The runtime writer role, granted DML on the build's tables (it writes there once live),
+   * besides the roles that write the live schema now (schemaWriters).
+   */
   writerRole?: string;
   /** Make every table unlogged while the schema is built (no WAL; SET LOGGED at finalize). */
   unlogged: boolean;
@@ -65,7 +114,14 @@ export interface PrepareOptions {
  * The build row must exist (recordBuild) first.
  */
 export async function prepareBuildSchema(pool: Pool, o: PrepareOptions): Promise<void> {
-  await migrate(pool, o.schema, o.readerRole, o.writerRole ? { writerRole: o.writerRole } : {});
+  const live = await liveRecord(pool, o.viewsSchema);
+  const readers = withRoles(o.readerRole, await viewReaders(pool, o.viewsSchema));
+  const writers = withRoles(o.writerRole, live ? await schemaWriters(pool, live.schema) : []);
+  // One migrate applies the migrations; each further one (nothing left to apply) grants a pair.
+  for (let i = 0; i < Math.max(1, readers.length, writers.length); i++) {
+    const writerRole = writers[i];
+    await migrate(pool, o.schema, readers[i], writerRole ? { writerRole } : {});
+  }
   const build = await getBuild(pool, o.viewsSchema, o.schema);
   if (!build) throw new Error(`no build recorded for schema ${o.schema}`);
   if (build.prepared) return;

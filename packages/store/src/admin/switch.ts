@@ -1,6 +1,14 @@
+import { grantWrite } from '../migrations/index.js';
 import { ident, type Pool } from '../pool/index.js';
 import { revokeWebhookSecrets } from '../webhooks/index.js';
-import { schemaExists, schemaTables, schemaVersion } from './lifecycle.js';
+import {
+  schemaExists,
+  schemaTables,
+  schemaVersion,
+  schemaWriters,
+  viewReaders,
+  withRoles,
+} from './lifecycle.js';
 import { ADMIN_TABLES, ensureAdminTables, liveRecord } from './meta.js';
 
 /**
@@ -14,12 +22,17 @@ export interface SwitchOptions {
   viewsSchema: string;
   /** Physical projection schema to serve from now on. */
   target: string;
-  /** Read-only role: usage + select on the views, and on the target's tables. */
+  /**
+   * Read-only role: usage + select on the views, and on the target's tables. Granted besides the
+   * roles that read the views before the switch (viewReaders), which get the same whether or not
+   * this is set: a switch never leaves a reader of the views unable to read them.
+   */
   readerRole?: string;
   /**
    * Runtime writer role (DML only, apart from the migrator that switches): may read which schema
    * is live and its build (vy_live, vy_builds), so projectors that follow it (FOLLOW_LIVE) and the
-   * webhooks deliverer find it. It gets no view and no write here.
+   * webhooks deliverer find it, and gets DML on the target's tables (where a follower writes next).
+   * No view. The roles that write the previous live schema (schemaWriters) get the same.
    */
   writerRole?: string;
   /** Allow a target that still has unlogged tables (a crash would empty them). Default false. */
@@ -30,6 +43,10 @@ export interface SwitchResult {
   previous: string | null;
   target: string;
   views: string[];
+  /** The roles granted the views and the target's tables (the views' readers and readerRole). */
+  readers: string[];
+  /** The roles granted the bookkeeping and DML on the target (the previous live schema's writers and writerRole). */
+  writers: string[];
 }
 
 /**
@@ -79,30 +96,35 @@ export async function switchLive(pool: Pool, o: SwitchOptions): Promise<SwitchRe
     for (const e of existing) {
       if (!tables.includes(e.name)) await client.query(`drop view ${v}.${ident(e.name)}`);
     }
-    const role = o.readerRole ? ident(o.readerRole) : null;
-    if (role) await client.query(`grant usage on schema ${v} to ${role}`);
+    const prev = await client.query<{ schema: string }>(`select schema from ${v}.vy_live where id`);
+    const previous = prev.rows[0]?.schema ?? null;
+    // Who reads the views and who writes the live schema, read before the views are dropped (their
+    // grants go with them): each keeps its access on the new views and target.
+    const readers = withRoles(o.readerRole, await viewReaders(client, o.viewsSchema));
+    const writers = withRoles(o.writerRole, previous ? await schemaWriters(client, previous) : []);
+    const readerList = readers.map(ident).join(', ');
+    if (readers.length) await client.query(`grant usage on schema ${v} to ${readerList}`);
     for (const table of tables) {
       if (ADMIN_TABLES.includes(table))
         throw new Error(`table name ${table} is reserved in the views schema`);
       // Drop + create rather than CREATE OR REPLACE: the new schema may have columns in another order.
       await client.query(`drop view if exists ${v}.${ident(table)}`);
       await client.query(`create view ${v}.${ident(table)} as select * from ${t}.${ident(table)}`);
-      if (role) await client.query(`grant select on ${v}.${ident(table)} to ${role}`);
+      if (readers.length) await client.query(`grant select on ${v}.${ident(table)} to ${readerList}`);
     }
-    if (role) {
+    for (const reader of readers) {
       // Not needed through the views (they run with their owner's rights), but lets the read-only
       // role inspect the physical schema and keeps security_invoker views an option.
-      await client.query(`grant usage on schema ${t} to ${role}`);
-      await client.query(`grant select on all tables in schema ${t} to ${role}`);
-      await revokeWebhookSecrets(client, o.target, o.readerRole!);
+      await client.query(`grant usage on schema ${t} to ${ident(reader)}`);
+      await client.query(`grant select on all tables in schema ${t} to ${ident(reader)}`);
+      await revokeWebhookSecrets(client, o.target, reader);
     }
-    if (o.writerRole) {
-      const w = ident(o.writerRole);
+    for (const writer of writers) {
+      const w = ident(writer);
       await client.query(`grant usage on schema ${v} to ${w}`);
       await client.query(`grant select on ${v}.vy_live, ${v}.vy_builds to ${w}`);
+      await grantWrite(client, o.target, writer);
     }
-    const prev = await client.query<{ schema: string }>(`select schema from ${v}.vy_live where id`);
-    const previous = prev.rows[0]?.schema ?? null;
     await client.query(
       `insert into ${v}.vy_live (id, schema, previous, switched_at) values (true, $1, $2, now())
        on conflict (id) do update set schema = excluded.schema, previous = excluded.previous, switched_at = now()`,
@@ -126,7 +148,7 @@ export async function switchLive(pool: Pool, o: SwitchOptions): Promise<SwitchRe
     // Delivered at the commit, to every follower of this views schema (see LIVE_CHANNEL).
     await client.query('select pg_notify($1, $2)', [LIVE_CHANNEL, o.viewsSchema]);
     await client.query('commit');
-    return { previous, target: o.target, views: tables };
+    return { previous, target: o.target, views: tables, readers, writers };
   } catch (err) {
     await client.query('rollback').catch(() => {});
     throw err;

@@ -7,6 +7,7 @@ import {
   liveSchema,
   type RetireDecision,
   retireSchemas,
+  type SwitchResult,
   switchLive,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
@@ -33,10 +34,15 @@ stderr. Interrupted (crash, kill)? Run the same command again: it resumes the un
 recorded in the views schema (same schema and group) from the offsets stored with its rows.
 The strategy tables (screen, catalogue) are rebuilt too, from their own topics.
 
-After the switch, projectors run with FOLLOW_LIVE=true move to the new schema by themselves
-(they resume from the offsets stored there, under the build's group); point a pinned one at it
-(the command prints the variables): it resumes from the offsets stored there. Until then the new schema is only as fresh as the
-switch, unless --follow keeps this process folding into it.
+After the switch, projectors run with FOLLOW_LIVE=true (npm start's, docker compose's) move to
+the new schema by themselves: they resume from the offsets stored there, under the build's group,
+from the build's topic (after reindex, its new one). Point a pinned one at it (the command prints
+the variables): it resumes from the offsets stored there. Until then the new schema is only as
+fresh as the switch, unless --follow keeps this process folding into it.
+
+The roles that read the views before the switch (select on them) can read the new views and
+schema, and the roles that write the live schema can write the new one, READER_ROLE and
+WRITER_ROLE set or not: the command prints whom it granted.
 
 options:
   --schema NAME      schema to build (default: the unfinished build, else vault_yield_<timestamp>)
@@ -71,7 +77,8 @@ subcommands:
 environment:
   DATABASE_URL, KAFKA_BROKERS (required); KAFKA_TOPIC (vault-records); VIEWS_SCHEMA
   (vault_yield_api: the reader's PROJECTION_SCHEMA); READER_ROLE (granted select on the views and
-  the new schema); SCREEN_TOPIC, CATALOGUE_TOPIC; MIN_DAILY_RETURNS; PROJECTOR_CONCURRENCY (2);
+  the new schema, besides the roles that read the views already); WRITER_ROLE (granted DML on the
+  new schema, besides the roles that write the live one); SCREEN_TOPIC, CATALOGUE_TOPIC; MIN_DAILY_RETURNS; PROJECTOR_CONCURRENCY (2);
   PROJECTOR_MAX_BATCH_BYTES (8 MiB); PG_POOL_MAX (6); LOG_LEVEL (warn)`,
   run: (argv) => rebuild(argv),
 };
@@ -133,6 +140,7 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
       console.log(
         `switched ${views} → ${r.target}${r.previous ? ` (was ${r.previous})` : ''}: ${r.views.length} views`,
       );
+      console.log(grantsLine(r));
       return 0;
     }
     if (sub === 'retire') {
@@ -201,8 +209,9 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
         ...(env.WRITER_ROLE ? { writerRole: env.WRITER_ROLE } : {}),
       });
       console.log(`switched ${views} → ${schema}${r.previous ? ` (was ${r.previous})` : ''}`);
+      console.log(grantsLine(r));
       console.log(
-        `next: run the projector with PROJECTION_SCHEMA=${schema} CONSUMER_GROUP=${group} KAFKA_TOPIC=${topic} (it resumes from the offsets stored in ${schema}), then stop the one writing to ${r.previous ?? 'the old schema'}`,
+        `next: projectors with FOLLOW_LIVE=true (npm start's, docker compose's) move to ${schema} by themselves, folding ${topic} under group ${group} from the offsets stored there; a pinned one: run it with PROJECTION_SCHEMA=${schema} CONSUMER_GROUP=${group} KAFKA_TOPIC=${topic} (it resumes from the offsets stored in ${schema}), then stop the one writing to ${r.previous ?? 'the old schema'}`,
       );
       if (values['retire-old']) await retire(false);
       if (values.follow) {
@@ -221,6 +230,15 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
   } finally {
     await pool.end();
   }
+}
+
+/** Who can read and write through the switch: the roles it granted, or that none reads the views. */
+function grantsLine(r: SwitchResult): string {
+  const readers = r.readers.length
+    ? `readers ${r.readers.join(', ')} (select on the views and ${r.target})`
+    : 'no role reads the views (READER_ROLE grants one)';
+  const writers = r.writers.length ? `; writers ${r.writers.join(', ')} (DML on ${r.target})` : '';
+  return `granted: ${readers}${writers}`;
 }
 
 function printRetire(decisions: RetireDecision[]): void {
