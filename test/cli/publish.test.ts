@@ -1,10 +1,14 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogAdmin } from '@vault-yield/log';
-import { kafkaBrokers, uniqueTopic } from '@vault-yield/test-kit';
+import { createLogger } from '@vault-yield/common';
+import { ROLES } from '@vault-yield/devstack/postgres';
+import { createLogAdmin, createPublisher } from '@vault-yield/log';
+import { createStrategyProjector, type StrategyProjector } from '@vault-yield/projector';
+import { createPgPool, type Pool } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { makeCatalogue, makeScreen } from '@vault-yield/test-kit/screen';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './run.js';
 
 describe('vault-yield publish', () => {
@@ -86,5 +90,125 @@ describe('vault-yield publish', () => {
     const help = await runCli(['publish', '--help'], env);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/usage: vault-yield publish <screen\|catalogue> FILE/);
+  });
+});
+
+/**
+ * `publish` against a running stack whose market topics carry a prefix, as dev's do
+ * (`<prefix>-strategy-catalogue`), with the README's environment only (#48 item 4): the entry goes
+ * to the topic the live projection reads and reaches its `strategies` table; an environment
+ * naming another topic is refused in one line naming the live one, and nothing is published.
+ */
+describe('vault-yield publish to the live projection', () => {
+  const prefix = uniqueTopic('pdev');
+  const screenTopic = `${prefix}-screen-results`;
+  const catalogueTopic = `${prefix}-strategy-catalogue`;
+  const log = createLogger({ name: 'publish-live-test', level: 'silent' });
+  let db: TestDatabase;
+  let pool: Pool;
+  let marketPool: Pool;
+  let market: StrategyProjector;
+  let env: Record<string, string>;
+  const dir = mkdtempSync(join(tmpdir(), 'publish-live-'));
+  const nameOf = async (id: string) =>
+    (await pool.query<{ name: string }>(`select name from ${db.schema}.strategies where id = $1`, [id]))
+      .rows[0]?.name;
+  const high = async (topic: string) => {
+    const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'test' });
+    try {
+      return (await admin.offsets(topic)).map((o) => o.high).join(',');
+    } finally {
+      await admin.close();
+    }
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase('publish_live', { split: true });
+    pool = createPgPool({ url: db.migratorUrl, applicationName: 'publish-live-test', max: 1 });
+    const brokers = kafkaBrokers();
+    const admin = await createLogAdmin({ brokers, clientId: 'test' });
+    for (const t of [screenTopic, catalogueTopic]) await admin.ensureTopic({ topic: t, partitions: 1 });
+    await admin.close();
+    for (const [t, key, value] of [
+      [catalogueTopic, 'catalogue', makeCatalogue(1_000)],
+      [screenTopic, 'screen', makeScreen('s1', 2_000)],
+    ] as const) {
+      const p = await createPublisher({ brokers, clientId: 'publish-live-test', topic: t });
+      await p.publishRaw([{ key, value: Buffer.from(JSON.stringify(value)) }]);
+      await p.close();
+    }
+    // The live market side as `npm start` runs it: the writer role, the default group.
+    marketPool = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'market', max: 2 });
+    market = createStrategyProjector({
+      brokers,
+      pool: marketPool,
+      logger: log,
+      screenTopic,
+      catalogueTopic,
+      groupId: 'vault-yield-market',
+      statsIntervalMs: 0,
+      minDailyReturns: 30,
+    });
+    await market.start();
+    const deadline = Date.now() + 30_000;
+    while ((await nameOf('steady-eth')) !== 'Steady ETH') {
+      if (Date.now() > deadline) throw new Error('the catalogue was never folded');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    env = {
+      DATABASE_URL: db.writerUrl,
+      MIGRATE_DATABASE_URL: db.migratorUrl,
+      WRITER_ROLE: ROLES.writer,
+      KAFKA_BROKERS: brokers.join(','),
+      KAFKA_TOPIC: `${prefix}-vault-records`,
+      // Unset (an empty value is unset): the defaults name other topics than the stack's.
+      SCREEN_TOPIC: '',
+      CATALOGUE_TOPIC: '',
+      VIEWS_SCHEMA: '',
+      PROJECTION_SCHEMA: '',
+    };
+    const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], env);
+    expect(sw.code, sw.stderr).toBe(0);
+  }, 120_000);
+
+  afterAll(async () => {
+    await market?.stop();
+    await marketPool?.end();
+    await pool?.end();
+    const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'test' });
+    for (const t of [screenTopic, catalogueTopic]) await admin.deleteTopic(t).catch(() => {});
+    await admin.close();
+    await db?.drop();
+  });
+
+  it('publishes a catalogue where the live projection reads: it reaches its strategies', async () => {
+    const path = join(dir, 'catalogue.json');
+    writeFileSync(path, JSON.stringify(makeCatalogue(5_000, { 'steady-eth': 'Steady ETH, renamed' })));
+    const res = await runCli(['publish', 'catalogue', path], env);
+    expect(res.stderr).toBe('');
+    expect(res.stdout).toContain(`to ${catalogueTopic}, the topic the live projection ${db.schema} reads`);
+    expect(res.code).toBe(0);
+    const deadline = Date.now() + 30_000;
+    while ((await nameOf('steady-eth')) !== 'Steady ETH, renamed') {
+      if (Date.now() > deadline) throw new Error('the published catalogue never reached the live projection');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+
+  it('refuses an environment naming another topic, in one line naming the live one; nothing published', async () => {
+    const before = await high(catalogueTopic);
+    const path = join(dir, 'catalogue-2.json');
+    writeFileSync(path, JSON.stringify(makeCatalogue(6_000)));
+    const res = await runCli(['publish', 'catalogue', path], {
+      ...env,
+      CATALOGUE_TOPIC: 'strategy-catalogue',
+    });
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toContain(
+      `CATALOGUE_TOPIC=strategy-catalogue, but the live projection ${db.schema} reads ${catalogueTopic}`,
+    );
+    expect(res.stdout).toBe('');
+    expect(await high(catalogueTopic)).toBe(before);
   });
 });

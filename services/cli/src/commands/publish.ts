@@ -3,15 +3,23 @@ import { parseArgs } from 'node:util';
 import { createConfig, kafkaSecurity } from '@vault-yield/common';
 import { screenResult, strategyCatalogue } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
+import { createPgPool, liveSchema, schemaExists } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
+import { liveSources, namedTopics, refuseOtherTopics } from '../ops/live-topics.js';
 
-const configSchema = opsEnvSchema.pick({
-  KAFKA_BROKERS: true,
-  ...kafkaSecurityPick,
-  SCREEN_TOPIC: true,
-  CATALOGUE_TOPIC: true,
-});
+const configSchema = opsEnvSchema
+  .pick({
+    KAFKA_BROKERS: true,
+    ...kafkaSecurityPick,
+    SCREEN_TOPIC: true,
+    CATALOGUE_TOPIC: true,
+    VIEWS_SCHEMA: true,
+    PROJECTION_SCHEMA: true,
+  })
+  // Optional here: with it, the topic is the one the live projection reads.
+  .extend({ DATABASE_URL: opsEnvSchema.shape.DATABASE_URL.optional() });
+type PublishEnv = ReturnType<typeof createConfig<typeof configSchema>>;
 
 const kinds = {
   screen: { schema: screenResult, topic: 'SCREEN_TOPIC', key: 'screen' },
@@ -42,16 +50,21 @@ export const publishCommand: Command = {
   help: `usage: vault-yield publish <screen|catalogue> FILE [--dry-run]
 
 Validates FILE (JSON) against the screen-result or strategy-catalogue schema and publishes it to
-its Kafka topic. A file that fails validation is refused with each problem's path and message,
-and nothing is published (exit 1).
+the topic the live projection reads (the views schema's target, else PROJECTION_SCHEMA: its
+stored offsets name the topic), so the entry reaches /v1/strategies. SCREEN_TOPIC /
+CATALOGUE_TOPIC naming another topic is refused in one line naming the live one (exit 2). A file
+that fails validation is refused with each problem's path and message, and nothing is published
+(exit 1).
 
 options:
   --dry-run   validate only
 
 environment:
   KAFKA_BROKERS     comma-separated host:port list (required unless --dry-run)
-  SCREEN_TOPIC      default screen-results
-  CATALOGUE_TOPIC   default strategy-catalogue`,
+  DATABASE_URL      where the live projection is read (unset: the topic is not checked)
+  VIEWS_SCHEMA, PROJECTION_SCHEMA  which projection is live
+  SCREEN_TOPIC      unset: the live projection's (else default screen-results)
+  CATALOGUE_TOPIC   unset: the live projection's (else default strategy-catalogue)`,
   async run(argv) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -82,7 +95,18 @@ environment:
       return 0;
     }
     const config = createConfig(configSchema);
-    const topic = config[kinds[kind].topic];
+    let target: { topic: string; note: string };
+    try {
+      target = await targetTopic(kind, config);
+    } catch (err) {
+      if (err instanceof TypeError && 'code' in err) throw err;
+      const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+      console.error(
+        `publish: cannot read which topic the live projection reads (${why}); nothing was published`,
+      );
+      return 1;
+    }
+    const { topic, note } = target;
     const client = { brokers: config.KAFKA_BROKERS, clientId: 'vault-yield-cli', ...kafkaSecurity(config) };
     const admin = await createLogAdmin(client);
     try {
@@ -98,7 +122,33 @@ environment:
     } finally {
       await publisher.close();
     }
-    console.log(`published ${kind} ${file} to ${topic}`);
+    console.log(`published ${kind} ${file} to ${topic}${note}`);
     return 0;
   },
 };
+
+/**
+ * The topic to publish a `kind` to: the one the live projection reads (the views schema's target,
+ * else PROJECTION_SCHEMA; its build record or stored offsets name it), so the entry reaches
+ * `/v1/strategies`. An environment naming another is refused (usage error, nothing published);
+ * without DATABASE_URL, or before the live projection folded that side, the environment's.
+ */
+async function targetTopic(kind: Kind, config: PublishEnv): Promise<{ topic: string; note: string }> {
+  const fallback = config[kinds[kind].topic];
+  if (!config.DATABASE_URL)
+    return { topic: fallback, note: ' (DATABASE_URL unset: not checked against the live projection)' };
+  const pool = createPgPool({ url: config.DATABASE_URL, applicationName: 'vault-yield-publish', max: 1 });
+  try {
+    const live = (await liveSchema(pool, config.VIEWS_SCHEMA)) ?? config.PROJECTION_SCHEMA;
+    if (!(await schemaExists(pool, live)))
+      return { topic: fallback, note: ` (no live projection: schema ${live} does not exist)` };
+    const sources = await liveSources(pool, config.VIEWS_SCHEMA, live);
+    refuseOtherTopics('publish', live, sources, namedTopics(), [kind]);
+    const source = sources[kind];
+    return source
+      ? { topic: source.topic, note: `, the topic the live projection ${live} reads` }
+      : { topic: fallback, note: ` (the live projection ${live} has folded no ${kind} yet)` };
+  } finally {
+    await pool.end();
+  }
+}

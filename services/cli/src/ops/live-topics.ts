@@ -55,7 +55,11 @@ function latestOf(rows: StoredOffsetRow[], kind: SourceKind): LiveSource | null 
  * in `-screen` / `-catalogue`), the last written of each kind.
  */
 export async function liveSources(db: Queryable, viewsSchema: string, schema: string): Promise<LiveSources> {
-  const build = await getBuild(db, viewsSchema, schema);
+  const build = await getBuild(db, viewsSchema, schema).catch((err: unknown) => {
+    // A role not granted the build records (the writer before a switch granted it): offsets only.
+    if ((err as { code?: string }).code === '42501') return null;
+    throw err;
+  });
   const rows = await storedOffsetRows(db, schema);
   const fromBuild = build?.topic && build.groupId ? build : null;
   const g = fromBuild ? strategyGroups(fromBuild.groupId) : null;
