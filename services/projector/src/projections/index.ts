@@ -114,14 +114,25 @@ export interface FollowingProjections {
   stop(): Promise<void>;
 }
 
+/** Where the projections fold: the schema, the group its offsets are stored under, the topics read. */
+interface FollowTarget {
+  schema: string;
+  group: string;
+  topic: string;
+  /** The strategy topics the build folded (null: the configured ones). */
+  market: { screenTopic: string; catalogueTopic: string } | null;
+}
+
 /**
  * Runs `config`'s projections on the live schema of `follow.viewsSchema` and moves them when
  * `rebuild` switches the views: the running ones finish their batches and stop (their last
  * transactions commit into the old schema), and new ones start on the new schema from the offsets
- * stored there — under the group that stored them (the build's, `vy_builds.group_id`), so every
- * record after the build's last one is folded once: exactly-once holds across the move. The switch
- * is learnt from its notification, and from `vy_live` every `intervalMs` should one be missed.
- * Before any switch (no `vy_live`, or a live schema that no longer exists) `config.schema` is used.
+ * stored there — under the group that stored them (the build's, `vy_builds.group_id`) and from the
+ * topics the build folded (`vy_builds.topic`, `market`: a reindex's new topic, not the configured
+ * one), so every record after the build's last one is folded once: exactly-once holds across the
+ * move, and the schema stores the offsets of its build's topics only. The switch is learnt from
+ * its notification, and from `vy_live` every `intervalMs` should one be missed. Before any switch
+ * (no `vy_live`, or a live schema that no longer exists) `config.schema` is used.
  */
 export function followLiveProjections(
   config: ProjectionsConfig,
@@ -139,25 +150,39 @@ export function followLiveProjections(
   let timer: NodeJS.Timeout | null = null;
   let listener: Listener | null = null;
 
-  /** The live schema to fold into, and the consumer group its offsets are stored under. */
-  const target = async (): Promise<{ schema: string; group: string }> => {
+  const configured = { topic: config.kafka.topic ?? CONFIG_DEFAULTS.recordsTopic, market: null };
+
+  /** The live schema to fold into, the consumer group its offsets are stored under, its topics. */
+  const target = async (): Promise<FollowTarget> => {
     const live = await liveRecord(pool, follow.viewsSchema);
-    if (!live || !(await schemaExists(pool, live.schema))) return { schema: fallback, group: baseGroup };
+    if (!live || !(await schemaExists(pool, live.schema)))
+      return { schema: fallback, group: baseGroup, ...configured };
     const build = await getBuild(pool, follow.viewsSchema, live.schema);
-    // A built schema's offsets are its build's group's; the initial one's, the configured group's.
-    const group = build && build.purpose !== 'initial' && build.groupId ? build.groupId : baseGroup;
-    return { schema: live.schema, group };
+    // A built schema's offsets are its build's group's, of its build's topics; the initial one's
+    // (switched to, never built), the configured group's and topics'.
+    if (!build || build.purpose === 'initial' || !build.groupId)
+      return { schema: live.schema, group: baseGroup, ...configured };
+    return {
+      schema: live.schema,
+      group: build.groupId,
+      topic: build.topic || configured.topic,
+      market: build.market,
+    };
   };
 
-  const launch = (t: { schema: string; group: string }, first: boolean): Projections => {
+  const launch = (t: FollowTarget, first: boolean): Projections => {
     const strategy = config.strategy
-      ? { ...config.strategy, groupId: t.group === baseGroup ? config.strategy.groupId : t.group }
+      ? {
+          ...config.strategy,
+          ...(t.market ?? {}),
+          groupId: t.group === baseGroup ? config.strategy.groupId : t.group,
+        }
       : config.strategy;
     return startProjections({
       ...config,
       schema: t.schema,
       migrate: first ? config.migrate : false,
-      kafka: { ...config.kafka, consumerGroup: t.group, groupId: kafkaGroup },
+      kafka: { ...config.kafka, topic: t.topic, consumerGroup: t.group, groupId: kafkaGroup },
       strategy,
     });
   };
@@ -166,7 +191,7 @@ export function followLiveProjections(
   const check = (): Promise<void> => {
     chain = chain.then(async () => {
       if (stopped || !running) return;
-      let t: { schema: string; group: string };
+      let t: FollowTarget;
       try {
         t = await target();
       } catch (err) {
@@ -175,7 +200,7 @@ export function followLiveProjections(
       }
       if (t.schema === schema || stopped) return;
       log.info(
-        { from: schema, to: t.schema, group: t.group },
+        { from: schema, to: t.schema, group: t.group, topic: t.topic },
         'live schema switched: moving the projections',
       );
       const old = running;
@@ -187,7 +212,7 @@ export function followLiveProjections(
         try {
           await next.started;
           running = next;
-          log.info({ schema, group: t.group }, 'projections follow the live schema');
+          log.info({ schema, group: t.group, topic: t.topic }, 'projections follow the live schema');
           return;
         } catch (err) {
           await next.stop().catch(() => {});
@@ -205,7 +230,10 @@ export function followLiveProjections(
     const first = launch(t, true);
     running = first;
     await first.started;
-    log.info({ viewsSchema: follow.viewsSchema, schema, group: t.group }, 'following the live schema');
+    log.info(
+      { viewsSchema: follow.viewsSchema, schema, group: t.group, topic: t.topic },
+      'following the live schema',
+    );
     if (stopped) return;
     timer = setInterval(() => void check(), follow.intervalMs);
     timer.unref();
