@@ -87,7 +87,22 @@ export interface Snapshot {
   pendingRewardsUsd: number;
   uncollectedFeesUsd: number;
   stalePrices: StalePrice[];
+  /** Flows waiting for their token's first valid price (absent on snapshots before fold version 4). */
+  unpricedFlows?: UnpricedFlow[] | undefined;
   behind?: Behind | null | undefined;
+}
+
+/** Where a flow came from (`UnpricedFlow.flow`). */
+export type FlowSource = 'deposit' | 'withdrawal' | 'received' | 'unexplainedIn' | 'unexplainedOut' | 'fee';
+
+/** A flow of a token that never had a valid price yet: in no USD figure until its first one. */
+export interface UnpricedFlow {
+  token: string;
+  symbol: string;
+  flow: FlowSource;
+  /** Whole tokens, exact decimal string. */
+  amount: string;
+  blockNumber: number;
 }
 
 /** One point of `GET /v1/vault/{address}/equity` (oldest first). */
@@ -162,8 +177,8 @@ export interface LedgerData {
     token: Hex;
     /** Signed: positive = more than the events explain. */
     amount: IntString;
-    /** USD value of |amount|, exact decimal string. */
-    valueUsd: string;
+    /** USD value of |amount|, exact decimal string; null when the token had no valid price yet. */
+    valueUsd: string | null;
     bookedAs: 'capitalIn' | 'capitalOut';
   };
 }
@@ -222,7 +237,8 @@ export interface LedgerAmount {
   symbol: string;
   /** Whole tokens, exact decimal string, signed where the field is. */
   amount: string;
-  valueUsd: number;
+  /** USD at the row's block; null when the token had no valid price yet there (never 0). */
+  valueUsd: number | null;
 }
 
 /** A ledger row of one type: `data` has that type's shape. */

@@ -119,7 +119,8 @@ export function reconciledRows(at: ReconciledAt, s: VaultState): LedgerRow[] {
     const payload = JSON.stringify({
       token: x.token,
       amount: x.amount.toString(),
-      valueUsd: formatFixed(x.valueUsd),
+      // null: the token had no valid price yet (the flow waits for its first one, VaultState.unpriced)
+      valueUsd: x.valueUsd === null ? null : formatFixed(x.valueUsd),
       bookedAs: x.amount > 0n ? 'capitalIn' : 'capitalOut',
     });
     const amount = ledgerAmount(s, 'amount', x.token, x.amount);

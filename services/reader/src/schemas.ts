@@ -30,7 +30,12 @@ export const ledgerAmount = z
       .string()
       .regex(/^-?\d+(\.\d+)?$/)
       .describe('whole tokens, exact (raw / 10^decimals), signed where the field is (a resize’s deltas)'),
-    valueUsd: z.number().describe('USD at the row’s block: the price the vault was valued with there'),
+    valueUsd: z
+      .number()
+      .nullable()
+      .describe(
+        'USD at the row’s block: the price the vault was valued with there; null when the token had no valid price yet at that block (its feed never answered one): the flow is valued at the token’s first valid price in the vault’s figures (snapshot `unpricedFlows` until then), never at 0',
+      ),
   })
   .openapi('LedgerAmount');
 

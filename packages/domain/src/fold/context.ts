@@ -45,7 +45,9 @@ export function applyContext(d: Draft, ctx: ValuationContext): void {
     )
       continue;
     const price = kept ? prev.price : parsed;
-    if (prev && price !== prev.price) {
+    // A token's first valid price (its previous one was never valid: 0) is no market move: the
+    // basket holds nothing of it (its flows waited for this price, evolve.ts `bookUnpriced`).
+    if (prev && price !== prev.price && prev.price !== 0n) {
       const h = d.benchmark[t.address];
       if (h) d.marketDeltaUsd += divRoundPow10(h * (price - prev.price), t.decimals + 18);
     }

@@ -9,8 +9,10 @@ import {
   type Address,
   type BlockFlow,
   copyState,
+  type FlowSource,
   NOTHING_HELD,
   type Reconciliation,
+  type UnpricedFlow,
   type VaultState,
 } from './state.js';
 import { computeValueUsd } from './valuation.js';
@@ -73,7 +75,8 @@ export function foldRecord(state: VaultState | undefined, record: VaultRecord): 
  * (2) holdings — balances, pending rewards and positions become what the chain holds at the block,
  *     and valueUsd is computed from them;
  * (3) payload — flows (capital in/out, fees charged, benchmark, high water), the book's token
- *     movements and the vault's flags, as the events say, without judging them;
+ *     movements and the vault's flags, as the events say, without judging them; flows of a token
+ *     that never had a valid price wait (`unpriced`) and are booked first at its first valid one;
  * (4) on the vault's last record of the block: reconcile the book with the holdings.
  * Refuses only records that break the log's own rules (errors.ts); the input state is never
  * modified.
@@ -119,6 +122,7 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
   // (The usual record is alone in its block: it allocates nothing for this.)
   const open = state.blockStart;
   const flows = open ? [...open.flows] : emptyScratch();
+  if (d.unpriced.length > 0) bookUnpriced(d, flows);
   applyPayload(d, record, flows);
   if (record.lastInBlock) endBlock(d, open ? open.end : state, flows);
   else if (!open) d.blockStart = { end: state, flows: [...flows] };
@@ -252,7 +256,7 @@ function applyPayload(
       const { token, amount } = r.payload;
       requireContextToken(r.context, token);
       d.book = shift(d.book, token, BigInt(amount));
-      inflow(d, token, BigInt(amount), flows);
+      inflow(d, 'deposit', token, BigInt(amount), flows);
       d.exited = false;
       return;
     }
@@ -260,7 +264,7 @@ function applyPayload(
       const { token, amount } = r.payload;
       requireContextToken(r.context, token);
       d.book = shift(d.book, token, -BigInt(amount));
-      outflow(d, token, BigInt(amount), flows);
+      outflow(d, 'withdrawal', token, BigInt(amount), flows);
       return;
     }
     case 'position.opened':
@@ -294,10 +298,7 @@ function applyPayload(
       const { token, amount } = r.payload;
       requireContextToken(r.context, token);
       d.book = shift(d.book, token, -BigInt(amount));
-      const raw = BigInt(amount);
-      const charge = usd(d, token, raw);
-      d.taxedUsd += charge;
-      if (raw > 0n) recordFlow(d, { kind: 'fee', token, raw, rateBps: d.performanceFeeBps }, charge, flows);
+      feeCharged(d, token, BigInt(amount), d.performanceFeeBps, flows);
       return;
     }
     case 'fee.rate.set':
@@ -309,7 +310,7 @@ function applyPayload(
       const { token, amount } = r.payload;
       requireContextToken(r.context, token);
       d.book = shift(d.book, token, BigInt(amount));
-      inflow(d, token, BigInt(amount), flows);
+      inflow(d, 'received', token, BigInt(amount), flows);
       return;
     }
     case 'position.received': {
@@ -322,8 +323,8 @@ function applyPayload(
         throw new FoldError('unknown-pool', `position.received: pool ${p.pool} is not in the context`);
       requireContextToken(r.context, pool.token0);
       requireContextToken(r.context, pool.token1);
-      inflow(d, pool.token0, BigInt(p.amount0), flows);
-      inflow(d, pool.token1, BigInt(p.amount1), flows);
+      inflow(d, 'received', pool.token0, BigInt(p.amount0), flows);
+      inflow(d, 'received', pool.token1, BigInt(p.amount1), flows);
       return;
     }
     // The contract enforces its own transitions; the fold records what the chain did.
@@ -362,8 +363,52 @@ function moveBook(d: Draft, delta0: bigint, delta1: bigint): void {
   d.book = shift(shift(d.book, d.token0, delta0), d.token1, delta1);
 }
 
-/** Capital in: value at this block's price; the basket and the high water grow with it. */
-function inflow(d: Draft, token: Address, raw: bigint, flows: BlockFlow[]): Fixed {
+/**
+ * Whether `token` never had a valid price (its feed answered no price at every block read so
+ * far: price 0, context.ts). A valid price is never 0, and once read it is kept through later
+ * non-answers, so this holds only before the token's first valid price.
+ */
+function neverPriced(d: Draft, token: Address): boolean {
+  const t = d.tokens[token];
+  if (!t) throw new FoldError('unknown-token', `token ${token} has no price`);
+  return t.price === 0n;
+}
+
+/** A flow of a never-priced token waits for its first valid price (state.ts UnpricedFlow). */
+function wait(d: Draft, source: FlowSource, token: Address, raw: bigint, rateBps?: number): null {
+  const f: UnpricedFlow = { source, token, raw, blockNumber: d.blockNumber };
+  d.unpriced = [...d.unpriced, rateBps === undefined ? f : { ...f, rateBps }];
+  return null;
+}
+
+/**
+ * Books the waiting flows of every token whose first valid price this record's context brought,
+ * in their log order, as flows of this block, before the record's own: capital in and out, the
+ * high water, the basket and the fees charged take them at this price — the value of the tokens
+ * they brought appears in this block together with them, so the return index and netUsd read
+ * it as capital, not as a gain (and no H·ΔP market move: the basket never held them at price 0).
+ */
+function bookUnpriced(d: Draft, flows: BlockFlow[]): void {
+  let priced = false;
+  for (const f of d.unpriced) if (!neverPriced(d, f.token)) priced = true;
+  if (!priced) return;
+  const waiting = d.unpriced;
+  d.unpriced = waiting.filter((f) => neverPriced(d, f.token));
+  for (const f of waiting) {
+    if (neverPriced(d, f.token)) continue;
+    if (f.source === 'fee') feeCharged(d, f.token, f.raw, f.rateBps ?? d.performanceFeeBps, flows);
+    else if (f.source === 'withdrawal' || f.source === 'unexplainedOut')
+      outflow(d, f.source, f.token, f.raw, flows);
+    else inflow(d, f.source, f.token, f.raw, flows);
+  }
+}
+
+/**
+ * Capital in: value at this block's price; the basket and the high water grow with it. null: the
+ * token has no valid price yet, the flow waits for it (`unpriced`).
+ */
+function inflow(d: Draft, source: FlowSource, token: Address, raw: bigint, flows: BlockFlow[]): Fixed | null {
+  if (raw > 0n && neverPriced(d, token)) return wait(d, source, token, raw);
   const value = usd(d, token, raw);
   d.capitalInUsd += value;
   if (raw > 0n) recordFlow(d, { kind: 'in', token, raw }, value, flows);
@@ -373,13 +418,32 @@ function inflow(d: Draft, token: Address, raw: bigint, flows: BlockFlow[]): Fixe
 /**
  * Capital out of value W: the basket and the high water scale by (1 − W/V), V the value just before
  * the flow. Holdings are end-of-block, so V = valueUsd (after) + W when no later flow of the
- * block follows; when one does, `settleBlock` settles the block again at its end.
+ * block follows; when one does, `settleBlock` settles the block again at its end. null: the token
+ * has no valid price yet, the flow waits for it (`unpriced`).
  */
-function outflow(d: Draft, token: Address, raw: bigint, flows: BlockFlow[]): Fixed {
+function outflow(
+  d: Draft,
+  source: FlowSource,
+  token: Address,
+  raw: bigint,
+  flows: BlockFlow[],
+): Fixed | null {
+  if (raw > 0n && neverPriced(d, token)) return wait(d, source, token, raw);
   const w = usd(d, token, raw);
   d.capitalOutUsd += w;
   if (raw > 0n) recordFlow(d, { kind: 'out', token, raw }, w, flows);
   return w;
+}
+
+/** A performance fee charged at `rateBps` (the vault's rate when the chain charged it). */
+function feeCharged(d: Draft, token: Address, raw: bigint, rateBps: number, flows: BlockFlow[]): void {
+  if (raw > 0n && neverPriced(d, token)) {
+    wait(d, 'fee', token, raw, rateBps);
+    return;
+  }
+  const charge = usd(d, token, raw);
+  d.taxedUsd += charge;
+  if (raw > 0n) recordFlow(d, { kind: 'fee', token, raw, rateBps }, charge, flows);
 }
 
 /**
@@ -406,7 +470,10 @@ function reconcile(d: Draft, flows: BlockFlow[]): void {
   const booked: Reconciliation[] = [];
   for (const token of differ.sort()) {
     const diff = (idle[token] ?? 0n) - (book[token] ?? 0n);
-    const valueUsd = diff > 0n ? inflow(d, token, diff, flows) : outflow(d, token, -diff, flows);
+    const valueUsd =
+      diff > 0n
+        ? inflow(d, 'unexplainedIn', token, diff, flows)
+        : outflow(d, 'unexplainedOut', token, -diff, flows);
     booked.push({ token, amount: diff, valueUsd });
   }
   d.reconciled = booked;

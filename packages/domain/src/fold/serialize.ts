@@ -71,8 +71,21 @@ const stateFields = z.object({
     }),
   ),
   book: addrMap(intString),
-  reconciled: z.array(z.object({ token: address, amount: intString, valueUsd: intString })),
+  /** valueUsd null: the token had no valid price yet (fold version 4). */
+  reconciled: z.array(z.object({ token: address, amount: intString, valueUsd: intString.nullable() })),
   benchmark: addrMap(uintString),
+  /** Absent when empty, and in states written before fold version 4 (VaultState.unpriced). */
+  unpriced: z
+    .array(
+      z.object({
+        source: z.enum(['deposit', 'withdrawal', 'received', 'unexplainedIn', 'unexplainedOut', 'fee']),
+        token: address,
+        raw: uintString,
+        rateBps: z.number().int().min(0).max(10_000).optional(),
+        blockNumber: z.number().int().nonnegative(),
+      }),
+    )
+    .optional(),
   capitalInUsd: intString,
   capitalOutUsd: intString,
   taxedUsd: intString,
@@ -188,9 +201,20 @@ function fieldsOf(s: VaultState): z.output<typeof stateFields> {
     reconciled: s.reconciled.map((r) => ({
       token: r.token,
       amount: r.amount.toString(),
-      valueUsd: r.valueUsd.toString(),
+      valueUsd: r.valueUsd === null ? null : r.valueUsd.toString(),
     })),
     benchmark: mapValues(s.benchmark, String),
+    ...(s.unpriced.length > 0
+      ? {
+          unpriced: s.unpriced.map((f) => ({
+            source: f.source,
+            token: f.token,
+            raw: f.raw.toString(),
+            ...(f.rateBps === undefined ? {} : { rateBps: f.rateBps }),
+            blockNumber: f.blockNumber,
+          })),
+        }
+      : {}),
     capitalInUsd: s.capitalInUsd.toString(),
     capitalOutUsd: s.capitalOutUsd.toString(),
     taxedUsd: s.taxedUsd.toString(),
@@ -258,9 +282,14 @@ function stateOf(j: z.output<typeof stateFields>): VaultState {
     reconciled: j.reconciled.map((r) => ({
       token: r.token,
       amount: BigInt(r.amount),
-      valueUsd: BigInt(r.valueUsd),
+      valueUsd: r.valueUsd === null ? null : BigInt(r.valueUsd),
     })),
     benchmark: mapValues(j.benchmark, BigInt),
+    unpriced: (j.unpriced ?? []).map(({ rateBps, ...f }) => ({
+      ...f,
+      raw: BigInt(f.raw),
+      ...(rateBps === undefined ? {} : { rateBps }),
+    })),
     capitalInUsd: BigInt(j.capitalInUsd),
     capitalOutUsd: BigInt(j.capitalOutUsd),
     taxedUsd: BigInt(j.taxedUsd),

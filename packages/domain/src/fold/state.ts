@@ -55,8 +55,36 @@ export interface Reconciliation {
   readonly token: Address;
   /** Raw units: positive = more than the events explain (an inflow), negative = less. */
   readonly amount: bigint;
-  /** |amount| valued at the record's price. */
-  readonly valueUsd: Fixed;
+  /**
+   * |amount| valued at the record's price; null when the token never had a valid price yet (the
+   * difference waits in `unpriced` and is valued at the token's first valid price).
+   */
+  readonly valueUsd: Fixed | null;
+}
+
+/**
+ * Where a capital flow or a fee came from: the owner's `deposit` / `withdrawal`, tokens or
+ * liquidity `received` from someone else (`transfer.received`, `position.received`), a balance
+ * the events do not explain (`unexplainedIn` / `unexplainedOut`, booked at a block end), or a
+ * performance `fee` charged.
+ */
+export type FlowSource = 'deposit' | 'withdrawal' | 'received' | 'unexplainedIn' | 'unexplainedOut' | 'fee';
+
+/**
+ * A flow of a token that never had a valid price (its feed answered no price at every block the
+ * vault read it so far): it cannot be valued yet, and valuing it at 0 would book the principal as a
+ * gain once the price comes. It waits, raw, in `VaultState.unpriced` and is booked at the token's
+ * first valid price, at that block (evolve.ts `bookUnpriced`), as if it were made there.
+ */
+export interface UnpricedFlow {
+  readonly source: FlowSource;
+  readonly token: Address;
+  /** Raw token units (> 0). */
+  readonly raw: bigint;
+  /** A fee's: the vault's rate when it was charged. */
+  readonly rateBps?: number;
+  /** The block of the record that made the flow. */
+  readonly blockNumber: number;
 }
 
 export interface Suspension {
@@ -122,6 +150,12 @@ export interface VaultState {
 
   /** Benchmark basket H: raw token quantities · 10^18 (fractional after pro-rata withdrawals). */
   readonly benchmark: TokenMap<bigint>;
+  /**
+   * Flows of tokens that never had a valid price yet, in log order (see UnpricedFlow): in none of
+   * the USD figures below until their token's first valid price books them. Served as the
+   * snapshot's `unpricedFlows`.
+   */
+  readonly unpriced: readonly UnpricedFlow[];
 
   /** Σ deposits valued at deposit-time prices. Also `fees.contributedUsd`. */
   readonly capitalInUsd: Fixed;
@@ -195,6 +229,7 @@ export const NOTHING_HELD: Pick<
   | 'book'
   | 'reconciled'
   | 'benchmark'
+  | 'unpriced'
   | 'capitalInUsd'
   | 'capitalOutUsd'
   | 'taxedUsd'
@@ -208,6 +243,7 @@ export const NOTHING_HELD: Pick<
   book: {},
   reconciled: [],
   benchmark: {},
+  unpriced: [],
   capitalInUsd: 0n,
   capitalOutUsd: 0n,
   taxedUsd: 0n,
@@ -246,6 +282,7 @@ export function copyState(s: VaultState): { -readonly [K in keyof VaultState]: V
     book: s.book,
     reconciled: s.reconciled,
     benchmark: s.benchmark,
+    unpriced: s.unpriced,
     capitalInUsd: s.capitalInUsd,
     capitalOutUsd: s.capitalOutUsd,
     taxedUsd: s.taxedUsd,

@@ -8,6 +8,10 @@
  *    ends when a later block arrives; no `aiming` after an exit; a feed answering 0 or less keeps
  *    the last valid price, flagged; each charge settles the high water at the vault's own fee rate;
  *    tokens sent straight to a vault are booked at their log position (store migration 0016).
+ * 4: a flow of a token that never had a valid price waits and is booked at the token's first valid
+ *    price (never at 0; its ledger row's USD null); the owner's deposits and withdrawals apart
+ *    from tokens received and from unexplained balance changes; an unexplained outflow is a loss,
+ *    not capital out, and flags the vault (store migration 0023).
  * A projection of an older version keeps its figures until `vault-yield rebuild` re-folds the log.
  */
-export const FOLD_VERSION = 3;
+export const FOLD_VERSION = 4;

@@ -15,8 +15,12 @@ export interface LedgerAmount {
   symbol: string;
   /** Whole tokens, exact: raw / 10^decimals ("1.5", "-0.000001"). */
   amount: string;
-  /** USD at the row's block, 6 dp. */
-  valueUsd: number;
+  /**
+   * USD at the row's block, 6 dp; null when the token had no valid price yet there (its feed never
+   * answered one): the flow is valued at the token's first valid price, in the vault's figures
+   * from that block on (VaultState.unpriced) — never at 0.
+   */
+  valueUsd: number | null;
 }
 
 /** What the amounts are read with: the fold's state after the record (its pool tokens, token marks, pools). */
@@ -86,7 +90,7 @@ export function ledgerAmount(
     token,
     symbol: t.symbol,
     amount: wholeTokens(raw, t.decimals),
-    valueUsd: fixedToNumber(tokenValue(raw, t.decimals, t.price)),
+    valueUsd: t.price === 0n ? null : fixedToNumber(tokenValue(raw, t.decimals, t.price)),
   };
 }
 

@@ -2,7 +2,14 @@ import { type Address, NOTHING_HELD, type VaultState } from '../fold/state.js';
 import { statusOf } from '../fold/status.js';
 import { pendingRewardsUsd, positionOwedUsd } from '../fold/valuation.js';
 import { microsToNumber, toMicros } from '../math/fixed.js';
-import type { EquityPointView, FeesView, SnapshotView, StalePriceView } from '../views/index.js';
+import type {
+  EquityPointView,
+  FeesView,
+  SnapshotView,
+  StalePriceView,
+  UnpricedFlowView,
+} from '../views/index.js';
+import { wholeTokens } from './amounts.js';
 import { toPositionViews } from './positions.js';
 
 /**
@@ -44,6 +51,7 @@ export function toSnapshotView(state: VaultState): SnapshotView {
     pendingRewardsUsd: microsToNumber(toMicros(pendingRewardsUsd(s))),
     uncollectedFeesUsd: microsToNumber(toMicros(uncollectedFeesUsd(s))),
     stalePrices: stalePrices(s),
+    unpricedFlows: unpricedFlows(s),
     // the fold knows no dead letters: the projector writes them in (ProjectionTx.markBehind)
     behind: null,
   };
@@ -113,6 +121,21 @@ export function stalePrices(s: VaultState): StalePriceView[] {
     });
   }
   return out;
+}
+
+/** The flows waiting for their token's first valid price (VaultState.unpriced), in log order. */
+export function unpricedFlows(s: VaultState): UnpricedFlowView[] {
+  return s.unpriced.map((f) => {
+    const t = s.tokens[f.token];
+    if (!t) throw new Error(`invariant: unpriced token ${f.token} is unknown`);
+    return {
+      token: f.token,
+      symbol: t.symbol,
+      flow: f.source,
+      amount: wholeTokens(f.raw, t.decimals),
+      blockNumber: f.blockNumber,
+    };
+  });
 }
 
 /** Fees object (seed §2.3); definitions in fold/fees.ts. */

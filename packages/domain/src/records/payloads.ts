@@ -163,8 +163,14 @@ export const reconciledPayload = z.object({
   token: address,
   /** Raw token units, signed: positive = more than the events explain. */
   amount: intString,
-  /** USD value of |amount| at the block's price, exact decimal string. */
-  valueUsd: z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/),
+  /**
+   * USD value of |amount| at the block's price, exact decimal string; null when the token had no
+   * valid price yet (valued at its first valid price in the vault's figures, never at 0).
+   */
+  valueUsd: z
+    .string()
+    .regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/)
+    .nullable(),
   /** Which flow it was booked as. */
   bookedAs: z.enum(['capitalIn', 'capitalOut']),
 });

@@ -75,6 +75,29 @@ export const stalePriceView = z
   );
 export type StalePriceView = z.infer<typeof stalePriceView>;
 
+export const flowSource = z
+  .enum(['deposit', 'withdrawal', 'received', 'unexplainedIn', 'unexplainedOut', 'fee'])
+  .describe(
+    "where a flow came from: the owner's deposit or withdrawal, tokens or liquidity received from someone else (transfer.received, position.received), a balance change no vault event explains (in, or out: a loss), a performance fee charged",
+  );
+export type FlowSource = z.infer<typeof flowSource>;
+
+export const unpricedFlowView = z
+  .object({
+    token: addressOut,
+    symbol: z.string(),
+    flow: flowSource,
+    amount: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .describe('whole tokens, exact (raw / 10^decimals)'),
+    blockNumber: z.number().int().nonnegative().describe('the block of the flow'),
+  })
+  .describe(
+    "a flow of a token whose feed never gave a valid price yet: it is in none of the USD figures (capitalInUsd, fees, highWaterUsd, the benchmark basket) until the token's first valid price, at which block it is booked at that price — never at 0",
+  );
+export type UnpricedFlowView = z.infer<typeof unpricedFlowView>;
+
 export const behindView = z.object({
   deadLetters: z.number().int().positive().describe('records of this vault in dead letters'),
   kinds: z
@@ -132,6 +155,12 @@ export const snapshotView = z.object({
     .array(stalePriceView)
     .describe(
       'every price a served figure used (held tokens, positions, pending rewards, and the benchmark basket behind marketDeltaUsd) that was stale (older than its heartbeat at updatedAt) or invalid (the feed answered zero or a negative value); empty when all are fresh and valid',
+    ),
+  unpricedFlows: z
+    .array(unpricedFlowView)
+    .optional()
+    .describe(
+      "flows waiting for their token's first valid price, in log order (their ledger rows' amounts have valueUsd null); empty when none. Absent on snapshots projected before fold version 4 until a rebuild",
     ),
   behind: behindView
     .nullable()

@@ -199,10 +199,10 @@ describe('0014 keys of the per-record tables as bytes', () => {
   });
 });
 
-describe('0015 / 0016 fold version', () => {
+describe('0015 / 0016 / 0023 fold version', () => {
   it('stamps a projection that holds equity points as folded by fold 1, a fresh one by this fold', async () => {
     expect(await projectionFoldVersion(pool, SCHEMA)).toBe(1);
     expect(await projectionFoldVersion(pool, db.schema)).toBe(FOLD_VERSION);
-    expect(FOLD_VERSION).toBe(3); // a new fold version comes with a migration stamping fresh schemas
+    expect(FOLD_VERSION).toBe(4); // a new fold version comes with a migration stamping fresh schemas
   });
 });

@@ -138,7 +138,18 @@ than its heartbeat at \`updatedAt\`) or \`invalid\` (\`reason\`; feed, age and h
 seconds; empty when all are fresh and valid) — still used, never silently. A feed that answers
 zero or a negative value gave **no price**: the last valid answer keeps valuing the token (its
 \`priceUpdatedAt\`), flagged \`invalid\` until a valid answer returns — a deposit is never valued
-at 0, and no gain appears when the price comes back.
+at 0, and no gain appears when the price comes back. **A token that never had a valid price**
+(its feed answered no price at every block the vault read it so far) has no last valid answer: a
+flow of it (deposit, withdrawal, tokens received, an unexplained change, a fee charged) is in no
+USD figure yet — not \`capitalInUsd\`, \`capitalOutUsd\`, the fees object or the benchmark
+basket — and is listed in the additive snapshot field \`unpricedFlows\` (token, symbol, \`flow\`,
+whole-token \`amount\`, \`blockNumber\`); its ledger row's \`amounts[].valueUsd\` (and a
+\`balance.reconciled\` row's \`valueUsd\`) is **null**, never 0. At the token's first valid
+price every waiting flow is booked, in log order, as a flow of that block at that price: the
+tokens' value appears together with the capital that brought them, so no part of a deposit reads
+as a gain (nor as a market move, nor as return), and the high water and basket take it as any
+deposit. The row's USD stays null (the price at its block was none); the snapshot's figures carry
+its value from the first price's block on.
 **Tokens sent straight to a vault.** A plain ERC-20 transfer to a vault (in a transaction where
 the vault emitted no event) is a ledger row of its own, type \`transfer.received\` (\`data\`:
 \`from\`, \`token\`, raw \`amount\`), under the transfer's transaction hash and at its log

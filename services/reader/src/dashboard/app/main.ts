@@ -453,7 +453,8 @@ function rowData(r: LedgerRow): HTMLElement {
         h(
           'span',
           { class: 'amount', title: `${a.field}: ${a.amount} ${a.symbol} (${a.token})` },
-          `${i > 0 ? ' · ' : ''}${tokens(a.amount)} ${a.symbol} (${usd(a.valueUsd)})`,
+          // null: no valid price for the token yet (valued at its first one, never at 0)
+          `${i > 0 ? ' · ' : ''}${tokens(a.amount)} ${a.symbol} (${a.valueUsd === null ? 'no price yet' : usd(a.valueUsd)})`,
         ),
       ),
     );
