@@ -466,8 +466,8 @@ describe('batch cuts and dead letters never change a served snapshot (property)'
       // was folded, or the block before a record of a later one (a lost last record: the block
       // ends there, as `closeBlock`). A state inside a block never shows its own figures.
       const served = async (p: Pool, to: number) => {
-        const { rows } = await p.query<{ vault: string; snapshot: SnapshotView }>(
-          'select vault, snapshot from vault_snapshot order by vault',
+        const { rows } = await p.query<{ vault: string; snapshot: SnapshotView; updated_at: string }>(
+          'select vault, snapshot, updated_at::text from vault_snapshot order by vault',
         );
         const delivered = rs.slice(0, to);
         expect(rows.map((r) => r.vault)).toEqual([...new Set(delivered.map((r) => r.vault))].sort());
@@ -479,6 +479,8 @@ describe('batch cuts and dead letters never change a served snapshot (property)'
           const { behind: _b, ...view } = row.snapshot;
           const { behind: _e, ...expected } = toSnapshotView(state!);
           expect(view).toEqual(expected);
+          // GET /v1/vaults labels the shown value with the row's updated_at: the shown block end's.
+          expect(Number(row.updated_at)).toBe(view.updatedAt);
           const top = accepted.at(-1)!;
           const ended = top.lastInBlock
             ? top.blockNumber

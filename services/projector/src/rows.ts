@@ -154,7 +154,9 @@ export function snapshotRow(
     lastRecordId,
     recordsApplied: s.records,
     createdAt: s.createdAt,
-    updatedAt: s.updatedAt,
+    // The time of the figures shown (a block end), not of the open block's last record: the
+    // vaults list labels the snapshot's value with it (#43 item 6).
+    updatedAt: view.updatedAt,
     head,
     lastSeq: seq.lastSeq,
     held: seq.held,
