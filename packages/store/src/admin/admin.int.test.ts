@@ -206,7 +206,9 @@ describe('store admin: schema lifecycle, live switch, checksums, retire', () => 
     let out = await retireSchemas(pool, { viewsSchema: VIEWS, graceMs: 3_600_000, now: later });
     expect(out.find((d) => d.schema === 'b1')).toMatchObject({
       action: 'kept',
-      reason: 'holds an indexer checkpoint',
+      reason: expect.stringMatching(
+        /^in use, never dropped while used: holds the indexer checkpoint of a topic not recorded \(chain 1, block 1, last written \d{4}-.*Z\)$/,
+      ),
     });
     await pool.query(`delete from b1.indexer_checkpoint`);
 
@@ -286,5 +288,61 @@ describe('store admin: schema lifecycle, live switch, checksums, retire', () => 
     expect(await q1()).toMatchObject({ action: 'dropped' });
     expect(await schemaExists('q1')).toBe(false);
     expect((await getBuild(pool, VIEWS, 'q1'))?.state).toBe('dropped');
+  });
+
+  it('retire says what uses the schema that predates the rebuilds, and advises its drop only when nothing does', async () => {
+    // i0 was live before any rebuild, then switched away from (as `npm start`'s vault_yield).
+    const views = 'api_initial';
+    for (const schema of ['i0', 'i1']) await migrate(pool, schema);
+    await switchLive(pool, { viewsSchema: views, target: 'i0' });
+    await switchLive(pool, { viewsSchema: views, target: 'i1' });
+    const i0 = async () =>
+      (await retireSchemas(pool, { viewsSchema: views, graceMs: 0, quietMs: 60_000 })).find(
+        (d) => d.schema === 'i0',
+      );
+    // The live indexer's checkpoint and the webhook endpoints live there.
+    await pool.query(
+      `insert into i0.indexer_checkpoint (chain_id, block_number, block_hash, topic, updated_at)
+       values (1, 42, '0xab', 'dev-vault-records', '2026-11-28T10:00:00Z')`,
+    );
+    for (const url of ['http://127.0.0.1:9/a', 'http://127.0.0.1:9/b'])
+      await pool.query(
+        `insert into i0.webhook_endpoints (url, secret, ledger_schema, cursor_xid)
+         values ($1, 'whsec_test', 'i0', pg_current_xact_id())`,
+        [url],
+      );
+    const used = await i0();
+    expect(used).toEqual({
+      schema: 'i0',
+      action: 'kept',
+      reason:
+        'schema predates the rebuilds; in use, never dropped while used: holds the indexer checkpoint of topic dev-vault-records (chain 1, block 42, last written 2026-11-28T10:00:00.000Z); holds 2 webhook endpoints (their delivery cursors)',
+    });
+    expect(used?.reason).not.toMatch(/drop it/);
+
+    await pool.query('delete from i0.webhook_endpoints');
+    expect((await i0())?.reason).toMatch(
+      /in use, never dropped while used: holds the indexer checkpoint of topic dev-vault-records/,
+    );
+    await pool.query('delete from i0.indexer_checkpoint');
+
+    // A projector pinned to it still writes there.
+    await pool.query(
+      `insert into i0.consumer_offsets (group_id, topic, partition, next_offset, updated_at) values ('g', 't', 0, 5, now())`,
+    );
+    expect((await i0())?.reason).toMatch(
+      /^schema predates the rebuilds; in use, never dropped while used: a projector wrote to it \d+(\.\d)?m?s ago /,
+    );
+
+    // Nothing uses it any more: only now is a drop (by hand) advised; retire itself never drops it.
+    await pool.query(`update i0.consumer_offsets set updated_at = now() - interval '2 hours'`);
+    expect(await i0()).toEqual({
+      schema: 'i0',
+      action: 'kept',
+      reason: expect.stringMatching(
+        /^schema predates the rebuilds; nothing uses it \(no indexer checkpoint, no webhook endpoint, last written 2h(\d+m)? ago\): drop it by hand once no service has it as PROJECTION_SCHEMA, INDEXER_SCHEMA or WEBHOOKS_SCHEMA \(drop schema i0 cascade\)$/,
+      ),
+    });
+    expect(await schemaExists('i0')).toBe(true);
   });
 });

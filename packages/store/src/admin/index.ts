@@ -51,6 +51,7 @@ export {
   type SchemaActivity,
   type SchemaLocker,
   schemaActivity,
+  schemaUses,
 } from './retire.js';
 export {
   appliedCount,

@@ -173,10 +173,57 @@ const describeLockers = (lockers: SchemaLocker[]) =>
     .join('; ') + (lockers.length > 3 ? `; ${lockers.length - 3} more` : '');
 
 /**
+ * What uses a projection schema beside its projector, each said in one phrase: the indexer
+ * checkpoints it holds (the indexer resumes from them) and the webhook endpoints registered in it
+ * (the deliverer's, with their delivery cursors). Empty when nothing does.
+ */
+export async function schemaUses(db: Queryable, schema: string): Promise<string[]> {
+  const uses = (await indexerCheckpoints(db, schema)).map(
+    (c) =>
+      `holds the indexer checkpoint of ${c.topic ? `topic ${c.topic}` : 'a topic not recorded'} (chain ${c.chainId}, block ${c.blockNumber}, last written ${c.updatedAt.toISOString()})`,
+  );
+  const { rows: has } = await db.query<{ ok: boolean }>('select to_regclass($1) is not null as ok', [
+    `${ident(schema)}.webhook_endpoints`,
+  ]);
+  if (has[0]?.ok) {
+    const { rows } = await db.query<{ n: number }>(
+      `select count(*)::int as n from ${ident(schema)}.webhook_endpoints`,
+    );
+    const n = rows[0]?.n ?? 0;
+    if (n > 0) uses.push(`holds ${n} webhook endpoint${n === 1 ? '' : 's'} (their delivery cursors)`);
+  }
+  return uses;
+}
+
+/**
+ * The schema that was live before any rebuild, when no indexer checkpoint nor webhook endpoint is
+ * in it: still kept (a service may be configured with it as PROJECTION_SCHEMA), with a drop
+ * advised only when no projector wrote to it within the grace and quiet periods and no
+ * transaction uses it.
+ */
+async function unusedInitial(
+  db: Queryable,
+  schema: string,
+  now: number,
+  graceMs: number,
+  quietMs: number,
+): Promise<string> {
+  const { lastWrite, lastWriteAgoMs: ago, lockers } = await schemaActivity(db, schema);
+  const prefix = 'schema predates the rebuilds; ';
+  if (lastWrite && ago !== null && (ago < quietMs || now - lastWrite.getTime() < graceMs))
+    return `${prefix}in use, never dropped while used: a projector wrote to it ${formatDuration(ago)} ago (${lastWrite.toISOString()}; a projector pinned to it as PROJECTION_SCHEMA?)`;
+  if (lockers.length > 0)
+    return `${prefix}in use, never dropped while used: open transactions use it (${describeLockers(lockers)})`;
+  const written = lastWrite ? `last written ${formatDuration(ago ?? 0)} ago` : 'never written by a projector';
+  return `${prefix}nothing uses it (no indexer checkpoint, no webhook endpoint, ${written}): drop it by hand once no service has it as PROJECTION_SCHEMA, INDEXER_SCHEMA or WEBHOOKS_SCHEMA (drop schema ${schema} cascade)`;
+}
+
+/**
  * Drops projection schemas that are no longer live: retired builds past the grace period, and
- * verify scratch schemas left behind. Never drops the live schema, a schema holding indexer
- * state, the schema that was live before any rebuild (`initial`: it may be shared with the
- * indexer), one a projector wrote to within the grace period or, whatever the grace, within the
+ * verify scratch schemas left behind. Never drops the live schema, a schema something else uses
+ * (an indexer checkpoint, webhook endpoints: schemaUses, said in the reason), the schema that was
+ * live before any rebuild (`initial`: it may be a service's PROJECTION_SCHEMA; a drop by hand is
+ * advised only when nothing uses it), one a projector wrote to within the grace period or, whatever the grace, within the
  * quiet period (the old projector still running after the switch), nor one an open transaction is
  * using (a projector mid-batch): the drop itself gives up after `lockTimeoutMs` of lock waiting.
  * A dry run makes the same decisions, dropping nothing.
@@ -198,25 +245,29 @@ export async function retireSchemas(pool: Pool, o: RetireOptions): Promise<Retir
       keep(`state ${b.state}: not retired (resume or switch to it, or mark it failed)`);
       continue;
     }
-    if (b.purpose === 'initial') {
-      keep('schema predates the rebuilds (it may hold the indexer checkpoint): drop it by hand');
+    // What still uses it is said, and it is never dropped (nor advised dropped) while used.
+    const exists = await schemaExists(pool, b.schema);
+    const uses = exists ? await schemaUses(pool, b.schema) : [];
+    const predates = b.purpose === 'initial' ? 'schema predates the rebuilds; ' : '';
+    if (uses.length > 0) {
+      keep(`${predates}in use, never dropped while used: ${uses.join('; ')}`);
+      continue;
+    }
+    if (b.purpose === 'initial' && exists) {
+      keep(await unusedInitial(pool, b.schema, now, o.graceMs, quietMs));
       continue;
     }
     if (now - since.getTime() < o.graceMs) {
       keep(`within the grace period (until ${new Date(since.getTime() + o.graceMs).toISOString()})`);
       continue;
     }
-    if (!(await schemaExists(pool, b.schema))) {
+    if (!exists) {
       if (!o.dryRun) await markBuild(pool, o.viewsSchema, b.schema, { state: 'dropped', dropped: true });
       out.push({
         schema: b.schema,
         action: o.dryRun ? 'would-drop' : 'dropped',
         reason: 'schema already gone',
       });
-      continue;
-    }
-    if ((await indexerCheckpoints(pool, b.schema)).length > 0) {
-      keep('holds an indexer checkpoint');
       continue;
     }
     const activity = await schemaActivity(pool, b.schema);
