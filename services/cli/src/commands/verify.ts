@@ -35,10 +35,15 @@ export const verifyCommand: Command = {
                         [--no-market]
 
 Folds the event log from offset 0 into a scratch schema (its own consumer group, unlogged, no
-secondary indexes), waits until the scratch and the live projection have applied exactly the
+secondary indexes) from the topics the live projection folds (its build record, else the topics
+its stored offsets name; KAFKA_TOPIC / SCREEN_TOPIC / CATALOGUE_TOPIC naming others is refused
+in one line, exit 2), waits until the scratch and the live projection have applied exactly the
 same offsets, then compares them table by table inside one snapshot: row counts and a hash of
 every row over the compared columns; differing rows are sampled. Exit 0 when equal, 1 on any
-difference, 3 when the two never stood at the same offsets within --timeout (log still moving).
+difference, 3 when the two never stood at the same offsets within --timeout (log still moving);
+a failure is one line, exit 1. The scratch schema is created, read and dropped as the migrator
+(MIGRATE_DATABASE_URL, else DATABASE_URL), and dropped on every exit, SIGINT/SIGTERM included,
+unless --keep.
 
 Not compared: consumer_offsets (group names differ; the offsets are compared first instead),
 indexer_* tables, wall-clock columns the projection writes itself (updated_at of strategies,
@@ -56,7 +61,8 @@ options:
   --json              machine-readable result on stdout
   --no-market         do not fold or compare the screen / catalogue tables
 
-environment: as for rebuild (DATABASE_URL, KAFKA_BROKERS, KAFKA_TOPIC, VIEWS_SCHEMA, …)`,
+environment: as for rebuild (MIGRATE_DATABASE_URL, DATABASE_URL, KAFKA_BROKERS, VIEWS_SCHEMA, …);
+  the topic variables may stay unset (the live projection's are taken)`,
   async run(argv) {
     const { values } = parseArgs({
       args: argv,
