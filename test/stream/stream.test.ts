@@ -37,7 +37,7 @@ describe('live streams (SSE) on Postgres + Kafka + projector', () => {
     proj = projector({ brokers, url: db.writerUrl, schema: db.schema, topic, group: 'live' });
     await proj.start();
     reader = await startReader(db, {
-      streams: { maxTotal: 1_500, perClient: 1_500, heartbeatMs: 1_000 },
+      streams: { maxTotal: 1_500, perClient: 1_500, heartbeatMs: 1_000, writeTimeoutMs: 30_000 },
       http: {
         headersTimeoutMs: 10_000,
         requestTimeoutMs: 30_000,
@@ -210,7 +210,9 @@ describe('live streams (SSE) on Postgres + Kafka + projector', () => {
   }, 180_000);
 
   it('the caps answer 503 with Retry-After in the one error shape', async () => {
-    const capped = await startReader(db, { streams: { maxTotal: 3, perClient: 2, heartbeatMs: 1_000 } });
+    const capped = await startReader(db, {
+      streams: { maxTotal: 3, perClient: 2, heartbeatMs: 1_000, writeTimeoutMs: 30_000 },
+    });
     try {
       const vault = gen.vaults()[0]!.vault;
       const a = await openStream(`${capped.url}/v1/vault/${vault}/stream`);
@@ -238,7 +240,9 @@ describe('live streams (SSE) on Postgres + Kafka + projector', () => {
     } finally {
       await capped.stop();
     }
-    const total = await startReader(db, { streams: { maxTotal: 1, perClient: 5, heartbeatMs: 1_000 } });
+    const total = await startReader(db, {
+      streams: { maxTotal: 1, perClient: 5, heartbeatMs: 1_000, writeTimeoutMs: 30_000 },
+    });
     try {
       const a = await openStream(`${total.url}/v1/stream`);
       expect(a.status).toBe(200);

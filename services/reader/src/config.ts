@@ -83,9 +83,15 @@ export const readerConfigSchema = z.object({
   /**
    * Live streams (server-sent events): open at most `maxTotal` in the process and `perClient` per
    * client (keyed as the rate limit; beyond either, 503 with Retry-After); a comment line every
-   * `heartbeatMs` on an idle stream.
+   * `heartbeatMs` on an idle stream; a write the client has not taken within `writeTimeoutMs`
+   * (it stopped reading) closes the stream and frees its slot.
    */
-  streams: z.object({ maxTotal: int(0), perClient: int(0), heartbeatMs: int(1_000) }),
+  streams: z.object({
+    maxTotal: int(0),
+    perClient: int(0),
+    heartbeatMs: int(1_000),
+    writeTimeoutMs: int(100),
+  }),
   /**
    * Freshness (`/ready`, the `reader_projection_lag_*` gauges): the log's high watermarks are read
    * from `kafka` (absent: the records of lag are unknown), the chain head from the indexer's
@@ -223,6 +229,10 @@ export const readerEnvSchema = baseConfigSchema.extend({
     envField.int(1_000, 600_000).default(15_000),
     'a comment line is sent on a live stream that has been quiet this long (keeps proxies from closing it)',
   ),
+  STREAM_WRITE_TIMEOUT_MS: doc(
+    envField.int(100, 600_000).default(30_000),
+    "a live stream whose client has not taken a write this long (it stopped reading: the connection's buffers are full) is closed and its slot freed",
+  ),
   KAFKA_BROKERS: doc(
     envField.brokers().optional(),
     "comma-separated `host:port` list (the reader: only to read the topic's high watermarks for `/ready`'s records of lag)",
@@ -288,6 +298,7 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
       maxTotal: e.STREAM_MAX,
       perClient: e.STREAM_MAX_PER_CLIENT,
       heartbeatMs: e.STREAM_HEARTBEAT_MS,
+      writeTimeoutMs: e.STREAM_WRITE_TIMEOUT_MS,
     },
     freshness: {
       kafka: e.KAFKA_BROKERS

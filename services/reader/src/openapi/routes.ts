@@ -113,7 +113,9 @@ const STREAM_TEXT = `Server-sent events (\`text/event-stream\`), one after each 
 
 Every event has an \`id\`: an opaque cursor (a commit number and a position in it, base64url). A client that reconnects with \`Last-Event-ID\` set to the last id it received gets exactly the events after it, no gap and no duplicate. A comment line (\`: keep-alive\`) is sent on a stream idle for ~15 s (\`STREAM_HEARTBEAT_MS\`). \`retry: 2000\` asks EventSource to reconnect after 2 s.
 
-Streams are capped per client (keyed as the rate limit) and per reader process: beyond either the answer is 503 \`unavailable\` with Retry-After (fall back to polling with If-None-Match).`;
+Streams are capped per client (keyed as the rate limit) and per reader process: beyond either the answer is 503 \`unavailable\` with Retry-After (fall back to polling with If-None-Match). A client that stops reading holds its stream only until a write has waited ~30 s (\`STREAM_WRITE_TIMEOUT_MS\`): the connection is then closed (reconnect with \`Last-Event-ID\`). A stream whose reads fail (the database unavailable) stays open and tries again, saying nothing of the error.
+
+\`HEAD\` answers 200 with the stream's headers (\`text/event-stream\`) and no body, without opening a stream or counting against the caps; it checks the \`Last-Event-ID\` and the parameters, not whether the vault exists.`;
 const STREAM_EXAMPLE = [
   'retry: 2000',
   '',

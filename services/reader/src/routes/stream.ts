@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { snapshotsOf } from '@vault-yield/store';
 import type { Context } from 'hono';
@@ -18,6 +19,15 @@ interface Event {
   event: 'snapshot' | 'ledger' | 'retract';
   data: string;
 }
+
+/** A stream's output: each write gives up after the write deadline. */
+interface Out {
+  write(text: string): Promise<void>;
+  event(e: { id: string; event: string; data: string }): Promise<void>;
+}
+
+/** The answer to a request whose client left before its stream opened (no one reads it). */
+const gone = (c: Context) => c.body(null, 499 as never);
 
 /** `{ vault, etag, snapshot }`: the snapshot with the ETag GET snapshot gives it. */
 const snapshotData = (vault: string, etag: string, json: string) =>
@@ -46,13 +56,32 @@ export interface StreamDeps {
   clientKey: (c: Context) => string;
 }
 
+/** The stream's answer to HEAD: its headers, no body, no stream opened (a slot is never taken). */
+const headOnly = (c: Context) =>
+  c.body(null, 200, {
+    'Content-Type': 'text/event-stream',
+    'Cache-Control': 'no-store',
+    'X-Accel-Buffering': 'no',
+  });
+
+/**
+ * Ends the connection under a stream (its client stopped reading: the socket would otherwise wait
+ * for a drain that never comes). Served by Node (`@hono/node-server`): its response is `c.env`.
+ */
+const cutConnection = (c: Context) => (c.env as Partial<HttpBindings> | undefined)?.outgoing?.destroy();
+
 /**
  * GET /v1/vault/{address}/stream and GET /v1/stream: server-sent events after each projection
  * commit — the vault's new ledger rows (oldest first), then its snapshot — each with the stream's
  * cursor as `id`, so a reconnection with `Last-Event-ID` goes on after the last event received.
+ *
+ * A slot (hub.acquire) is released on every path: the request's signal (aborted when its socket
+ * closes) is checked after every await before the stream exists and ends the stream after; a
+ * write the client has not taken within `writeTimeoutMs` closes the stream and its connection.
+ * HEAD answers the headers alone.
  */
 export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey }: StreamDeps) {
-  const { heartbeatMs } = config.streams;
+  const { heartbeatMs, writeTimeoutMs } = config.streams;
 
   const open = async (c: Context, vaults: string[] | null, single: boolean): Promise<Response> => {
     const lastId = c.req.header('last-event-id');
@@ -62,6 +91,10 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey 
       if (!cursor)
         throw badRequest('header.last-event-id: invalid stream cursor: send back an event id unchanged');
     }
+    // Hono runs GET's handler for HEAD and drops the body: a stream opened here would never be read.
+    if (c.req.method === 'HEAD') return headOnly(c);
+    const signal = c.req.raw.signal;
+    if (signal.aborted) return gone(c);
     const lease = hub.acquire(clientKey(c));
     if ('refused' in lease) {
       const message =
@@ -70,11 +103,13 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey 
           : `too many live streams open by this client (at most ${lease.limit}); retry in ${RETRY_AFTER_S}s or poll`;
       return errorResponse(c, 503, 'unavailable', message, { 'Retry-After': String(RETRY_AFTER_S) });
     }
-    let initial: Event[] = [];
-    let reset: string | null = null;
-    let start: StreamCursor;
+    /** Set once the stream owns the lease (it releases it when it ends). */
+    let handedOver = false;
     try {
+      let initial: Event[] = [];
+      let reset: string | null = null;
       const bounds = await hub.refresh();
+      if (signal.aborted) return gone(c);
       if (
         cursor &&
         (cursor.seq > bounds.head || (bounds.oldest !== null && cursor.seq < bounds.oldest - 1n))
@@ -85,43 +120,79 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey 
             : 'the cursor is older than the commits kept: start again from the API';
         cursor = null;
       }
-      start = cursor ?? { seq: bounds.head, pos: 0 };
+      const start = cursor ?? { seq: bounds.head, pos: 0 };
       // A new stream of named vaults starts with their snapshots (a resumed one needs none).
+      // (A reset sends them after it.)
       if (!cursor && vaults) {
         const snaps = await snapshotsOf(pool, vaults);
+        if (signal.aborted) return gone(c);
         if (single && snaps.size === 0) throw notFound(`vault ${vaults[0]} not found`);
-        initial = vaults.flatMap((v) => {
-          const s = snaps.get(v);
-          return s ? [{ event: 'snapshot' as const, data: snapshotData(v, s.etag, s.json) }] : [];
-        });
+        if (!reset)
+          initial = vaults.flatMap((v) => {
+            const s = snaps.get(v);
+            return s ? [{ event: 'snapshot' as const, data: snapshotData(v, s.etag, s.json) }] : [];
+          });
       }
-    } catch (err) {
-      lease.release();
-      throw err;
-    }
-    const filter = vaults ? new Set(vaults) : null;
-    c.header('X-Accel-Buffering', 'no');
-    const res = streamSSE(
-      c,
-      async (stream) => {
+      const filter = vaults ? new Set(vaults) : null;
+      c.header('X-Accel-Buffering', 'no');
+      const res = streamSSE(c, async (stream) => {
         const ac = new AbortController();
+        const end = () => {
+          ac.abort();
+          // Fails the write in progress (it may wait for a drain that never comes).
+          stream.abort();
+        };
         stream.onAbort(() => ac.abort());
+        signal.addEventListener('abort', end);
+        if (signal.aborted) end();
+        const out = timedWriter(stream, ac.signal, () => {
+          log.info({ writeTimeoutMs }, 'live stream closed: its client took no write in time');
+          end();
+          cutConnection(c);
+        });
         try {
-          await run(stream, ac.signal, start, initial, reset, filter, vaults);
+          await run(out, ac.signal, start, initial, reset, filter, vaults);
+        } catch (err) {
+          // Never thrown to Hono: it would send the error's text to the client as an event.
+          log.warn({ err: { message: (err as Error).message } }, 'live stream failed; closed');
         } finally {
+          signal.removeEventListener('abort', end);
           lease.release();
         }
-      },
-      async (err) => {
-        log.warn({ err }, 'live stream failed');
-      },
-    );
-    res.headers.set('Cache-Control', 'no-store');
-    return res;
+      });
+      handedOver = true;
+      res.headers.set('Cache-Control', 'no-store');
+      return res;
+    } finally {
+      if (!handedOver) lease.release();
+    }
+  };
+
+  /** Writes that give up after `writeTimeoutMs` (then `onLate`); nothing is written once `signal` aborted. */
+  const timedWriter = (stream: SSEStreamingApi, signal: AbortSignal, onLate: () => void): Out => {
+    const timed = async (write: () => Promise<unknown>) => {
+      if (signal.aborted) return;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          resolve();
+          onLate();
+        }, writeTimeoutMs);
+      });
+      try {
+        await Promise.race([write(), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    return {
+      write: (text) => timed(() => stream.write(text)),
+      event: (e) => timed(() => stream.writeSSE(e)),
+    };
   };
 
   const run = async (
-    stream: SSEStreamingApi,
+    out: Out,
     signal: AbortSignal,
     start: StreamCursor,
     initial: Event[],
@@ -131,32 +202,38 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey 
   ) => {
     let cursor = start;
     let epoch = hub.epoch();
-    await stream.write(`retry: ${RECONNECT_MS}\n\n`);
+    await out.write(`retry: ${RECONNECT_MS}\n\n`);
     const startOver = async (reason: string) => {
       const { head } = await hub.refresh();
+      const id = encodeStreamCursor({ seq: head, pos: 0 });
+      // Read before anything is sent: a failed read is tried again with nothing sent twice.
+      const snaps = vaults
+        ? await snapshotsOf(pool, vaults)
+        : new Map<string, { etag: string; json: string }>();
       cursor = { seq: head, pos: 0 };
-      const id = encodeStreamCursor(cursor);
-      await stream.writeSSE({ id, event: 'reset', data: JSON.stringify({ reason, cursor: id }) });
-      if (vaults) {
-        const snaps = await snapshotsOf(pool, vaults);
-        for (const v of vaults) {
-          const s = snaps.get(v);
-          if (s) await stream.writeSSE({ id, event: 'snapshot', data: snapshotData(v, s.etag, s.json) });
-        }
+      await out.event({ id, event: 'reset', data: JSON.stringify({ reason, cursor: id }) });
+      for (const v of vaults ?? []) {
+        const s = snaps.get(v);
+        if (s) await out.event({ id, event: 'snapshot', data: snapshotData(v, s.etag, s.json) });
       }
     };
-    if (firstReset) await startOver(firstReset);
-    else for (const e of initial) await stream.writeSSE({ id: encodeStreamCursor(cursor), ...e });
+    for (const e of initial) await out.event({ id: encodeStreamCursor(cursor), ...e });
 
+    /** A reset still to send (its reason): a resume that could not go on, or a rebuild. */
+    let pendingReset = firstReset;
     /** Every commit up to `checked` that concerns this stream has been read (the cursor may lag). */
     let checked = cursor.seq;
     /** Read from the cursor whatever the notifications said (after a heartbeat's silence). */
     let force = false;
-    while (!signal.aborted && !stream.aborted && !stream.closed) {
+    while (!signal.aborted) {
       try {
         if (hub.epoch() !== epoch) {
           epoch = hub.epoch();
-          await startOver('the projection behind this reader changed (rebuild): start again from the API');
+          pendingReset = 'the projection behind this reader changed (rebuild): start again from the API';
+        }
+        if (pendingReset) {
+          await startOver(pendingReset);
+          pendingReset = null;
           checked = cursor.seq;
           continue;
         }
@@ -166,12 +243,12 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey 
           const commits = await hub.commitsAfter(cursor.pos > 0 ? cursor.seq - 1n : cursor.seq);
           if (commits.length === 0 && cursor.pos > 0) cursor = { seq: cursor.seq, pos: 0 };
           for (const commit of commits) {
-            if (signal.aborted || stream.aborted) break;
+            if (signal.aborted) break;
             const skip = commit.seq === cursor.seq ? cursor.pos : 0;
             const events = eventsOf(commit, filter);
-            for (let i = skip; i < events.length; i++) {
+            for (let i = skip; i < events.length && !signal.aborted; i++) {
               const e = events[i] as Event;
-              await stream.writeSSE({ id: encodeStreamCursor({ seq: commit.seq, pos: i + 1 }), ...e });
+              await out.event({ id: encodeStreamCursor({ seq: commit.seq, pos: i + 1 }), ...e });
             }
             cursor = { seq: commit.seq, pos: 0 };
           }
@@ -186,11 +263,12 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey 
         const woke = await hub.wait(checked, heartbeatMs, signal, filter);
         if (woke === 'closed') break;
         if (woke === 'timeout') {
-          await stream.write(': keep-alive\n\n');
+          await out.write(': keep-alive\n\n');
           force = true;
         }
       } catch (err) {
-        // Postgres unreachable: the stream stays open and tries again (its cursor is unchanged).
+        // Postgres unreachable: the stream stays open and tries again (its cursor is unchanged);
+        // the client is told nothing of the error (its text stays in the log).
         log.warn({ err: { message: (err as Error).message } }, 'live stream read failed; retrying');
         if ((await hub.wait(2n ** 63n, 1_000, signal, filter)) === 'closed') break;
       }

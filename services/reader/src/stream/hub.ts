@@ -16,7 +16,9 @@ import {
  * The live streams' one source in a reader process: ONE dedicated Postgres connection LISTENs
  * for the projector's commit notifications (one per batch, sent inside its transaction, so
  * delivered after the commit) and fans them out in memory to every open stream. A notification
- * only says "there is something after n": each stream reads the commits after its own cursor
+ * only wakes the hub, which reads the head from Postgres (anyone who may log in can NOTIFY: a
+ * forged number must not move the head); which vaults it named only chooses the streams woken
+ * once the head reaches it. Each stream reads the commits after its own cursor
  * from the tables (`commitsAfter`, shared by the streams that ask for the same page at once and
  * kept a little while), so a lost, late or compact notification never loses a row. On every
  * (re)connection of the listener, and every heartbeat, the head is read again (catch-up).
@@ -135,6 +137,37 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
     for (const w of waiters) if (w.after < head && concerns(touched, w.vaults)) w.done('advanced');
   };
 
+  /**
+   * What notifications said each commit above the head touched (null: not said), until the
+   * database shows the commit. Anyone who may log in can NOTIFY the channel: a notification only
+   * wakes the hub, which reads the head from the tables; its vault list is a hint for promptness.
+   */
+  const heard = new Map<bigint, readonly string[] | null>();
+
+  const hear = (seq: bigint, vaults: readonly string[] | null) => {
+    if (seq <= head) return;
+    const had = heard.get(seq);
+    // Two notices of one commit (one forged): wake the streams of both (past a few, all of them).
+    const both = had === undefined ? vaults : had === null || vaults === null ? null : [...had, ...vaults];
+    heard.set(seq, both && both.length <= 1_024 ? both : null);
+    // Bounded: the lowest are the next to be confirmed; forged far-ahead ones go first.
+    while (heard.size > keep) {
+      let top = seq;
+      for (const q of heard.keys()) if (q > top) top = q;
+      heard.delete(top);
+    }
+  };
+
+  /** The database's head `to`: the commits heard of up to it first (each wakes its streams), then the rest unknown. */
+  const confirm = (to: bigint) => {
+    const seqs = [...heard.keys()].filter((q) => q <= to).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const q of seqs) {
+      advance(q, heard.get(q) ?? null);
+      heard.delete(q);
+    }
+    advance(to, null);
+  };
+
   const refresh = async () => {
     const b = await streamBounds(o.pool);
     const h = BigInt(b.head);
@@ -145,9 +178,10 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
       epoch += 1;
       pages.clear();
       notices.length = 0;
+      heard.clear();
       noticesFrom = h;
       for (const w of waiters) w.done('advanced');
-    } else advance(h, null);
+    } else confirm(h);
     return { head: h, oldest: b.oldest === null ? null : BigInt(b.oldest) };
   };
 
@@ -209,16 +243,20 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
         applicationName: 'vault-yield-reader-listen',
         channel: STREAM_CHANNEL,
         onNotify(payload) {
+          // Whatever it says, the head is read from the tables (a notification may be forged).
+          // Another schema's commit (a rebuild's, or the one behind a views schema) gives no hint:
+          // its number is not ours.
           try {
             const n = JSON.parse(payload) as CommitNotice;
-            // Another schema's commit (a rebuild's, or the one behind a views schema): its number
-            // is not ours, so read our head instead.
             if (n.schema === o.schema && typeof n.seq === 'string' && /^\d{1,19}$/.test(n.seq))
-              advance(BigInt(n.seq), Array.isArray(n.vaults) ? n.vaults : null);
-            else catchUp();
+              hear(
+                BigInt(n.seq),
+                Array.isArray(n.vaults) && n.vaults.every((v) => typeof v === 'string') ? n.vaults : null,
+              );
           } catch {
-            catchUp();
+            // not JSON: a wake-up all the same
           }
+          catchUp();
         },
         onListening() {
           o.log.info('listening for projection commits');

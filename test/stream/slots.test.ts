@@ -1,0 +1,189 @@
+import type { LedgerRow } from '@vault-yield/client';
+import type { Projector } from '@vault-yield/projector';
+import { encodeStreamCursor } from '@vault-yield/reader';
+import { STREAM_CHANNEL } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { createHistoryGenerator } from '@vault-yield/test-kit/history';
+import { startReader, type TestReader } from '@vault-yield/test-kit/reader';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTopic, deleteTopics, projector, publish } from '../projector/support.js';
+import { openStream, pausedStream, type RawStream, rawRequest, seeded, until } from './support.js';
+
+/**
+ * A stream slot is never lost (issue #42): HEAD opens no stream; a client that leaves while its
+ * stream is being opened, or stops reading once it is open, gives its slot back; a forged
+ * notification only wakes the streams. Real reader, Postgres, Kafka and projector; loopback only.
+ */
+
+const gen = createHistoryGenerator({ vaults: 3, seed: 23, recordsPerBlock: 4 });
+/** Clients are told apart by X-Forwarded-For (one trusted hop): a key for each, none refused by the caps while churning. */
+const proxied = { ratePerSecond: 0, burst: 1, trustedProxies: { kind: 'hops' as const, hops: 1 } };
+const PER_CLIENT = 8;
+const stats = (r: TestReader) => r.reader.hub.stats();
+const openGauge = async (r: TestReader) =>
+  Number(/^reader_streams_open (\d+)$/m.exec(await r.reader.registry.metrics())?.[1]);
+
+describe('stream slots (HEAD, clients that leave or stop reading, forged notifications)', () => {
+  let db: TestDatabase;
+  let proj: Projector;
+  let topic: string;
+  const brokers = kafkaBrokers();
+  const opened: RawStream[] = [];
+
+  beforeAll(async () => {
+    topic = uniqueTopic('slots');
+    await createTopic(brokers, topic);
+    db = await createTestDatabase('slots');
+    proj = projector({ brokers, url: db.writerUrl, schema: db.schema, topic, group: 'live' });
+    await proj.start();
+    // Enough commits that replaying them outruns a client's and the server's socket buffers.
+    await publish(brokers, topic, gen.take(12_000));
+    await proj.caughtUp();
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const s of opened) s.close();
+    await proj?.stop();
+    await db?.drop();
+    await deleteTopics();
+  });
+
+  it('HEAD answers the headers and opens nothing; 1,000 HEADs and 1,000 GETs cut during open() leave no slot', async () => {
+    const reader = await startReader(db, {
+      rateLimit: proxied,
+      streams: { maxTotal: 1_000, perClient: PER_CLIENT, heartbeatMs: 1_000, writeTimeoutMs: 30_000 },
+      http: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 5_000,
+        maxConnections: 2_000,
+      },
+    });
+    try {
+      const vault = gen.vaults()[0]!.vault;
+      const head = await fetch(`${reader.url}/v1/vault/${vault}/stream`, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(await head.text()).toBe('');
+      expect(stats(reader).streams).toBe(0);
+
+      const random = seeded(42);
+      const paths = [`/v1/vault/${vault}/stream`, '/v1/stream', `/v1/stream?vault=${vault}`];
+      const port = Number(new URL(reader.url).port);
+      let sent = 0;
+      const churn = async (method: 'HEAD' | 'GET', n: number) => {
+        for (let i = 0; i < n; i += 50)
+          await Promise.all(
+            Array.from({ length: Math.min(50, n - i) }, (_, k) => {
+              sent++;
+              return rawRequest(port, {
+                method,
+                path: paths[(i + k) % paths.length]!,
+                headers: { 'X-Forwarded-For': `10.1.0.${(i + k) % 100}` },
+                // Cut at a random point of open() (its reads of Postgres take about that long).
+                cutAfterMs: random() * 5,
+              });
+            }),
+          );
+      };
+      await churn('HEAD', 1_000);
+      await churn('GET', 1_000);
+      expect(sent).toBe(2_000);
+      await until(async () => (stats(reader).streams === 0 ? true : undefined), 15_000);
+      expect(await openGauge(reader)).toBe(0);
+      expect(stats(reader).clients).toBe(0);
+      // A client of the churn, and a new one, each get their whole quota, and no more.
+      for (const client of ['10.1.0.7', '10.9.9.9']) {
+        const streams = await Promise.all(
+          Array.from({ length: PER_CLIENT }, () =>
+            openStream(`${reader.url}/v1/stream`, { 'X-Forwarded-For': client }),
+          ),
+        );
+        opened.push(...streams);
+        expect(streams.map((s) => s.status)).toEqual(Array(PER_CLIENT).fill(200));
+        const over = await openStream(`${reader.url}/v1/stream`, { 'X-Forwarded-For': client });
+        expect(over.status).toBe(503);
+        for (const s of streams) s.close();
+      }
+      await until(async () => (stats(reader).streams === 0 ? true : undefined), 15_000);
+    } finally {
+      await reader.stop();
+    }
+  }, 180_000);
+
+  it('a client that stops reading loses its stream and its slot after the write deadline', async () => {
+    const reader = await startReader(db, {
+      rateLimit: proxied,
+      streams: { maxTotal: 100, perClient: PER_CLIENT, heartbeatMs: 1_000, writeTimeoutMs: 1_000 },
+    });
+    try {
+      // Resumed from the first commit: every commit since is sent at once, to a socket never read.
+      const paused = await pausedStream(Number(new URL(reader.url).port), '/v1/stream', {
+        'Last-Event-ID': encodeStreamCursor({ seq: 0n, pos: 0 }),
+        'X-Forwarded-For': '10.2.0.1',
+      });
+      expect(paused.head).toBe('HTTP/1.1 200 OK');
+      await until(async () => (stats(reader).streams === 0 ? true : undefined), 15_000);
+      expect(await openGauge(reader)).toBe(0);
+      // The connection was cut: read on, the client meets its end.
+      paused.socket.resume();
+      await paused.closed;
+    } finally {
+      await reader.stop();
+    }
+  }, 60_000);
+
+  it('a NOTIFY with a huge seq from another login neither resets nor stalls a stream', async () => {
+    const reader = await startReader(db, {
+      streams: { maxTotal: 100, perClient: 100, heartbeatMs: 1_000, writeTimeoutMs: 30_000 },
+    });
+    const other = new pg.Client({ connectionString: db.readerUrl });
+    await other.connect();
+    try {
+      const vault = gen.vaults()[1]!.vault;
+      const s = await openStream(`${reader.url}/v1/vault/${vault}/stream`);
+      opened.push(s);
+      await s.waitFor(1);
+      const before = new Set(await ledgerIds(reader, vault));
+      await other.query('select pg_notify($1, $2)', [
+        STREAM_CHANNEL,
+        JSON.stringify({ schema: db.schema, seq: '999999999999999999', vaults: [vault] }),
+      ]);
+      await publish(brokers, topic, gen.take(60));
+      await proj.caughtUp();
+      const expected = (await ledgerIds(reader, vault)).filter((id) => !before.has(id));
+      expect(expected.length).toBeGreaterThan(0);
+      const rows = () =>
+        s.events.filter((e) => e.event === 'ledger').map((e) => (JSON.parse(e.data) as LedgerRow).id);
+      await until(async () => (rows().length >= expected.length ? true : undefined), 15_000);
+      expect(rows()).toEqual(expected);
+      // The head is the database's, and a heartbeat's catch-up read since reset nothing.
+      const { rows: dbHead } = await other.query<{ head: string }>(
+        `select coalesce(max(seq), 0)::text as head from ${db.schema}.stream_commits`,
+      );
+      expect(reader.reader.hub.head().toString()).toBe(dbHead[0]!.head);
+      const polls = s.comments;
+      await until(async () => (s.comments > polls ? true : undefined), 5_000);
+      expect(s.events.map((e) => e.event)).not.toContain('reset');
+      expect(reader.reader.hub.epoch()).toBe(0);
+    } finally {
+      await other.end();
+      await reader.stop();
+    }
+  }, 60_000);
+});
+
+/** A vault's ledger row ids as GET events serves them, oldest first. */
+async function ledgerIds(reader: TestReader, vault: string): Promise<string[]> {
+  const ids: string[] = [];
+  let path: string | null = `/v1/vault/${vault}/events?limit=500`;
+  while (path) {
+    const r = await reader.get(path);
+    expect(r.status).toBe(200);
+    ids.push(...(r.body as LedgerRow[]).map((x) => x.id));
+    const next = r.headers.get('x-next-cursor');
+    path = next ? `/v1/vault/${vault}/events?limit=500&cursor=${encodeURIComponent(next)}` : null;
+  }
+  return ids.reverse();
+}
