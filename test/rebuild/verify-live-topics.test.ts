@@ -5,7 +5,13 @@ import { ROLES } from '@vault-yield/devstack/postgres';
 import { createPublisher } from '@vault-yield/log';
 import { createStrategyProjector, type Projector, type StrategyProjector } from '@vault-yield/projector';
 import { createPgPool, type Pool } from '@vault-yield/store';
-import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import {
+  createTestDatabase,
+  kafkaBrokers,
+  postgresAdminUrl,
+  type TestDatabase,
+  uniqueTopic,
+} from '@vault-yield/test-kit';
 import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import { makeCatalogue, makeScreen } from '@vault-yield/test-kit/screen';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,8 +24,8 @@ import { createTopic, deleteTopics, projector, publish } from '../projector/supp
  * topics under a prefix as dev's (`<prefix>-screen-results`, …) with the default groups, and the
  * README's environment only (KAFKA_TOPIC named, SCREEN_TOPIC / CATALOGUE_TOPIC unset). verify
  * folds the topics the live projection reads (its stored offsets name them), finds no
- * difference, and leaves no scratch schema behind — on success, on a refusal, on a timeout and
- * when interrupted mid-way.
+ * difference, and leaves no scratch schema behind — on success, on a refusal, on an error, on a
+ * timeout and when interrupted mid-way.
  */
 const VIEWS = 'vault_yield_api';
 const bin = fileURLToPath(new URL('../../services/cli/bin/vault-yield.js', import.meta.url));
@@ -140,6 +146,29 @@ describe('verify folds what the live projection reads, and leaves nothing behind
     );
     expect(res.stdout).toBe('');
     expect(await scratchSchemas()).toEqual([]);
+  });
+
+  it('a run that fails mid-way says why in one line, exit 1, and leaves no scratch schema', async () => {
+    // A table in the live schema the migrator may not read: the comparison fails once folded.
+    const url = new URL(postgresAdminUrl());
+    url.pathname = `/${db.database}`;
+    const admin = createPgPool({ url: url.toString(), applicationName: 'verify-topics-admin', max: 1 });
+    try {
+      await admin.query(`create table ${db.schema}.zz_unreadable (x int)`);
+      const res = await runCli(['verify'], env, 170_000);
+      expect(res.code).toBe(1);
+      const errors = res.stderr.split('\n').filter((l) => l.startsWith('verify: '));
+      expect(errors).toEqual([
+        expect.stringMatching(
+          /^verify: permission denied .*zz_unreadable.* \(scratch vault_yield_verify_\d+ dropped\)$/,
+        ),
+      ]);
+      expect(res.stderr).not.toMatch(/\n\s+at /);
+      expect(await scratchSchemas()).toEqual([]);
+    } finally {
+      await admin.query(`drop table if exists ${db.schema}.zz_unreadable`);
+      await admin.end();
+    }
   });
 
   it('a run that times out or is interrupted mid-way leaves no scratch schema', async () => {
