@@ -1,7 +1,8 @@
-import { ConfigError, createConfig, kafkaSecurity, kafkaSecurityShape } from '@vault-yield/common';
+import { createConfig, kafkaSecurity, kafkaSecurityShape, redactText } from '@vault-yield/common';
 import { setDefaultLogSecurity } from '@vault-yield/log';
 import { z } from 'zod';
 import { commands } from './commands/index.js';
+import { describeFailure } from './ops/failure.js';
 
 /** The service's version: the root package.json's (one version for the repository). */
 async function version(): Promise<string> {
@@ -21,47 +22,63 @@ function usage(): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Run `vault-yield <command> --help` for the options of one command; `vault-yield --version` prints the version.',
+    'A command that fails prints one line (its cause and cure) and exits 1 (2: a value or option refused);',
+    '`--debug` (any command) or LOG_LEVEL=debug prints the stack after it, redacted.',
   ].join('\n');
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+/** The stacks of an error and of its causes (--debug), outermost first. */
+function stacks(err: unknown): string[] {
+  const out: string[] = [];
+  for (let e = err; e instanceof Error && out.length < 6; e = e.cause)
+    out.push(`${out.length === 0 ? '' : 'caused by: '}${e.stack ?? e.message}`);
+  return out;
+}
+
+/** How a run ended: its exit code, and whether it failed (a failed run does not wait on open sockets). */
+interface Outcome {
+  code: number;
+  failed: boolean;
+}
+
+async function main(argv: string[]): Promise<Outcome> {
+  const done = (code: number): Outcome => ({ code, failed: false });
+  const debug = argv.includes('--debug') || ['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '');
+  const [name, ...rest] = argv.filter((a) => a !== '--debug');
   if (name === '--version' || name === '-v' || name === 'version') {
     console.log(`vault-yield ${await version()}`);
-    return 0;
+    return done(0);
   }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(usage());
-    return name ? 0 : 2;
+    return done(name ? 0 : 2);
   }
   const entry = commands.find((c) => c.name === name);
   if (!entry) {
     console.error(`unknown command: ${name}\n\n${usage()}`);
-    return 2;
+    return done(2);
   }
   const command = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
     console.log(command.help);
-    return 0;
+    return done(0);
   }
   try {
     // Every Kafka client a command creates connects with KAFKA_SASL_* / KAFKA_SSL* (validated here).
     setDefaultLogSecurity(kafkaSecurity(createConfig(z.object(kafkaSecurityShape))));
-    return await command.run(rest);
+    return done(await command.run(rest));
   } catch (err) {
-    if (err instanceof ConfigError || (err instanceof TypeError && 'code' in err)) {
-      console.error(`vault-yield ${name}: ${err.message}`);
-      return 2;
-    }
-    // A value some schema refused without naming its option: still one line, never a stack.
-    if (err instanceof z.ZodError) {
-      console.error(
-        `vault-yield ${name}: ${err.issues.map((i) => `${i.path.join('.') || 'value'}: ${i.message}`).join('; ')}`,
-      );
-      return 2;
-    }
-    throw err;
+    // Whatever a command throws: one line naming the cause (and the cure), redacted; no stack
+    // unless asked for. A value refused is a usage error (2), anything else a failure (1).
+    const failure = describeFailure(err, process.env);
+    console.error(`vault-yield ${name}: ${failure.message}`);
+    if (debug) for (const stack of stacks(err)) console.error(redactText(stack));
+    return { code: failure.exitCode, failed: failure.exitCode === 1 };
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+const outcome = await main(process.argv.slice(2));
+process.exitCode = outcome.code;
+// A command that failed may leave a client connecting (a pool, a broker's retries): its line is
+// written, so the process ends now instead of waiting on them.
+if (outcome.failed) process.exit(outcome.code);

@@ -3,7 +3,7 @@ import { createConfig, kafkaSecurity } from '@vault-yield/common';
 import { decodeRecord, encodingOf } from '@vault-yield/domain';
 import { createBatchConsumer, createLogAdmin, type LogMessage } from '@vault-yield/log';
 import type { Command } from '../command.js';
-import { cliLogger, kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
+import { cliLogger, failure, kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
 
 const envSchema = opsEnvSchema.pick({
   KAFKA_BROKERS: true,
@@ -27,6 +27,8 @@ options:
   --vault 0x…       only this vault's records (its key)
   --follow          keep printing records as they arrive, until interrupted
   --topic NAME      the topic (default $KAFKA_TOPIC, else vault-records)
+
+A topic that does not exist: one line naming it, exit 1.
 
 environment:
   KAFKA_BROKERS (required), KAFKA_TOPIC, KAFKA_SASL_*, KAFKA_SSL, KAFKA_SSL_CA_FILE, LOG_LEVEL`;
@@ -100,6 +102,12 @@ export const logCommand: Command = {
     const admin = await createLogAdmin({ ...client, clientId: 'vault-yield-log' });
     let offsets: Awaited<ReturnType<typeof admin.offsets>>;
     try {
+      // A missing topic would be retried by the client, then thrown as a protocol error.
+      if (!(await admin.listTopics()).includes(topic))
+        throw failure(
+          `topic ${topic} does not exist on KAFKA_BROKERS ${env.KAFKA_BROKERS.join(',')}: ` +
+            `${values.topic === undefined ? 'KAFKA_TOPIC (default vault-records)' : '--topic'} names a topic the broker does not hold; check the name (and the brokers)`,
+        );
       offsets = await admin.offsets(topic);
     } finally {
       await admin.close();

@@ -20,11 +20,13 @@ import {
   buildEnvSchema,
   cliLogger,
   ddlUrl,
+  failure,
   opsEnvSchema,
   optionValue,
   parseDuration,
   usageError,
 } from '../ops/env.js';
+import { endpointOf, errorText } from '../ops/failure.js';
 import { createProgress } from '../ops/progress.js';
 
 /**
@@ -100,7 +102,8 @@ Refused before anything is written (exit 2): NEW equal to KAFKA_TOPIC (the live 
 that is the live indexer's schema, the views schema or a projection schema; NEW already holding
 records while the namespace has no checkpoint (not written by this reindex), a namespace whose
 checkpoint is of another topic (the indexer records its topic with each checkpoint) or whose
-topic no longer exists; a start block above the chain head (or above the head less
+topic no longer exists, or whose checkpoint is above the chain head (written on another chain: a
+dev chain restarted since); a start block above the chain head (or above the head less
 CONFIRMATIONS), or above a vault the factory created; a --schema that is live, retired or dropped.
 
 Afterwards, move the live indexer to the new topic and namespace and the projector to the new
@@ -195,16 +198,27 @@ environment:
         '@vault-yield/chain'
       );
       const client = createChainClient({ rpcUrl: env.RPC_URL, chainId: env.CHAIN_ID, cacheTime: 0 });
-      let deploymentBlock: number;
-      try {
-        head = await getHeadNumber(client);
-        deploymentBlock = Number((await readFactoryInfo(client, env.FACTORY_ADDRESS)).deploymentBlock);
-      } catch (err) {
-        console.error(
-          `vault-yield reindex: cannot read the factory ${env.FACTORY_ADDRESS} at RPC_URL ${env.RPC_URL}: ${describeRpcError(err)}`,
+      const unread = (err: unknown) =>
+        failure(
+          `cannot read the factory ${env.FACTORY_ADDRESS} at RPC_URL ${endpointOf(env.RPC_URL)}: ${describeRpcError(err)} ` +
+            '(is the node up, and FACTORY_ADDRESS the factory on its chain?)',
+          err,
         );
-        return 1;
-      }
+      head = await getHeadNumber(client).catch((err: unknown) => {
+        throw unread(err);
+      });
+      // A checkpoint above the head was written on another chain (a dev chain restarted since):
+      // resuming it would read blocks this chain does not have.
+      if (checkpoint !== null && checkpoint > head)
+        throw usageError(
+          `--namespace ${namespace} is checkpointed at block ${checkpoint}, above the chain head ${head}: it was written on ` +
+            `another chain (one reset or restarted since), so ${topic} holds that chain's records; reindex into a new ` +
+            `topic (--topic NEW, its namespace is new too), or drop schema ${namespace} and topic ${topic} and run again`,
+        );
+      const factory = await readFactoryInfo(client, env.FACTORY_ADDRESS).catch((err: unknown) => {
+        throw unread(err);
+      });
+      const deploymentBlock = Number(factory.deploymentBlock);
       if (checkpoint === null && startBlock !== undefined)
         await checkStartBlock(client, env, startBlock, deploymentBlock, head);
       else if (checkpoint !== null && startArg !== undefined)
@@ -226,11 +240,15 @@ environment:
     // The log ends at the head seen now, less the confirmations the indexer keeps behind it: the
     // indexer stops there (blocks mined meanwhile are left to the live indexer).
     let target = Math.max(0, head - confirmations);
-    if (checkpoint !== null && checkpoint > target) {
+    if (checkpoint !== null && checkpoint >= target) {
       process.stderr.write(
-        `${namespace} is already checkpointed at block ${checkpoint}, above block ${target} (chain head ${head} less CONFIRMATIONS ${confirmations}): nothing to index\n`,
+        `${namespace} is checkpointed at block ${checkpoint}, at or above block ${target} (chain head ${head} less CONFIRMATIONS ${confirmations}): nothing to index\n`,
       );
       target = checkpoint;
+    } else {
+      process.stderr.write(
+        `reindexing ${topic} up to block ${target} (chain head ${head} at the start, CONFIRMATIONS ${confirmations})\n`,
+      );
     }
 
     const { createIndexer } = await import('@vault-yield/indexer');
@@ -253,9 +271,6 @@ environment:
       logger: log,
     });
     const progress = createProgress(`reindex ${topic}`, process.stderr, { unit: 'blocks' });
-    process.stderr.write(
-      `reindexing ${topic} up to block ${target} (chain head ${head} at the start, CONFIRMATIONS ${confirmations})\n`,
-    );
     await indexer.start();
     const from = indexer.status().checkpoint.blockNumber;
     const ticker = setInterval(() => {
@@ -266,10 +281,12 @@ environment:
       // Resolves once the end block is checkpointed: the indexer does not follow the head.
       await indexer.done;
     } catch (err) {
-      console.error(
-        `vault-yield reindex: the indexer halted at block ${indexer.status().checkpoint.blockNumber}: ${(err as Error).message}`,
+      // Its words on one line, redacted by main (a library's error carries the RPC URL).
+      throw failure(
+        `the indexer halted at block ${indexer.status().checkpoint.blockNumber}: ${errorText(err)} ` +
+          '(run the same command again to resume; --debug for the stack)',
+        err,
       );
-      return 1;
     } finally {
       clearInterval(ticker);
       await indexer.stop();

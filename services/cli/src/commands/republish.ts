@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { createConfig, kafkaSecurity } from '@vault-yield/common';
 import { indexerEnvSchema } from '@vault-yield/indexer/config';
+import { createPgPool, indexerCheckpoints } from '@vault-yield/store';
 import { z } from 'zod';
 import type { Command } from '../command.js';
-import { cliLogger, kafkaSecurityPick, opsEnvSchema, optionValue, usageError } from '../ops/env.js';
+import { cliLogger, failure, kafkaSecurityPick, opsEnvSchema, optionValue, usageError } from '../ops/env.js';
 
 /** The environment of `vault-yield republish` (also read by scripts/config-table.ts). */
 export const republishEnvSchema = z.object({
@@ -41,7 +42,8 @@ window their compacted spans, recounted from the chain), contexts read at their 
 prints the command, with the blocks) then folds the missing records and those it held; records
 the log already holds are duplicates the projector skips.
 
-Refused (exit 1): a vault the indexer does not know; a block reorganised since it was published
+Refused (exit 1, one line): a vault the indexer does not know; a --from-block above the indexer's
+checkpoint (nothing published there to re-derive); a block reorganised since it was published
 (its records are void); a block (or a compacted span) whose events no longer match its numbers. Revert records are not
 re-derivable (their orphaned blocks are gone): their numbers are reported, not published.
 
@@ -76,13 +78,20 @@ environment:
     if (toBlock !== undefined && toBlock < fromBlock) throw usageError('--to-block is below --from-block');
     const env = createConfig(republishEnvSchema);
     const logger = cliLogger('republish', env.LOG_LEVEL);
-    const { republishVault } = await import('@vault-yield/indexer');
+    const schema = env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA;
+    const checkpoint = await indexerCheckpoint(env.DATABASE_URL, schema, env.CHAIN_ID);
+    if (checkpoint !== null && fromBlock > checkpoint)
+      throw failure(
+        `nothing to re-derive: --from-block ${fromBlock} is above the indexer's checkpoint ${checkpoint} (in ${schema}), ` +
+          "so no record of those blocks was published yet; check --from-block (`vault-yield status` prints a held vault's blocks)",
+      );
+    const { republishVault, RepublishError } = await import('@vault-yield/indexer');
     const result = await republishVault({
       rpcUrl: env.RPC_URL,
       chainId: env.CHAIN_ID,
       factory: env.FACTORY_ADDRESS as `0x${string}`,
       databaseUrl: env.DATABASE_URL,
-      schema: env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA,
+      schema,
       kafka: {
         brokers: env.KAFKA_BROKERS,
         topic: env.KAFKA_TOPIC,
@@ -101,11 +110,22 @@ environment:
       toBlock,
       dryRun: values['dry-run'],
       logger,
+    }).catch((err: unknown) => {
+      if (err instanceof RepublishError && /is unknown to the indexer/.test(err.message))
+        throw failure(
+          `${err.message}: check --vault, and that INDEXER_SCHEMA (default PROJECTION_SCHEMA) names the live indexer's schema`,
+        );
+      throw err;
     });
     if (values.json) console.log(JSON.stringify(result, null, 2));
     else {
+      const done = values['dry-run']
+        ? 're-derived (dry run)'
+        : result.published
+          ? 'republished'
+          : 'nothing to republish:';
       console.log(
-        `${result.published ? 'republished' : 're-derived (dry run)'} ${result.records} records of ${result.vault}, ` +
+        `${done} ${result.records} records of ${result.vault}, ` +
           `blocks ${result.fromBlock}..${result.toBlock}, seq ${result.firstSeq ?? '-'}..${result.lastSeq ?? '-'}`,
       );
       for (const [a, b] of result.notRederived)
@@ -114,3 +134,27 @@ environment:
     return 0;
   },
 };
+
+/**
+ * The block the indexer has published up to in `schema` (of CHAIN_ID, or of its one chain), or
+ * null when that is not known (no checkpoint yet, several chains and no CHAIN_ID).
+ */
+async function indexerCheckpoint(
+  url: string,
+  schema: string,
+  chainId: number | undefined,
+): Promise<number | null> {
+  const pool = createPgPool({ url, schema, applicationName: 'republish', max: 1 });
+  try {
+    const rows = await indexerCheckpoints(pool, schema);
+    const row =
+      chainId === undefined
+        ? rows.length === 1
+          ? rows[0]
+          : undefined
+        : rows.find((r) => r.chainId === chainId);
+    return row?.blockNumber ?? null;
+  } finally {
+    await pool.end();
+  }
+}

@@ -141,6 +141,18 @@ export function usageError(message: string): TypeError {
   return Object.assign(new TypeError(message), { code: 'ERR_INVALID_ARG_VALUE' });
 }
 
+/**
+ * An error main.ts reports as a failure: `vault-yield <command>: <message>` on stderr, exit 1, no
+ * stack trace. Its message names the cause and the cure (what to check, what to run).
+ */
+export class CommandFailure extends Error {
+  override name = 'CommandFailure';
+}
+
+/** A failure (exit 1) whose message names its cause and its cure (`cause`: the error, for --debug). */
+export const failure = (message: string, cause?: unknown): CommandFailure =>
+  new CommandFailure(message, cause === undefined ? undefined : { cause });
+
 /** Validates an option value with a zod schema; a bad one is a usage error (exit 2), not a crash. */
 export function optionValue<T>(option: string, schema: z.ZodType<T>, value: string): T {
   const parsed = schema.safeParse(value);
