@@ -29,10 +29,25 @@ export interface Position {
 }
 
 export interface Fees {
+  /** Σ the owner's deposits. */
   contributedUsd: number;
+  /** Σ the owner's withdrawals (= capitalOutUsd). */
   withdrawnUsd: number;
   taxedUsd: number;
   highWaterUsd: number;
+  /** Σ tokens and liquidity received from others (capital in). Absent before fold version 4. */
+  receivedUsd?: number | undefined;
+  /** Σ balance increases no vault event explains (capital in). Absent before fold version 4. */
+  unexplainedInUsd?: number | undefined;
+  /** Σ balance decreases no vault event explains: losses, in netUsd. Absent before fold version 4. */
+  unexplainedOutUsd?: number | undefined;
+}
+
+/** An outflow no vault event explains since the owner last acted (`Snapshot.drain`). */
+export interface Drain {
+  since: number;
+  blockNumber: number;
+  lostUsd: number;
 }
 
 export interface Suspension {
@@ -87,6 +102,8 @@ export interface Snapshot {
   pendingRewardsUsd: number;
   uncollectedFeesUsd: number;
   stalePrices: StalePrice[];
+  /** A loss no vault event explains since the owner last acted (absent before fold version 4). */
+  drain?: Drain | null | undefined;
   /** Flows waiting for their token's first valid price (absent on snapshots before fold version 4). */
   unpricedFlows?: UnpricedFlow[] | undefined;
   behind?: Behind | null | undefined;
@@ -179,7 +196,8 @@ export interface LedgerData {
     amount: IntString;
     /** USD value of |amount|, exact decimal string; null when the token had no valid price yet. */
     valueUsd: string | null;
-    bookedAs: 'capitalIn' | 'capitalOut';
+    /** loss: less than the events explain, value gone (in netUsd); capitalOut on rows before fold version 4. */
+    bookedAs: 'capitalIn' | 'loss' | 'capitalOut';
   };
 }
 

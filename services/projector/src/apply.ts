@@ -17,6 +17,8 @@ export interface BatchStats {
   deadLetters: Record<DeadLetterKind, number>;
   /** Records valued with a price older than its feed's heartbeat, by feed. */
   stale: Map<string, number>;
+  /** Outflows no vault event explains (losses) found at the batch's block ends. */
+  unexplainedOutflows: number;
   reverts: number;
   vaults: number;
   /** Held records folded once the gap before them was filled. */
@@ -71,6 +73,7 @@ export async function applyBatch(
       skipped: run.skipped,
       deadLetters: run.deadLetters,
       stale: out?.stale ?? new Map(),
+      unexplainedOutflows: out?.unexplainedOutflows ?? 0,
       reverts: out?.reverts ?? 0,
       vaults: out?.vaults ?? 0,
       released: out?.released ?? 0,

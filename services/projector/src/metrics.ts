@@ -37,6 +37,11 @@ export function createProjectorMetrics(defaults = true) {
       labelNames: ['feed'] as const,
       registers: [registry],
     }),
+    unexplainedOutflows: new Counter({
+      name: 'projector_unexplained_outflows_total',
+      help: 'Outflows no vault event explains (tokens gone without a withdrawal, fee or position event), booked as losses: balance.reconciled rows bookedAs loss',
+      registers: [registry],
+    }),
     reverts: new Counter({
       name: 'projector_reverts_total',
       help: 'Revert records that removed ledger rows and re-folded a vault',

@@ -42,6 +42,7 @@ import {
   reconciledRows,
   recordId,
   snapshotRow,
+  unexplainedOutflows,
 } from './rows.js';
 import {
   type Projection,
@@ -66,6 +67,8 @@ export interface VaultBatchOut {
   released: number;
   /** Records valued with a price older than its feed's heartbeat, by feed. */
   stale: Map<string, number>;
+  /** Outflows no vault event explains found at the batch's block ends (losses, `balance.reconciled`). */
+  unexplainedOutflows: number;
   /** The batch's vaults as they stand once this transaction commits (null: no state). */
   states: Map<string, CachedVault | null>;
   /** Milliseconds spent per phase (for debug logs and profiling). */
@@ -367,6 +370,7 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         vaults: 0,
         released: 0,
         stale: new Map(),
+        unexplainedOutflows: 0,
         states: new Map(),
         ms: { read: 0, fold: 0, write: 0 },
       };
@@ -499,6 +503,7 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         }
         out.applied++;
         for (const p of stalePrices(w.state!)) out.stale.set(p.feed, (out.stale.get(p.feed) ?? 0) + 1);
+        out.unexplainedOutflows += unexplainedOutflows(w.state!);
         return false;
       };
 

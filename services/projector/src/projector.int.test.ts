@@ -16,6 +16,7 @@ import {
 import type { LogBatch } from '@vault-yield/log';
 import { createPgPool, createProjectionStore, type Pool } from '@vault-yield/store';
 import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
+import { eth, History, USDC, usdc, WETH } from '@vault-yield/test-kit/domain';
 import { blockHash, createHistoryGenerator } from '@vault-yield/test-kit/history';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -247,6 +248,64 @@ describe('equity points at block ends', () => {
     // And every block end that moved value or flows has its point: none is lost to the rule.
     const ends = [...byVault.values()].reduce((n, rs) => n + rs.filter((r) => r.lastInBlock).length, 0);
     expect(whole.length).toBeLessThanOrEqual(ends);
+  });
+});
+
+describe('ledger rows of a drain and of a flow without a price yet (#43 items 1, 4)', () => {
+  let db: TestDatabase;
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('an unexplained outflow is a balance.reconciled row bookedAs loss, counted; a deposit before any valid price has USD null', async () => {
+    const h = new History();
+    h.market = { ...h.market, weth: '0' };
+    const rs: VaultRecord[] = [h.created(), h.deposit(WETH, eth(1)), h.deposit(USDC, usdc(1000))];
+    h.transfer(USDC, -usdc(700));
+    rs.push(h.mark({ weth: '2000' }));
+    db = await createTestDatabase('apply_drain');
+    const p = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'apply-test', max: 2 });
+    try {
+      const r = await createProjectionStore(p).transaction((tx) =>
+        applyBatch(tx, batchOf(rs, 0, rs.length), log),
+      );
+      if (r.kind !== 'applied') throw new Error('not applied');
+      expect(r.stats.unexplainedOutflows).toBe(1);
+      const { rows } = await p.query<{ type: string; payload: Record<string, unknown>; amounts: unknown }>(
+        `select type, payload, amounts from ledger where type in ('deposit', 'balance.reconciled')
+          order by block_number, tx_index, log_index desc`,
+      );
+      expect(rows).toEqual([
+        {
+          type: 'deposit',
+          payload: expect.objectContaining({ token: WETH }),
+          amounts: [{ field: 'amount', token: WETH, symbol: 'WETH', amount: '1', valueUsd: null }],
+        },
+        {
+          type: 'deposit',
+          payload: expect.objectContaining({ token: USDC }),
+          amounts: [{ field: 'amount', token: USDC, symbol: 'USDC', amount: '1000', valueUsd: 1000 }],
+        },
+        {
+          type: 'balance.reconciled',
+          payload: { token: USDC, amount: (-usdc(700)).toString(), valueUsd: '700', bookedAs: 'loss' },
+          amounts: [{ field: 'amount', token: USDC, symbol: 'USDC', amount: '-700', valueUsd: -700 }],
+        },
+      ]);
+      const snap = await p.query<{ snapshot: SnapshotView; status: string }>(
+        'select snapshot, status from vault_snapshot',
+      );
+      expect(snap.rows[0]!.status).toBe('attention');
+      expect(snap.rows[0]!.snapshot).toMatchObject({
+        netUsd: -700,
+        capitalInUsd: 3000,
+        fees: { contributedUsd: 3000, unexplainedOutUsd: 700, highWaterUsd: 3000 },
+        drain: { lostUsd: 700 },
+        unpricedFlows: [],
+      });
+    } finally {
+      await p.end();
+    }
   });
 });
 

@@ -106,6 +106,7 @@ export function createProjector(input: ProjectorConfig): Projector {
     metrics.reverts.inc(stats.reverts);
     metrics.released.inc(stats.released);
     for (const [feed, n] of stats.stale) metrics.stalePrices.inc({ feed }, n);
+    metrics.unexplainedOutflows.inc(stats.unexplainedOutflows);
     for (const [kind, n] of Object.entries(stats.deadLetters))
       if (n > 0) metrics.deadLetters.inc({ kind }, n);
     if (result.letters.length > 0) {

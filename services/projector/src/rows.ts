@@ -121,7 +121,8 @@ export function reconciledRows(at: ReconciledAt, s: VaultState): LedgerRow[] {
       amount: x.amount.toString(),
       // null: the token had no valid price yet (the flow waits for its first one, VaultState.unpriced)
       valueUsd: x.valueUsd === null ? null : formatFixed(x.valueUsd),
-      bookedAs: x.amount > 0n ? 'capitalIn' : 'capitalOut',
+      // A shortfall no event explains is a loss (never capital out: evolve.ts `loss`).
+      bookedAs: x.amount > 0n ? 'capitalIn' : 'loss',
     });
     const amount = ledgerAmount(s, 'amount', x.token, x.amount);
     return {
@@ -134,6 +135,16 @@ export function reconciledRows(at: ReconciledAt, s: VaultState): LedgerRow[] {
       payload,
     };
   });
+}
+
+/**
+ * The `balance.reconciled` rows of a state that are losses: outflows no event explains (the
+ * projector counts them, `projector_unexplained_outflows_total`).
+ */
+export function unexplainedOutflows(s: VaultState): number {
+  let n = 0;
+  for (const x of s.reconciled) if (x.amount < 0n) n++;
+  return n;
 }
 
 export function snapshotRow(

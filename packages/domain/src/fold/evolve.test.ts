@@ -316,13 +316,14 @@ describe('evolve: total over what the chain accepted (reconciled with the holdin
     expect(strategyDeltaUsd(t) + t.marketDeltaUsd).toBe(netUsd(t));
   });
 
-  it('tokens gone without an event are capital out', () => {
+  it('tokens gone without an event are a loss, not capital out (netUsd drops by it)', () => {
     const { h, s } = funded();
     h.transfer(WETH, -eth(0.5));
     const t = evolve(s, h.mark());
     expect(t.reconciled).toEqual([{ token: WETH, amount: -eth(0.5), valueUsd: usd('1000') }]);
-    expect(t.capitalOutUsd).toBe(usd('1000'));
-    expect(netUsd(t)).toBe(0n);
+    expect(t.capitalOutUsd).toBe(0n);
+    expect(t.lostUsd).toBe(usd('1000'));
+    expect(netUsd(t)).toBe(usd('-1000'));
   });
 
   it('a record that is not the last of its block does not reconcile (the holdings are end-of-block)', () => {

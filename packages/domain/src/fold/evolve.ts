@@ -258,6 +258,7 @@ function applyPayload(
       d.book = shift(d.book, token, BigInt(amount));
       inflow(d, 'deposit', token, BigInt(amount), flows);
       d.exited = false;
+      d.drain = null;
       return;
     }
     case 'withdrawal': {
@@ -265,6 +266,8 @@ function applyPayload(
       requireContextToken(r.context, token);
       d.book = shift(d.book, token, -BigInt(amount));
       outflow(d, 'withdrawal', token, BigInt(amount), flows);
+      // The owner acted after the drain (a loss found at this block's end flags it again).
+      d.drain = null;
       return;
     }
     case 'position.opened':
@@ -336,6 +339,7 @@ function applyPayload(
       return;
     case 'exit.requested':
       d.exitRequested = true;
+      d.drain = null;
       return;
     case 'exit.completed':
       d.exitRequested = false;
@@ -397,20 +401,24 @@ function bookUnpriced(d: Draft, flows: BlockFlow[]): void {
   for (const f of waiting) {
     if (neverPriced(d, f.token)) continue;
     if (f.source === 'fee') feeCharged(d, f.token, f.raw, f.rateBps ?? d.performanceFeeBps, flows);
-    else if (f.source === 'withdrawal' || f.source === 'unexplainedOut')
-      outflow(d, f.source, f.token, f.raw, flows);
+    else if (f.source === 'withdrawal') outflow(d, f.source, f.token, f.raw, flows);
+    else if (f.source === 'unexplainedOut') loss(d, f.token, f.raw, false);
     else inflow(d, f.source, f.token, f.raw, flows);
   }
 }
 
 /**
- * Capital in: value at this block's price; the basket and the high water grow with it. null: the
+ * Capital in: value at this block's price, summed by where it came from (the owner's deposit,
+ * received from others, unexplained); the basket and the high water grow with it. null: the
  * token has no valid price yet, the flow waits for it (`unpriced`).
  */
 function inflow(d: Draft, source: FlowSource, token: Address, raw: bigint, flows: BlockFlow[]): Fixed | null {
   if (raw > 0n && neverPriced(d, token)) return wait(d, source, token, raw);
   const value = usd(d, token, raw);
   d.capitalInUsd += value;
+  if (source === 'deposit') d.depositedUsd += value;
+  else if (source === 'received') d.receivedUsd += value;
+  else d.unexplainedInUsd += value;
   if (raw > 0n) recordFlow(d, { kind: 'in', token, raw }, value, flows);
   return value;
 }
@@ -435,6 +443,27 @@ function outflow(
   return w;
 }
 
+/**
+ * An outflow no event explains (`unexplainedOut`): a loss, not capital out — the value left the
+ * vault and nothing the owner did took it, so netUsd drops by it (the identity netUsd = value +
+ * out − in holds: the value fell, no flow moved), the return index reads it as return, and the
+ * high water and the basket do not shrink (a loss must be recovered before a fee is due again).
+ * Flags the vault (`drain`) when `flag`: at the block it was found, not when a waiting one is
+ * valued at its token's first price. null: the token has no valid price yet (it waits).
+ */
+function loss(d: Draft, token: Address, raw: bigint, flag: boolean): Fixed | null {
+  const value = neverPriced(d, token) ? wait(d, 'unexplainedOut', token, raw) : usd(d, token, raw);
+  d.lostUsd += value ?? 0n;
+  const was = d.drain;
+  if (flag || was)
+    d.drain = {
+      since: was ? was.since : d.updatedAt,
+      blockNumber: was ? was.blockNumber : d.blockNumber,
+      lostUsd: (was ? was.lostUsd : 0n) + (value ?? 0n),
+    };
+  return value;
+}
+
 /** A performance fee charged at `rateBps` (the vault's rate when the chain charged it). */
 function feeCharged(d: Draft, token: Address, raw: bigint, rateBps: number, flows: BlockFlow[]): void {
   if (raw > 0n && neverPriced(d, token)) {
@@ -448,10 +477,11 @@ function feeCharged(d: Draft, token: Address, raw: bigint, rateBps: number, flow
 
 /**
  * What the events do not explain — tokens sent straight to the vault, or gone without an event —
- * is the difference between the balances read (idle) and the book. It is booked as capital:
- * an inflow is capital in (like a deposit: it is not performance), a shortfall capital out (like
- * a withdrawal), so netUsd never moves by it and both identities hold. The book then equals the
- * holdings. `reconciled` lists what was booked (the projector writes a `balance.reconciled` row).
+ * is the difference between the balances read (idle) and the book. An inflow is capital in (like
+ * a deposit: it is not performance; `unexplainedInUsd`); a shortfall is a loss (`loss`: netUsd
+ * drops by it, the vault is flagged — a drain never reads as a withdrawal). Both identities hold
+ * exactly. The book then equals the holdings. `reconciled` lists what was booked (the projector
+ * writes a `balance.reconciled` row, bookedAs capitalIn or loss).
  */
 function reconcile(d: Draft, flows: BlockFlow[]): void {
   const book = d.book;
@@ -470,10 +500,7 @@ function reconcile(d: Draft, flows: BlockFlow[]): void {
   const booked: Reconciliation[] = [];
   for (const token of differ.sort()) {
     const diff = (idle[token] ?? 0n) - (book[token] ?? 0n);
-    const valueUsd =
-      diff > 0n
-        ? inflow(d, 'unexplainedIn', token, diff, flows)
-        : outflow(d, 'unexplainedOut', token, -diff, flows);
+    const valueUsd = diff > 0n ? inflow(d, 'unexplainedIn', token, diff, flows) : loss(d, token, -diff, true);
     booked.push({ token, amount: diff, valueUsd });
   }
   d.reconciled = booked;

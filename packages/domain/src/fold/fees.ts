@@ -5,8 +5,13 @@ import type { Address, VaultState } from './state.js';
 /**
  * Performance fee over a high water (`highWaterUsd`, the fee basis; for the API description):
  *
- * - contributedUsd: Σ deposits, each valued at its deposit block's prices (= capitalInUsd).
- * - withdrawnUsd: Σ withdrawals, each valued at its withdrawal block's prices (= capitalOutUsd).
+ * - contributedUsd: Σ the owner's deposits, each valued at its deposit block's prices.
+ * - withdrawnUsd: Σ the owner's withdrawals, each valued at its withdrawal block's prices (= capitalOutUsd).
+ * - receivedUsd, unexplainedInUsd: Σ tokens received from others, Σ balance increases no event
+ *   explains — capital in beside the deposits (capitalInUsd = contributed + received + unexplainedIn):
+ *   each moves the high water and the basket as a deposit does.
+ * - unexplainedOutUsd: Σ balance decreases no event explains: losses, never capital out — the high
+ *   water and the basket keep their level (a loss must be recovered before a fee is due again).
  * - taxedUsd: Σ performance fees charged (fee.charged), each valued at its charge block's prices.
  * - highWaterUsd: the vault value above which a performance fee is owed. It starts at 0 and moves
  *   only on flows and charges, never with prices:

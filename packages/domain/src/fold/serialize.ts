@@ -88,6 +88,22 @@ const stateFields = z.object({
     .optional(),
   capitalInUsd: intString,
   capitalOutUsd: intString,
+  /**
+   * The sums by source (fold version 4). Absent in older states: every capital in read as the
+   * owner's deposits, nothing received, unexplained or lost (their figures until a rebuild).
+   */
+  depositedUsd: intString.optional(),
+  receivedUsd: intString.optional(),
+  unexplainedInUsd: intString.optional(),
+  lostUsd: intString.optional(),
+  /** Present only while the vault is flagged (VaultState.drain). */
+  drain: z
+    .object({
+      since: z.number().int().nonnegative(),
+      blockNumber: z.number().int().nonnegative(),
+      lostUsd: intString,
+    })
+    .optional(),
   taxedUsd: intString,
   highWaterUsd: intString,
   marketDeltaUsd: intString,
@@ -217,6 +233,19 @@ function fieldsOf(s: VaultState): z.output<typeof stateFields> {
       : {}),
     capitalInUsd: s.capitalInUsd.toString(),
     capitalOutUsd: s.capitalOutUsd.toString(),
+    depositedUsd: s.depositedUsd.toString(),
+    receivedUsd: s.receivedUsd.toString(),
+    unexplainedInUsd: s.unexplainedInUsd.toString(),
+    lostUsd: s.lostUsd.toString(),
+    ...(s.drain
+      ? {
+          drain: {
+            since: s.drain.since,
+            blockNumber: s.drain.blockNumber,
+            lostUsd: s.drain.lostUsd.toString(),
+          },
+        }
+      : {}),
     taxedUsd: s.taxedUsd.toString(),
     highWaterUsd: s.highWaterUsd.toString(),
     marketDeltaUsd: s.marketDeltaUsd.toString(),
@@ -292,6 +321,11 @@ function stateOf(j: z.output<typeof stateFields>): VaultState {
     })),
     capitalInUsd: BigInt(j.capitalInUsd),
     capitalOutUsd: BigInt(j.capitalOutUsd),
+    depositedUsd: BigInt(j.depositedUsd ?? j.capitalInUsd),
+    receivedUsd: BigInt(j.receivedUsd ?? '0'),
+    unexplainedInUsd: BigInt(j.unexplainedInUsd ?? '0'),
+    lostUsd: BigInt(j.lostUsd ?? '0'),
+    drain: j.drain ? { ...j.drain, lostUsd: BigInt(j.drain.lostUsd) } : null,
     taxedUsd: BigInt(j.taxedUsd),
     highWaterUsd: BigInt(j.highWaterUsd),
     marketDeltaUsd: BigInt(j.marketDeltaUsd),

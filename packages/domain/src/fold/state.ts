@@ -87,6 +87,19 @@ export interface UnpricedFlow {
   readonly blockNumber: number;
 }
 
+/**
+ * An outflow no vault event explains (a drain): the vault's tokens left without a withdrawal, a
+ * fee charge or a position event. Booked as a loss (`lostUsd`), and flagged until the owner acts
+ * again (a deposit, a withdrawal or an exit request): the vault reads `attention` meanwhile.
+ */
+export interface Drain {
+  /** Unix ms of the block where the first unexplained outflow since the owner last acted was found. */
+  readonly since: number;
+  readonly blockNumber: number;
+  /** The value lost since then (USD, at each outflow's block prices; 0 for a token without a price yet). */
+  readonly lostUsd: Fixed;
+}
+
 export interface Suspension {
   readonly reason: string;
   /** Unix ms of the block of the `suspended` record. */
@@ -157,10 +170,30 @@ export interface VaultState {
    */
   readonly unpriced: readonly UnpricedFlow[];
 
-  /** Σ deposits valued at deposit-time prices. Also `fees.contributedUsd`. */
+  /**
+   * Σ capital in, each flow valued at its block's prices: the owner's deposits (`depositedUsd`),
+   * tokens and liquidity received from others (`receivedUsd`) and balance increases no event
+   * explains (`unexplainedInUsd`) — exactly their sum.
+   */
   readonly capitalInUsd: Fixed;
-  /** Σ withdrawals valued at withdrawal-time prices. Also `fees.withdrawnUsd`. */
+  /**
+   * Σ the owner's withdrawals, each valued at its block's prices (`fees.withdrawnUsd`). An outflow
+   * no event explains is no capital out: it is a loss (`lostUsd`), so netUsd drops by it.
+   */
   readonly capitalOutUsd: Fixed;
+  /** Σ the owner's deposits (`deposit` records) at their blocks' prices (`fees.contributedUsd`). */
+  readonly depositedUsd: Fixed;
+  /** Σ tokens and liquidity received from others (`transfer.received`, `position.received`). */
+  readonly receivedUsd: Fixed;
+  /** Σ balance increases no event explains (`balance.reconciled`, bookedAs capitalIn). */
+  readonly unexplainedInUsd: Fixed;
+  /**
+   * Σ balance decreases no event explains (`balance.reconciled`, bookedAs loss): value that left
+   * the vault without a withdrawal. In netUsd (value fell, no capital out), not in capitalOutUsd.
+   */
+  readonly lostUsd: Fixed;
+  /** The drain flag (see Drain); null when no unexplained outflow happened since the owner last acted. */
+  readonly drain: Drain | null;
   /** Σ performance fees charged, valued at charge time. */
   readonly taxedUsd: Fixed;
   /** High-water mark; see fees.ts. */
@@ -232,6 +265,11 @@ export const NOTHING_HELD: Pick<
   | 'unpriced'
   | 'capitalInUsd'
   | 'capitalOutUsd'
+  | 'depositedUsd'
+  | 'receivedUsd'
+  | 'unexplainedInUsd'
+  | 'lostUsd'
+  | 'drain'
   | 'taxedUsd'
   | 'highWaterUsd'
   | 'marketDeltaUsd'
@@ -246,6 +284,11 @@ export const NOTHING_HELD: Pick<
   unpriced: [],
   capitalInUsd: 0n,
   capitalOutUsd: 0n,
+  depositedUsd: 0n,
+  receivedUsd: 0n,
+  unexplainedInUsd: 0n,
+  lostUsd: 0n,
+  drain: null,
   taxedUsd: 0n,
   highWaterUsd: 0n,
   marketDeltaUsd: 0n,
@@ -285,6 +328,11 @@ export function copyState(s: VaultState): { -readonly [K in keyof VaultState]: V
     unpriced: s.unpriced,
     capitalInUsd: s.capitalInUsd,
     capitalOutUsd: s.capitalOutUsd,
+    depositedUsd: s.depositedUsd,
+    receivedUsd: s.receivedUsd,
+    unexplainedInUsd: s.unexplainedInUsd,
+    lostUsd: s.lostUsd,
+    drain: s.drain,
     taxedUsd: s.taxedUsd,
     highWaterUsd: s.highWaterUsd,
     marketDeltaUsd: s.marketDeltaUsd,
@@ -294,7 +342,7 @@ export function copyState(s: VaultState): { -readonly [K in keyof VaultState]: V
   };
 }
 
-/** netUsd = valueUsd + capitalOutUsd − capitalInUsd (exact). */
+/** netUsd = valueUsd + capitalOutUsd − capitalInUsd (exact): a loss (`lostUsd`) is in it, as value gone. */
 export function netUsd(s: VaultState): Fixed {
   return s.valueUsd + s.capitalOutUsd - s.capitalInUsd;
 }

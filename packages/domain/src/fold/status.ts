@@ -12,6 +12,8 @@ import type { Position, VaultState } from './state.js';
  * | exiting   | an `exit.requested` not yet followed by `exit.completed`; or an exit completed  |
  * |           | (`exited`) and something of value (≥ DUST_USD) is still left to hand back:      |
  * |           | unclaimed rewards, fees owed on a closed position, a balance                    |
+ * | attention | drained: an outflow no vault event explains (a loss, `drain`) since the owner   |
+ * |           | last acted (deposit, withdrawal, exit request) — whatever is left, even nothing |
  * | idle      | no capital: valueUsd (idle balances + positions with what they are owed +       |
  * |           | pending rewards) below DUST_USD (0.01 USD): wei left by rounding, a few tokens  |
  * |           | sent by a stranger or a sub-cent reward are not capital. Pending rewards stay   |
@@ -37,6 +39,10 @@ import type { Position, VaultState } from './state.js';
  * | aiming              | position.opened / resized (liquidity > 0), out      | attention                          |
  * | earning             | mark / any record moving the tick out of a range    | attention                          |
  * | earning             | position.rebalanced / opened out of range           | attention                          |
+ * | any but suspended,  | an outflow no event explains (balance.reconciled,   | attention (drained)                |
+ * | exiting             | bookedAs loss) at a block end                       |                                    |
+ * | attention (drained) | deposit, withdrawal (derived again)                 | derived (idle/aiming/earning/attention) |
+ * | attention (drained) | exit.requested                                      | exiting                            |
  * | attention           | mark moving the tick back into every range          | earning                            |
  * | attention           | position.rebalanced / closed / resized to 0 leaving | earning                            |
  * |                     | only in-range deployed positions                    |                                    |
@@ -61,6 +67,8 @@ import type { Position, VaultState } from './state.js';
 export function statusOf(s: VaultState): VaultStatus {
   if (s.suspension) return 'suspended';
   if (s.exitRequested) return 'exiting';
+  // A drain never reads as if nothing happened (aiming, or idle once emptied).
+  if (s.drain) return 'attention';
   if (!hasCapital(s)) return 'idle';
   if (s.exited) return 'exiting';
   let deployed = false;

@@ -51,6 +51,9 @@ describe('toSnapshotView', () => {
       withdrawnUsd: 0,
       taxedUsd: 10,
       highWaterUsd: 5040, // 5000 + the gain the 10 USD charge settled (10 / 20 %) − 10
+      receivedUsd: 0,
+      unexplainedInUsd: 0,
+      unexplainedOutUsd: 0,
     });
     expect(v.suspension).toBeNull();
   });

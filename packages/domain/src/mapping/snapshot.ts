@@ -51,6 +51,13 @@ export function toSnapshotView(state: VaultState): SnapshotView {
     pendingRewardsUsd: microsToNumber(toMicros(pendingRewardsUsd(s))),
     uncollectedFeesUsd: microsToNumber(toMicros(uncollectedFeesUsd(s))),
     stalePrices: stalePrices(s),
+    drain: s.drain
+      ? {
+          since: s.drain.since,
+          blockNumber: s.drain.blockNumber,
+          lostUsd: microsToNumber(toMicros(s.drain.lostUsd)),
+        }
+      : null,
     unpricedFlows: unpricedFlows(s),
     // the fold knows no dead letters: the projector writes them in (ProjectionTx.markBehind)
     behind: null,
@@ -138,13 +145,21 @@ export function unpricedFlows(s: VaultState): UnpricedFlowView[] {
   });
 }
 
-/** Fees object (seed §2.3); definitions in fold/fees.ts. */
+/**
+ * Fees object (seed §2.3); definitions in fold/fees.ts. The flows by source: the owner's deposits
+ * and withdrawals as they are, tokens received and unexplained changes apart
+ * (capitalInUsd = contributed + received + unexplainedIn; capitalOutUsd = withdrawn).
+ */
 export function toFeesView(s: VaultState): FeesView {
+  const m = (x: bigint) => microsToNumber(toMicros(x));
   return {
-    contributedUsd: microsToNumber(toMicros(s.capitalInUsd)),
-    withdrawnUsd: microsToNumber(toMicros(s.capitalOutUsd)),
-    taxedUsd: microsToNumber(toMicros(s.taxedUsd)),
-    highWaterUsd: microsToNumber(toMicros(s.highWaterUsd)),
+    contributedUsd: m(s.depositedUsd),
+    withdrawnUsd: m(s.capitalOutUsd),
+    taxedUsd: m(s.taxedUsd),
+    highWaterUsd: m(s.highWaterUsd),
+    receivedUsd: m(s.receivedUsd),
+    unexplainedInUsd: m(s.unexplainedInUsd),
+    unexplainedOutUsd: m(s.lostUsd),
   };
 }
 

@@ -152,8 +152,9 @@ export const recordTypes = Object.keys(payloadSchemas) as RecordType[];
 /**
  * A ledger row the projector writes (never a record of the log) when the holdings read at a
  * block differ from what the vault's events explain: tokens sent straight to the vault (a plain
- * ERC-20 transfer), or gone without an event. Booked as capital in (amount > 0) or capital out
- * (amount < 0), valued at the record's prices. Row position: the record's block and tx hash,
+ * ERC-20 transfer), or gone without an event. Booked as capital in (amount > 0) or a loss
+ * (amount < 0: netUsd drops, the vault is flagged `drain`), valued at the record's prices (null
+ * for a token without a valid price yet). Row position: the record's block and tx hash,
  * txIndex RECONCILED_TX_INDEX (after every transaction of the block), logIndex −2.
  */
 export const RECONCILED = 'balance.reconciled' as const;
@@ -171,8 +172,12 @@ export const reconciledPayload = z.object({
     .string()
     .regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/)
     .nullable(),
-  /** Which flow it was booked as. */
-  bookedAs: z.enum(['capitalIn', 'capitalOut']),
+  /**
+   * What it was booked as: capitalIn (more than the events explain), loss (less: value gone with
+   * no withdrawal, in netUsd; fold version 4), capitalOut (less, on rows projected before fold
+   * version 4 until a rebuild).
+   */
+  bookedAs: z.enum(['capitalIn', 'loss', 'capitalOut']),
 });
 
 /** Types of ledger rows, served by the events endpoint: vault activity (`mark` and `revert` are plumbing) and reconciliations. */

@@ -37,11 +37,31 @@ export const positionView = z.object({
 });
 export type PositionView = z.infer<typeof positionView>;
 
+const sinceV4 = 'absent on snapshots projected before fold version 4 until a rebuild';
 export const feesView = z.object({
-  contributedUsd: usd,
-  withdrawnUsd: usd,
-  taxedUsd: usd,
-  highWaterUsd: usd,
+  contributedUsd: usd.describe("Σ the owner's deposits (deposit rows), each valued at its block's prices"),
+  withdrawnUsd: usd.describe(
+    "Σ the owner's withdrawals (withdrawal rows), each valued at its block's prices; equals capitalOutUsd",
+  ),
+  taxedUsd: usd.describe('Σ performance fees charged (fee.charged rows), each valued at its block’s prices'),
+  highWaterUsd: usd.describe(
+    'the value above which a performance fee is owed; moves only on capital in and out and charges',
+  ),
+  receivedUsd: usd
+    .optional()
+    .describe(
+      `Σ tokens and liquidity received from others (transfer.received, position.received rows), each valued at its block's prices: capital in, not the owner's deposits; ${sinceV4}`,
+    ),
+  unexplainedInUsd: usd
+    .optional()
+    .describe(
+      `Σ balance increases no vault event explains (balance.reconciled rows bookedAs capitalIn): capital in; ${sinceV4}`,
+    ),
+  unexplainedOutUsd: usd
+    .optional()
+    .describe(
+      `Σ balance decreases no vault event explains (balance.reconciled rows bookedAs loss): a loss, in netUsd, never capital out; ${sinceV4}`,
+    ),
 });
 export type FeesView = z.infer<typeof feesView>;
 
@@ -97,6 +117,19 @@ export const unpricedFlowView = z
     "a flow of a token whose feed never gave a valid price yet: it is in none of the USD figures (capitalInUsd, fees, highWaterUsd, the benchmark basket) until the token's first valid price, at which block it is booked at that price — never at 0",
   );
 export type UnpricedFlowView = z.infer<typeof unpricedFlowView>;
+
+export const drainView = z
+  .object({
+    since: unixMs.describe('block time of the first unexplained outflow since the owner last acted'),
+    blockNumber: z.number().int().nonnegative().describe('its block'),
+    lostUsd: usd.describe(
+      "value lost since then, at each outflow's block prices (a token without a price yet counts once priced)",
+    ),
+  })
+  .describe(
+    'the vault lost tokens no vault event explains (no withdrawal, fee or position event): booked as a loss (netUsd drops, fees.unexplainedOutUsd grows), status attention until the owner acts again (a deposit, a withdrawal or an exit request)',
+  );
+export type DrainView = z.infer<typeof drainView>;
 
 export const behindView = z.object({
   deadLetters: z.number().int().positive().describe('records of this vault in dead letters'),
@@ -155,6 +188,12 @@ export const snapshotView = z.object({
     .array(stalePriceView)
     .describe(
       'every price a served figure used (held tokens, positions, pending rewards, and the benchmark basket behind marketDeltaUsd) that was stale (older than its heartbeat at updatedAt) or invalid (the feed answered zero or a negative value); empty when all are fresh and valid',
+    ),
+  drain: drainView
+    .nullable()
+    .optional()
+    .describe(
+      `null unless an outflow no vault event explains happened since the owner last acted (a loss); ${sinceV4}`,
     ),
   unpricedFlows: z
     .array(unpricedFlowView)

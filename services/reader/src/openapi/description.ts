@@ -52,9 +52,21 @@ Rules that always hold: \`netUsd = valueUsd + capitalOutUsd − capitalInUsd\` (
 like gains); \`strategyDeltaUsd + marketDeltaUsd = netUsd\`; \`suspension\` is null unless
 \`status = suspended\`, and when non-null carries \`reason\`, \`since\` and \`exitsAvailable: true\`.
 Position ranges are human prices of token0 in token1 (decimals applied), never ticks.
-Fees (performance fee with a high-water mark): \`contributedUsd\` = Σ deposits, each valued at
-its block's prices (equals \`capitalInUsd\`); \`withdrawnUsd\` = Σ withdrawals, each valued at its
-block's prices (equals \`capitalOutUsd\`); \`taxedUsd\` = Σ performance fees charged, each valued at
+**Flows, one meaning each.** \`capitalInUsd\` = \`fees.contributedUsd\` (Σ the owner's
+deposits: \`deposit\` rows) + \`fees.receivedUsd\` (Σ tokens and liquidity received from others:
+\`transfer.received\`, \`position.received\` rows) + \`fees.unexplainedInUsd\` (Σ balance increases
+no vault event explains: \`balance.reconciled\` rows booked \`capitalIn\`), each valued at its
+block's prices; \`capitalOutUsd\` = \`fees.withdrawnUsd\` (Σ the owner's withdrawals:
+\`withdrawal\` rows) and nothing else. \`fees.unexplainedOutUsd\` = Σ balance decreases no vault
+event explains (\`balance.reconciled\` rows booked \`loss\`): value gone without a withdrawal is a
+**loss**, never capital out — \`netUsd\` drops by it (the identity holds exactly: the value fell,
+no flow moved), the high-water mark keeps its level (the loss must be recovered before a fee is
+due again), and the snapshot's additive \`drain\` (\`since\`, \`blockNumber\`, \`lostUsd\`) flags it
+with status \`attention\` until the owner acts again (a deposit, a withdrawal or an exit
+request). The three additive fees fields and \`drain\` are absent on snapshots projected before
+fold version 4 (until a rebuild, \`contributedUsd\` there is all capital in).
+Fees (performance fee with a high-water mark): \`contributedUsd\`, \`withdrawnUsd\` as above;
+\`taxedUsd\` = Σ performance fees charged, each valued at
 its charge block's prices; \`highWaterUsd\` = the vault value above which a performance fee is owed:
 it starts at 0 and moves only on flows and charges, never with prices (a deposit of D adds D; a
 withdrawal of W from value V scales it by 1 − W/V; a charge of C settles the gain S = C / rate,
@@ -72,7 +84,8 @@ way). V is the value just before the flow; holdings are read at the block's end,
 vault has several flows in one block each is taken against the block's end value less the
 flows after it — the same figures as the same flows in blocks of their own.
 Status (first match wins): \`suspended\` (suspension non-null), \`exiting\` (exit requested, not
-yet completed), \`idle\` (no capital: \`valueUsd\` below the dust threshold of 0.01 USD, so wei
+yet completed), \`attention\` (drained: \`drain\` non-null — tokens left with no vault event since
+the owner last acted, however much is left, nothing included), \`idle\` (no capital: \`valueUsd\` below the dust threshold of 0.01 USD, so wei
 left by rounding or a few tokens sent by a stranger do not make a vault look active; pending
 rewards are always in \`pendingRewardsUsd\`, whatever the status), \`exiting\` again once an exit
 **completed** while anything of value is still left to hand back to the owner (unclaimed rewards,
@@ -169,11 +182,15 @@ code can ever reach.
 **Reconciliation.** What no record explains (tokens sent straight to a vault inside a transaction
 where the vault also emitted an event, dust, rounding) is still caught: at the vault's last record
 of each block the balances read are compared with the balances its records explain; a difference
-is booked explicitly, as capital in (more than explained) or capital out (less), valued at that
-block's prices, and shown as a ledger row of type \`balance.reconciled\` (\`data\`: token, signed
-raw \`amount\`, \`valueUsd\`, \`bookedAs\` \`capitalIn\` | \`capitalOut\`; same block and tx hash
-as the record where it was found, \`txIndex\` 2147483647 and \`logIndex\` −2, −3, … so it sorts
-after the block's transactions). It moves capitalInUsd / capitalOutUsd, never netUsd.
+is booked explicitly, as capital in (more than explained: \`fees.unexplainedInUsd\`, never
+netUsd) or as a loss (less: \`fees.unexplainedOutUsd\`, netUsd drops by it, the vault is flagged
+\`drain\`), valued at that block's prices, and shown as a ledger row of type
+\`balance.reconciled\` (\`data\`: token, signed raw \`amount\`, \`valueUsd\` — null for a token
+without a valid price yet —, \`bookedAs\` \`capitalIn\` | \`loss\`, or \`capitalOut\` on rows
+projected before fold version 4; same block and tx hash as the record where it was found,
+\`txIndex\` 2147483647 and \`logIndex\` −2, −3, … so it sorts after the block's transactions).
+A dead-lettered withdrawal reads as such a loss until \`vault-yield dead-letters retry\`
+re-applies it (the snapshot says \`behind\` meanwhile).
 
 ## Events (activity ledger)
 \`GET /v1/vault/{address}/events\` returns ledger rows **newest first**, ordered by
