@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createConfig, envField } from '@vault-yield/common';
+import { createConfig, envField, redactText } from '@vault-yield/common';
 import { FOLD_VERSION } from '@vault-yield/domain';
 import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
 import {
@@ -154,7 +154,7 @@ environment:
             createChainClient({ rpcUrl: env.RPC_URL, cacheTime: 0, retryCount: 1, timeoutMs: 5000 }),
           );
         } catch (err) {
-          chainError = (err as Error).message.split('\n')[0];
+          chainError = redactText((err as Error).message.split('\n')[0] ?? '');
         }
       }
       const checkpoints = (await indexerCheckpoints(pool, indexerSchema)).map((c) => ({
@@ -186,7 +186,7 @@ environment:
           try {
             high = new Map((await admin.offsets(topic)).map((o) => [o.partition, BigInt(o.high)]));
           } catch (err) {
-            topicError = (err as Error).message;
+            topicError = redactText((err as Error).message.split('\n')[0] ?? '');
           }
         }
         const parts = [...new Set([...stored.keys(), ...(high?.keys() ?? [])])].sort((a, b) => a - b);
