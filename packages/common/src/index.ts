@@ -10,7 +10,7 @@ export {
   requireDirectUrl,
 } from './config/index.js';
 export { createLogger, type LogFormat, type Logger, type LoggerConfig } from './logger/index.js';
-export { type MetricsSource, serveMetrics } from './metrics/index.js';
+export { type HealthCheck, type MetricsSource, serveMetrics } from './metrics/index.js';
 export { isSecretName, REDACTED, redactText, redactValue, shownValue } from './redact/index.js';
 export {
   type KafkaSecurity,

@@ -9,10 +9,14 @@ export interface MetricsSource {
 
 const json = (status: number, body: string) => ({ status, body, type: 'application/json' });
 
+/** A process's own health for `GET /health`: ok (200, `status` its state) or not (503, the reason). */
+export type HealthCheck = () => { ok: true; status: string } | { ok: false; reason: string };
+
 /**
  * The one metrics server of the background processes (indexer, projector, webhooks deliverer):
  * `GET /metrics` (the registry, Prometheus text) and `GET /health` (200 `{"status":"ok"}` while
- * the process serves; compose's healthchecks), anything else 404 in the API's error shape. By
+ * the process serves; compose's healthchecks — or, given `health`, 200 with its status or 503
+ * `{"status":"unavailable","reason":…}` while it cannot work), anything else 404 in the API's error shape. By
  * default on loopback only, so the figures are not public unless METRICS_HOST says where they
  * may be scraped from (e.g. `0.0.0.0` in a container whose port only the scraper reaches).
  */
@@ -20,6 +24,7 @@ export function serveMetrics(
   registry: MetricsSource,
   port: number,
   host: string = CONFIG_DEFAULTS.metricsHost,
+  health?: HealthCheck,
 ): Promise<Server> {
   const server = createServer((req, res) => {
     const send = (r: { status: number; body: string; type: string }) => {
@@ -33,7 +38,14 @@ export function serveMetrics(
       );
       return;
     }
-    if (req.method === 'GET' && req.url === '/health') return send(json(200, '{"status":"ok"}'));
+    if (req.method === 'GET' && req.url === '/health') {
+      const h = health?.() ?? { ok: true, status: 'ok' };
+      return send(
+        h.ok
+          ? json(200, JSON.stringify({ status: h.status }))
+          : json(503, JSON.stringify({ status: 'unavailable', reason: h.reason })),
+      );
+    }
     send(
       json(404, '{"error":{"code":"not_found","message":"only GET /metrics and /health are served here"}}'),
     );

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { serveMetrics } from './index.js';
+import { type HealthCheck, serveMetrics } from './index.js';
 
 describe('serveMetrics (indexer, projector, webhooks deliverer)', () => {
   it('serves /metrics and /health on loopback, 404 in the error shape otherwise, 500 when the registry fails', async () => {
@@ -30,6 +30,26 @@ describe('serveMetrics (indexer, projector, webhooks deliverer)', () => {
       const broken = await fetch(`${base}/metrics`);
       expect(broken.status).toBe(500);
       expect(await broken.text()).not.toContain('collector broke');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("answers /health from the process's own check: 200 with its status, 503 with the reason", async () => {
+    let state: ReturnType<HealthCheck> = { ok: true, status: 'standby' };
+    const registry = { contentType: 'text/plain', metrics: async () => '' };
+    const server = await serveMetrics(registry, 0, '127.0.0.1', () => state);
+    try {
+      const { port } = server.address() as AddressInfo;
+      const health = () => fetch(`http://127.0.0.1:${port}/health`);
+      const up = await health();
+      expect([up.status, await up.json()]).toEqual([200, { status: 'standby' }]);
+      state = { ok: false, reason: 'database unreachable: ECONNREFUSED' };
+      const down = await health();
+      expect([down.status, await down.json()]).toEqual([
+        503,
+        { status: 'unavailable', reason: 'database unreachable: ECONNREFUSED' },
+      ]);
     } finally {
       await new Promise((r) => server.close(r));
     }

@@ -15,6 +15,8 @@ export interface PgPoolConfig {
   /** `off` is safe for the projector: offsets commit with the rows, a lost tail is re-read. */
   synchronousCommit?: 'on' | 'off';
   statementTimeoutMs?: number;
+  /** A session idle inside a transaction longer than this is ended by Postgres (its locks freed). */
+  idleInTransactionTimeoutMs?: number;
   /** How long acquiring a new connection may take before the query fails. */
   connectionTimeoutMs?: number;
   /**
@@ -48,6 +50,8 @@ export function createPgPool(config: PgPoolConfig): Pool {
     if (config.schema) settings.push(`-c search_path=${config.schema},public`);
     if (config.synchronousCommit) settings.push(`-c synchronous_commit=${config.synchronousCommit}`);
     if (config.statementTimeoutMs) settings.push(`-c statement_timeout=${config.statementTimeoutMs}`);
+    if (config.idleInTransactionTimeoutMs)
+      settings.push(`-c idle_in_transaction_session_timeout=${config.idleInTransactionTimeoutMs}`);
   }
   const pool = new pg.Pool({
     connectionString: config.url,

@@ -23,6 +23,14 @@ export const WEBHOOK_DEFAULTS = {
   scanBatch: 1_000,
   /** Delivered rows kept for `webhooks deliveries`, 7 days. */
   retentionMs: 7 * 86_400_000,
+  /** A connection to Postgres not made in this long fails the round (tried again). */
+  connectTimeoutMs: 5_000,
+  /** Longest statement (Postgres cancels it); the deliverer's are index probes and small batches. */
+  statementTimeoutMs: 30_000,
+  /** A session idle inside a transaction this long is ended by Postgres (its row locks freed). */
+  idleInTransactionTimeoutMs: 60_000,
+  /** `/health` answers 503 when no round (or, standing by, no lock attempt) completed for this long. */
+  healthStaleMs: 60_000,
 } as const;
 
 const DAY = 86_400_000;
@@ -133,6 +141,10 @@ export const webhookDelivererConfigSchema = z
     concurrency: int(1, 1_000).default(WEBHOOK_DEFAULTS.concurrency),
     scanBatch: int(1, 100_000).default(WEBHOOK_DEFAULTS.scanBatch),
     retentionMs: int(0, 365 * DAY).default(WEBHOOK_DEFAULTS.retentionMs),
+    connectTimeoutMs: int(100, 600_000).default(WEBHOOK_DEFAULTS.connectTimeoutMs),
+    statementTimeoutMs: int(100, 3_600_000).default(WEBHOOK_DEFAULTS.statementTimeoutMs),
+    idleInTransactionTimeoutMs: int(100, 3_600_000).default(WEBHOOK_DEFAULTS.idleInTransactionTimeoutMs),
+    healthStaleMs: int(1_000, DAY).default(WEBHOOK_DEFAULTS.healthStaleMs),
     metricsPort: int(0, 65_535).optional(),
     metricsHost: z.string().min(1).default('127.0.0.1'),
     logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null),

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { redactText, serveMetrics } from '@vault-yield/common';
+import { type HealthCheck, redactText, serveMetrics } from '@vault-yield/common';
 import { activityTypes } from '@vault-yield/domain';
 import {
   createPgPool,
@@ -14,6 +14,7 @@ import {
 import {
   type ResolvedWebhookDelivererConfig,
   type WakeUpSource,
+  WEBHOOK_DEFAULTS,
   type WebhookDelivererConfig,
   webhookDelivererConfigSchema,
 } from './config.js';
@@ -110,8 +111,30 @@ export async function attempt(d: DueDelivery, timeoutMs: number): Promise<Attemp
   }
 }
 
+/** A database failure as one short line: its code, else its message (redacted). */
+function dbFailureText(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return redactText(typeof code === 'string' ? `${code}: ${err.message}` : err.message).slice(0, 200);
+  }
+  return 'unknown error';
+}
+
 /** The deliverer's lock: one deliverer per webhooks schema sends (others wait their turn). */
 const lockKey = (schema: string) => `vault-yield-webhooks:${schema}`;
+
+/** How often the lock's session is asked whether it still holds the lock (besides its end event). */
+const LOCK_CHECK_MS = 1_000;
+
+/** Delay before trying again after `failures` failed rounds in a row: ½ s doubling, at most 10 s. */
+const retryDelay = (failures: number) => Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+
+/** The lock's session ended or no longer holds the lock: the deliverer stops sending and takes it again. */
+class LockLost extends Error {
+  constructor() {
+    super('the deliverer lock was lost (its database session ended)');
+  }
+}
 
 /**
  * A wake-up source from Postgres `LISTEN channel` (the projector's commit notifications): each
@@ -123,7 +146,12 @@ export function listenWakeUp(
   log?: { warn: (o: object, m: string) => void },
 ): WakeUpSource {
   return async (wake) => {
-    const pool = createPgPool({ url: databaseUrl, applicationName: 'vault-yield-webhooks-listen', max: 1 });
+    const pool = createPgPool({
+      url: databaseUrl,
+      applicationName: 'vault-yield-webhooks-listen',
+      max: 1,
+      connectionTimeoutMs: WEBHOOK_DEFAULTS.connectTimeoutMs,
+    });
     let client: PoolClient | undefined;
     let stopped = false;
     let retry: NodeJS.Timeout | undefined;
@@ -131,11 +159,17 @@ export function listenWakeUp(
       try {
         const c = await pool.connect();
         c.on('notification', () => wake());
-        c.on('error', () => {
+        // A cut connection (Postgres restarting) ends with 'error' or 'end' or both: listen again once.
+        let gone = false;
+        const lost = () => {
+          if (gone) return;
+          gone = true;
           c.release(true);
           if (client === c) client = undefined;
           if (!stopped) retry = setTimeout(() => void connect(), 1_000);
-        });
+        };
+        c.on('error', lost);
+        c.on('end', lost);
         await c.query(`listen "${channel.replaceAll('"', '""')}"`);
         client = c;
         wake();
@@ -157,23 +191,53 @@ export function listenWakeUp(
 export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDeliverer {
   const config: ResolvedWebhookDelivererConfig = webhookDelivererConfigSchema.parse(input);
   const log = config.logger;
-  const metrics = createWebhookMetrics();
+  // What /health and webhooks_deliverer_healthy say: the last round's failure, when it failed,
+  // and when a round (standing by: a lock attempt) last completed.
+  let failing: string | null = null;
+  let lastOkAt = Date.now();
+  let role: 'starting' | 'standby' | 'active' = 'starting';
+  const health: HealthCheck = () => {
+    if (failing !== null) return { ok: false, reason: `database unreachable: ${failing}` };
+    const silent = Date.now() - lastOkAt;
+    if (silent > config.healthStaleMs)
+      return { ok: false, reason: `no round completed for ${Math.round(silent / 1000)} s` };
+    return { ok: true, status: role };
+  };
+  const metrics = createWebhookMetrics(true, () => health().ok);
+  const roundOk = () => {
+    failing = null;
+    lastOkAt = Date.now();
+  };
+  const roundFailed = (err: unknown) => {
+    failing = dbFailureText(err);
+  };
+  // Every statement and connection bounded: a round never waits for ever on a database away.
+  const timeouts = {
+    connectionTimeoutMs: config.connectTimeoutMs,
+    statementTimeoutMs: config.statementTimeoutMs,
+    idleInTransactionTimeoutMs: config.idleInTransactionTimeoutMs,
+  };
   const pool: Pool = createPgPool({
     url: config.databaseUrl,
     applicationName: 'vault-yield-webhooks',
     max: 3,
     pooling: config.pooling,
+    ...timeouts,
   });
   // The lock is a session's (held as long as this deliverer runs): behind a transaction-mode
   // pooler it needs a connection straight to Postgres.
   const lockPool: Pool = config.directUrl
-    ? createPgPool({ url: config.directUrl, applicationName: 'vault-yield-webhooks-lock', max: 1 })
+    ? createPgPool({
+        url: config.directUrl,
+        applicationName: 'vault-yield-webhooks-lock',
+        max: 1,
+        ...timeouts,
+      })
     : pool;
   const store = createWebhookStore(pool, config.schema);
   let stopping = false;
   let started = false;
   let server: Server | undefined;
-  let lockClient: PoolClient | undefined;
   let stopWake: (() => Promise<void>) | undefined;
   let resolveDone!: () => void;
   let rejectDone!: (err: unknown) => void;
@@ -201,9 +265,15 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
       kick = finish;
     });
 
-  /** (endpoint, vault) pairs with a delivery in flight: their next one waits for its outcome. */
+  /**
+   * (endpoint, vault) pairs with a delivery in flight: their next one waits for its outcome. A
+   * pair stays here until its outcome is recorded (or dropped when another deliverer took over).
+   */
   const inFlight = new Map<string, Promise<void>>();
-  /** Outcomes of finished sends, recorded (then their pairs freed) at the next turn. */
+  /**
+   * Outcomes of finished sends, recorded (then their pairs freed) at the next turn. Kept while the
+   * database does not answer: recorded once it does, before anything new is sent.
+   */
   const finished: { key: string; outcome: DeliveryOutcome }[] = [];
 
   function outcomeOf(d: DueDelivery, r: AttemptResult, now: number): DeliveryOutcome {
@@ -269,9 +339,25 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
 
   async function flush(): Promise<void> {
     if (finished.length === 0) return;
-    const batch = finished.splice(0);
+    // Removed only once recorded (sends finishing meanwhile append behind them).
+    const batch = finished.slice();
     await store.recordOutcomes(batch.map((f) => f.outcome));
+    finished.splice(0, batch.length);
     for (const f of batch) inFlight.delete(f.key);
+  }
+
+  /**
+   * Another deliverer holds the lock: outcomes this one could not record are dropped and their
+   * pairs freed — the holder sends those rows again (at least once; receivers dedupe by webhook-id).
+   */
+  function dropUnrecorded(): void {
+    if (finished.length === 0 && inFlight.size === 0) return;
+    log.warn(
+      { outcomes: finished.length, inFlight: inFlight.size },
+      'outcomes not recorded are dropped (the deliverer holding the lock sends those rows again)',
+    );
+    finished.length = 0;
+    inFlight.clear();
   }
 
   /** The projection schema whose ledger is delivered: the views' live one, else PROJECTION_SCHEMA. */
@@ -283,8 +369,40 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
   let lastHousekeeping = 0;
   let scanAgain = true;
 
+  let lockClient: PoolClient | undefined;
+  let unwatchLock: () => void = () => {};
+  let lockLost = false;
+  let lockCheckedAt = 0;
+
+  /** Throws LockLost unless the lock's session is there and holds the lock (asked once a second). */
+  async function checkLock(): Promise<void> {
+    if (lockLost || !lockClient) throw new LockLost();
+    if (Date.now() - lockCheckedAt < LOCK_CHECK_MS) return;
+    const client = lockClient;
+    let timer: NodeJS.Timeout | undefined;
+    const held = await Promise.race([
+      client
+        .query<{ held: boolean }>(
+          `select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted) as held`,
+        )
+        .then((r) => r.rows[0]?.held === true),
+      // A session whose peer is gone without a word answers nothing: bounded here, client-side.
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), config.statementTimeoutMs);
+      }),
+    ])
+      .catch(() => false)
+      .finally(() => clearTimeout(timer));
+    if (!held) {
+      lockLost = true;
+      throw new LockLost();
+    }
+    lockCheckedAt = Date.now();
+  }
+
   /** One turn: record outcomes, move cursors, start due sends. True when there may be more work at once. */
   async function turn(): Promise<boolean> {
+    await checkLock();
     await flush();
     const now = Date.now();
     let busy = false;
@@ -305,6 +423,8 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     const free = config.concurrency - inFlight.size;
     if (free > 0) {
       const heads = await store.dueHeads(free + inFlight.size);
+      // The lock's session ended meanwhile: another deliverer may be sending these.
+      if (lockLost) throw new LockLost();
       let started = 0;
       for (const d of heads) {
         if (started >= free) {
@@ -326,48 +446,138 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     return busy;
   }
 
+  /** Rounds until stop or until the lock is lost; any database error is tried again. */
   async function loop(): Promise<void> {
     let failures = 0;
-    while (!stopping) {
+    while (!stopping && !lockLost) {
       kicked = false;
       try {
         const busy = await turn();
         failures = 0;
+        roundOk();
         if (!busy) await sleep(config.pollIntervalMs);
       } catch (err) {
-        // Postgres away (restart, failover): the cursors and the queue are there when it returns.
+        if (err instanceof LockLost || lockLost) break;
+        // Postgres away (restart, failover): the cursors and the queue are there when it returns,
+        // the outcomes not recorded are kept for then.
         failures++;
-        log.error({ err }, 'webhook round failed; trying again');
-        await sleep(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)));
+        roundFailed(err);
+        log.error({ err, unrecorded: finished.length }, 'webhook round failed; trying again');
+        await sleep(retryDelay(failures));
       }
     }
-    // Stopping: the sends in flight finish (each within the time-out) and are recorded.
-    await Promise.allSettled([...inFlight.values()]);
-    await flush().catch((err: unknown) =>
-      log.error({ err }, 'outcomes of the last deliveries not recorded (they will be sent again)'),
-    );
   }
 
-  /** Waits for the deliverer lock on a dedicated connection (held for the process's life). */
+  /** The sends in flight finish (each within the time-out); their outcomes are recorded if the database answers. */
+  async function settle(): Promise<void> {
+    await Promise.allSettled([...inFlight.values()]);
+    await flush().catch((err: unknown) => {
+      roundFailed(err);
+      log.error(
+        { err, unrecorded: finished.length },
+        'outcomes of the last deliveries not recorded yet (kept; sent again if another deliverer takes over)',
+      );
+    });
+  }
+
+  /** Lets the lock go: unlocked on a live session, a lost or failing session discarded. */
+  async function releaseLock(): Promise<void> {
+    const client = lockClient;
+    lockClient = undefined;
+    metrics.active.set(0);
+    if (!client) return;
+    unwatchLock();
+    const unlocked =
+      !lockLost &&
+      (await client.query('select pg_advisory_unlock_all()').then(
+        () => true,
+        () => false,
+      ));
+    client.release(!unlocked);
+  }
+
+  /** Holds `client` as the lock's session; its end (Postgres restarting, the session killed) is noticed at once. */
+  function holdLock(client: PoolClient): void {
+    lockClient = client;
+    lockLost = false;
+    lockCheckedAt = Date.now();
+    const lost = () => {
+      if (lockClient !== client) return;
+      lockLost = true;
+      wake();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    unwatchLock = () => {
+      client.off('error', lost);
+      client.off('end', lost);
+    };
+  }
+
+  /**
+   * Waits for the deliverer lock on a dedicated connection (held until stop or until its session
+   * ends). A database error is tried again with backoff (health says so meanwhile).
+   */
   async function takeLock(): Promise<boolean> {
     let said = false;
+    let failures = 0;
     while (!stopping) {
-      const client = await lockPool.connect();
-      const { rows } = await client.query<{ ok: boolean }>(
-        'select pg_try_advisory_lock(hashtext($1)) as ok',
-        [lockKey(config.schema)],
-      );
-      if (rows[0]?.ok) {
-        lockClient = client;
-        return true;
+      try {
+        const client = await lockPool.connect();
+        let ok = false;
+        try {
+          const { rows } = await client.query<{ ok: boolean }>(
+            'select pg_try_advisory_lock(hashtext($1)) as ok',
+            [lockKey(config.schema)],
+          );
+          ok = rows[0]?.ok === true;
+        } catch (err) {
+          client.release(true);
+          throw err;
+        }
+        failures = 0;
+        roundOk();
+        if (ok) {
+          holdLock(client);
+          return true;
+        }
+        client.release();
+        role = 'standby';
+        dropUnrecorded();
+        if (!said) log.info({ schema: config.schema }, 'another webhook deliverer is running: standing by');
+        said = true;
+        await sleep(2_000);
+      } catch (err) {
+        failures++;
+        roundFailed(err);
+        log.error({ err }, 'deliverer lock not reachable; trying again');
+        await sleep(retryDelay(failures));
       }
-      client.release();
-      if (!said) log.info({ schema: config.schema }, 'another webhook deliverer is running: standing by');
-      said = true;
-      await sleep(2_000);
       kicked = false;
     }
     return false;
+  }
+
+  /** Takes the lock, delivers until stop or until the lock is lost, and again. */
+  async function run(): Promise<void> {
+    while (!stopping) {
+      if (!(await takeLock())) break;
+      role = 'active';
+      metrics.active.set(1);
+      log.info(
+        { schema: config.schema, pollIntervalMs: config.pollIntervalMs, concurrency: config.concurrency },
+        'webhook deliverer running',
+      );
+      await loop();
+      metrics.active.set(0);
+      if (!stopping)
+        log.warn(
+          { schema: config.schema },
+          'webhook deliverer lost its lock (its database session ended): taking it again before sending',
+        );
+      await settle();
+      await releaseLock();
+    }
   }
 
   return {
@@ -381,20 +591,13 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     async start() {
       started = true;
       if (config.metricsPort !== undefined)
-        server = await serveMetrics(metrics.registry, config.metricsPort, config.metricsHost);
+        server = await serveMetrics(metrics.registry, config.metricsPort, config.metricsHost, health);
       if (!(await hasWebhookTables(pool, config.schema)))
         throw new Error(
           `schema ${config.schema} has no webhook tables: run \`vault-yield migrate\` (migration 0020)`,
         );
       if (config.wakeUp) stopWake = await config.wakeUp(wake);
-      void (async () => {
-        if (!(await takeLock())) return;
-        log.info(
-          { schema: config.schema, pollIntervalMs: config.pollIntervalMs, concurrency: config.concurrency },
-          'webhook deliverer running',
-        );
-        await loop();
-      })().then(resolveDone, rejectDone);
+      run().then(resolveDone, rejectDone);
     },
     async stop() {
       stopping = true;
@@ -402,10 +605,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
       if (!started) resolveDone();
       await done.catch(() => {});
       await stopWake?.().catch(() => {});
-      if (lockClient) {
-        await lockClient.query('select pg_advisory_unlock_all()').catch(() => {});
-        lockClient.release();
-      }
+      await releaseLock();
       if (lockPool !== pool) await lockPool.end().catch(() => {});
       await pool.end().catch(() => {});
       if (server) {

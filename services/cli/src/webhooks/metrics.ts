@@ -3,8 +3,9 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 /**
  * The deliverer's Prometheus metrics, on their own registry (several deliverers per process in
  * tests), with the process's default metrics under their stock names unless `defaults` is false.
+ * `healthy`: what `/health` says, read at each scrape.
  */
-export function createWebhookMetrics(defaults = true) {
+export function createWebhookMetrics(defaults = true, healthy: () => boolean = () => true) {
   const registry = new Registry();
   if (defaults) collectDefaultMetrics({ register: registry });
   return {
@@ -44,6 +45,19 @@ export function createWebhookMetrics(defaults = true) {
     inFlight: new Gauge({
       name: 'webhooks_deliveries_in_flight',
       help: 'Deliveries sent and not yet answered',
+      registers: [registry],
+    }),
+    healthy: new Gauge({
+      name: 'webhooks_deliverer_healthy',
+      help: 'Whether the deliverer can do its work (1) or not (0: the database does not answer, or no round completed within the bound); /health answers 503 then',
+      registers: [registry],
+      collect() {
+        this.set(healthy() ? 1 : 0);
+      },
+    }),
+    active: new Gauge({
+      name: 'webhooks_deliverer_active',
+      help: 'Whether this deliverer holds the lock and delivers (1) or stands by (0); one per webhooks schema',
       registers: [registry],
     }),
   };
