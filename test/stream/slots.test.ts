@@ -172,6 +172,53 @@ describe('stream slots (HEAD, clients that leave or stop reading, forged notific
       await reader.stop();
     }
   }, 60_000);
+
+  it("a client's stream reads take its request slots (CLIENT_CONCURRENCY), as its requests do", async () => {
+    const reader = await startReader(db, {
+      rateLimit: proxied,
+      concurrency: { perClient: 1, queue: 0 },
+      statementTimeoutMs: 120_000,
+      streams: { maxTotal: 100, perClient: PER_CLIENT, heartbeatMs: 1_000, writeTimeoutMs: 30_000 },
+    });
+    const locker = new pg.Client({ connectionString: db.writerUrl });
+    await locker.connect();
+    const a = { 'X-Forwarded-For': '10.3.0.1' };
+    try {
+      const mine = await openStream(`${reader.url}/v1/stream`, a);
+      const other = await openStream(`${reader.url}/v1/stream`, { 'X-Forwarded-For': '10.3.0.2' });
+      opened.push(mine, other);
+      expect([mine.status, other.status]).toEqual([200, 200]);
+      // A request of the client waits on a lock (a table the projector does not write): its one slot is taken.
+      await locker.query('begin');
+      await locker.query(`lock table ${db.schema}.universe_pairs in access exclusive mode`);
+      const held = fetch(`${reader.url}/v1/universe/pairs`, { headers: a });
+      await until(async () => {
+        const { rows } = await locker.query(
+          `select 1 from pg_locks where not granted and relation = '${db.schema}.universe_pairs'::regclass`,
+        );
+        return rows.length > 0 ? true : undefined;
+      }, 10_000);
+      // Opening a stream reads Postgres: refused like any request beyond the client's cap.
+      const over = await fetch(`${reader.url}/v1/stream`, { headers: a });
+      expect(over.status).toBe(429);
+      await over.body?.cancel();
+      // A commit: the other client's stream reads it; this client's stream waits for its slot.
+      await publish(brokers, topic, gen.take(30));
+      await proj.caughtUp();
+      const ledger = (s: RawStream) => s.events.filter((e) => e.event === 'ledger').length;
+      await until(async () => (ledger(other) > 0 ? true : undefined), 15_000);
+      const quiet = other.comments;
+      await until(async () => (other.comments > quiet ? true : undefined), 10_000);
+      expect(ledger(mine)).toBe(0);
+      // The slot freed, the stream reads what it missed.
+      await locker.query('rollback');
+      expect((await held).status).toBe(200);
+      await until(async () => (ledger(mine) === ledger(other) ? true : undefined), 15_000);
+    } finally {
+      await locker.end();
+      await reader.stop();
+    }
+  }, 60_000);
 });
 
 /** A vault's ledger row ids as GET events serves them, oldest first. */

@@ -11,7 +11,7 @@ import type { ReaderConfig } from './config.js';
 import { DASHBOARD_CSP, dashboardRoutes } from './dashboard/index.js';
 import { ApiError, errorResponse, isUnavailable } from './errors.js';
 import { createFreshnessProbe } from './freshness.js';
-import { concurrencyLimit } from './middleware/concurrency.js';
+import { createConcurrencyLimiter } from './middleware/concurrency.js';
 import { corsHeaders, corsPreflight } from './middleware/cors.js';
 import { createMetrics } from './middleware/metrics.js';
 import { createClientKey, rateLimit } from './middleware/rate-limit.js';
@@ -66,10 +66,6 @@ export interface Reader {
   /** Stops accepting, drains in-flight requests (up to shutdownGraceMs), closes the pool. */
   stop(): Promise<void>;
 }
-
-/** The live streams' paths (held open: capped on their own, not by the concurrency cap). */
-const isStreamPath = (p: string) =>
-  p === '/v1/stream' || (p.startsWith('/v1/vault/') && p.endsWith('/stream'));
 
 const EXPOSED = [
   'ETag',
@@ -129,19 +125,13 @@ export function createReader(config: ReaderConfig): Reader {
   const clientKey = createClientKey(config.rateLimit.trustedProxies);
   app.use('*', rateLimit({ ...config.rateLimit, exempt }));
   app.use('*', corsPreflight(cors));
-  // One client's burst of slow requests may not take the whole Postgres pool.
-  app.use(
-    '*',
-    concurrencyLimit(
-      {
-        ...config.concurrency,
-        trustedProxies: config.rateLimit.trustedProxies,
-        exempt,
-        exemptIf: isStreamPath,
-      },
-      clientKey,
-    ),
+  // One client's burst of slow requests may not take the whole Postgres pool. A live stream holds
+  // a slot while it opens (its handler's reads) and for each read after (withSlot), not between.
+  const concurrency = createConcurrencyLimiter(
+    { ...config.concurrency, trustedProxies: config.rateLimit.trustedProxies, exempt },
+    clientKey,
   );
+  app.use('*', concurrency.middleware);
   // The pages and their assets: CSP (nothing from elsewhere), no framing.
   const dashboardHeaders = pageHeaders(DASHBOARD_CSP);
   const docsHeaders = pageHeaders(DOCS_CSP);
@@ -183,7 +173,7 @@ export function createReader(config: ReaderConfig): Reader {
         draining: () => draining,
         freshness,
       },
-      { hub, clientKey },
+      { hub, clientKey, withSlot: concurrency.withSlot },
     ),
   );
   if (config.benchRoutes) app.get('/bench/hello', (c) => c.text('hello world'));

@@ -11,8 +11,6 @@ export interface ConcurrencyConfig {
   trustedProxies: TrustedProxies;
   /** Paths never capped (answered from memory: liveness probes). */
   exempt?: readonly string[];
-  /** Other paths never capped (the live streams: held open, and capped on their own). */
-  exemptIf?: (path: string) => boolean;
   /** Seconds a refused client is told to wait (Retry-After). */
   retryAfterS?: number;
 }
@@ -22,18 +20,29 @@ interface Client {
   waiting: (() => void)[];
 }
 
+/** The per-client cap, as middleware and for reads made outside a request's handler. */
+export interface ConcurrencyLimiter {
+  middleware: MiddlewareHandler;
+  /**
+   * Runs `fn` in one of `key`'s slots, after any request of that client already waiting: a live
+   * stream's read (it has no answer to be refused with, so it waits whatever the queue holds).
+   */
+  withSlot<T>(key: string, fn: () => Promise<T>): Promise<T>;
+}
+
 /**
  * Per-client cap on requests in flight, keyed like the rate limit (an IPv4 address, an IPv6 /64).
  * A client's burst of slow requests (each holding a Postgres connection) must not take the whole
  * pool and leave every other client 503: at most `perClient` of its requests run at once, up to
  * `queue` more wait (in order) for one of its own slots — a page firing a few requests together
  * is served, a little later — and the rest are answered 429 `rate_limited` with Retry-After at
- * once. Waiting requests hold no connection.
+ * once. Waiting requests hold no connection. A live stream's reads take its client's slots too
+ * (`withSlot`): a client's streams cannot read more at once than its requests could.
  */
-export function concurrencyLimit(
+export function createConcurrencyLimiter(
   config: ConcurrencyConfig,
   keyOf: (c: Context) => string = createClientKey(config.trustedProxies),
-): MiddlewareHandler {
+): ConcurrencyLimiter {
   const { perClient, queue } = config;
   const exempt = new Set(config.exempt ?? []);
   const retry = String(config.retryAfterS ?? 1);
@@ -46,29 +55,59 @@ export function concurrencyLimit(
     if (client.running === 0) clients.delete(key);
   };
 
-  return async (c, next) => {
-    if (perClient <= 0 || exempt.has(c.req.path) || config.exemptIf?.(c.req.path)) return next();
-    const key = keyOf(c);
+  const clientOf = (key: string): Client => {
     let client = clients.get(key);
     if (!client) {
       client = { running: 0, waiting: [] };
       clients.set(key, client);
     }
-    if (client.running >= perClient) {
-      if (client.waiting.length >= queue)
-        return errorResponse(
-          c,
-          429,
-          'rate_limited',
-          `too many concurrent requests from this client (at most ${perClient} at once); retry in ${retry}s`,
-          { 'Retry-After': retry },
-        );
-      await new Promise<void>((resolve) => client?.waiting.push(resolve));
-    } else client.running += 1;
+    return client;
+  };
+
+  /** Takes one of the client's slots, waiting in line when all are taken. */
+  const take = async (client: Client) => {
+    if (client.running >= perClient) await new Promise<void>((resolve) => client.waiting.push(resolve));
+    else client.running += 1;
+  };
+
+  const middleware: MiddlewareHandler = async (c, next) => {
+    if (perClient <= 0 || exempt.has(c.req.path)) return next();
+    const key = keyOf(c);
+    const client = clientOf(key);
+    if (client.running >= perClient && client.waiting.length >= queue)
+      return errorResponse(
+        c,
+        429,
+        'rate_limited',
+        `too many concurrent requests from this client (at most ${perClient} at once); retry in ${retry}s`,
+        { 'Retry-After': retry },
+      );
+    await take(client);
     try {
       await next();
     } finally {
       release(key, client);
     }
   };
+
+  const withSlot = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+    if (perClient <= 0) return fn();
+    const client = clientOf(key);
+    await take(client);
+    try {
+      return await fn();
+    } finally {
+      release(key, client);
+    }
+  };
+
+  return { middleware, withSlot };
+}
+
+/** The per-client cap as middleware alone (see createConcurrencyLimiter). */
+export function concurrencyLimit(
+  config: ConcurrencyConfig,
+  keyOf: (c: Context) => string = createClientKey(config.trustedProxies),
+): MiddlewareHandler {
+  return createConcurrencyLimiter(config, keyOf).middleware;
 }

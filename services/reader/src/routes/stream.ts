@@ -54,6 +54,8 @@ export interface StreamDeps {
   hub: StreamHub;
   /** The client key of the rate limit (middleware/client-address.ts): streams are capped per client. */
   clientKey: (c: Context) => string;
+  /** Runs a stream's read in one of its client's request slots (middleware/concurrency.ts). */
+  withSlot: <T>(client: string, read: () => Promise<T>) => Promise<T>;
 }
 
 /** The stream's answer to HEAD: its headers, no body, no stream opened (a slot is never taken). */
@@ -80,7 +82,7 @@ const cutConnection = (c: Context) => (c.env as Partial<HttpBindings> | undefine
  * write the client has not taken within `writeTimeoutMs` closes the stream and its connection.
  * HEAD answers the headers alone.
  */
-export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey }: StreamDeps) {
+export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey, withSlot }: StreamDeps) {
   const { heartbeatMs, writeTimeoutMs } = config.streams;
 
   const open = async (c: Context, vaults: string[] | null, single: boolean): Promise<Response> => {
@@ -95,7 +97,8 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey 
     if (c.req.method === 'HEAD') return headOnly(c);
     const signal = c.req.raw.signal;
     if (signal.aborted) return gone(c);
-    const lease = hub.acquire(clientKey(c));
+    const client = clientKey(c);
+    const lease = hub.acquire(client);
     if ('refused' in lease) {
       const message =
         lease.refused === 'total'
@@ -151,7 +154,7 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey 
           cutConnection(c);
         });
         try {
-          await run(out, ac.signal, start, initial, reset, filter, vaults);
+          await run(out, ac.signal, start, initial, reset, filter, vaults, (read) => withSlot(client, read));
         } catch (err) {
           // Never thrown to Hono: it would send the error's text to the client as an event.
           log.warn({ err: { message: (err as Error).message } }, 'live stream failed; closed');
@@ -199,16 +202,18 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey 
     firstReset: string | null,
     filter: ReadonlySet<string> | null,
     vaults: string[] | null,
+    /** Runs a read of Postgres in one of the client's slots. */
+    capped: <T>(read: () => Promise<T>) => Promise<T>,
   ) => {
     let cursor = start;
     let epoch = hub.epoch();
     await out.write(`retry: ${RECONNECT_MS}\n\n`);
     const startOver = async (reason: string) => {
-      const { head } = await hub.refresh();
+      const { head } = await capped(() => hub.refresh());
       const id = encodeStreamCursor({ seq: head, pos: 0 });
       // Read before anything is sent: a failed read is tried again with nothing sent twice.
       const snaps = vaults
-        ? await snapshotsOf(pool, vaults)
+        ? await capped(() => snapshotsOf(pool, vaults))
         : new Map<string, { etag: string; json: string }>();
       cursor = { seq: head, pos: 0 };
       await out.event({ id, event: 'reset', data: JSON.stringify({ reason, cursor: id }) });
@@ -240,7 +245,8 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey 
         const head = hub.head();
         if (cursor.pos > 0 || (head > cursor.seq && (force || hub.relevant(checked, filter)))) {
           force = false;
-          const commits = await hub.commitsAfter(cursor.pos > 0 ? cursor.seq - 1n : cursor.seq);
+          const after = cursor.pos > 0 ? cursor.seq - 1n : cursor.seq;
+          const commits = await capped(() => hub.commitsAfter(after));
           if (commits.length === 0 && cursor.pos > 0) cursor = { seq: cursor.seq, pos: 0 };
           for (const commit of commits) {
             if (signal.aborted) break;
