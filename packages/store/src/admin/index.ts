@@ -24,6 +24,9 @@ export {
   schemaExists,
   schemaTables,
   schemaVersion,
+  schemaWriters,
+  viewReaders,
+  withRoles,
 } from './lifecycle.js';
 export {
   ADMIN_TABLES,
