@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { createPgPool, createWebhookStore, type Pool } from '@vault-yield/store';
 import type { TestDatabase } from '@vault-yield/test-kit';
 import { insertLedger, type LedgerSpec, randomAddress } from '@vault-yield/test-kit/reader';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type Behaviour,
   type Receiver,
   type RunningDeliverer,
   rowOf,
@@ -12,48 +13,44 @@ import {
 } from '../webhooks/support.js';
 import { freePortPair, type OwnPostgres, startOwnPostgres, until } from './support.js';
 
-const ENDPOINTS = 4;
-const VAULTS = 48;
-const FIRST = 20;
-const LATER = 8;
-const RESTARTS = 3;
-
 /**
- * Postgres stopped `-m immediate` (sessions cut, a crash) and started again, a few times, under a
- * running deliverer and its standby (`vault-yield webhooks run` ×2, as compose runs them), with
- * four receivers on loopback and many vaults' ledger rows in flight. A Postgres cluster of this
- * test's own, never the machine's. Every row must reach every endpoint, in order per vault (at
- * least once: a first answered delivery of each webhook-id), none stuck pending; each deliverer's
- * `/health` answers 503 while the database is away and 200 once it is back; never two deliverers
- * deliver at once. (Before: outcomes not recorded in a failed round were dropped with their
- * (endpoint, vault) pairs still marked in flight, so those vaults were never sent again.)
+ * The webhook deliverer (`vault-yield webhooks run` ×2, a deliverer and its standby, as compose
+ * runs them) with its database failing under it, on a Postgres cluster of this file's own (never
+ * the machine's) and receivers on loopback. Every row must reach every endpoint, in order per
+ * vault (at least once: the first answered delivery of each webhook-id counts), none left pending,
+ * and never two deliverers sending at once.
  */
-describe('webhook deliverer across Postgres restarts', () => {
-  let pg: OwnPostgres | undefined;
-  let pool: Pool | undefined;
+describe('webhook deliverer with its database failing', () => {
+  let pg: OwnPostgres;
+  const pools: Pool[] = [];
   const receivers: Receiver[] = [];
   const deliverers: RunningDeliverer[] = [];
+  beforeAll(async () => {
+    pg = await startOwnPostgres();
+  });
   afterAll(async () => {
     for (const d of deliverers) if (d.child.exitCode === null) d.child.kill('SIGKILL');
     for (const r of receivers) await r.close().catch(() => {});
-    await pool?.end().catch(() => {});
+    for (const p of pools) await p.end().catch(() => {});
     await pg?.destroy();
   });
 
-  it('delivers every row to every endpoint, in order per vault, none stuck; health follows the database', async () => {
-    pg = await startOwnPostgres();
-    const db: TestDatabase = await pg.database('webhooks_failover');
-    pool = createPgPool({
+  /** A database with `endpoints` receivers (answering as `behave`) added, and `vaults` vaults' rows to write. */
+  async function setUp(label: string, endpoints: number, vaults: number, behave: Behaviour) {
+    const db: TestDatabase = await pg.database(label);
+    const pool = createPgPool({
       url: db.writerUrl,
       schema: db.schema,
-      applicationName: 'webhooks-failover-test',
+      applicationName: `${label}-test`,
       max: 2,
     });
+    pools.push(pool);
     const store = createWebhookStore(pool, db.schema);
-    for (let i = 0; i < ENDPOINTS; i++) {
-      // A receiver a little slow to answer: many deliveries are in flight when Postgres stops.
-      const r = await startReceiver(() => new Promise((resolve) => setTimeout(() => resolve(200), 15)));
+    const mine: Receiver[] = [];
+    for (let i = 0; i < endpoints; i++) {
+      const r = await startReceiver(behave);
       receivers.push(r);
+      mine.push(r);
       await store.addEndpoint({
         url: r.url,
         secret: `whsec_${randomBytes(32).toString('base64')}`,
@@ -62,35 +59,41 @@ describe('webhook deliverer across Postgres restarts', () => {
         ledgerSchema: db.schema,
       });
     }
-    const vaults = Array.from({ length: VAULTS }, randomAddress);
+    const addresses = Array.from({ length: vaults }, randomAddress);
     const types = ['deposit', 'withdrawal', 'fee.charged'] as const;
-    const rows = (from: number, count: number): LedgerSpec[] =>
-      Array.from({ length: count }, (_, i) =>
-        vaults.map((vault) => ({
+    /** `count` rows a vault, one a block from `from`; returns them as `vault:block`. */
+    const write = async (from: number, count: number): Promise<string[]> => {
+      const specs: LedgerSpec[] = Array.from({ length: count }, (_, i) =>
+        addresses.map((vault) => ({
           vault,
           type: types[(from + i) % types.length] ?? 'deposit',
           blockNumber: from + i,
         })),
       ).flat();
-    const first = rows(1, FIRST);
-    for (let i = 0; i < first.length; i += 200) await insertLedger(pool, first.slice(i, i + 200));
+      for (let i = 0; i < specs.length; i += 200) await insertLedger(pool, specs.slice(i, i + 200));
+      return specs.map((s) => `${s.vault}:${s.blockNumber}`);
+    };
+    return { db, pool, receivers: mine, write };
+  }
 
+  /** Two deliverers on `db` (fast polls and retries), each with its metrics server. */
+  async function startTwo(db: TestDatabase) {
     const ports = [await freePortPair(), await freePortPair()];
-    for (const port of ports)
-      deliverers.push(
-        startDeliverer({
-          DATABASE_URL: db.writerUrl,
-          PROJECTION_SCHEMA: db.schema,
-          VIEWS_SCHEMA: 'webhooks_failover_no_views',
-          WEBHOOK_POLL_INTERVAL_MS: '50',
-          WEBHOOK_BACKOFF_BASE_MS: '50',
-          WEBHOOK_BACKOFF_MAX_MS: '300',
-          WEBHOOK_CONCURRENCY: '48',
-          METRICS_PORT: String(port),
-        }),
-      );
+    const procs = ports.map((port) =>
+      startDeliverer({
+        DATABASE_URL: db.writerUrl,
+        PROJECTION_SCHEMA: db.schema,
+        VIEWS_SCHEMA: 'webhooks_failover_no_views',
+        WEBHOOK_POLL_INTERVAL_MS: '50',
+        WEBHOOK_BACKOFF_BASE_MS: '50',
+        WEBHOOK_BACKOFF_MAX_MS: '300',
+        WEBHOOK_CONCURRENCY: '48',
+        METRICS_PORT: String(port),
+      }),
+    );
+    deliverers.push(...procs);
     const alive = () => {
-      for (const d of deliverers)
+      for (const d of procs)
         if (d.child.exitCode !== null)
           throw new Error(`a deliverer exited (${d.child.exitCode}):\n${d.logs.slice(-20).join('\n')}`);
     };
@@ -102,86 +105,34 @@ describe('webhook deliverer across Postgres restarts', () => {
         return { status: 0, body: '' };
       }
     };
-    const health = async () => Promise.all(ports.map(async (p) => (await get(p, '/health')).status));
-    const active = async () =>
-      Promise.all(
-        ports.map(async (p) => /^webhooks_deliverer_active 1$/m.test((await get(p, '/metrics')).body)),
-      );
-
-    // Never two deliverers at once: sampled all along.
-    let both = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        if ((await active()).every(Boolean)) both++;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
-
-    /** Each endpoint's rows answered 200, first time each, as `vault:block` in answer order. */
-    const answered = (r: Receiver): string[] => {
-      const seen = new Set<string>();
-      const out: string[] = [];
-      for (const x of r.received) {
-        if (x.status !== 200 || seen.has(x.id)) continue;
-        seen.add(x.id);
-        const row = rowOf(x);
-        out.push(`${row.vault}:${row.blockNumber}`);
-      }
-      return out;
+    const health = () => Promise.all(ports.map(async (p) => (await get(p, '/health')).status));
+    const metrics = () => Promise.all(ports.map(async (p) => (await get(p, '/metrics')).body));
+    const active = async () => (await metrics()).map((m) => /^webhooks_deliverer_active 1$/m.test(m));
+    const stop = async () => {
+      for (const d of procs) d.child.kill('SIGTERM');
+      for (const d of procs) expect(await d.exited).toBe(0);
     };
-    const delivered = () => receivers.reduce((n, r) => n + answered(r).length, 0);
+    return { ports, alive, get, health, metrics, active, stop };
+  }
 
-    await until(async () => {
-      alive();
-      return (await health()).every((s) => s === 200);
-    }, 'both deliverers healthy');
-    const total = first.length * ENDPOINTS;
-    for (let i = 0; i < RESTARTS; i++) {
-      const at = Math.floor((total * (i + 1)) / (RESTARTS + 2));
-      await until(() => {
-        alive();
-        return delivered() >= at;
-      }, `${at} deliveries`);
-      expect(delivered(), 'Postgres stops mid-delivery').toBeLessThan(total);
-      await pg.stop();
-      await until(
-        async () => {
-          alive();
-          return (await health()).every((s) => s === 503);
-        },
-        `both deliverers unhealthy with Postgres down (restart ${i + 1})`,
-      );
-      const reason = await get(ports[0] as number, '/health');
-      expect(reason.body).toMatch(/"reason"/);
-      await pg.start();
-      await until(
-        async () => {
-          alive();
-          return (await health()).every((s) => s === 200);
-        },
-        `both deliverers healthy again (restart ${i + 1})`,
-      );
+  /** An endpoint's rows answered 200, first time each, as `vault:block` in answer order. */
+  function answered(r: Receiver): string[] {
+    const seen = new Set<string>();
+    const out: string[] = [];
+    for (const x of r.received) {
+      if (x.status !== 200 || seen.has(x.id)) continue;
+      seen.add(x.id);
+      const row = rowOf(x);
+      out.push(`${row.vault}:${row.blockNumber}`);
     }
+    return out;
+  }
 
-    // Rows written after the restarts are delivered too.
-    const later = rows(FIRST + 1, LATER);
-    for (let i = 0; i < later.length; i += 200) await insertLedger(pool, later.slice(i, i + 200));
-    const expected = new Set([...first, ...later].map((s) => `${s.vault}:${s.blockNumber}`));
-    await until(() => {
-      alive();
-      return receivers.every((r) => answered(r).length >= expected.size);
-    }, 'every row at every endpoint').catch((err: Error) => {
-      const got = receivers.map((r) => answered(r).length).join(', ');
-      throw new Error(`${err.message}: ${got} of ${expected.size} each`);
-    });
-
-    sampling = false;
-    await sampler;
-    for (const r of receivers) {
+  /** Every endpoint got every expected row, each vault's in block order; nothing left pending. */
+  async function expectAllDelivered(pool: Pool, mine: readonly Receiver[], expected: ReadonlySet<string>) {
+    for (const r of mine) {
       const got = answered(r);
       expect(new Set(got)).toEqual(expected);
-      // In order per vault: each vault's blocks ascending in the order first answered.
       const byVault = new Map<string, number[]>();
       for (const key of got) {
         const [vault, block] = key.split(':') as [string, string];
@@ -190,18 +141,134 @@ describe('webhook deliverer across Postgres restarts', () => {
       for (const [vault, blocks] of byVault)
         expect(blocks, `vault ${vault} in order`).toEqual([...blocks].sort((a, b) => a - b));
     }
-    // None stuck: nothing pending or parked, nothing in flight, one deliverer active.
     const { rows: left } = await pool.query<{ state: string; n: number }>(
       `select state, count(*)::int as n from webhook_deliveries where state <> 'delivered' group by state`,
     );
     expect(left).toEqual([]);
-    await until(async () => {
-      const metrics = await Promise.all(ports.map(async (p) => (await get(p, '/metrics')).body));
-      return metrics.every((m) => /^webhooks_deliveries_in_flight 0$/m.test(m));
-    }, 'nothing in flight');
-    expect((await active()).filter(Boolean)).toHaveLength(1);
+  }
+
+  async function untilAllAnswered(mine: readonly Receiver[], size: number, alive: () => void) {
+    await until(() => {
+      alive();
+      return mine.every((r) => answered(r).length >= size);
+    }, 'every row at every endpoint').catch((err: Error) => {
+      throw new Error(`${err.message}: ${mine.map((r) => answered(r).length).join(', ')} of ${size} each`);
+    });
+  }
+
+  /**
+   * Postgres stopped `-m immediate` (sessions cut, a crash) and started again three times
+   * mid-delivery, 4 endpoints × 48 vaults. Each deliverer's `/health` answers 503 while it is
+   * down and 200 once it is back. (Before: outcomes not recorded in a failed round were dropped
+   * with their (endpoint, vault) pairs still marked in flight — those vaults were never sent
+   * again, and with 16 such pairs nothing was; `/health` said 200 throughout; the standby exited
+   * on its first failed lock attempt.)
+   */
+  it('Postgres restarts: every row to every endpoint, in order per vault, none stuck; health follows the database', async () => {
+    const slow: Behaviour = () => new Promise((resolve) => setTimeout(() => resolve(200), 15));
+    const { db, pool, receivers: mine, write } = await setUp('webhooks_failover', 4, 48, slow);
+    const first = await write(1, 20);
+    const d = await startTwo(db);
+
+    // Never two deliverers at once: sampled all along.
+    let both = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        if ((await d.active()).every(Boolean)) both++;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const delivered = () => mine.reduce((n, r) => n + answered(r).length, 0);
+    const healthIs = (status: number, what: string) =>
+      until(async () => {
+        d.alive();
+        return (await d.health()).every((s) => s === status);
+      }, what);
+
+    await healthIs(200, 'both deliverers healthy');
+    const total = first.length * mine.length;
+    for (let i = 0; i < 3; i++) {
+      const at = Math.floor((total * (i + 1)) / 5);
+      await until(() => {
+        d.alive();
+        return delivered() >= at;
+      }, `${at} deliveries`);
+      expect(delivered(), 'Postgres stops mid-delivery').toBeLessThan(total);
+      await pg.stop();
+      await healthIs(503, `both deliverers unhealthy with Postgres down (restart ${i + 1})`);
+      expect((await d.get(d.ports[0] as number, '/health')).body).toMatch(/"reason":"database unreachable/);
+      await pg.start();
+      await healthIs(200, `both deliverers healthy again (restart ${i + 1})`);
+    }
+
+    // Rows written after the restarts are delivered too.
+    const expected = new Set([...first, ...(await write(21, 8))]);
+    await untilAllAnswered(mine, expected.size, d.alive);
+    sampling = false;
+    await sampler;
+    await expectAllDelivered(pool, mine, expected);
+    await until(
+      async () => (await d.metrics()).every((m) => /^webhooks_deliveries_in_flight 0$/m.test(m)),
+      'nothing in flight',
+    );
+    expect((await d.active()).filter(Boolean)).toHaveLength(1);
     expect(both).toBe(0);
-    for (const d of deliverers) d.child.kill('SIGTERM');
-    for (const d of deliverers) expect(await d.exited).toBe(0);
+    await d.stop();
+  }, 300_000);
+
+  /**
+   * The lock holder's session is killed (`pg_terminate_backend`) while Postgres stays up, three
+   * times: the standby may take the lock at once, so the deliverer that lost it must stop sending
+   * before its next round. A receiver that sees two requests of one vault overlap sees two
+   * deliverers (one sends a vault's deliveries one after the other); only a request already in
+   * flight when the session died may overlap, within a moment of it. (Before: the deliverer never
+   * noticed, and both sent side by side until the end.)
+   */
+  it('lock session killed: the deliverer stops sending and takes the lock again; never two at once', async () => {
+    const open = new Map<string, number>();
+    const overlaps: number[] = [];
+    // Answers after 30 ms; notes when a request comes while another of its vault is open.
+    const watch: Behaviour = async (_req, body) => {
+      const vault = (JSON.parse(body) as { data: { vault: string } }).data.vault;
+      const n = open.get(vault) ?? 0;
+      if (n > 0) overlaps.push(Date.now());
+      open.set(vault, n + 1);
+      await new Promise((r) => setTimeout(r, 30));
+      open.set(vault, (open.get(vault) ?? 1) - 1);
+      return 200;
+    };
+    const { db, pool, receivers: mine, write } = await setUp('webhooks_lock', 1, 40, watch);
+    const expected = new Set(await write(1, 40));
+    const d = await startTwo(db);
+    const admin = createPgPool({ url: pg.adminUrl, applicationName: 'webhooks-lock-test-admin', max: 1 });
+    pools.push(admin);
+    const holder = async () => {
+      const { rows } = await admin.query<{ pid: number }>(
+        `select l.pid from pg_locks l join pg_stat_activity a on a.pid = l.pid
+          where l.locktype = 'advisory' and l.granted and a.datname = $1`,
+        [db.database],
+      );
+      return rows.map((r) => r.pid);
+    };
+    const kills: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const at = Math.floor((expected.size * (i + 1)) / 6);
+      await until(async () => {
+        d.alive();
+        return answered(mine[0] as Receiver).length >= at && (await holder()).length === 1;
+      }, `${at} deliveries and a lock holder`);
+      const [pid] = await holder();
+      kills.push(Date.now());
+      await admin.query('select pg_terminate_backend($1)', [pid]);
+    }
+    await untilAllAnswered(mine, expected.size, d.alive);
+    await expectAllDelivered(pool, mine, expected);
+    // Overlaps only from sends in flight when a session died (answered within 30 ms of it).
+    const late = overlaps.filter((t) => !kills.some((k) => t >= k && t - k < 1_000));
+    expect(late.length, 'requests of one vault overlapping later: two deliverers sending').toBe(0);
+    expect(await holder()).toHaveLength(1);
+    expect((await d.active()).filter(Boolean)).toHaveLength(1);
+    await d.stop();
   }, 300_000);
 });
