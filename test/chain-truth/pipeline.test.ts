@@ -6,6 +6,7 @@ import {
   collectFees,
   createVault,
   deployReferenceStack,
+  devChain,
   fundOwner,
   giftPosition,
   openAround,
@@ -30,8 +31,9 @@ import { type ChainPipeline, startChainPipeline } from './pipeline.js';
  * Chain truth, end to end: random histories of real transactions on real Uniswap v3 pools
  * (deposits, withdrawals, swaps crossing ranges, mint / resize / rebalance / close, collects,
  * rewards, tokens sent straight to vaults, positions minted for vaults by someone else — into a
- * live range of theirs or a range of its own) over ten vaults on three pools (both token orders, two
- * fee tiers). After every step the reader's valueUsd of every vault equals, to the cent, the
+ * live range of theirs or a range of its own, tokens drained from a vault with no vault event, a
+ * vault funded while its token's feed answers 0) over ten vaults (and those funded unpriced) on
+ * three pools (both token orders, two fee tiers). After every step the reader's valueUsd of every vault equals, to the cent, the
  * independent valuation of chain state (test/chain-truth/index.ts, which lets the pool compute
  * uncollected fees). That valuation pokes the pool with a zero-liquidity burn as the vault in an
  * eth_call at the block (FeeProbe), so the indexer never sees it.
@@ -53,7 +55,9 @@ type Step =
   | { kind: 'accrue'; vault: number; amount: number }
   | { kind: 'claim'; vault: number; pct: number }
   | { kind: 'transfer'; vault: number; side: 0 | 1; amount: number }
-  | { kind: 'gift'; vault: number; usd: number; halfWidth: number; intoLive: boolean; pick: number };
+  | { kind: 'gift'; vault: number; usd: number; halfWidth: number; intoLive: boolean; pick: number }
+  | { kind: 'drain'; vault: number; side: 0 | 1; pct: number; ticks: number }
+  | { kind: 'unpriced'; whole: number };
 
 const vaultIx = fc.nat({ max: VAULTS - 1 });
 const pct = fc.integer({ min: 5, max: 100 });
@@ -157,6 +161,20 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       pick: fc.nat(),
     }),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('drain' as const),
+      vault: vaultIx,
+      side: fc.constantFrom(0 as const, 1 as const),
+      pct: fc.integer({ min: 1, max: 60 }),
+      ticks: fc.integer({ min: 2, max: 40 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('unpriced' as const), whole: fc.integer({ min: 1, max: 20 }) }),
+  },
 );
 
 describe('chain truth: every vault valued from chain state at its block, to the cent', () => {
@@ -182,7 +200,7 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     });
 
   /** What the comparisons covered (so a run that compared nothing interesting fails). */
-  const seen = { checks: 0, feesUsd: 0, positions: 0, received: 0, gifted: 0 };
+  const seen = { checks: 0, feesUsd: 0, positions: 0, received: 0, gifted: 0, drained: 0, unpriced: 0 };
 
   /** Waits for the pipeline to reach the chain head, then compares every vault with the chain. */
   async function checkAll(label: string): Promise<void> {
@@ -320,6 +338,10 @@ describe('chain truth: every vault valued from chain state at its block, to the 
         ]);
         return true;
       }
+      case 'drain':
+        return drain(v, token(s.side), s.pct, s.ticks);
+      case 'unpriced':
+        return fundedUnpriced(s.whole);
       case 'gift': {
         // liquidity minted with the vault as owner by someone else: into one of its live ranges
         // (the pool merges it with the vault's own) or a range of its own
@@ -329,6 +351,83 @@ describe('chain truth: every vault valued from chain state at its block, to the 
         return true;
       }
     }
+  }
+
+  /**
+   * Tokens leave the vault with no vault event (the vault's address moves them itself, as an
+   * abused approval would): a loss — netUsd drops by it, never capital out — flagged `drain`. The
+   * indexer sees no log of the vault's there (it watches transfers *to* vaults), so the vault's
+   * pool is churned after it: the marks that follow read the balances and reconcile them.
+   */
+  async function drain(v: TrackedVault, t: TrackedVault['pool']['token0'], pct: number, ticks: number) {
+    const amount = ((await balanceOf(t.address, v.address)) * BigInt(pct)) / 100n;
+    if (amount === 0n) return false;
+    const before = await snapshot(v.address);
+    const { rpc } = devChain(anvil.rpcUrl);
+    await rpc.call('anvil_impersonateAccount', [v.address]);
+    await rpc.call('anvil_setBalance', [v.address, '0x56bc75e2d63100000']);
+    try {
+      await write(stack.clients, v.address, t.address, testTokenAbi, 'transfer', [
+        stack.accounts.deployer,
+        amount,
+      ]);
+    } finally {
+      await rpc.call('anvil_stopImpersonatingAccount', [v.address]);
+    }
+    await churn(stack, v.pool, ticks);
+    await p.settle();
+    const after = await snapshot(v.address);
+    const lost = (Number(amount) / 10 ** t.decimals) * t.usd;
+    const grew = (after.fees.unexplainedOutUsd ?? 0) - (before.fees.unexplainedOutUsd ?? 0);
+    expect(Math.abs(grew - lost), `drained ${lost} USD of ${t.symbol}, booked ${grew}`).toBeLessThan(0.01);
+    expect(after.capitalOutUsd).toBe(before.capitalOutUsd);
+    expect(after.drain).not.toBeNull();
+    expect(after.status).toBe(after.suspension ? 'suspended' : 'attention');
+    seen.drained++;
+    return true;
+  }
+
+  /**
+   * A new vault funded while WETH's feed answers 0 (its first read of the token has no price),
+   * then the feed answers again: the deposit is capital in at that first valid price, never a gain.
+   */
+  const unpriced: TrackedVault[] = [];
+  async function fundedUnpriced(whole: number) {
+    if (unpriced.length >= 2) return false;
+    const c = stack.clients;
+    const t = stack.tokens.weth;
+    const pool = stack.pools[0]!;
+    const owner = stack.accounts.owners[unpriced.length % stack.accounts.owners.length]!;
+    await write(c, stack.accounts.deployer, t.feed, mockAggregatorAbi, 'updateAnswer', [0n]);
+    let v: TrackedVault;
+    try {
+      v = await createVault(stack, owner, pool, 'truth-0');
+      await fundOwner(stack, v, 1_000n, 1_000n);
+      const weth = pool.token0.address === t.address ? pool.token0 : pool.token1;
+      await write(c, owner, v.address, vaultAbi, 'deposit', [
+        weth.address,
+        10n ** BigInt(weth.decimals) * BigInt(whole),
+      ]);
+      await p.settle();
+      const waiting = await snapshot(v.address);
+      expect(waiting.capitalInUsd).toBe(0);
+      expect(waiting.unpricedFlows).toEqual([
+        expect.objectContaining({ flow: 'deposit', amount: String(whole) }),
+      ]);
+    } finally {
+      await write(c, stack.accounts.deployer, t.feed, mockAggregatorAbi, 'updateAnswer', [toAnswer(t.usd)]);
+    }
+    unpriced.push(v);
+    vaults.push(v);
+    await p.settle();
+    const s = await snapshot(v.address);
+    expect(s.unpricedFlows).toEqual([]);
+    expect(Math.abs(s.capitalInUsd - whole * t.usd)).toBeLessThan(0.01);
+    expect(Math.abs(s.netUsd)).toBeLessThan(0.01);
+    expect(s.marketDeltaUsd).toBe(0);
+    expect(Math.abs(s.fees.highWaterUsd - whole * t.usd)).toBeLessThan(0.01);
+    seen.unpriced++;
+    return true;
   }
 
   it(`random histories over ${VAULTS} vaults and ≥ 200 blocks: valueUsd equals the chain's valuation after every block`, async () => {
@@ -373,6 +472,8 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     expect(seen.feesUsd).toBeGreaterThan(0.01);
     expect(seen.received).toBeGreaterThan(0);
     expect(seen.gifted).toBeGreaterThan(0);
+    expect(seen.drained).toBeGreaterThan(0);
+    expect(seen.unpriced).toBeGreaterThan(0);
   }, 900_000);
 
   it('position ranges, for both token orders, are the human prices of the pool’s own ticks and sqrtPrice', async () => {
