@@ -190,7 +190,9 @@ without a valid price yet —, \`bookedAs\` \`capitalIn\` | \`loss\`, or \`capit
 projected before fold version 4; same block and tx hash as the record where it was found,
 \`txIndex\` 2147483647 and \`logIndex\` −2, −3, … so it sorts after the block's transactions).
 A dead-lettered withdrawal reads as such a loss until \`vault-yield dead-letters retry\`
-re-applies it (the snapshot says \`behind\` meanwhile).
+re-applies it (the snapshot says \`behind\` meanwhile). Tokens taken out of a vault with no vault
+event are found at the vault's next record (an event, or a mark when a price or its pool moves),
+and booked at that block.
 
 ## Events (activity ledger)
 \`GET /v1/vault/{address}/events\` returns ledger rows **newest first**, ordered by
