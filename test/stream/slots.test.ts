@@ -1,4 +1,5 @@
 import type { LedgerRow } from '@vault-yield/client';
+import { activityTypes } from '@vault-yield/domain';
 import type { Projector } from '@vault-yield/projector';
 import { encodeStreamCursor } from '@vault-yield/reader';
 import { STREAM_CHANNEL } from '@vault-yield/store';
@@ -219,6 +220,60 @@ describe('stream slots (HEAD, clients that leave or stop reading, forged notific
       await reader.stop();
     }
   }, 60_000);
+
+  it('a replay is read in pages bounded by rows, kept in a cache bounded by bytes, and loses no row', async () => {
+    const q = new pg.Client({ connectionString: db.writerUrl });
+    await q.connect();
+    try {
+      const count = async (sql: string, values: unknown[] = []) =>
+        Number((await q.query<{ n: string }>(sql, values)).rows[0]!.n);
+      const commits = await count(`select count(*)::text as n from ${db.schema}.stream_commits`);
+      const rows = await count(
+        `select count(*)::text as n from ${db.schema}.ledger where commit_xid is not null and type = any($1)`,
+        [activityTypes],
+      );
+      expect(commits).toBeGreaterThan(3);
+      const replay = async (streams: { pageRows: number; cacheBytes: number }) => {
+        const reader = await startReader(db, {
+          streams: { maxTotal: 10, perClient: 10, heartbeatMs: 1_000, writeTimeoutMs: 30_000, ...streams },
+        });
+        try {
+          const s = await openStream(`${reader.url}/v1/stream`, {
+            'Last-Event-ID': encodeStreamCursor({ seq: 0n, pos: 0 }),
+          });
+          opened.push(s);
+          let most = 0;
+          await until(
+            async () => {
+              most = Math.max(most, stats(reader).cache.bytes);
+              return s.events.filter((e) => e.event === 'ledger').length >= rows ? true : undefined;
+            },
+            60_000,
+            20,
+          );
+          s.close();
+          return {
+            most,
+            cache: stats(reader).cache,
+            ledger: s.events.filter((e) => e.event === 'ledger').length,
+          };
+        } finally {
+          await reader.stop();
+        }
+      };
+      // One row a page: every commit is a page of its own (it was up to 100 commits, whatever their rows).
+      const paged = await replay({ pageRows: 1, cacheBytes: 1024 ** 3 });
+      expect(paged.ledger).toBe(rows);
+      expect(paged.cache.pages).toBe(commits);
+      // A cache of 1 MiB: pages of several MiB are not kept (64 pages of any size were).
+      const small = await replay({ pageRows: 100_000, cacheBytes: 1024 ** 2 });
+      expect(small.ledger).toBe(rows);
+      expect(small.most).toBeLessThanOrEqual(1024 ** 2);
+      expect(small.cache.bytes).toBeLessThanOrEqual(1024 ** 2);
+    } finally {
+      await q.end();
+    }
+  }, 120_000);
 });
 
 /** A vault's ledger row ids as GET events serves them, oldest first. */

@@ -15,6 +15,7 @@ import {
 } from '@vault-yield/common';
 import { z } from 'zod';
 import { type TrustedProxies, trustedProxiesField } from './middleware/client-address.js';
+import { STREAM_CACHE_BYTES, STREAM_PAGE_ROWS } from './stream/hub.js';
 
 const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 
@@ -84,13 +85,17 @@ export const readerConfigSchema = z.object({
    * Live streams (server-sent events): open at most `maxTotal` in the process and `perClient` per
    * client (keyed as the rate limit; beyond either, 503 with Retry-After); a comment line every
    * `heartbeatMs` on an idle stream; a write the client has not taken within `writeTimeoutMs`
-   * (it stopped reading) closes the stream and frees its slot.
+   * (it stopped reading) closes the stream and frees its slot. A page of commits read for the
+   * streams holds about `pageRows` ledger rows (whole commits), the pages kept in memory at most
+   * `cacheBytes` (absent: the hub's defaults).
    */
   streams: z.object({
     maxTotal: int(0),
     perClient: int(0),
     heartbeatMs: int(1_000),
     writeTimeoutMs: int(100),
+    pageRows: int(1).optional(),
+    cacheBytes: int(0).optional(),
   }),
   /**
    * Freshness (`/ready`, the `reader_projection_lag_*` gauges): the log's high watermarks are read
@@ -229,6 +234,14 @@ export const readerEnvSchema = baseConfigSchema.extend({
     envField.int(1_000, 600_000).default(15_000),
     'a comment line is sent on a live stream that has been quiet this long (keeps proxies from closing it)',
   ),
+  STREAM_PAGE_ROWS: doc(
+    envField.int(1, 1_000_000).default(STREAM_PAGE_ROWS),
+    'ledger rows the live streams read from Postgres in one page at most (whole commits: a commit with more rows is a page of its own)',
+  ),
+  STREAM_CACHE_MIB: doc(
+    envField.int(0, 65_536).default(STREAM_CACHE_BYTES / 1024 / 1024),
+    "MiB of pages the live streams' hub keeps in memory (its rows' and snapshots' JSON) for streams a little behind; the oldest go first",
+  ),
   STREAM_WRITE_TIMEOUT_MS: doc(
     envField.int(100, 600_000).default(30_000),
     "a live stream whose client has not taken a write this long (it stopped reading: the connection's buffers are full) is closed and its slot freed",
@@ -299,6 +312,8 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
       perClient: e.STREAM_MAX_PER_CLIENT,
       heartbeatMs: e.STREAM_HEARTBEAT_MS,
       writeTimeoutMs: e.STREAM_WRITE_TIMEOUT_MS,
+      pageRows: e.STREAM_PAGE_ROWS,
+      cacheBytes: e.STREAM_CACHE_MIB * 1024 * 1024,
     },
     freshness: {
       kafka: e.KAFKA_BROKERS

@@ -37,14 +37,16 @@ export async function streamBounds(pool: Pool): Promise<StreamBounds> {
 
 /**
  * The (at most `limit`) commits after `after`, in order, with their ledger rows of `types`
- * (the activity vocabulary: what GET events serves). A commit whose rows a later revert deleted
- * comes with the rows that remain.
+ * (the activity vocabulary: what GET events serves), stopping before the commit that would take
+ * the page past `maxRows` rows (the first commit always comes, whatever its rows). A commit whose
+ * rows a later revert deleted comes with the rows that remain.
  */
 export async function streamCommits(
   pool: Pool,
   after: string,
   limit: number,
   types: readonly string[],
+  maxRows: number = Number.MAX_SAFE_INTEGER,
 ): Promise<StreamCommit[]> {
   const { rows } = await pool.query<{
     seq: string;
@@ -54,8 +56,14 @@ export async function streamCommits(
     json: string | null;
   }>({
     name: 'reader.stream-commits',
-    text: `with c as (
-          select seq, xid, vaults, retracted from stream_commits where seq > $1::int8 order by seq limit $2
+    text: `with n as (
+          select seq, xid, vaults, retracted,
+                 (select count(*) from ledger where commit_xid = s.xid and type = any($3::text[])) as rows
+          from stream_commits s where seq > $1::int8 order by seq limit $2
+        ), c as (
+          select seq, xid, vaults, retracted
+          from (select n.*, sum(rows) over (order by seq) - rows as before from n) k
+          where before = 0 or before + rows <= $4::int8
         )
         select c.seq::text as seq, c.vaults, c.retracted, l.vault_hex as vault, l.json
         from c left join lateral (
@@ -65,7 +73,7 @@ export async function streamCommits(
           where commit_xid = c.xid and type = any($3::text[])
         ) l on true
         order by c.seq, l.vault, l.block_number, l.tx_index, l.log_index, l.block_hash`,
-    values: [after, limit, types],
+    values: [after, limit, types, maxRows],
   });
   const out: StreamCommit[] = [];
   for (const r of rows) {

@@ -41,7 +41,7 @@ export interface StreamHub {
   stop(): Promise<void>;
   /** The highest commit number known to this process. */
   head(): bigint;
-  /** Commits read per page (a shorter page: nothing more was visible). */
+  /** Commits read per page at most (a shorter page: nothing more was visible, or `pageRows` reached). */
   readonly pageSize: number;
   /** Incremented when the head went backwards (the views switched to another schema). */
   epoch(): number;
@@ -71,8 +71,15 @@ export interface StreamHub {
     clients: number;
     listening: boolean;
     waiting: number;
+    /** Pages kept in memory and their bytes (rows' and snapshots' JSON), at most `cacheBytes`. */
+    cache: { pages: number; bytes: number };
   };
 }
+
+/** Ledger rows a page holds at most (whole commits: the first one whatever its rows). */
+export const STREAM_PAGE_ROWS = 2_000;
+/** Bytes of the pages kept in memory at most. */
+export const STREAM_CACHE_BYTES = 64 * 1024 * 1024;
 
 export interface StreamHubOptions {
   pool: Pool;
@@ -85,10 +92,26 @@ export interface StreamHubOptions {
   heartbeatMs: number;
   /** Commits read per page. */
   pageSize?: number;
+  /** Ledger rows a page holds at most (STREAM_PAGE_ROWS). */
+  pageRows?: number;
+  /** Bytes of the pages kept after they were read (STREAM_CACHE_BYTES). */
+  cacheBytes?: number;
   /** Notifications remembered (which vaults each commit touched), to wake only the streams concerned. */
   notices?: number;
-  /** Pages kept after they were read (streams a little behind read them from memory). */
-  cachePages?: number;
+}
+
+/** A page's size in memory, about: its rows' and snapshots' JSON (UTF-16: two bytes a character). */
+function bytesOf(page: LoadedCommit[]): number {
+  let chars = 0;
+  const snapshots = new Set<SnapshotJson>();
+  for (const c of page)
+    for (const v of c.vaults) {
+      for (const r of v.rows) chars += r.length;
+      for (const id of v.retracted) chars += id.length;
+      if (v.snapshot) snapshots.add(v.snapshot);
+    }
+  for (const s of snapshots) chars += s.json.length;
+  return chars * 2;
 }
 
 export function createStreamHub(o: StreamHubOptions): StreamHub {
@@ -98,7 +121,8 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
   const notices: { seq: bigint; vaults: readonly string[] | null }[] = [];
   /** The head before the oldest notice kept: below it nothing is known. */
   let noticesFrom = 0n;
-  const cachePages = o.cachePages ?? 64;
+  const pageRows = o.pageRows ?? STREAM_PAGE_ROWS;
+  const cacheBytes = o.cacheBytes ?? STREAM_CACHE_BYTES;
   let head = 0n;
   let epoch = 0;
   let stopped = false;
@@ -109,7 +133,19 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
     vaults: ReadonlySet<string> | null;
     done: (r: WaitResult) => void;
   }>();
-  const pages = new Map<string, Promise<LoadedCommit[]>>();
+  /** Pages read a moment ago (streams a little behind read them from memory), oldest first; bytes once read. */
+  const pages = new Map<string, { page: Promise<LoadedCommit[]>; bytes: number }>();
+  let cachedBytes = 0;
+  const forget = (key: string) => {
+    const p = pages.get(key);
+    if (!p) return;
+    cachedBytes -= p.bytes;
+    pages.delete(key);
+  };
+  const forgetAll = () => {
+    pages.clear();
+    cachedBytes = 0;
+  };
   const clients = new Map<string, number>();
   let open = 0;
   /** Streams refused since start, by the cap that refused them. */
@@ -176,7 +212,7 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
       o.log.warn({ was: head.toString(), now: h.toString() }, 'stream head went backwards; streams reset');
       head = h;
       epoch += 1;
-      pages.clear();
+      forgetAll();
       notices.length = 0;
       heard.clear();
       noticesFrom = h;
@@ -205,7 +241,7 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
   };
 
   const load = async (after: bigint): Promise<LoadedCommit[]> => {
-    const commits = await streamCommits(o.pool, after.toString(), pageSize, activityTypes);
+    const commits = await streamCommits(o.pool, after.toString(), pageSize, activityTypes, pageRows);
     const all = new Set<string>();
     for (const c of commits) for (const v of c.vaults) all.add(v);
     const snaps = all.size > 0 ? await snapshotsOf(o.pool, [...all]) : new Map<string, SnapshotJson>();
@@ -306,20 +342,28 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
     },
     commitsAfter(after) {
       const key = `${epoch}:${after}`;
-      let page = pages.get(key);
-      if (!page) {
-        page = load(after);
-        pages.set(key, page);
-        // An empty page or a failed read is not kept: the next ask reads again.
-        page.then(
-          (p) => {
-            if (p.length === 0) pages.delete(key);
-          },
-          () => pages.delete(key),
-        );
-        while (pages.size > cachePages) pages.delete(pages.keys().next().value as string);
-      }
-      return page;
+      const kept = pages.get(key);
+      if (kept) return kept.page;
+      const entry = { page: load(after), bytes: 0 };
+      pages.set(key, entry);
+      // An empty page or a failed read is not kept: the next ask reads again. A read page is
+      // counted by its bytes; the oldest go first past `cacheBytes` (a page larger than it, at once).
+      entry.page.then(
+        (p) => {
+          if (pages.get(key) !== entry) return;
+          if (p.length === 0) return forget(key);
+          entry.bytes = bytesOf(p);
+          cachedBytes += entry.bytes;
+          for (const k of pages.keys()) {
+            if (cachedBytes <= cacheBytes) break;
+            forget(k);
+          }
+        },
+        () => {
+          if (pages.get(key) === entry) forget(key);
+        },
+      );
+      return entry.page;
     },
     acquire(client) {
       if (open >= o.maxTotal) {
@@ -351,6 +395,7 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
       clients: clients.size,
       listening: listener?.listening ?? false,
       waiting: waiters.size,
+      cache: { pages: pages.size, bytes: cachedBytes },
     }),
   };
 }
