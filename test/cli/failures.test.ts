@@ -144,6 +144,25 @@ describe('run-time failures: one line naming the cause and the cure, no stack, n
     expect(expectOneLine(viaOption, 'log', 1)).toMatch(/: --topic names a topic the broker does not hold/);
   }, 60_000);
 
+  it('a database or schema that is not there: the variable to fix, one line', async () => {
+    const noDb = await runCli(['status'], {
+      ...env,
+      DATABASE_URL: `postgres://postgres:${DB_PASSWORD}@127.0.0.1:5432/no_such_database`,
+    });
+    expect(expectOneLine(noDb, 'status', 1)).toBe(
+      'vault-yield status: database "no_such_database" does not exist: DATABASE_URL names a database that does not exist on that server (create it, or fix the URL)',
+    );
+    const noSchema = await runCli(['republish', '--vault', VAULT, '--from-block', '1'], {
+      ...env,
+      RPC_URL: UNREACHED_RPC,
+      CHAIN_ID: String(CHAIN_ID),
+      INDEXER_SCHEMA: 'not_migrated',
+    });
+    expect(expectOneLine(noSchema, 'republish', 1)).toMatch(
+      /: relation "indexer_vaults" does not exist: the schema is not migrated \(`vault-yield migrate`\) or not the one meant/,
+    );
+  }, 60_000);
+
   it('status with Postgres down: is Postgres up? and where DATABASE_URL points, without its password', async () => {
     const down = { ...env, DATABASE_URL: `postgres://vault:${DB_PASSWORD}@127.0.0.1:1/vault_yield` };
     const line = expectOneLine(await runCli(['status'], down), 'status', 1);

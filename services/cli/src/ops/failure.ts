@@ -37,7 +37,10 @@ interface ErrorLike {
   name?: unknown;
   code?: unknown;
   address?: unknown;
+  hostname?: unknown;
   port?: unknown;
+  /** pg's: a server's error (with its SQLSTATE in `code`). */
+  severity?: unknown;
   message?: unknown;
   shortMessage?: unknown;
   details?: unknown;
@@ -102,10 +105,7 @@ const shownEndpoint = (e: Endpoint): string => (e.port ? `${e.host}:${e.port}` :
  */
 function unreachable(err: unknown): { code: string; endpoint: Endpoint | null } | null {
   for (const e of chain(err)) {
-    const inner =
-      Array.isArray(e.errors) && e.errors.length > 0
-        ? (fields(e.errors[0]) as ErrorLike & { hostname?: unknown })
-        : (e as ErrorLike & { hostname?: unknown });
+    const inner = Array.isArray(e.errors) && e.errors.length > 0 ? fields(e.errors[0]) : e;
     const code =
       typeof e.code === 'string' ? e.code : typeof inner.code === 'string' ? inner.code : undefined;
     if (!code || !UNREACHABLE.has(code)) continue;
@@ -178,6 +178,34 @@ function kafkaFailure(err: unknown, env: Env): string | null {
   return null;
 }
 
+/**
+ * Postgres answered with an error an operator cures by a setting (SQLSTATE, in pg's `code`): a
+ * database or schema that is not there, a login refused.
+ */
+function postgresFailure(err: unknown, env: Env): string | null {
+  const e = chain(err).find(
+    (x) => typeof x.code === 'string' && /^[0-9A-Z]{5}$/.test(x.code) && x.severity !== undefined,
+  );
+  if (!e) return null;
+  const variable = databaseVariable(env, null) ?? 'DATABASE_URL';
+  const text = textOf(e);
+  switch (e.code) {
+    case '3D000':
+      return `${text}: ${variable} names a database that does not exist on that server (create it, or fix the URL)`;
+    case '28P01':
+    case '28000':
+      return `${text}: check the user and password of ${variable}`;
+    case '3F000':
+    case '42P01':
+      return (
+        `${text}: the schema is not migrated (\`vault-yield migrate\`) or not the one meant ` +
+        '(PROJECTION_SCHEMA, INDEXER_SCHEMA, VIEWS_SCHEMA name them)'
+      );
+    default:
+      return null;
+  }
+}
+
 function connectionFailure(err: unknown, env: Env): string | null {
   const lost = unreachable(err);
   const pgTimeout = chain(err).some((e) => typeof e.message === 'string' && PG_NO_ANSWER.test(e.message));
@@ -195,7 +223,8 @@ function connectionFailure(err: unknown, env: Env): string | null {
 
 /**
  * The line and exit code of an error a command threw. Known causes get their cure: a value
- * refused (exit 2), a database, RPC node or broker that does not answer, a missing topic; any
+ * refused (exit 2), a database, RPC node or broker that does not answer, a missing topic, a
+ * database or schema that is not there, a login refused; any
  * other error is its own words on one line, pointing at `--debug` for the stack. Redacted whole:
  * libraries put URLs (with keys) in their messages and details.
  */
@@ -209,7 +238,11 @@ export function describeFailure(err: unknown, env: Env): Failure {
   if (err instanceof CommandFailure) return fail(1, oneLine(err.message));
   // The indexer's refusals (republish): their messages say what is refused and why.
   if (fields(err).name === 'RepublishError') return fail(1, textOf(fields(err)));
-  const known = rpcFailure(err, env) ?? kafkaFailure(err, env) ?? connectionFailure(err, env);
+  const known =
+    rpcFailure(err, env) ??
+    kafkaFailure(err, env) ??
+    connectionFailure(err, env) ??
+    postgresFailure(err, env);
   if (known) return fail(1, known);
   const e = fields(err);
   const name = typeof e.name === 'string' && e.name !== 'Error' ? `${e.name}: ` : '';
