@@ -155,27 +155,33 @@ export function listenWakeUp(
     let client: PoolClient | undefined;
     let stopped = false;
     let retry: NodeJS.Timeout | undefined;
+    const again = (ms: number) => {
+      clearTimeout(retry);
+      if (!stopped) retry = setTimeout(() => void connect(), ms);
+    };
     const connect = async (): Promise<void> => {
+      let c: PoolClient | undefined;
+      // A cut connection (Postgres restarting) ends with 'error' or 'end' or both: listen again once.
+      let gone = false;
+      const lost = () => {
+        if (gone || stopped || !c) return;
+        gone = true;
+        c.release(true);
+        if (client === c) client = undefined;
+        again(1_000);
+      };
       try {
-        const c = await pool.connect();
+        c = await pool.connect();
         c.on('notification', () => wake());
-        // A cut connection (Postgres restarting) ends with 'error' or 'end' or both: listen again once.
-        let gone = false;
-        const lost = () => {
-          if (gone) return;
-          gone = true;
-          c.release(true);
-          if (client === c) client = undefined;
-          if (!stopped) retry = setTimeout(() => void connect(), 1_000);
-        };
         c.on('error', lost);
         c.on('end', lost);
         await c.query(`listen "${channel.replaceAll('"', '""')}"`);
         client = c;
         wake();
       } catch (err) {
+        lost();
         log?.warn({ err }, 'listen failed; polling meanwhile');
-        if (!stopped) retry = setTimeout(() => void connect(), 5_000);
+        again(5_000);
       }
     };
     await connect();
@@ -197,7 +203,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
   let lastOkAt = Date.now();
   let role: 'starting' | 'standby' | 'active' = 'starting';
   const health: HealthCheck = () => {
-    if (failing !== null) return { ok: false, reason: `database unreachable: ${failing}` };
+    if (failing !== null) return { ok: false, reason: `database error: ${failing}` };
     const silent = Date.now() - lastOkAt;
     if (silent > config.healthStaleMs)
       return { ok: false, reason: `no round completed for ${Math.round(silent / 1000)} s` };
