@@ -27,9 +27,13 @@ export const CONTRACTS = [
   'Vault',
   'VaultFactory',
   'VaultLens',
+  'VaultAuditor',
 ] as const;
-/** Contracts whose runtime code is exported too (`<name>Runtime`): VaultLens runs from a state override. */
-export const WITH_RUNTIME: readonly (typeof CONTRACTS)[number][] = ['VaultLens'];
+/**
+ * Contracts whose runtime code is exported too (`<name>Runtime`): VaultLens runs from a state
+ * override, VaultAuditor as a vault's code (`vault-yield audit` on a node without eth_simulateV1).
+ */
+export const WITH_RUNTIME: readonly (typeof CONTRACTS)[number][] = ['VaultLens', 'VaultAuditor'];
 /** Published v3-core artifacts: name → whether its creation bytecode is exported too. */
 export const PUBLISHED = { UniswapV3Factory: true, UniswapV3Pool: false } as const;
 

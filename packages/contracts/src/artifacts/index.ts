@@ -6,5 +6,6 @@ export { swapperAbi, swapperBytecode } from './Swapper.js';
 export { vaultAbi, vaultBytecode } from './Vault.js';
 export { vaultFactoryAbi, vaultFactoryBytecode } from './VaultFactory.js';
 export { vaultLensAbi, vaultLensBytecode, vaultLensRuntime } from './VaultLens.js';
+export { vaultAuditorAbi, vaultAuditorBytecode, vaultAuditorRuntime } from './VaultAuditor.js';
 export { uniswapV3FactoryAbi, uniswapV3FactoryBytecode } from './UniswapV3Factory.js';
 export { uniswapV3PoolAbi } from './UniswapV3Pool.js';

@@ -60,6 +60,11 @@ export const commands: CommandEntry[] = [
     load: async () => (await import('./webhooks.js')).webhooksCommand,
   },
   {
+    name: 'audit',
+    summary: "value vaults from the chain at their snapshot's block and compare with what the reader serves",
+    load: async () => (await import('./audit.js')).auditCommand,
+  },
+  {
     name: 'status',
     summary: 'indexer head vs chain head, projector lag per partition, live schema, dead letters',
     load: async () => (await import('./status.js')).statusCommand,
