@@ -476,6 +476,8 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         }
         // A refused record is in dead letters, not lost: its number counts as reached.
         w.lastSeq = after;
+        // A block whose last record was lost ends here (foldInto writes its rows): its losses count too.
+        const ending = w.state?.blockStart && r.blockNumber > w.state.blockNumber ? w.state : null;
         const no = foldInto(w, r, sink, { raw: item.value }, id);
         if (no) {
           // Its number is reached: the snapshot row (which keeps last_seq) must be written even
@@ -504,6 +506,7 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         out.applied++;
         for (const p of stalePrices(w.state!)) out.stale.set(p.feed, (out.stale.get(p.feed) ?? 0) + 1);
         out.unexplainedOutflows += unexplainedOutflows(w.state!);
+        if (ending) out.unexplainedOutflows += unexplainedOutflows(closeBlock(ending));
         return false;
       };
 

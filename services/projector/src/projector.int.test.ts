@@ -16,7 +16,7 @@ import {
 import type { LogBatch } from '@vault-yield/log';
 import { createPgPool, createProjectionStore, type Pool } from '@vault-yield/store';
 import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
-import { eth, History, USDC, usdc, WETH } from '@vault-yield/test-kit/domain';
+import { eth, History, oneBlock, USDC, usdc, WETH } from '@vault-yield/test-kit/domain';
 import { blockHash, createHistoryGenerator } from '@vault-yield/test-kit/history';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -305,6 +305,37 @@ describe('ledger rows of a drain and of a flow without a price yet (#43 items 1,
       });
     } finally {
       await p.end();
+    }
+  });
+
+  it('a loss found where a block whose last record was dead-lettered ends is counted too', async () => {
+    const h = new History();
+    const rs: VaultRecord[] = [h.created(), h.deposit(USDC, usdc(1000))];
+    h.transfer(USDC, -usdc(300));
+    const [first, last] = oneBlock([h.mark(), h.mark()]);
+    // The block's last record is refused (a second vault.created): the next block ends it.
+    rs.push(first!, { ...last!, type: rs[0]!.type, payload: rs[0]!.payload } as VaultRecord, h.mark());
+    const lost = await createTestDatabase('apply_drain_lost');
+    const p = createPgPool({
+      url: lost.writerUrl,
+      schema: lost.schema,
+      applicationName: 'apply-test',
+      max: 2,
+    });
+    try {
+      const r = await createProjectionStore(p).transaction((tx) =>
+        applyBatch(tx, batchOf(rs, 0, rs.length), log),
+      );
+      if (r.kind !== 'applied') throw new Error('not applied');
+      expect(r.stats.deadLetters.envelope).toBe(1);
+      expect(r.stats.unexplainedOutflows).toBe(1);
+      const { rows } = await p.query<{ payload: { bookedAs: string } }>(
+        `select payload from ledger where type = 'balance.reconciled'`,
+      );
+      expect(rows.map((x) => x.payload.bookedAs)).toEqual(['loss']);
+    } finally {
+      await p.end();
+      await lost.drop();
     }
   });
 });
