@@ -82,7 +82,10 @@ function redactUrlAt(text: string, from: number): { shown: string; end: number }
     hostStart = at + 1;
   }
   const hostEnd = indexOf(text, /[\s"'<>`/?#]/, hostStart);
-  const tailEnd = indexOf(text, /[\s"'<>`\\]/, hostEnd);
+  let tailEnd = indexOf(text, /[\s"'<>`\\]/, hostEnd);
+  // Punctuation closing the sentence around the URL (`(see …/v2/key).`) stays: one character of a
+  // path or query is no secret.
+  while (tailEnd > hostEnd + 1 && '),.;:'.includes(text[tailEnd - 1]!)) tailEnd--;
   return {
     shown: shown + text.slice(hostStart, hostEnd) + shownTail(text.slice(hostEnd, tailEnd)),
     end: tailEnd,

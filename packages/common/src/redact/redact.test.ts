@@ -25,6 +25,14 @@ describe('secrets never echoed', () => {
     expect(redactText('no url here')).toBe('no url here');
   });
 
+  it('punctuation closing the sentence around a URL is kept', () => {
+    expect(
+      redactText('failed (requested https://h.example/v2/K3yK3y?k=K3yK3y). Retry, see http://h:1/x, then'),
+    ).toBe(
+      `failed (requested https://h.example/${REDACTED}?${REDACTED}). Retry, see http://h:1/${REDACTED}, then`,
+    );
+  });
+
   it('any password or key placed in a URL never survives (property)', () => {
     const secret = fc.stringMatching(/^[A-Za-z0-9]{12,40}$/);
     fc.assert(
