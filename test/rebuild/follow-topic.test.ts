@@ -164,4 +164,37 @@ describe('a projector following a reindex follows its topic', () => {
     const ledger = await pool.query<{ n: number }>('select count(*)::int as n from vault_yield_ft1.ledger');
     expect(ledger.rows[0]?.n).toBe(log.filter((x) => x.type !== 'mark').length);
   }, 240_000);
+
+  it("a later rebuild folds the live projection's topic (NEW): KAFKA_TOPIC still naming OLD is refused, nothing built", async () => {
+    // The operator's environment after the reindex still says KAFKA_TOPIC=OLD: folding it would
+    // switch the reader back to the log the reindex replaced.
+    const refused = await runCli(
+      ['rebuild', '--schema', 'vault_yield_ft2', '--group', 'rebuild-ft2'],
+      env,
+      60_000,
+    );
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toContain(
+      `KAFKA_TOPIC=${oldTopic}, but the live projection vault_yield_ft1 reads ${newTopic}`,
+    );
+    expect(await liveSchema(pool, VIEWS)).toBe('vault_yield_ft1');
+    const none = await pool.query(`select 1 from pg_namespace where nspname = 'vault_yield_ft2'`);
+    expect(none.rowCount).toBe(0);
+
+    // Unset, the live projection names the topic: NEW, folded into the new schema and switched.
+    const { KAFKA_TOPIC: _old, ...unset } = env;
+    const r = await runCli(
+      ['rebuild', '--schema', 'vault_yield_ft2', '--group', 'rebuild-ft2'],
+      unset,
+      150_000,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`records of ${newTopic}`);
+    expect(await liveSchema(pool, VIEWS)).toBe('vault_yield_ft2');
+    const { rows } = await pool.query<{ topic: string }>(
+      'select distinct topic from vault_yield_ft2.consumer_offsets order by 1',
+    );
+    expect(rows).toEqual([{ topic: newTopic }]);
+  }, 240_000);
 });

@@ -8,11 +8,13 @@ import {
   type RetireDecision,
   retireSchemas,
   type SwitchResult,
+  schemaExists,
   switchLive,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { runBuild } from '../ops/build.js';
 import { buildEnvSchema, cliLogger, ddlUrl, optionValue, parseDuration, stamp } from '../ops/env.js';
+import { type LiveSources, liveSources, namedTopics, refuseOtherTopics } from '../ops/live-topics.js';
 
 const DEFAULT_GRACE = '1h';
 const DEFAULT_QUIET = '60s';
@@ -34,6 +36,11 @@ stderr. Interrupted (crash, kill)? Run the same command again: it resumes the un
 recorded in the views schema (same schema and group) from the offsets stored with its rows.
 The strategy tables (screen, catalogue) are rebuilt too, from their own topics.
 
+It folds the topics the live projection folds — read from the projection itself (its build
+record, else the offsets stored with it), so after a reindex it folds the new log — and refuses
+KAFKA_TOPIC, SCREEN_TOPIC or CATALOGUE_TOPIC naming others (one line, exit 2). The variables name
+the topics only where the live projection has folded none yet; --topic names the vault topic.
+
 After the switch, projectors run with FOLLOW_LIVE=true (npm start's, docker compose's) move to
 the new schema by themselves: they resume from the offsets stored there, under the build's group,
 from the build's topic (after reindex, its new one). Point a pinned one at it (the command prints
@@ -47,7 +54,7 @@ WRITER_ROLE set or not: the command prints whom it granted.
 options:
   --schema NAME      schema to build (default: the unfinished build, else vault_yield_<timestamp>)
   --group NAME       consumer group of the build (default: vault-yield-rebuild-<timestamp>)
-  --topic NAME       topic to fold (default: $KAFKA_TOPIC)
+  --topic NAME       vault topic to fold (default: the live projection's, else $KAFKA_TOPIC)
   --dry-run          build (and finalize) but do not switch
   --follow           after the switch, keep folding new records until SIGINT/SIGTERM
   --retire-old       after the switch, drop retired schemas older than the grace period (as
@@ -75,7 +82,7 @@ subcommands:
   list                   the builds recorded in the views schema
 
 environment:
-  DATABASE_URL, KAFKA_BROKERS (required); KAFKA_TOPIC (vault-records); VIEWS_SCHEMA
+  DATABASE_URL, KAFKA_BROKERS (required); KAFKA_TOPIC (the live projection's, else vault-records); VIEWS_SCHEMA
   (vault_yield_api: the reader's PROJECTION_SCHEMA); READER_ROLE (granted select on the views and
   the new schema, besides the roles that read the views already); WRITER_ROLE (granted DML on the
   new schema, besides the roles that write the live one); SCREEN_TOPIC, CATALOGUE_TOPIC; MIN_DAILY_RETURNS; PROJECTOR_CONCURRENCY (2);
@@ -155,8 +162,29 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
       return 0;
     }
 
+    // The build folds what the live projection folds — its vault topic and its market topics, read
+    // from the projection itself (its build record, else its stored offsets) — unless --topic names
+    // the vault topic (reindex's new log); an environment naming other topics is refused: a
+    // rebuild after a reindex must never fold the old log back in because KAFKA_TOPIC still names it.
+    const live = (await liveSchema(pool, views)) ?? env.PROJECTION_SCHEMA;
+    const sources: LiveSources = (await schemaExists(pool, live))
+      ? await liveSources(pool, views, live)
+      : { vault: null, screen: null, catalogue: null };
+    refuseOtherTopics(
+      'rebuild',
+      live,
+      sources,
+      namedTopics(),
+      values.topic ? ['screen', 'catalogue'] : undefined,
+    );
+    const topic = values.topic ?? sources.vault?.topic ?? env.KAFKA_TOPIC;
+    const buildEnv = {
+      ...env,
+      SCREEN_TOPIC: sources.screen?.topic ?? env.SCREEN_TOPIC,
+      CATALOGUE_TOPIC: sources.catalogue?.topic ?? env.CATALOGUE_TOPIC,
+    };
+
     // The build: resume the unfinished one unless told otherwise.
-    const topic = values.topic ?? env.KAFKA_TOPIC;
     const builds = await listBuilds(pool, views);
     const unfinished = builds
       .filter(
@@ -174,7 +202,7 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
       process.stderr.write(`resuming build ${known.schema} (group ${known.groupId})\n`);
 
     const handle = await runBuild({
-      env,
+      env: buildEnv,
       schema,
       groupId: group,
       topic,
