@@ -82,6 +82,36 @@ environment:
   DEV_KAFKA_PREFIX     prefix of the demo's topics and groups (default dev)
   LOG_LEVEL            pino level (default info)`;
 
+/**
+ * A ready-to-paste deposit into a demo vault: `eth_sendTransaction` of `Vault.deposit(token,
+ * amount)` from its owner (anvil's accounts are unlocked: no key needed), with curl.
+ */
+export function depositCommand(
+  rpcUrl: string,
+  owner: string,
+  vault: string,
+  token: string,
+  amount: bigint,
+): string {
+  const word = (hex: string) => hex.replace(/^0x/, '').padStart(64, '0');
+  // deposit(address,uint256)
+  const data = `0x47e7ef24${word(token)}${word(amount.toString(16))}`;
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'eth_sendTransaction',
+    params: [{ from: owner, to: vault, data }],
+  });
+  return `curl -s -H 'content-type: application/json' -d '${body}' ${rpcUrl}`;
+}
+
+/** The operator's environment for this stack as `NAME=value …` (the demo's roles have no password). */
+export function operatorEnv(vars: Record<string, string>): string {
+  return Object.entries(vars)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+}
+
 /** How long `dev` waits for each part it started to stop. */
 const STOP_TIMEOUT_MS = 15_000;
 
@@ -294,6 +324,8 @@ export const devCommand: Command = {
       }
 
       const first = demo.vaults[0]!.address.toLowerCase();
+      const owner = demo.vaults[0]!.owner.toLowerCase();
+      const weth = stack.tokens.weth.address.toLowerCase();
       console.log(
         [
           '',
@@ -304,6 +336,22 @@ export const devCommand: Command = {
           `events:    ${url}/v1/vault/${first}/events`,
           `vaults:    ${url}/v1/vaults`,
           `chain:     ${anvil.rpcUrl} (anvil, chain id ${anvil.chainId}; a block every 2 s; factory ${stack.factory})`,
+          `deposit:   ${depositCommand(anvil.rpcUrl, owner, first, weth, 10n ** 18n)}`,
+          `           (Vault.deposit(token, amount) from the vault's owner ${owner}, an unlocked anvil account`,
+          `           whose WETH ${weth} and USDC ${stack.tokens.usdc.address.toLowerCase()} are approved to it: 1 WETH here;`,
+          '           the open dashboard shows it within a block)',
+          `operators: export ${operatorEnv({
+            MIGRATE_DATABASE_URL: db.migratorUrl,
+            DATABASE_URL: db.writerUrl,
+            WRITER_ROLE: db.writerRole,
+            KAFKA_BROKERS: kafka.brokers.join(','),
+            RPC_URL: anvil.rpcUrl,
+            FACTORY_ADDRESS: stack.factory,
+            ...(schema === 'vault_yield' ? {} : { PROJECTION_SCHEMA: schema }),
+            ...(views === 'vault_yield_api' ? {} : { VIEWS_SCHEMA: views }),
+          })}`,
+          "           (the README's Operators commands against this stack: they fold, verify and publish what",
+          '           the live projection reads, so no topic is named)',
           '',
           'Ctrl-C stops everything this command started.',
         ].join('\n'),
