@@ -85,9 +85,9 @@ export const readerConfigSchema = z.object({
    * Live streams (server-sent events): open at most `maxTotal` in the process and `perClient` per
    * client (keyed as the rate limit; beyond either, 503 with Retry-After); a comment line every
    * `heartbeatMs` on an idle stream; a write the client has not taken within `writeTimeoutMs`
-   * (it stopped reading) closes the stream and frees its slot. A page of commits read for the
-   * streams holds about `pageRows` ledger rows (whole commits), the pages kept in memory at most
-   * `cacheBytes` (absent: the hub's defaults).
+   * (it stopped reading) closes the stream and frees its slot. A read for the streams holds at
+   * most `pageRows` ledger rows (whole commits, or a slice of a larger one's rows), the reads kept
+   * in memory at most `cacheBytes` (absent: the hub's defaults).
    */
   streams: z.object({
     maxTotal: int(0),
@@ -236,7 +236,7 @@ export const readerEnvSchema = baseConfigSchema.extend({
   ),
   STREAM_PAGE_ROWS: doc(
     envField.int(1, 1_000_000).default(STREAM_PAGE_ROWS),
-    'ledger rows the live streams read from Postgres in one page at most (whole commits: a commit with more rows is a page of its own)',
+    'ledger rows the live streams read from Postgres at once at most: a page of whole commits, or a slice of the rows of a commit that holds more',
   ),
   STREAM_CACHE_MIB: doc(
     envField.int(0, 65_536).default(STREAM_CACHE_BYTES / 1024 / 1024),

@@ -35,5 +35,5 @@ export {
   readiness,
 } from './readiness.js';
 export { type SnapshotJson, snapshotOf, snapshotsOf, vaultExists } from './snapshot.js';
-export { type StreamBounds, type StreamCommit, streamBounds, streamCommits } from './stream.js';
+export { type StreamBounds, type StreamCommit, streamBounds, streamCommits, streamRows } from './stream.js';
 export { type VaultListFilter, type VaultPage, type VaultSummaryRow, vaultPage } from './vaults.js';

@@ -18,6 +18,11 @@ export interface StreamCommit {
   rows: { vault: string; json: string }[];
   /** Ids of the ledger rows its reverts deleted (migration 0022), ascending. */
   retracted: string[];
+  /**
+   * Its rows by vault when they were left out (more than the page's `maxRows`: the commit alone
+   * in its page); read them in slices with `streamRows`. Absent: `rows` holds them all.
+   */
+  counts?: Map<string, number>;
 }
 
 export interface StreamBounds {
@@ -38,8 +43,9 @@ export async function streamBounds(pool: Pool): Promise<StreamBounds> {
 /**
  * The (at most `limit`) commits after `after`, in order, with their ledger rows of `types`
  * (the activity vocabulary: what GET events serves), stopping before the commit that would take
- * the page past `maxRows` rows (the first commit always comes, whatever its rows). A commit whose
- * rows a later revert deleted comes with the rows that remain.
+ * the page past `maxRows` rows; a first commit with more comes alone, with its rows counted by
+ * vault instead (`counts`). A commit whose rows a later revert deleted comes with the rows that
+ * remain.
  */
 export async function streamCommits(
   pool: Pool,
@@ -52,6 +58,7 @@ export async function streamCommits(
     seq: string;
     vaults: string[];
     retracted: string[] | null;
+    total: string;
     vault: string | null;
     json: string | null;
   }>({
@@ -61,16 +68,16 @@ export async function streamCommits(
                  (select count(*) from ledger where commit_xid = s.xid and type = any($3::text[])) as rows
           from stream_commits s where seq > $1::int8 order by seq limit $2
         ), c as (
-          select seq, xid, vaults, retracted
+          select seq, xid, vaults, retracted, rows
           from (select n.*, sum(rows) over (order by seq) - rows as before from n) k
           where before = 0 or before + rows <= $4::int8
         )
-        select c.seq::text as seq, c.vaults, c.retracted, l.vault_hex as vault, l.json
+        select c.seq::text as seq, c.vaults, c.retracted, c.rows::text as total, l.vault_hex as vault, l.json
         from c left join lateral (
           select ${LEDGER_ROW_SQL.vault} as vault_hex, ${LEDGER_ROW_SQL.row},
                  vault, block_number, tx_index, log_index, block_hash
           from ledger
-          where commit_xid = c.xid and type = any($3::text[])
+          where commit_xid = c.xid and type = any($3::text[]) and c.rows <= $4::int8
         ) l on true
         order by c.seq, l.vault, l.block_number, l.tx_index, l.log_index, l.block_hash`,
     values: [after, limit, types, maxRows],
@@ -84,5 +91,43 @@ export async function streamCommits(
     }
     if (r.vault !== null && r.json !== null) c.rows.push({ vault: r.vault, json: r.json });
   }
+  const big = out[0];
+  if (big && Number((rows[0] as { total: string }).total) > maxRows)
+    big.counts = await streamRowCounts(pool, big.seq, types);
   return out;
+}
+
+const COMMIT_ROWS = `from ledger where commit_xid = (select xid from stream_commits where seq = $1::int8)
+  and type = any($2::text[])`;
+
+/** A commit's rows of `types` counted by vault. */
+async function streamRowCounts(
+  pool: Pool,
+  seq: string,
+  types: readonly string[],
+): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ vault: string; n: string }>({
+    name: 'reader.stream-row-counts',
+    text: `select ${LEDGER_ROW_SQL.vault} as vault, count(*)::text as n ${COMMIT_ROWS} group by vault`,
+    values: [seq, types],
+  });
+  return new Map(rows.map((r) => [r.vault, Number(r.n)]));
+}
+
+/** At most `limit` of a commit's rows of `types` for `vault`, from the `offset`-th (oldest first). */
+export async function streamRows(
+  pool: Pool,
+  seq: string,
+  vault: string,
+  offset: number,
+  limit: number,
+  types: readonly string[],
+): Promise<string[]> {
+  const { rows } = await pool.query<{ json: string }>({
+    name: 'reader.stream-rows',
+    text: `select ${LEDGER_ROW_SQL.row} ${COMMIT_ROWS} and ${LEDGER_ROW_SQL.vault} = $3
+      order by block_number, tx_index, log_index, block_hash offset $4 limit $5`,
+    values: [seq, types, vault, offset, limit],
+  });
+  return rows.map((r) => r.json);
 }

@@ -34,20 +34,52 @@ const snapshotData = (vault: string, etag: string, json: string) =>
   `{"vault":${JSON.stringify(vault)},"etag":${JSON.stringify(`"${etag}"`)},"snapshot":${json}}`;
 
 /**
- * A commit's events for a stream following `vaults` (null: all): per vault the rows a revert
- * removed (`retract`, `{ vault, ids }`), its new rows, then its snapshot.
+ * A commit's events for a stream following `vaults` (null: all), from the `skip`-th, each with its
+ * position (1-based): per vault the rows a revert removed (`retract`, `{ vault, ids }`), its new
+ * rows, then its snapshot. Rows a page left out (a large commit) are read in slices as they go.
  */
-function eventsOf(commit: LoadedCommit, vaults: ReadonlySet<string> | null): Event[] {
-  const out: Event[] = [];
+async function* eventsOf(
+  commit: LoadedCommit,
+  vaults: ReadonlySet<string> | null,
+  skip: number,
+  slice: (vault: string, from: number) => Promise<string[]>,
+): AsyncGenerator<{ pos: number; e: Event }> {
+  let i = 0;
   for (const v of commit.vaults) {
     if (vaults && !vaults.has(v.vault)) continue;
-    if (v.retracted.length > 0)
-      out.push({ event: 'retract', data: JSON.stringify({ vault: v.vault, ids: v.retracted }) });
-    for (const data of v.rows) out.push({ event: 'ledger', data });
-    if (v.snapshot)
-      out.push({ event: 'snapshot', data: snapshotData(v.vault, v.snapshot.etag, v.snapshot.json) });
+    if (v.retracted.length > 0) {
+      if (i >= skip)
+        yield {
+          pos: i + 1,
+          e: { event: 'retract', data: JSON.stringify({ vault: v.vault, ids: v.retracted }) },
+        };
+      i += 1;
+    }
+    if (v.rows) {
+      for (const data of v.rows) {
+        if (i >= skip) yield { pos: i + 1, e: { event: 'ledger', data } };
+        i += 1;
+      }
+    } else {
+      for (let k = Math.max(0, skip - i); k < v.count; ) {
+        const rows = await slice(v.vault, k);
+        if (rows.length === 0) break; // (deleted by a revert since they were counted)
+        for (const data of rows) {
+          k += 1;
+          yield { pos: i + k, e: { event: 'ledger', data } };
+        }
+      }
+      i += v.count;
+    }
+    if (v.snapshot) {
+      if (i >= skip)
+        yield {
+          pos: i + 1,
+          e: { event: 'snapshot', data: snapshotData(v.vault, v.snapshot.etag, v.snapshot.json) },
+        };
+      i += 1;
+    }
   }
-  return out;
 }
 
 export interface StreamDeps {
@@ -251,11 +283,14 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
           for (const commit of commits) {
             if (signal.aborted) break;
             const skip = commit.seq === cursor.seq ? cursor.pos : 0;
-            const events = eventsOf(commit, filter);
-            for (let i = skip; i < events.length && !signal.aborted; i++) {
-              const e = events[i] as Event;
-              await out.event({ id: encodeStreamCursor({ seq: commit.seq, pos: i + 1 }), ...e });
+            const slice = (vault: string, from: number) => capped(() => hub.rowsOf(commit.seq, vault, from));
+            for await (const { pos, e } of eventsOf(commit, filter, skip, slice)) {
+              if (signal.aborted) break;
+              await out.event({ id: encodeStreamCursor({ seq: commit.seq, pos }), ...e });
+              // (a failed slice read goes on from here)
+              cursor = { seq: commit.seq, pos };
             }
+            if (signal.aborted) break;
             cursor = { seq: commit.seq, pos: 0 };
           }
           // Read up to the cursor (a page may be one read a moment ago, shorter than what is

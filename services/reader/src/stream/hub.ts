@@ -10,6 +10,7 @@ import {
   snapshotsOf,
   streamBounds,
   streamCommits,
+  streamRows,
 } from '@vault-yield/store';
 
 /**
@@ -30,7 +31,14 @@ import {
  */
 export interface LoadedCommit {
   seq: bigint;
-  vaults: { vault: string; retracted: string[]; rows: string[]; snapshot: SnapshotJson | null }[];
+  vaults: {
+    vault: string;
+    retracted: string[];
+    /** Its rows, or null when the commit is too large for a page: `count` of them, read with `rowsOf`. */
+    rows: string[] | null;
+    count: number;
+    snapshot: SnapshotJson | null;
+  }[];
 }
 
 export type WaitResult = 'advanced' | 'timeout' | 'closed';
@@ -62,6 +70,10 @@ export interface StreamHub {
   ): Promise<WaitResult>;
   /** The next commits after `after` (at most a page), from the tables. */
   commitsAfter(after: bigint): Promise<LoadedCommit[]>;
+  /** Rows (at most `pageRows`) of a vault in a commit whose rows a page left out, from the `from`-th. */
+  rowsOf(seq: bigint, vault: string, from: number): Promise<string[]>;
+  /** Ledger rows a page holds at most. */
+  readonly pageRows: number;
   /** A stream slot for `client`, or why there is none. */
   acquire(client: string): { release(): void } | { refused: 'total' | 'client'; limit: number };
   stats(): {
@@ -71,8 +83,11 @@ export interface StreamHub {
     clients: number;
     listening: boolean;
     waiting: number;
-    /** Pages kept in memory and their bytes (rows' and snapshots' JSON), at most `cacheBytes`. */
-    cache: { pages: number; bytes: number };
+    /**
+     * Pages (and slices of a large commit's rows) kept in memory and their bytes (rows' and
+     * snapshots' JSON), at most `cacheBytes`; the largest read since start, in bytes.
+     */
+    cache: { pages: number; bytes: number; largest: number };
   };
 }
 
@@ -106,7 +121,7 @@ function bytesOf(page: LoadedCommit[]): number {
   const snapshots = new Set<SnapshotJson>();
   for (const c of page)
     for (const v of c.vaults) {
-      for (const r of v.rows) chars += r.length;
+      for (const r of v.rows ?? []) chars += r.length;
       for (const id of v.retracted) chars += id.length;
       if (v.snapshot) snapshots.add(v.snapshot);
     }
@@ -134,8 +149,9 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
     done: (r: WaitResult) => void;
   }>();
   /** Pages read a moment ago (streams a little behind read them from memory), oldest first; bytes once read. */
-  const pages = new Map<string, { page: Promise<LoadedCommit[]>; bytes: number }>();
+  const pages = new Map<string, { page: Promise<unknown[]>; bytes: number }>();
   let cachedBytes = 0;
+  let largest = 0;
   const forget = (key: string) => {
     const p = pages.get(key);
     if (!p) return;
@@ -265,11 +281,39 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
         vaults: c.vaults.map((vault) => ({
           vault,
           retracted: retracted.get(vault) ?? [],
-          rows: rows.get(vault) ?? [],
+          rows: c.counts ? null : (rows.get(vault) ?? []),
+          count: c.counts ? (c.counts.get(vault) ?? 0) : (rows.get(vault)?.length ?? 0),
           snapshot: snaps.get(vault) ?? null,
         })),
       };
     });
+  };
+
+  /** A read shared by the streams that ask for it at once, kept a while (by its bytes) once done. */
+  const cached = <T extends unknown[]>(key: string, read: () => Promise<T>, size: (v: T) => number) => {
+    const kept = pages.get(key);
+    if (kept) return kept.page as Promise<T>;
+    const entry = { page: read() as Promise<unknown[]>, bytes: 0 };
+    pages.set(key, entry);
+    // An empty answer or a failed read is not kept: the next ask reads again. A read answer is
+    // counted by its bytes; the oldest go first past `cacheBytes` (one larger than it, at once).
+    entry.page.then(
+      (p) => {
+        if (pages.get(key) !== entry) return;
+        if (p.length === 0) return forget(key);
+        entry.bytes = size(p as T);
+        largest = Math.max(largest, entry.bytes);
+        cachedBytes += entry.bytes;
+        for (const k of pages.keys()) {
+          if (cachedBytes <= cacheBytes) break;
+          forget(k);
+        }
+      },
+      () => {
+        if (pages.get(key) === entry) forget(key);
+      },
+    );
+    return entry.page as Promise<T>;
   };
 
   return {
@@ -340,31 +384,15 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
         waiters.add(w);
       });
     },
-    commitsAfter(after) {
-      const key = `${epoch}:${after}`;
-      const kept = pages.get(key);
-      if (kept) return kept.page;
-      const entry = { page: load(after), bytes: 0 };
-      pages.set(key, entry);
-      // An empty page or a failed read is not kept: the next ask reads again. A read page is
-      // counted by its bytes; the oldest go first past `cacheBytes` (a page larger than it, at once).
-      entry.page.then(
-        (p) => {
-          if (pages.get(key) !== entry) return;
-          if (p.length === 0) return forget(key);
-          entry.bytes = bytesOf(p);
-          cachedBytes += entry.bytes;
-          for (const k of pages.keys()) {
-            if (cachedBytes <= cacheBytes) break;
-            forget(k);
-          }
-        },
-        () => {
-          if (pages.get(key) === entry) forget(key);
-        },
-      );
-      return entry.page;
-    },
+    commitsAfter: (after) => cached(`${epoch}:${after}`, () => load(after), bytesOf),
+    rowsOf: (seq, vault, from) =>
+      cached(
+        `${epoch}:${seq}:${vault}:${from}`,
+        () => streamRows(o.pool, seq.toString(), vault, from, pageRows, activityTypes),
+        (rows) => rows.reduce((n, r) => n + r.length * 2, 0),
+      ),
+    pageRows,
+
     acquire(client) {
       if (open >= o.maxTotal) {
         refused.total++;
@@ -395,7 +423,7 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
       clients: clients.size,
       listening: listener?.listening ?? false,
       waiting: waiters.size,
-      cache: { pages: pages.size, bytes: cachedBytes },
+      cache: { pages: pages.size, bytes: cachedBytes, largest },
     }),
   };
 }
