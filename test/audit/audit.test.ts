@@ -8,6 +8,7 @@ import {
   type DemoResult,
   deployReferenceStack,
   devChain,
+  giftPosition,
   playDemoScenario,
   type ReferenceStack,
   startAnvil,
@@ -34,6 +35,8 @@ describe('vault-yield audit', () => {
   /** bob's vault: an open position with fees owed and pending rewards at its snapshot's block. */
   let bob: `0x${string}`;
   let alice: `0x${string}`;
+  /** carol's vault: exited, then given liquidity someone else minted for it (a range it does not list). */
+  let carol: `0x${string}`;
 
   const env = () => ({ RPC_URL: anvil.rpcUrl, READER_URL: p.api.url });
   const snapshot = async (vault: string) =>
@@ -69,10 +72,12 @@ describe('vault-yield audit', () => {
     demo = await playDemoScenario(stack);
     bob = demo.vaults.find((v) => v.pool === stack.pools[1]?.address)!.address;
     alice = demo.vaults.find((v) => v.pool === stack.pools[0]?.address)!.address;
+    carol = demo.vaults.find((v) => v.pool === stack.pools[2]?.address)!.address;
     // After the demo bob's wide position is open; swaps through it leave fees owed, and rewards
     // accrued after them are pending: the snapshot at that block holds both.
     await churn(stack, stack.pools[1]!, -300);
     await write(stack.clients, stack.accounts.agent, bob, vaultAbi, 'accrueRewards', [7n * 10n ** 18n]);
+    await giftPosition(stack, { address: carol, pool: stack.pools[2]! }, 500, { halfWidth: 600 });
     p = await startChainPipeline(anvil, stack, 'audit');
     await p.settle();
   }, 240_000);
@@ -123,6 +128,10 @@ describe('vault-yield audit', () => {
     expect(Math.abs(Number(row.differenceUsd))).toBeLessThan(
       Math.min(s.uncollectedFeesUsd, s.pendingRewardsUsd),
     );
+    // carol's gifted range is no live position of hers, yet the pool holds it for her: unwound too.
+    const gifted = report.vaults.find((v) => v.vault === carol.toLowerCase())!;
+    expect(Number(gifted.servedUsd)).toBeGreaterThan(400);
+    expect(gifted.unwound).toEqual({ ranges: 1, pendingRewards: '0' });
     console.log(`audit: max difference over ${report.vaults.length} vaults: $${report.maxDifferenceUsd}`);
 
     // The table: a header, a row per vault, the summary line.

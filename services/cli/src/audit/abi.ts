@@ -83,6 +83,21 @@ export const auditPoolAbi = [
   },
 ] as const;
 
+/** The pool's Mint: a range minted for `owner` (the vault's own, or liquidity someone else minted for it). */
+export const auditMintEvent = {
+  type: 'event',
+  name: 'Mint',
+  inputs: [
+    { name: 'sender', type: 'address', indexed: false },
+    { name: 'owner', type: 'address', indexed: true },
+    { name: 'tickLower', type: 'int24', indexed: true },
+    { name: 'tickUpper', type: 'int24', indexed: true },
+    { name: 'amount', type: 'uint128', indexed: false },
+    { name: 'amount0', type: 'uint256', indexed: false },
+    { name: 'amount1', type: 'uint256', indexed: false },
+  ],
+} as const;
+
 export const auditGaugeAbi = [
   {
     type: 'function',
@@ -108,6 +123,13 @@ export const auditTokenAbi = [
 ] as const;
 
 export const auditFactoryAbi = [
+  {
+    type: 'function',
+    name: 'deploymentBlock',
+    stateMutability: 'view',
+    inputs: [],
+    outputs: [{ type: 'uint256' }],
+  },
   {
     type: 'function',
     name: 'feedOf',

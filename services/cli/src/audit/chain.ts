@@ -5,6 +5,7 @@ import {
   auditFactoryAbi,
   auditFeedAbi,
   auditGaugeAbi,
+  auditMintEvent,
   auditPoolAbi,
   auditTokenAbi,
   auditVaultAbi,
@@ -31,7 +32,7 @@ export interface Holding {
 export interface ChainHoldings {
   path: AuditPath;
   holdings: Holding[];
-  /** Live ranges burned and collected. */
+  /** Ranges burned and collected: the vault's live ones and those minted for it by others. */
   ranges: number;
   pendingRewards: bigint;
 }
@@ -80,7 +81,7 @@ function lacksSimulate(err: unknown): boolean {
  * each token's feed answers. One eth_simulateV1 on top of the block (calls from the vault), or,
  * where the node lacks it, an eth_call at the block with VaultAuditor as the vault's code.
  */
-export function createChainAuditor(client: ChainClient, mode: AuditMode = 'auto') {
+export function createChainAuditor(client: ChainClient, mode: AuditMode = 'auto', startBlock?: bigint) {
   let simulate = mode !== 'call';
 
   async function stateAt(vault: Address, blockNumber: bigint): Promise<VaultState> {
@@ -96,23 +97,56 @@ export function createChainAuditor(client: ChainClient, mode: AuditMode = 'auto'
       client.readContract({ ...at, functionName: 'livePositions' }),
     ]);
     const [, lowers, uppers] = live;
-    const ranges = await Promise.all(
-      lowers.map(async (lower, i) => {
-        const upper = uppers[i] ?? 0;
-        const key = keccak256(encodePacked(['address', 'int24', 'int24'], [vault, lower, upper]));
-        const [liquidity] = await client.readContract({
+    const minted = await mintedRanges(vault, pool, factory, blockNumber);
+    const candidates = new Map<string, { lower: number; upper: number; live: boolean }>();
+    for (const r of minted) candidates.set(`${r.lower}:${r.upper}`, { ...r, live: false });
+    lowers.forEach((lower, i) => {
+      const upper = uppers[i] ?? 0;
+      candidates.set(`${lower}:${upper}`, { lower, upper, live: true });
+    });
+    const held = await Promise.all(
+      [...candidates.values()].map(async (r) => {
+        const key = keccak256(encodePacked(['address', 'int24', 'int24'], [vault, r.lower, r.upper]));
+        const [liquidity, , , owed0, owed1] = await client.readContract({
           address: pool,
           abi: auditPoolAbi,
           functionName: 'positions',
           args: [key],
           blockNumber,
         });
-        return { lower, upper, liquidity };
+        const holds = r.live || liquidity > 0n || owed0 > 0n || owed1 > 0n;
+        return holds ? [{ lower: r.lower, upper: r.upper, liquidity }] : [];
       }),
     );
+    const ranges = held.flat();
     const distinct = [...new Set([token0, token1, rewardToken].map((t) => t.toLowerCase() as Address))];
     const tokens = await Promise.all(distinct.map((token) => tokenAt(factory, token, blockNumber)));
     return { vault, pool, gauge, rewardToken, pendingRewards, ranges, tokens };
+  }
+
+  /**
+   * Every range the pool minted for the vault up to the block (its Mint logs, owner = the vault):
+   * the vault's own, and liquidity someone else minted for it, which the vault does not list but
+   * owns in the pool. From START_BLOCK, else the factory's deployment block.
+   */
+  async function mintedRanges(vault: Address, pool: Address, factory: Address, blockNumber: bigint) {
+    const fromBlock =
+      startBlock ??
+      (await client.readContract({
+        address: factory,
+        abi: auditFactoryAbi,
+        functionName: 'deploymentBlock',
+        blockNumber,
+      }));
+    const logs = await client.getLogs({
+      address: pool,
+      event: auditMintEvent,
+      args: { owner: vault },
+      fromBlock,
+      toBlock: blockNumber,
+      strict: true,
+    });
+    return logs.map((l) => ({ lower: l.args.tickLower, upper: l.args.tickUpper }));
   }
 
   async function tokenAt(factory: Address, token: Address, blockNumber: bigint) {

@@ -10,6 +10,8 @@ import { describeFailure } from '../ops/failure.js';
 /** The environment of `vault-yield audit`: the chain, the reader it checks, and --every's metrics. */
 export const auditEnvSchema = z.object({
   RPC_URL: indexerEnvSchema.shape.RPC_URL,
+  /** Where the pool's Mint logs for a vault are searched from (the indexer's first block). */
+  START_BLOCK: indexerEnvSchema.shape.START_BLOCK,
   READER_URL: doc(
     envField.httpUrl(),
     'the reader whose served snapshots `audit` checks (GET /v1/vaults, /v1/vault/{address}/snapshot), e.g. http://reader:8080',
@@ -34,7 +36,8 @@ Checks the service against the chain. For each chosen vault, reads the snapshot 
 (GET /v1/vault/{address}/snapshot: valueUsd and blockNumber) and asks the chain what the vault is
 worth at exactly that block — shares no valuation code with the indexer: on top of the block, the
 pool burns every live position of the vault and collects all it owes (principal and fees) with the
-vault as msg.sender, the rewards gauge pays the vault's pending rewards, then the vault's token
+vault as msg.sender (its live positions, and ranges the pool minted for it by others: the pool's
+Mint logs), the rewards gauge pays the vault's pending rewards, then the vault's token
 balances and each token's feed (the factory's feedOf, latestRoundData) are read; the value is
 Σ balance × answer, exact. Prints a table (vault, block, served, chain, difference = chain −
 served) and a summary line with the largest difference and the path the chain's work went by:
@@ -62,7 +65,8 @@ options:
   --json               print the run as JSON (amounts as exact decimal strings)
 
 environment:
-  RPC_URL, READER_URL (required); METRICS_PORT, METRICS_HOST (--every); LOG_LEVEL, LOG_FORMAT`,
+  RPC_URL, READER_URL (required); START_BLOCK (where the pool's Mint logs for a vault are searched
+  from: default the factory's deploymentBlock); METRICS_PORT, METRICS_HOST (--every); LOG_LEVEL, LOG_FORMAT`,
   async run(argv) {
     const { values } = parseArgs({
       args: argv,
@@ -107,7 +111,11 @@ environment:
     } = await import('../audit/index.js');
     const client = createChainClient({ rpcUrl: env.RPC_URL, cacheTime: 0, batch: { batchSize: 50 } });
     const audit = createAudit({
-      chain: createChainAuditor(client, pathMode),
+      chain: createChainAuditor(
+        client,
+        pathMode,
+        env.START_BLOCK === undefined ? undefined : BigInt(env.START_BLOCK),
+      ),
       served: createServedReader(env.READER_URL),
       head: async () => BigInt(await getHeadNumber(client)),
       toleranceUsd: parseUsd(toleranceText),
