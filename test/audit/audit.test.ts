@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { mockAggregatorAbi, uniswapV3PoolAbi, vaultAbi } from '@vault-yield/contracts';
@@ -154,6 +155,29 @@ describe('vault-yield audit', () => {
     expect(chain(call.report!)).toEqual(chain(sim));
   });
 
+  it('on a node without eth_simulateV1 the override call is used, and the summary says so', async () => {
+    const node = await nodeWithout('eth_simulateV1', anvil.rpcUrl);
+    try {
+      const r = await runCli(
+        ['audit', '--all', '--json'],
+        { RPC_URL: node.url, READER_URL: p.api.url },
+        120_000,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout) as JsonReport;
+      expect(report.paths).toEqual(['eth_call+override']);
+      expect(node.refused()).toBeGreaterThan(0);
+      const text = await runCli(
+        ['audit', '--vaults', '1'],
+        { RPC_URL: node.url, READER_URL: p.api.url },
+        120_000,
+      );
+      expect(text.stdout.trim().split('\n').at(-1)).toMatch(/path: eth_call\+override$/);
+    } finally {
+      await node.stop();
+    }
+  });
+
   it('a tampered projection row is caught and named: exit 1', async () => {
     const db = writer(p.db.writerUrl, p.db.schema);
     try {
@@ -255,6 +279,52 @@ describe('vault-yield audit', () => {
     expect(row.differenceUsd).toBeNull();
   });
 });
+
+interface RpcRequest {
+  id: number | string;
+  method: string;
+}
+
+/** A JSON-RPC proxy to `upstream` that answers `method` "does not exist" (-32601), as a node without it does. */
+async function nodeWithout(method: string, upstream: string) {
+  let refused = 0;
+  const server = createHttpServer(async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const parsed = JSON.parse(body) as RpcRequest | RpcRequest[];
+    const calls = Array.isArray(parsed) ? parsed : [parsed];
+    const passed = calls.filter((c) => c.method !== method);
+    const answers = new Map<RpcRequest['id'], unknown>();
+    for (const c of calls)
+      if (c.method === method) {
+        refused++;
+        answers.set(c.id, {
+          jsonrpc: '2.0',
+          id: c.id,
+          error: { code: -32601, message: `the method ${method} does not exist/is not available` },
+        });
+      }
+    if (passed.length > 0) {
+      const up = await fetch(upstream, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(Array.isArray(parsed) ? passed : passed[0]),
+      });
+      const got = (await up.json()) as { id: RpcRequest['id'] } | { id: RpcRequest['id'] }[];
+      for (const a of Array.isArray(got) ? got : [got]) answers.set(a.id, a);
+    }
+    const out = calls.map((c) => answers.get(c.id));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(Array.isArray(parsed) ? out : out[0]));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    refused: () => refused,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

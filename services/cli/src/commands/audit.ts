@@ -164,6 +164,8 @@ environment:
 
 /** A run's figures into the metrics: each compared vault's difference, the run's and the vaults' outcomes. */
 function record(metrics: AuditMetrics, report: AuditReport): void {
+  // Only this run's comparisons: a vault no longer compared (not comparable, failed) keeps no old figure.
+  metrics.difference.reset();
   for (const r of report.rows) {
     metrics.vaults.inc({ verdict: r.verdict });
     if (r.differenceUsd !== null) metrics.difference.set({ vault: r.vault }, Number(r.differenceUsd) / 1e18);
