@@ -15,6 +15,7 @@ import { createIndexer, type Indexer, republishVault } from '@vault-yield/indexe
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { readMessages, silent } from '@vault-yield/test-kit/indexer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli/run.js';
 import { startRpcProxy } from '../faults/rpc-proxy.js';
 import {
   checksums,
@@ -139,6 +140,40 @@ describe('republish a vault range (anvil, Kafka, Postgres)', () => {
     const again = (await readMessages(brokers(), copy)).map((m) => m.value?.toString('hex'));
     expect(again).toEqual(live.map((m) => m.value.toString('hex')));
   });
+
+  it("the CLI publishes where the indexer publishes (its checkpoint's topic): KAFKA_TOPIC naming another is refused in one line", async () => {
+    const [vault, list] = busiest();
+    const from = list[0]!.record.blockNumber;
+    const env = {
+      DATABASE_URL: db.writerUrl,
+      PROJECTION_SCHEMA: db.schema,
+      KAFKA_BROKERS: brokers().join(','),
+      RPC_URL: anvil.rpcUrl,
+      FACTORY_ADDRESS: stack.factory,
+      MARK_INTERVAL_BLOCKS: '3',
+    };
+    const args = [
+      'republish',
+      '--vault',
+      vault,
+      '--from-block',
+      String(from),
+      '--to-block',
+      String(from),
+      '--dry-run',
+    ];
+    // An environment left from before a reindex names the old log: refused, nothing published.
+    const stale = uniqueTopic('republish-stale');
+    const refused = await runCli(args, { ...env, KAFKA_TOPIC: stale });
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toEqual([
+      `vault-yield republish: KAFKA_TOPIC=${stale}, but the indexer of ${db.schema} publishes to ${topic}: unset KAFKA_TOPIC or set it to ${topic} (republish refused, nothing published)`,
+    ]);
+    // Unset: the checkpoint's topic (the default, vault-records, is no topic here: it would fail).
+    const ok = await runCli([...args, '--json'], env, 120_000);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ vault, published: false });
+  }, 180_000);
 
   it('a projection without one record holds the vault; republishing the missing range resumes it to a clean run', async () => {
     const [vault, live] = busiest();

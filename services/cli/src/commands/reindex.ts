@@ -13,6 +13,8 @@ import {
   liveSchema,
   migrate,
   type Pool,
+  schemaWriters,
+  withRoles,
 } from '@vault-yield/store';
 import { z } from 'zod';
 import type { Command } from '../command.js';
@@ -232,8 +234,12 @@ environment:
             `${head - confirmations}, the chain head ${head} less CONFIRMATIONS ${confirmations}: nothing confirmed to index yet`,
         );
       // A fresh checkpoint namespace: the migrations create indexer_checkpoint & co there.
-      // The live indexer (the writer role) takes the namespace over afterwards: DML granted.
-      await migrate(pool, namespace, undefined, env.WRITER_ROLE ? { writerRole: env.WRITER_ROLE } : {});
+      // The live indexer takes the namespace over afterwards: DML granted to the roles that write
+      // the live indexer's schema (WRITER_ROLE set or not), and to WRITER_ROLE.
+      const liveIndexer = env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA;
+      const writers = withRoles(env.WRITER_ROLE, await schemaWriters(pool, liveIndexer));
+      if (writers.length === 0) await migrate(pool, namespace);
+      for (const writerRole of writers) await migrate(pool, namespace, undefined, { writerRole });
     } finally {
       await pool.end();
     }

@@ -5,6 +5,7 @@ import { createPgPool, indexerCheckpoints } from '@vault-yield/store';
 import { z } from 'zod';
 import type { Command } from '../command.js';
 import { cliLogger, failure, kafkaSecurityPick, opsEnvSchema, optionValue, usageError } from '../ops/env.js';
+import { namedTopics } from '../ops/live-topics.js';
 
 /** The environment of `vault-yield republish` (also read by scripts/config-table.ts). */
 export const republishEnvSchema = z.object({
@@ -55,7 +56,7 @@ options:
   --json             the result as JSON on stdout
 
 environment:
-  DATABASE_URL, KAFKA_BROKERS, RPC_URL, FACTORY_ADDRESS (required); KAFKA_TOPIC (vault-records);
+  DATABASE_URL, KAFKA_BROKERS, RPC_URL, FACTORY_ADDRESS (required); KAFKA_TOPIC (the topic of the indexer's checkpoint, else vault-records; another is refused);
   CHAIN_ID; FEED_HEARTBEAT_SECONDS, FEED_HEARTBEATS, VALUATION_LENS (the indexer's); INDEXER_SCHEMA (default
   PROJECTION_SCHEMA); KAFKA_SASL_*, KAFKA_SSL*`,
   async run(argv) {
@@ -79,7 +80,16 @@ environment:
     const env = createConfig(republishEnvSchema);
     const logger = cliLogger('republish', env.LOG_LEVEL);
     const schema = env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA;
-    const checkpoint = await indexerCheckpoint(env.DATABASE_URL, schema, env.CHAIN_ID);
+    const found = await indexerCheckpoint(env.DATABASE_URL, schema, env.CHAIN_ID);
+    const checkpoint = found?.blockNumber ?? null;
+    // The records go where the indexer publishes: the topic its checkpoint is of. KAFKA_TOPIC
+    // naming another (an environment left from before a reindex) is refused, not obeyed.
+    const named = namedTopics().vault;
+    if (found?.topic && named !== undefined && named !== found.topic)
+      throw usageError(
+        `KAFKA_TOPIC=${named}, but the indexer of ${schema} publishes to ${found.topic}: unset KAFKA_TOPIC or set it to ${found.topic} (republish refused, nothing published)`,
+      );
+    const topic = found?.topic ?? env.KAFKA_TOPIC;
     if (checkpoint !== null && fromBlock > checkpoint)
       throw failure(
         `nothing to re-derive: --from-block ${fromBlock} is above the indexer's checkpoint ${checkpoint} (in ${schema}), ` +
@@ -94,7 +104,7 @@ environment:
       schema,
       kafka: {
         brokers: env.KAFKA_BROKERS,
-        topic: env.KAFKA_TOPIC,
+        topic,
         security: kafkaSecurity(env),
         encoding: env.RECORD_ENCODING,
       },
@@ -143,7 +153,7 @@ async function indexerCheckpoint(
   url: string,
   schema: string,
   chainId: number | undefined,
-): Promise<number | null> {
+): Promise<{ blockNumber: number; topic: string | null } | null> {
   const pool = createPgPool({ url, schema, applicationName: 'republish', max: 1 });
   try {
     const rows = await indexerCheckpoints(pool, schema);
@@ -153,7 +163,7 @@ async function indexerCheckpoint(
           ? rows[0]
           : undefined
         : rows.find((r) => r.chainId === chainId);
-    return row?.blockNumber ?? null;
+    return row ? { blockNumber: row.blockNumber, topic: row.topic } : null;
   } finally {
     await pool.end();
   }

@@ -23,6 +23,7 @@ import {
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
+import { liveSources } from '../ops/live-topics.js';
 
 const statusEnvSchema = opsEnvSchema
   .pick({
@@ -104,8 +105,9 @@ Reports, for operators:
   - the live projection schema (the target of the reader's views schema, else $PROJECTION_SCHEMA);
     a schema that no longer exists, or that the views no longer stand on, is never named live:
     status says so and how to switch the views
-  - freshness: how far the live projection is behind the log ($KAFKA_TOPIC's high watermarks
-    minus its stored offsets) and the chain (the indexer's checkpoint minus the newest block
+  - freshness: how far the live projection is behind the log (the high watermarks of the topic
+    it folds — its build's, else its stored offsets'; $KAFKA_TOPIC before it folded any — minus
+    its stored offsets) and the chain (the indexer's checkpoint minus the newest block
     folded), the figures the reader's /ready judges
   - the indexer: its checkpoint per chain (indexer_checkpoint), the topic it is the checkpoint of,
     and, when RPC_URL is set, the chain head (eth_blockNumber) and how many blocks the indexer is
@@ -205,16 +207,20 @@ environment:
       }
       let freshness: StatusReport['freshness'] = null;
       if (liveSchema) {
+        // Freshness against the log the live projection folds (after a reindex, the new one), read
+        // from the projection itself; KAFKA_TOPIC only while it has folded none.
+        const folded = (await liveSources(pool, env.VIEWS_SCHEMA, liveSchema)).vault?.topic;
+        const topic = folded ?? env.KAFKA_TOPIC;
         let high: Map<number, bigint> | null = null;
         if (admin) {
           try {
-            high = new Map((await admin.offsets(env.KAFKA_TOPIC)).map((o) => [o.partition, BigInt(o.high)]));
+            high = new Map((await admin.offsets(topic)).map((o) => [o.partition, BigInt(o.high)]));
           } catch {
             // The topic's error is in the projector section already (or the topic is not there).
           }
         }
         const f = await projectionFreshness(pool, liveSchema, {
-          topic: env.KAFKA_TOPIC,
+          topic,
           high,
           indexerSchema,
         }).catch(() => null);
