@@ -343,7 +343,6 @@ export const devCommand: Command = {
           `operators: export ${operatorEnv({
             MIGRATE_DATABASE_URL: db.migratorUrl,
             DATABASE_URL: db.writerUrl,
-            WRITER_ROLE: db.writerRole,
             KAFKA_BROKERS: kafka.brokers.join(','),
             RPC_URL: anvil.rpcUrl,
             FACTORY_ADDRESS: stack.factory,
@@ -351,7 +350,8 @@ export const devCommand: Command = {
             ...(views === 'vault_yield_api' ? {} : { VIEWS_SCHEMA: views }),
           })}`,
           "           (the README's Operators commands against this stack: they fold, verify and publish what",
-          '           the live projection reads, so no topic is named)',
+          '           the live projection reads and keep the roles that read and write it, so no topic and no role',
+          '           is named)',
           '',
           'Ctrl-C stops everything this command started.',
         ].join('\n'),
