@@ -76,9 +76,10 @@ describe('webhook deliverer with its database failing', () => {
     return { db, pool, receivers: mine, write };
   }
 
-  /** Two deliverers on `db` (fast polls and retries), each with its metrics server. */
-  async function startTwo(db: TestDatabase) {
-    const ports = [await freePortPair(), await freePortPair()];
+  /** `count` deliverers on `db` (fast polls and retries), each with its metrics server. */
+  async function startDeliverers(db: TestDatabase, count: number, env: Record<string, string> = {}) {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i++) ports.push(await freePortPair());
     const procs = ports.map((port) =>
       startDeliverer({
         DATABASE_URL: db.writerUrl,
@@ -89,6 +90,7 @@ describe('webhook deliverer with its database failing', () => {
         WEBHOOK_BACKOFF_MAX_MS: '300',
         WEBHOOK_CONCURRENCY: '48',
         METRICS_PORT: String(port),
+        ...env,
       }),
     );
     deliverers.push(...procs);
@@ -141,10 +143,20 @@ describe('webhook deliverer with its database failing', () => {
       for (const [vault, blocks] of byVault)
         expect(blocks, `vault ${vault} in order`).toEqual([...blocks].sort((a, b) => a - b));
     }
-    const { rows: left } = await pool.query<{ state: string; n: number }>(
-      `select state, count(*)::int as n from webhook_deliveries where state <> 'delivered' group by state`,
-    );
-    expect(left).toEqual([]);
+    // The last answers' outcomes are recorded a round later: polled, never stuck.
+    let left: { state: string; n: number }[] = [];
+    await until(
+      async () => {
+        ({ rows: left } = await pool.query<{ state: string; n: number }>(
+          `select state, count(*)::int as n from webhook_deliveries where state <> 'delivered' group by state`,
+        ));
+        return left.length === 0;
+      },
+      'no delivery left pending or parked',
+      30_000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(left)}`);
+    });
   }
 
   async function untilAllAnswered(mine: readonly Receiver[], size: number, alive: () => void) {
@@ -168,7 +180,7 @@ describe('webhook deliverer with its database failing', () => {
     const slow: Behaviour = () => new Promise((resolve) => setTimeout(() => resolve(200), 15));
     const { db, pool, receivers: mine, write } = await setUp('webhooks_failover', 4, 48, slow);
     const first = await write(1, 20);
-    const d = await startTwo(db);
+    const d = await startDeliverers(db, 2);
 
     // Never two deliverers at once: sampled all along.
     let both = 0;
@@ -240,7 +252,7 @@ describe('webhook deliverer with its database failing', () => {
     };
     const { db, pool, receivers: mine, write } = await setUp('webhooks_lock', 1, 40, watch);
     const expected = new Set(await write(1, 40));
-    const d = await startTwo(db);
+    const d = await startDeliverers(db, 2);
     const admin = createPgPool({ url: pg.adminUrl, applicationName: 'webhooks-lock-test-admin', max: 1 });
     pools.push(admin);
     const holder = async () => {
@@ -271,4 +283,42 @@ describe('webhook deliverer with its database failing', () => {
     expect((await d.active()).filter(Boolean)).toHaveLength(1);
     await d.stop();
   }, 300_000);
+
+  /**
+   * A statement that cannot finish (its table locked by another session) is cancelled at
+   * WEBHOOK_STATEMENT_TIMEOUT_MS: the round fails, `/health` answers 503 with the reason while it
+   * lasts, and once the lock goes every row is delivered. (Before: no statement timeout — the
+   * round waited as long as the lock was held, `/health` said 200 throughout.)
+   */
+  it('a statement past the statement timeout: health 503 with the reason while it lasts, every row after', async () => {
+    const { db, pool, receivers: mine, write } = await setUp('webhooks_stall', 1, 8, () => 200);
+    const first = await write(1, 5);
+    const d = await startDeliverers(db, 1, { WEBHOOK_STATEMENT_TIMEOUT_MS: '1000' });
+    await untilAllAnswered(mine, first.length, d.alive);
+    const blocker = await pool.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('lock table webhook_deliveries in access exclusive mode');
+      const later = await write(6, 5);
+      await until(
+        async () => {
+          d.alive();
+          return (await d.health()).every((s) => s === 503);
+        },
+        'health 503 while the deliverer cannot finish a statement',
+        30_000,
+      );
+      expect((await d.get(d.ports[0] as number, '/health')).body).toMatch(/"reason":"database error: 57014/);
+      expect(answered(mine[0] as Receiver)).toHaveLength(first.length);
+      await blocker.query('commit');
+      const expected = new Set([...first, ...later]);
+      await untilAllAnswered(mine, expected.size, d.alive);
+      await expectAllDelivered(pool, mine, expected);
+      await until(async () => (await d.health()).every((s) => s === 200), 'health 200 again');
+    } finally {
+      await blocker.query('rollback').catch(() => {});
+      blocker.release();
+    }
+    await d.stop();
+  }, 120_000);
 });

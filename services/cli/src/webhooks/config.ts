@@ -86,6 +86,10 @@ export const webhooksEnvSchema = baseConfigSchema.extend({
     envField.int(0, 365 * DAY).default(WEBHOOK_DEFAULTS.retentionMs),
     'how long delivered rows are kept for `webhooks deliveries` (parked ones stay until retried or their endpoint is removed)',
   ),
+  WEBHOOK_STATEMENT_TIMEOUT_MS: doc(
+    envField.int(100, 3_600_000).default(WEBHOOK_DEFAULTS.statementTimeoutMs),
+    "longest statement of the deliverer: Postgres cancels it, the round fails (`/health` answers 503 meanwhile) and is tried again; with `DATABASE_POOLING=transaction` nothing is set per session, so the role's `statement_timeout` decides",
+  ),
   METRICS_PORT: sharedEnv.METRICS_PORT.optional(),
   METRICS_HOST: sharedEnv.METRICS_HOST,
 });
@@ -176,6 +180,7 @@ export function webhookConfigFromEnv(env: WebhooksEnv, logger: Logger): WebhookD
     concurrency: env.WEBHOOK_CONCURRENCY,
     scanBatch: env.WEBHOOK_SCAN_BATCH,
     retentionMs: env.WEBHOOK_RETENTION_MS,
+    statementTimeoutMs: env.WEBHOOK_STATEMENT_TIMEOUT_MS,
     metricsPort: env.METRICS_PORT,
     metricsHost: env.METRICS_HOST,
     logger,
