@@ -83,8 +83,16 @@ describe('vault-yield audit', () => {
     await p.settle();
   }, 240_000);
 
+  /** The last test stops the indexer (so that it does not follow the reorg it makes). */
+  let indexerStopped = false;
+
   afterAll(async () => {
-    await p?.stop();
+    if (p && !indexerStopped) await p.stop();
+    else if (p) {
+      await p.api.stop();
+      await p.projector.stop();
+      await p.db.drop();
+    }
     await anvil?.stop();
   });
 
@@ -276,6 +284,29 @@ describe('vault-yield audit', () => {
     const row = r.report!.vaults[0]!;
     expect(row.verdict).toBe('not-comparable');
     expect(row.note).toContain(`feed ${weth.feed.toLowerCase()}`);
+    expect(row.differenceUsd).toBeNull();
+  });
+
+  it('a snapshot standing on blocks the chain no longer holds is reported, not compared', async () => {
+    const dev = devChain(anvil.rpcUrl);
+    const owner = demo.vaults.find((v) => v.address === bob)!.owner;
+    const before = await dev.snapshot();
+    // A deposit the reader shows (a ledger row in its block), then that block is reorged out
+    // under an indexer stopped first, so that nothing reverts it: the projection is left on it.
+    await write(stack.clients, owner, bob, vaultAbi, 'deposit', [stack.tokens.usdc.address, 1_000_000n]);
+    await p.settle();
+    const served = await snapshot(bob);
+    indexerStopped = true;
+    await p.indexer.stop();
+    await dev.revert(before);
+    await dev.increaseTime(60);
+    await dev.mine(3);
+    const r = await audit(['--vault', bob, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const row = r.report!.vaults[0]!;
+    expect(row.block).toBe(served.blockNumber);
+    expect(row.verdict).toBe('not-comparable');
+    expect(row.note).toMatch(/no longer the chain's .*a reorg the projection has not reverted yet/);
     expect(row.differenceUsd).toBeNull();
   });
 });

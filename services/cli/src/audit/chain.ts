@@ -264,6 +264,14 @@ export function createChainAuditor(client: ChainClient, mode: AuditMode = 'auto'
   }
 
   return {
+    /** The hash of the chain's block `n` (null when the node has none). */
+    async blockHash(n: bigint): Promise<string | null> {
+      const block = await client.getBlock({ blockNumber: n }).catch((err: unknown) => {
+        if ((err as { name?: string }).name === 'BlockNotFoundError') return null;
+        throw err;
+      });
+      return block?.hash ?? null;
+    },
     /** The path the next vault is audited by (after a fallback: the override call). */
     path: (): AuditPath => (simulate ? 'eth_simulateV1' : 'eth_call+override'),
     async holdingsAt(vault: Address, blockNumber: bigint): Promise<ChainHoldings> {

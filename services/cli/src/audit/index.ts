@@ -81,6 +81,8 @@ export function createAudit(deps: AuditDeps) {
         verdict: 'not-comparable',
         note: `block ${snapshot.blockNumber} is above the chain head ${head}: not on this chain`,
       };
+    const reorged = await reorgedRow(vault, snapshot.blockNumber);
+    if (reorged) return { ...row, verdict: 'not-comparable', note: reorged };
     try {
       const held = await deps.chain.holdingsAt(row.vault as `0x${string}`, BigInt(snapshot.blockNumber));
       row.path = held.path;
@@ -94,6 +96,19 @@ export function createAudit(deps: AuditDeps) {
       if (err instanceof UnwindFailed) return { ...row, verdict: 'failed', note: err.message };
       throw err;
     }
+  }
+
+  /**
+   * Whether the snapshot stands on blocks the chain no longer holds: the reader serves no block
+   * hash with a snapshot, but its ledger's rows carry theirs — the newest row at or below the
+   * snapshot's block must be of the chain's block of that number.
+   */
+  async function reorgedRow(vault: string, block: number): Promise<string | null> {
+    const newest = await deps.served.newestRow(vault);
+    if (!newest || newest.blockNumber > block) return null;
+    const hash = await deps.chain.blockHash(BigInt(newest.blockNumber));
+    if (hash?.toLowerCase() === newest.blockHash.toLowerCase()) return null;
+    return `its newest ledger row is of block ${newest.blockNumber} ${newest.blockHash.slice(0, 10)}…, no longer the chain's (${hash ? `${hash.slice(0, 10)}…` : 'none'}): a reorg the projection has not reverted yet`;
   }
 
   async function vaultsOf(selection: AuditSelection): Promise<string[]> {

@@ -65,6 +65,15 @@ export function createServedReader(baseUrl: string, timeoutMs = 15_000) {
       } while (cursor && (limit === undefined || out.length < limit));
       return limit === undefined ? out : out.slice(0, limit);
     },
+    /** The vault's newest ledger row's block (number and hash), or null when it has none. */
+    async newestRow(vault: string): Promise<{ blockNumber: number; blockHash: string } | null> {
+      const path = `/v1/vault/${vault.toLowerCase()}/events?limit=1`;
+      const res = await get(path);
+      if (res.status === 404) return null;
+      if (!res.ok) throw new ReaderFailure(`the reader answered GET ${path} with ${res.status}`);
+      const [row] = (await res.json()) as { blockNumber: number; blockHash: string }[];
+      return row ? { blockNumber: row.blockNumber, blockHash: row.blockHash } : null;
+    },
     /** The served snapshot's value and block, or null when the reader knows no such vault (404). */
     async snapshot(vault: string): Promise<ServedSnapshot | null> {
       const path = `/v1/vault/${vault.toLowerCase()}/snapshot`;

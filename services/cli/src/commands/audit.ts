@@ -44,7 +44,9 @@ served) and a summary line with the largest difference and the path the chain's 
 eth_simulateV1 (calls from the vault in one simulated block), or, on a node without it, an
 eth_call at the block with the vault's code replaced by VaultAuditor (its storage kept).
 
-Not compared, reported: a snapshot whose block is above the chain head (not on this chain); a
+Not compared, reported: a snapshot whose block is above the chain head (not on this chain), or
+whose vault's newest ledger row (GET /v1/vault/{address}/events: its blockHash) is of a block the
+chain no longer holds (a reorg the projection has not reverted yet); a
 token whose feed answers no price (≤ 0) at the block (the snapshot keeps the last valid price and
 flags it in stalePrices) or that has no feed. Not audited (exit 1): the unwinding reverted, or
 the reader serves no snapshot of a vault named with --vault.
