@@ -159,11 +159,15 @@ describe('webhook deliverer with its database failing', () => {
     });
   }
 
-  async function untilAllAnswered(mine: readonly Receiver[], size: number, alive: () => void) {
-    await until(() => {
-      alive();
-      return mine.every((r) => answered(r).length >= size);
-    }, 'every row at every endpoint').catch((err: Error) => {
+  async function untilAllAnswered(mine: readonly Receiver[], size: number, alive: () => void, ms = 120_000) {
+    await until(
+      () => {
+        alive();
+        return mine.every((r) => answered(r).length >= size);
+      },
+      'every row at every endpoint',
+      ms,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}: ${mine.map((r) => answered(r).length).join(', ')} of ${size} each`);
     });
   }
@@ -318,6 +322,52 @@ describe('webhook deliverer with its database failing', () => {
     } finally {
       await blocker.query('rollback').catch(() => {});
       blocker.release();
+    }
+    await d.stop();
+  }, 120_000);
+
+  /**
+   * The deliverer's idle connections frozen (SIGSTOP to their backends: a server that answers
+   * nothing, as behind a host gone without closing its connections) while Postgres takes new
+   * ones: a query on them fails client-side 2 s past WEBHOOK_STATEMENT_TIMEOUT_MS, the connection
+   * is dropped, and the rows go out on new ones while the old stay frozen. (Before: the round waited
+   * on the frozen connection for ever — a statement timeout needs the server to act.)
+   */
+  it('connections that answer nothing: dropped past the time-out, delivery goes on', async () => {
+    const { db, pool, receivers: mine, write } = await setUp('webhooks_frozen', 1, 8, () => 200);
+    const first = await write(1, 5);
+    const d = await startDeliverers(db, 1, { WEBHOOK_STATEMENT_TIMEOUT_MS: '1000' });
+    await untilAllAnswered(mine, first.length, d.alive);
+    const admin = createPgPool({ url: pg.adminUrl, applicationName: 'webhooks-frozen-test-admin', max: 1 });
+    pools.push(admin);
+    // The deliverer's idle sessions (outside any transaction: they hold no row lock), not the
+    // lock holder's (a frozen holder keeps the lock: the deliverer would rightly stand by).
+    const idle = async () => {
+      const { rows } = await admin.query<{ pid: number }>(
+        `select a.pid from pg_stat_activity a
+          where a.datname = $1 and a.application_name = 'vault-yield-webhooks' and a.state = 'idle'
+            and not exists (select 1 from pg_locks l where l.pid = a.pid and l.locktype = 'advisory')`,
+        [db.database],
+      );
+      return rows.map((r) => r.pid);
+    };
+    const frozen: number[] = [];
+    try {
+      // Frozen while idle: a session that went busy just before its SIGSTOP is let go and tried again.
+      await until(async () => {
+        for (const pid of frozen.splice(0)) process.kill(pid, 'SIGCONT');
+        const pids = await idle();
+        for (const pid of pids) process.kill(pid, 'SIGSTOP');
+        frozen.push(...pids);
+        const still = new Set(await idle());
+        return pids.length > 0 && pids.every((p) => still.has(p));
+      }, 'idle sessions of the deliverer frozen');
+      const later = await write(6, 5);
+      const expected = new Set([...first, ...later]);
+      await untilAllAnswered(mine, expected.size, d.alive, 30_000);
+      await expectAllDelivered(pool, mine, expected);
+    } finally {
+      for (const pid of frozen) process.kill(pid, 'SIGCONT');
     }
     await d.stop();
   }, 120_000);

@@ -20,6 +20,12 @@ export interface PgPoolConfig {
   /** How long acquiring a new connection may take before the query fails. */
   connectionTimeoutMs?: number;
   /**
+   * Client-side bound on a query's answer: past it the query fails and its connection is dropped.
+   * A statement timeout is Postgres's and needs Postgres to answer; this one holds when nothing does
+   * (a server frozen, or gone without closing the connection: a failover behind a dead host).
+   */
+  queryTimeoutMs?: number;
+  /**
    * `session` (default: a direct connection, or PgBouncer in session mode): search_path,
    * synchronous_commit and statement_timeout are sent with each connection's start-up options.
    * `transaction` (PgBouncer pool_mode=transaction): a server connection serves many clients, so
@@ -58,6 +64,7 @@ export function createPgPool(config: PgPoolConfig): Pool {
     application_name: config.applicationName,
     max: config.max ?? 10,
     connectionTimeoutMillis: config.connectionTimeoutMs,
+    ...(config.queryTimeoutMs ? { query_timeout: config.queryTimeoutMs } : {}),
     options: settings.length > 0 ? settings.join(' ') : undefined,
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.

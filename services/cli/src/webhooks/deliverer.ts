@@ -217,11 +217,14 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
   const roundFailed = (err: unknown) => {
     failing = dbFailureText(err);
   };
-  // Every statement and connection bounded: a round never waits for ever on a database away.
+  // Every statement and connection bounded: a round never waits for ever on a database away —
+  // nor on one that does not answer at all (frozen, or its host gone without a word), 2 s past
+  // the statement timeout Postgres would have applied.
   const timeouts = {
     connectionTimeoutMs: config.connectTimeoutMs,
     statementTimeoutMs: config.statementTimeoutMs,
     idleInTransactionTimeoutMs: config.idleInTransactionTimeoutMs,
+    queryTimeoutMs: config.statementTimeoutMs + 2_000,
   };
   const pool: Pool = createPgPool({
     url: config.databaseUrl,
