@@ -16,7 +16,7 @@ import {
   write,
 } from '@vault-yield/devstack/chain';
 import type { SnapshotView } from '@vault-yield/domain';
-import { writer } from '@vault-yield/test-kit/reader';
+import { insertSnapshots, makeSnapshot, randomAddress, writer } from '@vault-yield/test-kit/reader';
 import { encodePacked, keccak256 } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChainPipeline, startChainPipeline } from '../chain-truth/pipeline.js';
@@ -214,6 +214,26 @@ describe('vault-yield audit', () => {
           where vault = $1`,
         [alice.toLowerCase()],
       );
+      await db.end();
+    }
+  });
+
+  it('a vault the reader serves that the chain does not know is not audited, named; the others still are', async () => {
+    const db = writer(p.db.writerUrl, p.db.schema);
+    const ghost = randomAddress();
+    try {
+      const head = Number(await stack.clients.publicClient.getBlockNumber());
+      await insertSnapshots(db, [makeSnapshot({ vault: ghost, blockNumber: head, valueMicros: 1_000_000 })]);
+      const r = await audit(['--all', '--json']);
+      expect(r.code, r.stderr).toBe(1);
+      const rows = new Map(r.report!.vaults.map((v) => [v.vault, v]));
+      expect(rows.get(ghost)?.verdict).toBe('failed');
+      expect(rows.get(ghost)?.note).toMatch(/^the node refused a read: /);
+      for (const v of demo.vaults) expect(rows.get(v.address.toLowerCase())?.verdict).toBe('ok');
+      const text = await audit(['--all']);
+      expect(text.stdout.trim().split('\n').at(-1)).toContain(`not audited: ${ghost}`);
+    } finally {
+      await db.query('delete from vault_snapshot where vault = $1', [ghost]);
       await db.end();
     }
   });

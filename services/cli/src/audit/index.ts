@@ -1,4 +1,4 @@
-import type { Logger } from '@vault-yield/common';
+import { type Logger, redactText } from '@vault-yield/common';
 import { type AuditPath, type ChainAuditor, NotComparable, UnwindFailed } from './chain.js';
 import type { ServedReader } from './served.js';
 import { absUsd, chainUsd, formatUsd, servedUsd } from './value.js';
@@ -94,7 +94,11 @@ export function createAudit(deps: AuditDeps) {
     } catch (err) {
       if (err instanceof NotComparable) return { ...row, verdict: 'not-comparable', note: err.message };
       if (err instanceof UnwindFailed) return { ...row, verdict: 'failed', note: err.message };
-      throw err;
+      // The node answered with an error for this vault (a call it refused, state it does not keep
+      // at that block): this vault is not audited, the others are. A node that does not answer
+      // at all fails the run (one line naming RPC_URL).
+      if (!answered(err)) throw err;
+      return { ...row, verdict: 'failed', note: `the node refused a read: ${ownWords(err)}` };
     }
   }
 
@@ -143,6 +147,26 @@ export function createAudit(deps: AuditDeps) {
 }
 
 export type Audit = ReturnType<typeof createAudit>;
+
+/** viem's errors for a node that did not answer: the run fails, every vault would. */
+const UNANSWERED = new Set([
+  'HttpRequestError',
+  'TimeoutError',
+  'WebSocketRequestError',
+  'SocketClosedError',
+]);
+
+function answered(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) if (UNANSWERED.has(e.name)) return false;
+  return err instanceof Error;
+}
+
+/** An error's own first line (viem's short message), redacted: a node's URL may carry a key. */
+function ownWords(err: unknown): string {
+  const e = err as { shortMessage?: unknown; message?: unknown };
+  const text = typeof e.shortMessage === 'string' ? e.shortMessage : String(e.message ?? err);
+  return redactText(text.split('\n')[0] ?? '');
+}
 
 /** The largest of some amounts (0 when none). */
 // bigint: no Math.max; sorted descending, the first.
