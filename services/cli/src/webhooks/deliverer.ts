@@ -387,21 +387,15 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
   async function checkLock(): Promise<void> {
     if (lockLost || !lockClient) throw new LockLost();
     if (Date.now() - lockCheckedAt < LOCK_CHECK_MS) return;
-    const client = lockClient;
-    let timer: NodeJS.Timeout | undefined;
-    const held = await Promise.race([
-      client
-        .query<{ held: boolean }>(
-          `select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted) as held`,
-        )
-        .then((r) => r.rows[0]?.held === true),
-      // A session whose peer is gone without a word answers nothing: bounded here, client-side.
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), config.statementTimeoutMs);
-      }),
-    ])
-      .catch(() => false)
-      .finally(() => clearTimeout(timer));
+    // A session whose server answers nothing fails at the pool's query time-out: lost too.
+    const held = await lockClient
+      .query<{ held: boolean }>(
+        `select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted) as held`,
+      )
+      .then(
+        (r) => r.rows[0]?.held === true,
+        () => false,
+      );
     if (!held) {
       lockLost = true;
       throw new LockLost();
