@@ -11,6 +11,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
+  auditEnvSchema,
   opsEnvSchema,
   reindexEnvSchema,
   republishEnvSchema,
@@ -32,7 +33,10 @@ const SOURCES: readonly (readonly [string, z.ZodObject])[] = [
   ['projector', projectorEnvSchema],
   ['reader', readerEnvSchema],
   // The cli's one ops schema, with the indexer variables reindex and republish pick besides.
-  ['cli', opsEnvSchema.extend(reindexEnvSchema.shape).extend(republishEnvSchema.shape)],
+  [
+    'cli',
+    opsEnvSchema.extend(reindexEnvSchema.shape).extend(republishEnvSchema.shape).extend(auditEnvSchema.shape),
+  ],
   // `vault-yield webhooks` (the deliverer and the endpoint commands).
   ['webhooks', webhooksEnvSchema],
 ];

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createAuditMetrics } from '@vault-yield/cli/audit/metrics';
 import { createWebhookMetrics } from '@vault-yield/cli/webhooks/metrics';
 import { createIndexerMetrics } from '@vault-yield/indexer';
 import { createProjectorMetrics } from '@vault-yield/projector';
@@ -32,11 +33,13 @@ const services = async () => {
   const projector = createProjectorMetrics();
   const reader = createReaderMetrics();
   const webhooks = createWebhookMetrics();
+  const audit = createAuditMetrics();
   return {
     indexer: await inventory(indexer.registry),
     projector: await inventory(projector.registry),
     reader: await inventory(reader.registry),
     webhooks: await inventory(webhooks.registry),
+    audit: await inventory(audit.registry),
   };
 };
 
@@ -280,7 +283,7 @@ describe('the dashboard and the alert rules in infra/', () => {
 
   it('name only metrics and labels the services register', async () => {
     const all = await services();
-    const known = new Map([...all.indexer, ...all.projector, ...all.reader, ...all.webhooks]);
+    const known = new Map([...all.indexer, ...all.projector, ...all.reader, ...all.webhooks, ...all.audit]);
     const exprs = [
       ...[...dashboardExpressions(dashboard)].map(([where, e]) => [`dashboard ${where}`, e] as const),
       ...[...alertExpressions(alerts)].map(([name, e]) => [`alert ${name}`, e] as const),
@@ -291,7 +294,7 @@ describe('the dashboard and the alert rules in infra/', () => {
     const named = new Set(exprs.flatMap(([, e]) => [...promqlNames(e).metrics.keys()]));
     const base = (n: string) => n.replace(/_(bucket|sum|count)$/, '');
     const shown = new Set([...named].map(base));
-    const own = [...known.keys()].filter((n) => /^(indexer|projector|reader|webhooks|http)_/.test(n));
+    const own = [...known.keys()].filter((n) => /^(indexer|projector|reader|webhooks|http|vault_yield_audit)_/.test(n));
     expect(own.filter((n) => !shown.has(n))).toEqual([]);
   });
 

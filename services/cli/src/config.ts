@@ -2,6 +2,7 @@
  * The CLI's configuration schemas, for the README's generated configuration table and the tests
  * that hold compose to them (scripts/config-table.ts, test/compose.test.ts).
  */
+export { auditEnvSchema } from './commands/audit.js';
 export { migrateConfigSchema } from './commands/migrate.js';
 export { reindexEnvSchema } from './commands/reindex.js';
 export { republishEnvSchema } from './commands/republish.js';
