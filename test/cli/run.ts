@@ -16,9 +16,11 @@ export function runCli(
   args: string[],
   env: Record<string, string> = {},
   timeoutMs = 60_000,
+  cwd?: string,
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
+      ...(cwd ? { cwd } : {}),
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,13 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { dropDatabase, ensureProjectDatabase, ROLES } from '@vault-yield/devstack/postgres';
+import { ensureProjectDatabase, ROLES } from '@vault-yield/devstack/postgres';
 import { createPgPool, migrate } from '@vault-yield/store';
-import { kafkaBrokers, postgresAdminUrl } from '@vault-yield/test-kit';
+import { postgresAdminUrl } from '@vault-yield/test-kit';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { expectNoDdl } from '../postgres/support.js';
+import { descendants, dropDevDatabases, newDatabase, startDev, waitExit } from './support.js';
 
 /**
  * `vault-yield dev`, the main job (`npm start`), run as a process the way a developer runs it:
@@ -15,86 +12,7 @@ import { expectNoDdl } from '../postgres/support.js';
  * chain under it has died (it once hung there).
  */
 
-const bin = fileURLToPath(new URL('../../services/cli/bin/vault-yield.js', import.meta.url));
-const databases: string[] = [];
-
-afterAll(async () => {
-  for (const d of databases) await dropDatabase(postgresAdminUrl(), d);
-});
-
-interface Dev {
-  child: ChildProcess;
-  out: () => string;
-  /** The reader's base URL, once printed. */
-  ready: Promise<string>;
-  exited: Promise<number | null>;
-}
-
-function newDatabase(): string {
-  const database = `t_dev_${randomBytes(4).toString('hex')}`;
-  databases.push(database);
-  return database;
-}
-
-function startDev(database = newDatabase()): Dev {
-  const child = spawn(process.execPath, [bin, 'dev', '--port', '0', '--no-live'], {
-    env: {
-      ...process.env,
-      KAFKA_BROKERS: kafkaBrokers().join(','),
-      DATABASE_ADMIN_URL: postgresAdminUrl(),
-      DATABASE_NAME: database,
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const ready = new Promise<string>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      out += d;
-      const m = /reader:\s+(http:\/\/\S+)\/v1/.exec(out);
-      if (m?.[1]) resolve(m[1]);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`dev exited (${code}) before serving:\n${out}`)));
-  });
-  ready.catch(() => {});
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, out: () => out, ready, exited };
-}
-
-/** Pids of the processes below `pid` whose name contains `name` (from /proc). */
-function descendants(pid: number, name: string): number[] {
-  const parent = new Map<number, number>();
-  const comm = new Map<number, string>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      comm.set(Number(entry), stat.slice(stat.indexOf('(') + 1, close));
-      parent.set(Number(entry), Number(stat.slice(close + 2).split(' ')[1]));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  const below = (p: number): boolean => {
-    for (let q = parent.get(p); q !== undefined && q > 1; q = parent.get(q)) if (q === pid) return true;
-    return false;
-  };
-  return [...comm].filter(([p, c]) => c.includes(name) && below(p)).map(([p]) => p);
-}
-
-async function waitExit(dev: Dev, ms: number): Promise<number | null | 'hung'> {
-  let timer: NodeJS.Timeout | undefined;
-  const hung = new Promise<'hung'>((r) => {
-    timer = setTimeout(() => r('hung'), ms);
-  });
-  const outcome = await Promise.race([dev.exited, hung]);
-  clearTimeout(timer);
-  if (outcome === 'hung') dev.child.kill('SIGKILL');
-  return outcome;
-}
+afterAll(dropDevDatabases);
 
 describe('vault-yield dev', () => {
   it('serves the demo vault, then stops every part it started on Ctrl-C and exits 0', async () => {
