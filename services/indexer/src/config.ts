@@ -137,6 +137,15 @@ export const indexerEnvSchema = baseConfigSchema.extend({
     'mark cadence: at most one `mark` record per vault per this much block time, ms (flips excepted)',
     is(INDEXER_DEFAULTS.markMinIntervalMs),
   ),
+  FOLLOW_LIVE: doc(
+    envField.bool().default(false),
+    "publish the log the live projection of `VIEWS_SCHEMA` folds: after `reindex --topic NEW` is switched live, the indexer finishes its step in flight and moves by itself to `NEW` and the reindex's checkpoint namespace (resuming where the reindex stopped: blocks mined meanwhile go to `NEW`; the old log ends). Off: the indexer stays on `KAFKA_TOPIC` and `PROJECTION_SCHEMA` (pinned)",
+  ),
+  VIEWS_SCHEMA: sharedEnv.VIEWS_SCHEMA,
+  FOLLOW_LIVE_INTERVAL_MS: doc(
+    envField.int(100, 3_600_000).default(5_000),
+    "with `FOLLOW_LIVE`: how often the live build is read besides the switch's notification (Postgres `LISTEN vault_yield_live`, sent by `rebuild`'s switch)",
+  ),
   METRICS_PORT: sharedEnv.METRICS_PORT.optional(),
   /** Address the metrics server binds to (default loopback). */
   METRICS_HOST: z.string().min(1).optional(),

@@ -20,6 +20,7 @@ export {
   IndexerHaltError,
   ReorgTooDeepError,
 } from './errors.js';
+export { type FollowingIndexer, followLiveIndexer, type IndexerFollowOptions } from './follow.js';
 export { createIndexerMetrics, type IndexerMetrics } from './metrics.js';
 export { type PriceReading, PriceWatch, type ValuedSet } from './price-watch.js';
 export {

@@ -1,9 +1,16 @@
 import { ConfigError, createLogger, onShutdown } from '@vault-yield/common';
-import { createIndexer, IndexerHaltError, indexerConfigFromEnv, loadIndexerEnv } from './index.js';
+import {
+  createIndexer,
+  followLiveIndexer,
+  IndexerHaltError,
+  indexerConfigFromEnv,
+  loadIndexerEnv,
+} from './index.js';
 
 /**
  * The indexer process: env → createIndexer; SIGINT/SIGTERM finish the batch in flight and exit.
- * With END_BLOCK, it exits 0 once that block is checkpointed.
+ * With END_BLOCK, it exits 0 once that block is checkpointed. FOLLOW_LIVE: it publishes the log
+ * the live projection of VIEWS_SCHEMA folds, moving to a reindex's log once it is switched live.
  */
 let env: ReturnType<typeof loadIndexerEnv>;
 try {
@@ -15,7 +22,10 @@ try {
   process.exit(2);
 }
 const logger = createLogger({ name: 'indexer', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
-const indexer = createIndexer(indexerConfigFromEnv(env, logger));
+const config = indexerConfigFromEnv(env, logger);
+const indexer = env.FOLLOW_LIVE
+  ? followLiveIndexer(config, { viewsSchema: env.VIEWS_SCHEMA, intervalMs: env.FOLLOW_LIVE_INTERVAL_MS })
+  : createIndexer(config);
 onShutdown(logger, () => indexer.stop());
 try {
   await indexer.start();

@@ -1,6 +1,6 @@
 import type { Logger } from '@vault-yield/common';
 import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
-import { type Freshness, type Pool, projectionFreshness } from '@vault-yield/store';
+import { type Freshness, liveLog, type Pool, projectionFreshness } from '@vault-yield/store';
 import type { ReaderConfig } from './config.js';
 
 /** How long one reading serves /ready and /metrics (a load balancer polls every few seconds). */
@@ -25,7 +25,9 @@ export interface FreshnessProbe {
  * Measures how far the projection the reader serves is behind the log and the chain, with what a
  * reader has: Postgres (its schema's `consumer_offsets` and `vault_snapshot`, the indexer's
  * checkpoint when its role may read it) and Kafka (the topic's high watermarks, when
- * `KAFKA_BROKERS` is set). See `projectionFreshness` for the figures.
+ * `KAFKA_BROKERS` is set). See `projectionFreshness` for the figures. When `schema` is a views
+ * schema whose live build names its log (`vy_live_log()`: after a reindex, its new topic and
+ * checkpoint namespace), that log is measured instead of the configured topic and indexer schema.
  */
 export function createFreshnessProbe(o: {
   pool: Pool;
@@ -38,7 +40,18 @@ export function createFreshnessProbe(o: {
   let last: { at: number; reading: Promise<FreshnessReading> } | null = null;
   let closed = false;
 
-  const highWatermarks = async (): Promise<Map<number, bigint>> => {
+  /** The topic and checkpoint schema the live projection's log is measured by (read each reading). */
+  const measured = async (): Promise<{ topic: string | null; indexerSchema: string | null }> => {
+    const configured = { topic: config.kafka?.topic ?? null, indexerSchema: config.indexerSchema };
+    const live = await liveLog(o.pool, o.schema).catch((err: unknown) => {
+      log.warn({ err: { message: (err as Error).message } }, 'freshness: the live log unknown');
+      return null;
+    });
+    if (!live?.topic) return configured;
+    return { topic: live.topic, indexerSchema: live.indexerSchema ?? configured.indexerSchema };
+  };
+
+  const highWatermarks = async (topic: string): Promise<Map<number, bigint>> => {
     const k = config.kafka!;
     admin ??= createLogAdmin({
       brokers: k.brokers,
@@ -50,7 +63,7 @@ export function createFreshnessProbe(o: {
     let timer: NodeJS.Timeout | undefined;
     try {
       const offsets = await Promise.race([
-        admin.then((a) => a.offsets(k.topic)),
+        admin.then((a) => a.offsets(topic)),
         new Promise<never>((_, reject) => {
           timer = setTimeout(
             () => reject(new Error(`no answer from Kafka in ${KAFKA_TIMEOUT_MS} ms`)),
@@ -73,19 +86,20 @@ export function createFreshnessProbe(o: {
   const measure = async (): Promise<FreshnessReading> => {
     let high: Map<number, bigint> | null = null;
     let kafkaError: string | undefined;
-    if (!config.kafka) kafkaError = 'KAFKA_BROKERS not set';
+    const on = await measured();
+    if (!config.kafka || on.topic === null) kafkaError = 'KAFKA_BROKERS not set';
     else {
       try {
-        high = await highWatermarks();
+        high = await highWatermarks(on.topic);
       } catch (err) {
         kafkaError = (err as Error).message;
         log.warn({ err: { message: kafkaError } }, 'freshness: high watermarks unknown');
       }
     }
     const f = await projectionFreshness(o.pool, o.schema, {
-      topic: config.kafka?.topic ?? '',
+      topic: on.topic ?? '',
       high,
-      indexerSchema: config.indexerSchema,
+      indexerSchema: on.indexerSchema,
     });
     // Without the records of lag, blocks and seconds are upper bounds (a quiet block counts):
     // they are reported, never a reason to leave the pool.

@@ -21,6 +21,11 @@ export interface BuildRecord {
    * (`market`: the column's name, kept; see the README's glossary).
    */
   market: { screenTopic: string; catalogueTopic: string } | null;
+  /**
+   * A reindex's checkpoint namespace: the schema of the indexer checkpoint that cut `topic` (null
+   * for other builds). An indexer following the live log (`FOLLOW_LIVE`) resumes from it.
+   */
+  indexerSchema: string | null;
   state: BuildState;
   /** True once the schema was migrated, made unlogged and stripped of its secondary indexes. */
   prepared: boolean;
@@ -42,6 +47,8 @@ export interface LiveRecord {
 
 const BUILDS = 'vy_builds';
 const LIVE = 'vy_live';
+/** A function of the views schema: the live log (see `liveLog`). */
+const LIVE_LOG = 'vy_live_log';
 /** Tables of the views schema that are bookkeeping, not views of the projection. */
 export const ADMIN_TABLES: readonly string[] = [BUILDS, LIVE];
 
@@ -74,6 +81,14 @@ export async function ensureAdminTables(pool: Pool, viewsSchema: string): Promis
         dropped_at       timestamptz
       )`,
     );
+    // Added later: views schemas made before it get the column here (ALTER needs the owner, so
+    // only when it is missing).
+    const { rowCount } = await db.query(
+      `select 1 from information_schema.columns
+        where table_schema = $1 and table_name = $2 and column_name = 'indexer_schema'`,
+      [viewsSchema, BUILDS],
+    );
+    if (!rowCount) await db.query(`alter table ${v}.${BUILDS} add column if not exists indexer_schema text`);
     await db.query(
       `create table if not exists ${v}.${LIVE} (
         id           boolean primary key default true check (id),
@@ -82,6 +97,11 @@ export async function ensureAdminTables(pool: Pool, viewsSchema: string): Promis
         switched_at  timestamptz not null default now()
       )`,
     );
+    // The live log for roles that may not read the bookkeeping (the reader's freshness).
+    const fn = await db.query<{ ok: boolean }>(`select to_regprocedure($1) is not null as ok`, [
+      `${v}.${LIVE_LOG}()`,
+    ]);
+    if (!fn.rows[0]?.ok) await db.query(liveLogFunction(v));
     await db.query('commit');
   } catch (err) {
     await db.query('rollback').catch(() => {});
@@ -97,6 +117,7 @@ interface BuildDbRow {
   group_id: string;
   topic: string;
   market: BuildRecord['market'];
+  indexer_schema: string | null;
   state: BuildState;
   prepared: boolean;
   unlogged: boolean;
@@ -114,6 +135,7 @@ const toBuild = (r: BuildDbRow): BuildRecord => ({
   groupId: r.group_id,
   topic: r.topic,
   market: r.market ?? null,
+  indexerSchema: r.indexer_schema ?? null,
   state: r.state,
   prepared: r.prepared,
   unlogged: r.unlogged,
@@ -159,15 +181,23 @@ export interface NewBuild {
   groupId: string;
   topic: string;
   market: BuildRecord['market'];
+  /** A reindex's checkpoint namespace (BuildRecord.indexerSchema). */
+  indexerSchema?: string | null;
   state?: BuildState;
 }
 
-/** Records a build (state `building` unless given); an existing row for the schema is kept as is. */
+/**
+ * Records a build (state `building` unless given); an existing row for the schema is kept as is,
+ * but for its indexer schema, set when given (a reindex resuming a build recorded before the
+ * column existed).
+ */
 export async function recordBuild(db: Pool, viewsSchema: string, b: NewBuild): Promise<BuildRecord> {
   await ensureAdminTables(db, viewsSchema);
+  const t = `${ident(viewsSchema)}.${BUILDS}`;
   await db.query(
-    `insert into ${ident(viewsSchema)}.${BUILDS} (schema, purpose, group_id, topic, market, state)
-     values ($1, $2, $3, $4, $5, $6) on conflict (schema) do nothing`,
+    `insert into ${t} (schema, purpose, group_id, topic, market, state, indexer_schema)
+     values ($1, $2, $3, $4, $5, $6, $7)
+     on conflict (schema) do update set indexer_schema = coalesce(excluded.indexer_schema, ${BUILDS}.indexer_schema)`,
     [
       b.schema,
       b.purpose,
@@ -175,6 +205,7 @@ export async function recordBuild(db: Pool, viewsSchema: string, b: NewBuild): P
       b.topic,
       b.market ? JSON.stringify(b.market) : null,
       b.state ?? 'building',
+      b.indexerSchema ?? null,
     ],
   );
   return (await getBuild(db, viewsSchema, b.schema)) as BuildRecord;
@@ -215,4 +246,53 @@ export async function liveRecord(db: Queryable, viewsSchema: string): Promise<Li
   );
   const r = rows[0];
   return r ? { schema: r.schema, previous: r.previous, switchedAt: r.switched_at } : null;
+}
+
+/** The log the live projection folds, and the indexer checkpoint that writes it. */
+export interface LiveLog {
+  /** The live projection schema. */
+  schema: string;
+  /** Its build's vault topic; null for a schema never built (switched to as it was). */
+  topic: string | null;
+  /**
+   * The checkpoint namespace of the reindex that cut `topic` (the live build's, else the last
+   * reindex of that topic that was live); null when no reindex wrote `topic`.
+   */
+  indexerSchema: string | null;
+}
+
+/**
+ * `vy_live_log()`: the live log, readable by any role with usage on the views schema (security
+ * definer, owned by the migrator): the reader's `/ready` follows a reindex without a grant on the
+ * bookkeeping. It names topics and schemas only.
+ */
+const liveLogFunction = (v: string) => `
+  create function ${v}.${LIVE_LOG}() returns table (schema text, topic text, indexer_schema text)
+  language sql stable security definer set search_path = pg_catalog as $$
+    select l.schema, b.topic,
+           coalesce(b.indexer_schema, (
+             select r.indexer_schema from ${v}.${BUILDS} r
+              where r.topic = b.topic and r.purpose = 'reindex' and r.indexer_schema is not null
+                and r.switched_at is not null
+              order by r.switched_at desc limit 1))
+      from ${v}.${LIVE} l
+      left join ${v}.${BUILDS} b on b.schema = l.schema and b.purpose <> 'initial' and b.topic <> ''
+     where l.id
+  $$`;
+
+/**
+ * The live log of a views schema, or null when nothing was switched there (or its bookkeeping
+ * predates `vy_live_log`). Any role with usage on the views schema may call it.
+ */
+export async function liveLog(db: Queryable, viewsSchema: string): Promise<LiveLog | null> {
+  const v = ident(viewsSchema);
+  const { rows: fn } = await db.query<{ ok: boolean }>(`select to_regprocedure($1) is not null as ok`, [
+    `${v}.${LIVE_LOG}()`,
+  ]);
+  if (!fn[0]?.ok) return null;
+  const { rows } = await db.query<{ schema: string; topic: string | null; indexer_schema: string | null }>(
+    `select schema, topic, indexer_schema from ${v}.${LIVE_LOG}()`,
+  );
+  const r = rows[0];
+  return r ? { schema: r.schema, topic: r.topic, indexerSchema: r.indexer_schema } : null;
 }

@@ -9,7 +9,7 @@ import {
   playDemoScenario,
   startAnvil,
 } from '@vault-yield/devstack/chain';
-import { createIndexer } from '@vault-yield/indexer';
+import { followLiveIndexer } from '@vault-yield/indexer';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import { followLiveProjections } from '@vault-yield/projector';
 import { createReader, readerConfigFromEnv } from '@vault-yield/reader';
@@ -229,19 +229,24 @@ export const devCommand: Command = {
       });
       stops.push(['feeds', () => feeds.stop()]);
 
-      const indexer = createIndexer({
-        rpcUrl: anvil.rpcUrl,
-        // anvil serves WebSocket on its HTTP port: blocks wake the indexer as they land.
-        rpcWsUrl: anvil.rpcUrl.replace(/^http/, 'ws'),
-        chainId: anvil.chainId,
-        factory: stack.factory,
-        startBlock: Number(stack.deploymentBlock),
-        kafka: { brokers: kafka.brokers, topic: TOPICS.records },
-        databaseUrl: db.writerUrl,
-        schema,
-        pollIntervalMs: 500,
-        logger: log.child({ component: 'indexer' }),
-      });
+      // Follows the live log of the views: after `vault-yield reindex` it publishes the new topic
+      // from the reindex's checkpoint namespace.
+      const indexer = followLiveIndexer(
+        {
+          rpcUrl: anvil.rpcUrl,
+          // anvil serves WebSocket on its HTTP port: blocks wake the indexer as they land.
+          rpcWsUrl: anvil.rpcUrl.replace(/^http/, 'ws'),
+          chainId: anvil.chainId,
+          factory: stack.factory,
+          startBlock: Number(stack.deploymentBlock),
+          kafka: { brokers: kafka.brokers, topic: TOPICS.records },
+          databaseUrl: db.writerUrl,
+          schema,
+          pollIntervalMs: 500,
+          logger: log.child({ component: 'indexer' }),
+        },
+        { viewsSchema: views, intervalMs: 2_000 },
+      );
       await indexer.start();
       stops.push(['indexer', () => indexer.stop()]);
 
@@ -286,7 +291,8 @@ export const devCommand: Command = {
           // The views, like a deployment's reader: a rebuild's switch reaches it.
           PROJECTION_SCHEMA: views,
           PORT: String(port),
-          // Freshness: the demo topic's high watermarks, the demo indexer's checkpoint.
+          // Freshness: the demo topic's high watermarks, the demo indexer's checkpoint (after a
+          // reindex, those of the live build's log).
           KAFKA_BROKERS: kafka.brokers.join(','),
           KAFKA_TOPIC: TOPICS.records,
           INDEXER_SCHEMA: schema,

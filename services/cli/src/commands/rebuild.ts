@@ -92,9 +92,14 @@ environment:
 
 /**
  * `vault-yield rebuild` with the purpose recorded for the build: `reindex` runs it on the topic it
- * has just rebuilt, so the build is listed (and resumed) as a reindex.
+ * has just rebuilt, so the build is listed (and resumed) as a reindex, with the checkpoint namespace
+ * that cut the topic (`indexerSchema`: indexers following the live log resume from it).
  */
-export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = 'rebuild'): Promise<number> {
+export async function rebuild(
+  argv: string[],
+  purpose: 'rebuild' | 'reindex' = 'rebuild',
+  indexerSchema?: string,
+): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -207,6 +212,7 @@ export async function rebuild(argv: string[], purpose: 'rebuild' | 'reindex' = '
       groupId: group,
       topic,
       purpose: known?.purpose === 'reindex' ? 'reindex' : purpose,
+      indexerSchema,
       strategy: !values['no-market'],
       unlogged: values.unlogged,
       deferIndexes: !values['all-indexes'],

@@ -8,12 +8,14 @@ import { createLogAdmin } from '@vault-yield/log';
 import {
   createPgPool,
   type IndexerCheckpointRow,
+  ident,
   indexerCheckpoints,
   listBuilds,
   liveSchema,
   migrate,
   type Pool,
   schemaWriters,
+  viewReaders,
   withRoles,
 } from '@vault-yield/store';
 import { z } from 'zod';
@@ -240,6 +242,13 @@ environment:
       const writers = withRoles(env.WRITER_ROLE, await schemaWriters(pool, liveIndexer));
       if (writers.length === 0) await migrate(pool, namespace);
       for (const writerRole of writers) await migrate(pool, namespace, undefined, { writerRole });
+      // The reader's /ready reads the live log's checkpoint once the build is live: the roles that
+      // read the views (and READER_ROLE) may read the namespace's checkpoint (nothing else of it).
+      await grantCheckpointReads(
+        pool,
+        namespace,
+        withRoles(env.READER_ROLE, await viewReaders(pool, env.VIEWS_SCHEMA)),
+      );
     } finally {
       await pool.end();
     }
@@ -305,7 +314,9 @@ environment:
       `reindexed ${topic} to block ${s.checkpoint.blockNumber} (the chain head ${head} seen at the start, less CONFIRMATIONS ${confirmations}): ${s.recordsPublished} records published by this run, ${s.vaults} vaults (namespace ${namespace})`,
     );
     console.log(
-      `next: run the indexer with KAFKA_TOPIC=${topic} PROJECTION_SCHEMA=${namespace} (its checkpoint namespace)`,
+      values['no-rebuild']
+        ? `next: once a rebuild --topic ${topic} is live, a pinned indexer runs with KAFKA_TOPIC=${topic} PROJECTION_SCHEMA=${namespace} (its checkpoint namespace; it resumes from block ${s.checkpoint.blockNumber})`
+        : `next: indexers with FOLLOW_LIVE=true (npm start's, docker compose's) move to ${topic} and the checkpoint namespace ${namespace} by themselves once the switch below is made, and readers' /ready reads ${topic}; a pinned indexer: run it with KAFKA_TOPIC=${topic} PROJECTION_SCHEMA=${namespace} (it resumes from block ${s.checkpoint.blockNumber}), then stop the one writing to the old topic`,
     );
     if (values['no-rebuild']) return 0;
 
@@ -314,9 +325,18 @@ environment:
       t.value === undefined ? [`--${t.name}`] : [`--${t.name}`, t.value],
     );
     const { rebuild } = await import('./rebuild.js');
-    return rebuild(['--topic', topic, ...passthrough], 'reindex');
+    return rebuild(['--topic', topic, ...passthrough], 'reindex', namespace);
   },
 };
+
+/** Lets `roles` read a namespace's checkpoint and block hashes (the reader's freshness). */
+async function grantCheckpointReads(pool: Pool, namespace: string, roles: readonly string[]): Promise<void> {
+  const ns = ident(namespace);
+  for (const role of roles) {
+    await pool.query(`grant usage on schema ${ns} to ${ident(role)}`);
+    await pool.query(`grant select on ${ns}.indexer_checkpoint, ${ns}.indexer_blocks to ${ident(role)}`);
+  }
+}
 
 /**
  * The namespace holds the new log's checkpoint only: reusing the live indexer's schema would move

@@ -25,6 +25,8 @@ export interface BuildSpec {
   groupId: string;
   topic: string;
   purpose: BuildPurpose;
+  /** A reindex's checkpoint namespace, recorded with the build (BuildRecord.indexerSchema). */
+  indexerSchema?: string;
   /** Fold the strategy topics too, when they exist (decided once, recorded with the build). */
   strategy: boolean;
   /** Unlogged tables while folding (SET LOGGED at finalize). */
@@ -123,6 +125,7 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
     await recordBuild(pool, views, {
       schema: spec.schema,
       purpose: spec.purpose,
+      indexerSchema: spec.indexerSchema,
       groupId: spec.groupId,
       topic: spec.topic,
       market,

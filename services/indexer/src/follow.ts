@@ -1,0 +1,199 @@
+import { CONFIG_DEFAULTS, createLogger } from '@vault-yield/common';
+import {
+  createListener,
+  createPgPool,
+  LIVE_CHANNEL,
+  type Listener,
+  liveLog,
+  schemaExists,
+} from '@vault-yield/store';
+import type { IndexerConfig } from './config.js';
+import { createIndexer, type Indexer, type IndexerStatus } from './index.js';
+
+/** How an indexer follows the live log of a views schema (`FOLLOW_LIVE`). */
+export interface IndexerFollowOptions {
+  /** The views schema whose live build names the log to publish (`vy_live`, `vy_builds`). */
+  viewsSchema: string;
+  /** How often the live build is read besides the switch's notification (LISTEN `vault_yield_live`). */
+  intervalMs: number;
+}
+
+/** An indexer that moves to the live log: the `Indexer` of the log it publishes now, and where. */
+export interface FollowingIndexer extends Indexer {
+  /** The topic published now. */
+  topic(): string;
+  /** The schema of the checkpoint written now. */
+  schema(): string;
+}
+
+/** Where the indexer publishes and checkpoints. */
+interface LogTarget {
+  topic: string;
+  schema: string;
+}
+
+/**
+ * Runs the indexer of `config` on the log the live projection of `follow.viewsSchema` folds and
+ * moves it when a reindex is switched live: `reindex --topic NEW` cuts NEW from the chain with a
+ * checkpoint namespace of its own up to the head it saw, and its build records that namespace
+ * (`vy_builds.indexer_schema`). Once that build is live (its topic differs from the one published),
+ * the running indexer stops (the step in flight commits) and a new one starts on NEW and the
+ * namespace's checkpoint: it resumes where the reindex stopped, so blocks mined meanwhile are
+ * published to NEW, and the old log simply ends. The checkpoint is NEW's (the indexer refuses
+ * one of another topic). It never goes back to a topic it left, nor to a build that is not live.
+ * The switch is learnt from its notification (a session-mode connection only) and from the
+ * bookkeeping every `intervalMs`. Before any reindex, `config`'s topic and schema are used.
+ */
+export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOptions): FollowingIndexer {
+  const logger = config.logger ?? createLogger({ name: 'indexer' });
+  const log = logger.child({ component: 'follow-live' });
+  const pool = createPgPool({ url: config.databaseUrl, applicationName: 'vault-yield-follow', max: 1 });
+  let at: LogTarget = {
+    topic: config.kafka.topic ?? CONFIG_DEFAULTS.recordsTopic,
+    schema: config.schema ?? CONFIG_DEFAULTS.projectionSchema,
+  };
+  /** Topics published before and left: never published again. */
+  const left = new Set<string>();
+  let current: Indexer | null = null;
+  let running = false;
+  let stopped = false;
+  let chain: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | null = null;
+  let listener: Listener | null = null;
+  let resolveDone!: () => void;
+  let rejectDone!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolveDone = res;
+    rejectDone = rej;
+  });
+  done.catch(() => {});
+
+  /** The live log when it is another than the one published (and one that may be moved to). */
+  const moveTo = async (): Promise<LogTarget | null> => {
+    const live = await liveLog(pool, follow.viewsSchema);
+    if (!live?.topic || !live.indexerSchema) return null;
+    if (live.topic === at.topic || left.has(live.topic)) return null;
+    if (!(await schemaExists(pool, live.indexerSchema))) {
+      log.warn(
+        { topic: live.topic, namespace: live.indexerSchema },
+        'the live build names a checkpoint namespace that does not exist; staying',
+      );
+      return null;
+    }
+    return { topic: live.topic, schema: live.indexerSchema };
+  };
+
+  /** Starts an indexer on `t`; its halt (not its stop for a move) ends the follower. */
+  const launch = async (t: LogTarget): Promise<void> => {
+    const next = createIndexer({
+      ...config,
+      logger,
+      kafka: { ...config.kafka, topic: t.topic },
+      schema: t.schema,
+    });
+    current = next;
+    await next.start();
+    running = true;
+    next.done.then(
+      () => {
+        if (next === current && next.status().ended) resolveDone();
+      },
+      (err: unknown) => {
+        if (next === current) rejectDone(err);
+      },
+    );
+  };
+
+  /** Moves to the live log if it changed (serialised: one look at a time). */
+  const check = (): Promise<void> => {
+    chain = chain.then(async () => {
+      if (stopped || !running) return;
+      let t: LogTarget | null;
+      try {
+        t = await moveTo();
+      } catch (err) {
+        log.warn({ err }, 'cannot read the live build; staying on the current log');
+        return;
+      }
+      if (!t || stopped) return;
+      log.info({ from: at, to: t }, 'a reindex is live: moving the indexer to its log');
+      running = false;
+      await current?.stop();
+      left.add(at.topic);
+      at = t;
+      for (let attempt = 1; !stopped; attempt++) {
+        try {
+          await launch(t);
+          log.info({ ...t, checkpoint: started().status().checkpoint }, 'indexer follows the live log');
+          return;
+        } catch (err) {
+          await current?.stop().catch(() => {});
+          log.error({ err, ...t, attempt }, 'indexer failed to start on the live log; retrying');
+          await new Promise((r) => setTimeout(r, Math.min(30_000, follow.intervalMs * attempt)));
+        }
+      }
+    });
+    return chain;
+  };
+
+  const started = (): Indexer => {
+    if (!current) throw new Error('the following indexer has not started');
+    return current;
+  };
+
+  const listen = () => {
+    timer = setInterval(() => void check(), follow.intervalMs);
+    timer.unref();
+    // LISTEN holds a session: through a transaction-mode pooler the interval alone tells.
+    if (config.pooling === 'transaction') return;
+    listener = createListener({
+      url: config.databaseUrl,
+      applicationName: 'vault-yield-follow',
+      channel: LIVE_CHANNEL,
+      onNotify: (payload) => {
+        if (payload === follow.viewsSchema) void check();
+      },
+      // Notifications sent while not listening are lost: look now.
+      onListening: () => void check(),
+      onError: (err, retryInMs) =>
+        log.warn({ err, retryInMs }, 'live-switch listener lost; polling meanwhile'),
+    });
+  };
+
+  return {
+    get metrics() {
+      return started().metrics;
+    },
+    done,
+    topic: () => at.topic,
+    schema: () => at.schema,
+    async start() {
+      // A restart after a reindex goes straight to the live log.
+      const t = await moveTo().catch((err: unknown) => {
+        log.warn({ err }, 'cannot read the live build; starting on the configured log');
+        return null;
+      });
+      if (t) {
+        log.info({ configured: at, live: t }, 'a reindex is live: the indexer starts on its log');
+        left.add(at.topic);
+        at = t;
+      }
+      await launch(at);
+      log.info({ viewsSchema: follow.viewsSchema, ...at }, 'indexer follows the live log');
+      if (!stopped) listen();
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (timer) clearInterval(timer);
+      await listener?.close();
+      await chain;
+      await current?.stop();
+      await pool.end();
+      resolveDone();
+    },
+    /** The indexer running now's (a move in the meantime leaves it waiting: look again). */
+    waitFor: (blockNumber) => started().waitFor(blockNumber),
+    status: (): IndexerStatus => started().status(),
+  };
+}

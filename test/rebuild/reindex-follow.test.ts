@@ -1,0 +1,210 @@
+import { createLogger } from '@vault-yield/common';
+import { vaultAbi } from '@vault-yield/contracts';
+import {
+  type AnvilInstance,
+  type DemoResult,
+  deployReferenceStack,
+  playDemoScenario,
+  type ReferenceStack,
+  startAnvil,
+  write,
+} from '@vault-yield/devstack/chain';
+import { ROLES } from '@vault-yield/devstack/postgres';
+import { recordId } from '@vault-yield/domain';
+import { type FollowingIndexer, followLiveIndexer } from '@vault-yield/indexer';
+import { createLogAdmin } from '@vault-yield/log';
+import { type FollowingProjections, followLiveProjections } from '@vault-yield/projector';
+import { createPgPool, getBuild, liveSchema, type Pool } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { readTopic } from '@vault-yield/test-kit/indexer';
+import { startReader, type TestReader } from '@vault-yield/test-kit/reader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from '../cli/run.js';
+
+/**
+ * After `vault-yield reindex` the indexer and the reader follow by themselves (#48 item 2), on
+ * anvil, Kafka and Postgres in the deployed role layout: an indexer following the live log
+ * (FOLLOW_LIVE) publishes the chain to the live topic, a following projector folds it, a reader
+ * serves the views with its `/ready` lag measured on the configured topic and checkpoint. The
+ * operator runs `reindex --topic NEW` as the migrator with neither WRITER_ROLE nor READER_ROLE;
+ * the services run as the writer. Then a deposit on the chain reaches the API as a new ledger row:
+ * the indexer moved to NEW and the reindex's checkpoint namespace (NEW got the deposit, the old
+ * topic did not, nothing was published twice), and `/ready`'s lag reads NEW. Before, the indexer
+ * kept publishing to the old topic that nothing folds any more: the deposit never showed.
+ */
+const VIEWS = 'vault_yield_api';
+const silent = createLogger({ name: 'reindex-follow-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+/** Polls `probe` until it returns a value (not undefined), or fails naming `what`. */
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('the indexer and the reader follow a reindex', () => {
+  const oldTopic = uniqueTopic('reindex-follow-old');
+  const newTopic = uniqueTopic('reindex-follow-new');
+  const namespace = `vault_yield_idx_${newTopic.replace(/[^a-z0-9]+/g, '_')}`.slice(0, 63);
+  let anvil: AnvilInstance;
+  let stack: ReferenceStack;
+  let demo: DemoResult;
+  let db: TestDatabase;
+  let pool: Pool;
+  let indexer: FollowingIndexer;
+  let projections: FollowingProjections;
+  let reader: TestReader;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    anvil = await startAnvil();
+    stack = await deployReferenceStack(anvil.rpcUrl);
+    demo = await playDemoScenario(stack);
+    db = await createTestDatabase('reindex_follow', { split: true });
+    pool = createPgPool({ url: db.migratorUrl, applicationName: 'reindex-follow-test', max: 2 });
+    const full = cliEnv(
+      db,
+      { topic: oldTopic, views: VIEWS },
+      {
+        RPC_URL: anvil.rpcUrl,
+        FACTORY_ADDRESS: stack.factory,
+        MIGRATE_DATABASE_URL: db.migratorUrl,
+        SCREEN_TOPIC: uniqueTopic('screen-none'),
+        CATALOGUE_TOPIC: uniqueTopic('catalogue-none'),
+      },
+    );
+    // The views' bootstrap names the roles once; the operator's later commands do not.
+    const sw = await runCli(['rebuild', 'switch', '--schema', db.schema], {
+      ...full,
+      WRITER_ROLE: ROLES.writer,
+    });
+    expect(sw.code, sw.stderr).toBe(0);
+    const { READER_ROLE: _reader, ...bare } = full;
+    env = bare;
+
+    indexer = followLiveIndexer(
+      {
+        rpcUrl: anvil.rpcUrl,
+        factory: stack.factory,
+        kafka: { brokers: kafkaBrokers(), topic: oldTopic, partitions: 3 },
+        databaseUrl: db.writerUrl,
+        schema: db.schema,
+        pollIntervalMs: 50,
+        logger: silent,
+      },
+      { viewsSchema: VIEWS, intervalMs: 500 },
+    );
+    await indexer.start();
+    await indexer.waitFor(Number(demo.toBlock));
+    projections = followLiveProjections(
+      {
+        kafka: {
+          brokers: kafkaBrokers(),
+          topic: oldTopic,
+          consumerGroup: 'live',
+          groupId: `live.${oldTopic}`,
+          sessionTimeoutMs: 6_000,
+        },
+        databaseUrl: db.writerUrl,
+        schema: db.schema,
+        logger: silent,
+        strategy: null,
+      },
+      { viewsSchema: VIEWS, intervalMs: 500 },
+    );
+    await projections.started;
+    await projections.current().vault.caughtUp({ timeoutMs: 60_000 });
+    reader = await startReader(db, {
+      schema: VIEWS,
+      freshness: {
+        kafka: { brokers: kafkaBrokers(), topic: oldTopic, security: {} },
+        indexerSchema: db.schema,
+        maxLagRecords: 0,
+        maxLagSeconds: 0,
+      },
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await reader?.stop();
+    await projections?.stop();
+    await indexer?.stop().catch(() => {});
+    await anvil?.stop();
+    await pool?.end();
+    const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'reindex-follow-test' });
+    for (const t of [oldTopic, newTopic]) await admin.deleteTopic(t).catch(() => {});
+    await admin.close();
+    await db?.drop();
+  });
+
+  it('a deposit after the reindex reaches the API through the new topic, and /ready reads it', async () => {
+    const r = await runCli(
+      [
+        'reindex',
+        '--topic',
+        newTopic,
+        '--partitions',
+        '3',
+        '--schema',
+        'vault_yield_rf',
+        '--group',
+        'reindex-rf',
+      ],
+      env,
+      200_000,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^next: indexers with FOLLOW_LIVE=true .* move to ${newTopic} and the checkpoint namespace ${namespace}`,
+        'm',
+      ),
+    );
+    expect(await liveSchema(pool, VIEWS)).toBe('vault_yield_rf');
+    expect((await getBuild(pool, VIEWS, 'vault_yield_rf'))?.indexerSchema).toBe(namespace);
+
+    await until('the indexer moves to the new log', async () =>
+      indexer.topic() === newTopic ? true : undefined,
+    );
+    expect(indexer.schema()).toBe(namespace);
+    await until('the projector moves to the new schema', async () =>
+      projections.schema() === 'vault_yield_rf' ? true : undefined,
+    );
+
+    // New chain activity: a deposit into a demo vault, from its owner (WETH approved by the demo).
+    const vault = demo.vaults[0]!;
+    const receipt = await write(stack.clients, vault.owner, vault.address, vaultAbi, 'deposit', [
+      stack.tokens.weth.address,
+      10n ** 17n,
+    ]);
+    const block = Number(receipt.blockNumber);
+    const row = await until('the deposit reaches the API', async () => {
+      const res = await reader.get(`/v1/vault/${vault.address.toLowerCase()}/events?limit=5`);
+      if (res.status !== 200) return undefined;
+      const rows = res.body as { txHash: string; type: string; blockNumber: number }[];
+      return rows.find((x) => x.txHash.toLowerCase() === receipt.transactionHash.toLowerCase());
+    });
+    expect(row.blockNumber).toBe(block);
+
+    // The new log got it, the old one did not; nothing in the new log was published twice.
+    const fresh = await readTopic(kafkaBrokers(), newTopic);
+    expect(fresh.some((x) => x.record.blockNumber === block && x.record.type !== 'mark')).toBe(true);
+    const ids = fresh.map((x) => recordId(x.record));
+    expect(new Set(ids).size).toBe(ids.length);
+    const old = await readTopic(kafkaBrokers(), oldTopic);
+    expect(old.some((x) => x.record.blockNumber >= block)).toBe(false);
+
+    // /ready measures the live log: the new topic's watermarks and the namespace's checkpoint.
+    const lag = await until('/ready reads the new log', async () => {
+      const res = await reader.get('/ready');
+      const body = res.body as { lag?: { records: number | null; headBlock: number | null } };
+      const l = body.lag;
+      return l && l.records === 0 && (l.headBlock ?? 0) >= block ? l : undefined;
+    });
+    expect(lag.records).toBe(0);
+  }, 300_000);
+});
