@@ -207,7 +207,7 @@ describe('equity points (the rule)', () => {
     expect(dust.after.capitalInUsd).toBeGreaterThan(funded.after.capitalInUsd);
     expect(dust.row).toBeNull();
     const moved = step(dust.after, h.mark({ weth: '2100' }));
-    expect(moved.row).toMatchObject({ valueUsd: '2100', capitalInUsd: '2000', returnIndex: '1.05' });
+    expect(moved.row).toMatchObject({ valueUsd: '2100', capitalInUsd: '2000', returnIndex: '1.04' }); // net of the 20 accrued on the gain
     const switched = step(moved.after, h.record('strategy.selected', { strategy: 'tight-eth' }));
     expect(switched.row).toMatchObject({ valueUsd: '2100', strategy: 'tight-eth', seq: 6 });
     const out = step(switched.after, h.withdrawal(WETH, eth(0.5)));

@@ -65,15 +65,36 @@ describe('a fee in the block of a flow settles at its own place (the return inde
 
   it('blockReturnIndex: earnings before the first flow, each fee over the value just before it', () => {
     const v = (x: number) => BigInt(x) * SCALE;
-    // start 1,000, earned 100 (1,100), deposit 900 (2,000), fee 20 (1,980)
-    const i = blockReturnIndex(SCALE, v(1000), v(1980), [
-      { kind: 'in', valueUsd: v(900) },
-      { kind: 'fee', valueUsd: v(20) },
+    const at = (valueUsd: bigint, highWaterUsd: bigint, rateBps = 0) => ({ valueUsd, highWaterUsd, rateBps });
+    // rate 0 (nothing accrues): start 1,000, earned 100 (1,100), deposit 900 (2,000), fee 20 (1,980)
+    const i = blockReturnIndex(SCALE, at(v(1000), v(1000)), at(v(1980), v(1900)), [
+      { kind: 'in', valueUsd: v(900), rateBps: 0 },
+      { kind: 'fee', valueUsd: v(20), rateBps: 0 },
     ]);
     expect(i).toBe((((SCALE * 11n) / 10n) * 99n) / 100n);
     // on dust no sub-period; a fee taking more than the value floors at 0
-    expect(blockReturnIndex(SCALE, MIN_RETURN_BASE_USD - 1n, v(5), [])).toBe(SCALE);
-    expect(blockReturnIndex(SCALE, v(10), 0n, [{ kind: 'fee', valueUsd: v(10) }])).toBe(0n);
+    expect(blockReturnIndex(SCALE, at(MIN_RETURN_BASE_USD - 1n, 0n), at(v(5), 0n), [])).toBe(SCALE);
+    expect(
+      blockReturnIndex(SCALE, at(v(10), v(10)), at(0n, v(10)), [
+        { kind: 'fee', valueUsd: v(10), rateBps: 0 },
+      ]),
+    ).toBe(0n);
+  });
+
+  it('blockReturnIndex at 20 %: the gain is net of its fee as earned; a charge of the accrual moves nothing', () => {
+    const v = (x: number) => BigInt(x) * SCALE;
+    const at = (valueUsd: bigint, highWaterUsd: bigint) => ({ valueUsd, highWaterUsd, rateBps: 2000 });
+    // 1,000 → 1,100 with the mark at 1,000: 20 accrues, 1,080 net.
+    const earned = blockReturnIndex(SCALE, at(v(1000), v(1000)), at(v(1100), v(1000)), []);
+    expect(earned).toBe((SCALE * 108n) / 100n);
+    // The next block charges the 20 (the mark settles at 1,080): the index stays.
+    const fee = [{ kind: 'fee' as const, valueUsd: v(20), rateBps: 2000 }];
+    expect(blockReturnIndex(earned, at(v(1100), v(1000)), at(v(1080), v(1080)), fee)).toBe(earned);
+    // Charging 30 (10 more than accrued) is a loss of those 10 on 1,080.
+    const over = [{ kind: 'fee' as const, valueUsd: v(30), rateBps: 2000 }];
+    expect(blockReturnIndex(earned, at(v(1100), v(1000)), at(v(1070), v(1070)), over)).toBe(
+      divRound(earned * v(1070), v(1080)),
+    );
   });
 });
 

@@ -4,7 +4,7 @@ import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { applyContext, applyHoldings, type Draft, requireContextToken, shift } from './context.js';
 import { FoldError } from './errors.js';
 import { settleHighWater } from './fees.js';
-import { blockReturnIndex, nextReturnIndex } from './return-index.js';
+import { blockReturnIndex } from './return-index.js';
 import {
   type Address,
   type BlockFlow,
@@ -161,18 +161,23 @@ function endBlock(d: Draft, start: VaultState | null, flows: BlockFlow[]): void 
 }
 
 /**
- * The return index over a block (see VaultState.returnIndex). Per record, the later flows of a
- * block read as gains or losses (a vault funded by two deposits in one block lost half its
- * index); a fee counted over the block's start value skewed it (deposit 9,000 then a fee of 100
- * from 1,000: 0.90 instead of 0.99).
+ * The return index over a block (see VaultState.returnIndex), net of the fee accrued
+ * (return-index.ts `blockReturnIndex`). Per record, the later flows of a block read as gains or
+ * losses (a vault funded by two deposits in one block lost half its index); a fee counted over the
+ * block's start value skewed it (deposit 9,000 then a fee of 100 from 1,000: 0.90 instead of 0.99).
  */
 function blockIndex(d: Draft, start: VaultState | null, flows: readonly BlockFlow[]): Fixed {
-  const index = start ? start.returnIndex : d.returnIndex;
-  let fee = false;
-  for (const f of flows) if (f.kind === 'fee') fee = true;
-  if (!fee) return nextReturnIndex(start ?? { ...NOTHING_HELD, returnIndex: index }, d);
-  const valued = flows.map((f) => ({ kind: f.kind, valueUsd: usd(d, f.token, f.raw) }));
-  return blockReturnIndex(index, start ? start.valueUsd : 0n, d.valueUsd, valued);
+  const rate = d.performanceFeeBps;
+  const valued = flows.map((f) => ({
+    kind: f.kind,
+    valueUsd: usd(d, f.token, f.raw),
+    rateBps: f.rateBps ?? rate,
+  }));
+  const from = start
+    ? { valueUsd: start.valueUsd, highWaterUsd: start.highWaterUsd, rateBps: start.performanceFeeBps }
+    : { valueUsd: 0n, highWaterUsd: 0n, rateBps: rate };
+  const end = { valueUsd: d.valueUsd, highWaterUsd: d.highWaterUsd, rateBps: rate };
+  return blockReturnIndex(start ? start.returnIndex : d.returnIndex, from, end, valued);
 }
 
 /** The flows of a record alone in its block so far: one array reused (folds are synchronous). */
@@ -419,7 +424,7 @@ function inflow(d: Draft, source: FlowSource, token: Address, raw: bigint, flows
   if (source === 'deposit') d.depositedUsd += value;
   else if (source === 'received') d.receivedUsd += value;
   else d.unexplainedInUsd += value;
-  if (raw > 0n) recordFlow(d, { kind: 'in', token, raw }, value, flows);
+  if (raw > 0n) recordFlow(d, { kind: 'in', token, raw, rateBps: d.performanceFeeBps }, value, flows);
   return value;
 }
 
@@ -439,7 +444,7 @@ function outflow(
   if (raw > 0n && neverPriced(d, token)) return wait(d, source, token, raw);
   const w = usd(d, token, raw);
   d.capitalOutUsd += w;
-  if (raw > 0n) recordFlow(d, { kind: 'out', token, raw }, w, flows);
+  if (raw > 0n) recordFlow(d, { kind: 'out', token, raw, rateBps: d.performanceFeeBps }, w, flows);
   return w;
 }
 

@@ -10,17 +10,17 @@ import type { VaultState } from './state.js';
 const usd = (x: string) => parseFixed(x);
 
 describe('return index (exact, flows removed)', () => {
-  it('moves with prices, not with deposits or withdrawals', () => {
+  it('moves with prices net of the fee accrued, not with deposits or withdrawals', () => {
     const h = new History();
     let s = createVaultState(h.created());
     expect(s.returnIndex).toBe(SCALE);
     s = evolve(s, h.deposit(WETH, eth(1))); // 2000: base 0, no sub-period
     expect(s.returnIndex).toBe(SCALE);
-    s = evolve(s, h.mark({ weth: '2200' })); // +10 %
-    expect(s.returnIndex).toBe(SCALE + SCALE / 10n);
+    s = evolve(s, h.mark({ weth: '2200' })); // +10 % gross; 20 % of the 200 gained accrues: +8 % net
+    expect(s.returnIndex).toBe(SCALE + (SCALE * 8n) / 100n);
     s = evolve(s, h.deposit(USDC, usdc(800))); // 3000, flat
     s = evolve(s, h.withdrawal(USDC, usdc(300))); // 2700, flat
-    expect(s.returnIndex).toBe(SCALE + SCALE / 10n);
+    expect(s.returnIndex).toBe(SCALE + (SCALE * 8n) / 100n);
   });
 
   it('a sub-period starting on dust (under 1 USD) is not a return', () => {
@@ -43,6 +43,11 @@ describe('return index (exact, flows removed)', () => {
 
 const foldAll = (s: VaultState | undefined, rs: readonly VaultRecord[]): VaultState =>
   rs.reduce<VaultState | undefined>((acc, r) => foldRecord(acc, r), s)!;
+/** The vault.created record of a vault charging `bps`. */
+const rated = (h: History, bps: number): VaultRecord => {
+  const c = h.created();
+  return { ...c, payload: { ...c.payload, performanceFeeBps: bps } };
+};
 
 describe('return index: a block is the sub-period (holdings are end-of-block)', () => {
   it('a vault created and funded in one block starts at 1 (chained per record it fell to 0)', () => {
@@ -54,7 +59,8 @@ describe('return index: a block is the sub-period (holdings are end-of-block)', 
     expect(t.valueUsd).toBe(usd('2000'));
     expect(t.returnIndex).toBe(SCALE);
     expect(t.blockStart).toBeUndefined();
-    expect(evolve(t, h.mark({ usdc: '1.01' })).returnIndex).toBe(SCALE + SCALE / 100n); // then moves with prices
+    // then moves with prices, net of the fee accrued: 2,020 less 20 % of 20
+    expect(evolve(t, h.mark({ usdc: '1.01' })).returnIndex).toBe(SCALE + (SCALE * 8n) / 1000n);
   });
 
   it('flows of one block are no return: two deposits, then a deposit and a withdrawal', () => {
@@ -64,7 +70,10 @@ describe('return index: a block is the sub-period (holdings are end-of-block)', 
     const mid = evolve(s, a!);
     // Inside the block: the index of the last block end, which the state carries as the base.
     expect(mid.returnIndex).toBe(SCALE);
-    expect(mid.blockStart).toEqual({ end: s, flows: [{ kind: 'in', token: USDC, raw: usdc(1000) }] });
+    expect(mid.blockStart).toEqual({
+      end: s,
+      flows: [{ kind: 'in', token: USDC, raw: usdc(1000), rateBps: 2000 }],
+    });
     expect(mid.blockStart?.end).toMatchObject({
       valueUsd: usd('4000'),
       capitalInUsd: usd('4000'),
@@ -105,7 +114,7 @@ describe('return index: a block is the sub-period (holdings are end-of-block)', 
     );
   });
 
-  it('a vault holding one token returns the price ratio, whatever flows share its blocks (property)', () => {
+  it('a vault of rate 0 holding one token returns the price ratio, whatever flows share its blocks (property)', () => {
     const block = fc.record({
       price: fc.integer({ min: 500, max: 8_000 }),
       flows: fc.array(fc.record({ deposit: fc.boolean(), milli: fc.integer({ min: 1, max: 3_000 }) }), {
@@ -116,7 +125,7 @@ describe('return index: a block is the sub-period (holdings are end-of-block)', 
       fc.property(fc.array(block, { minLength: 1, maxLength: 10 }), (blocks) => {
         const h = new History();
         let held = eth(5);
-        let s = foldAll(undefined, oneBlock([h.created(), h.deposit(WETH, held)]));
+        let s = foldAll(undefined, oneBlock([rated(h, 0), h.deposit(WETH, held)]));
         for (const b of blocks) {
           const m = { weth: String(b.price) };
           const rs: VaultRecord[] = [];

@@ -62,7 +62,7 @@ describe('state serialisation (jsonb)', () => {
     const { v: _v, ...endFields } = JSON.parse(JSON.stringify(serializeState(s)));
     expect(json.blockStart).toEqual({
       end: endFields,
-      flows: [{ kind: 'in', token: WETH, raw: eth(1).toString() }],
+      flows: [{ kind: 'in', token: WETH, raw: eth(1).toString(), rateBps: 2000 }],
     });
     const copy = deserializeState(json);
     expect(copy).toEqual(mid);
@@ -80,7 +80,7 @@ describe('state serialisation (jsonb)', () => {
         strategy: s.strategy,
         highWaterUsd: s.highWaterUsd.toString(),
         benchmark: Object.fromEntries(Object.entries(s.benchmark).map(([t, h]) => [t, h.toString()])),
-        flows: [{ kind: 'in', token: WETH, raw: eth(1).toString() }],
+        flows: [{ kind: 'in', token: WETH, raw: eth(1).toString(), rateBps: 2000 }],
       },
     };
     const old = evolve(deserializeState(legacy), last);

@@ -203,14 +203,18 @@ export interface VaultState {
   /** Value after the last record: idle + positions + pending rewards, at the last context. */
   readonly valueUsd: Fixed;
   /**
-   * Time-weighted return index (10^18 = 1 at creation), chained exactly on every block the vault
-   * has records in (returns.ts `blockReturnIndex`): × V_0 / V_start, V_0 the value just before
-   * the block's first flow (the block's end value less its flows, reconciliations included),
-   * V_start the value at the vault's previous block end; then × (V_k − C_k) / V_k for each fee
-   * charge C_k of the block, V_k the value just before it. Capital in and out are no return; a
-   * fee is (the owner pays it). A block, not a record, is the step: holdings are read at the
-   * block's end, so a record that is not the last of its block has no value of its own. A
-   * sub-period starting under MIN_RETURN_BASE_USD is × 1: a return on dust is noise.
+   * Time-weighted return index (10^18 = 1 at creation), net of the performance fee as it is
+   * earned, chained exactly on every block the vault has records in (return-index.ts
+   * `blockReturnIndex`) over N = V − rate · max(0, V − HW): the value net of the fee accrued and
+   * not yet charged, at the vault's rate then (`performanceFeeBps`). × N_0 / N_start, N_0 just
+   * before the block's first flow (the block's end value less its flows, reconciliations
+   * included), N_start at the vault's previous block end; then across each fee charge C_k × the
+   * net value after it / before it — a charge moves the index only by what it differs from the
+   * fee accrued, so a gain's fee is a return of the days (and the strategy) that earned the gain,
+   * not of the day it is charged. Capital in and out are no return. A block, not a record, is the
+   * step: holdings are read at the block's end, so a record that is not the last of its block has
+   * no value of its own. A sub-period starting under MIN_RETURN_BASE_USD is × 1: a return on dust
+   * is noise.
    */
   readonly returnIndex: Fixed;
   /**
@@ -245,7 +249,11 @@ export interface BlockFlow {
   readonly token: Address;
   /** Raw token units (> 0). */
   readonly raw: bigint;
-  /** A fee's: the vault's rate when it was charged (a rate may change inside the block). */
+  /**
+   * The vault's rate when the flow was made (a rate may change inside the block): a fee's is the
+   * rate it was charged at; every flow's prices the fee accrued at its place in the block (the
+   * return index is net of it). Absent in a state written before flows carried it: the vault's rate.
+   */
   readonly rateBps?: number;
 }
 

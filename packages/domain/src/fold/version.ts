@@ -11,7 +11,11 @@
  * 4: a flow of a token that never had a valid price waits and is booked at the token's first valid
  *    price (never at 0; its ledger row's USD null); the owner's deposits and withdrawals apart
  *    from tokens received and from unexplained balance changes; an unexplained outflow is a loss,
- *    not capital out, and flags the vault (store migration 0023).
+ *    not capital out, and flags the vault (store migration 0023); returns net of the performance
+ *    fee as it is earned — the return index chains over V − rate · max(0, V − HW) at every block,
+ *    so a charge moves it only by what it differs from the fee accrued (issue #43 item 3). Kept
+ *    at 4, not 5: it is the same unreleased wave, and migration 0023 stamps only schemas that hold
+ *    no equity point yet, so every projection stamped 4 was folded by this code.
  * A projection of an older version keeps its figures until `vault-yield rebuild` re-folds the log.
  */
 export const FOLD_VERSION = 4;

@@ -224,14 +224,18 @@ returned **whole** (no pagination): they are small and bounded (at most 1000 ent
 The universe endpoints return only what passed the latest screen, in its output order; the ranking
 model itself is not exposed. \`X-Screen-Version\` and \`X-Screened-At\` (Unix ms) name the screen
 run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), never projections.
-Returns are time-weighted from exact values: the fold chains each vault's return index on every
-block it has records in, I ← I · V_0 / V_start (V_start the value at the vault's previous block
-end, V_0 the value just before the block's first flow = V_end less the block's capital in − out,
-so deposits and withdrawals are not returns, however many share a block), then
-I ← I · (V_k − C_k) / V_k for each performance fee C_k of the block, V_k the value just before it
-(the block's end value less the flows after it): fees are a return, so figures are net of fees,
-and a fee in the block of a deposit or withdrawal counts exactly as it would in a block of its
-own — never from the rounded equity figures. The block is the shortest sub-period because
+Returns are time-weighted from exact values, **net of the performance fee as it is earned**: the
+fold chains each vault's return index over N = V − rate · max(0, V − highWaterUsd), the value net
+of the fee accrued and not yet charged (rate the vault's own rate then), on every block it has
+records in: I ← I · N_0 / N_start (N_start at the vault's previous block end, N_0 just before the
+block's first flow, V_0 = V_end less the block's capital in − out, so deposits and withdrawals are
+not returns, however many share a block), then across each performance fee charged
+I ← I · N_after / N_before. A charge takes C from the value and settles the high-water mark, so N
+moves only by what the charge differs from the fee accrued: a charge of the whole fee due moves
+nothing (the fee is a return of the days, and the strategy, that earned the gain — not of the day
+it is charged), an over-charge is a loss; a change of the vault's rate re-prices the fee accrued
+where it happens. A fee in the block of a deposit or withdrawal counts exactly as it would in a
+block of its own — never from the rounded equity figures. The block is the shortest sub-period because
 holdings are read at its end. A sub-period that starts with the vault worth under **1 USD**
 has no return (a return on dust is noise). Each sub-period counts for the **strategy in force
 then**: a vault that switches strategy keeps its earlier history with the earlier strategy.
