@@ -137,14 +137,15 @@ export const indexerEnvSchema = baseConfigSchema.extend({
     'mark cadence: at most one `mark` record per vault per this much block time, ms (flips excepted)',
     is(INDEXER_DEFAULTS.markMinIntervalMs),
   ),
+  // One row in the README's table for the indexer and the projector: the text says both.
   FOLLOW_LIVE: doc(
     envField.bool().default(false),
-    "publish the log the live projection of `VIEWS_SCHEMA` folds: after `reindex --topic NEW` is switched live, the indexer finishes its step in flight and moves by itself to `NEW` and the reindex's checkpoint namespace (resuming where the reindex stopped: blocks mined meanwhile go to `NEW`; the old log ends). Off: the indexer stays on `KAFKA_TOPIC` and `PROJECTION_SCHEMA` (pinned)",
+    "follow the live build of `VIEWS_SCHEMA` (its `vy_live`, `vy_builds`) and move by itself when `rebuild`/`reindex` switch the views. The projector folds into the live schema instead of `PROJECTION_SCHEMA` (then only the schema before any switch): the batch in flight commits, then folding resumes in the new schema from the offsets stored there by the build (under the build's consumer group, from its topics). The indexer publishes the log the live build folds: once a `reindex --topic NEW` is live, the step in flight commits and it resumes on `NEW` from the reindex's checkpoint namespace (blocks mined meanwhile go to `NEW`; the old log ends). Off: each stays on `PROJECTION_SCHEMA` (and the indexer on `KAFKA_TOPIC`): pinned",
   ),
   VIEWS_SCHEMA: sharedEnv.VIEWS_SCHEMA,
   FOLLOW_LIVE_INTERVAL_MS: doc(
     envField.int(100, 3_600_000).default(5_000),
-    "with `FOLLOW_LIVE`: how often the live build is read besides the switch's notification (Postgres `LISTEN vault_yield_live`, sent by `rebuild`'s switch)",
+    "with `FOLLOW_LIVE`: how often the live schema and its build are read besides the switch's notification (Postgres `LISTEN vault_yield_live`, sent by `rebuild`'s switch)",
   ),
   METRICS_PORT: sharedEnv.METRICS_PORT.optional(),
   /** Address the metrics server binds to (default loopback). */

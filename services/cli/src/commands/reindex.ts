@@ -110,8 +110,10 @@ topic no longer exists, or whose checkpoint is above the chain head (written on 
 dev chain restarted since); a start block above the chain head (or above the head less
 CONFIRMATIONS), or above a vault the factory created; a --schema that is live, retired or dropped.
 
-Afterwards, move the live indexer to the new topic and namespace and the projector to the new
-schema (the command prints the variables).
+Afterwards, services with FOLLOW_LIVE=true (npm start's, docker compose's) move by themselves once
+the switch is made: the indexer to NEW and the namespace (recorded with the build; it resumes from
+the namespace's checkpoint), the projector to the new schema; readers' /ready reads NEW. Move a
+pinned indexer and projector as the command prints.
 
 options:
   --topic NEW          topic to write (required; created with --partitions if missing)
