@@ -105,6 +105,8 @@ async function startChild(readerUrl: string): Promise<{ child: ChildProcess; url
       HOST: '127.0.0.1',
       RATE_LIMIT_RPS: '0',
       CLIENT_CONCURRENCY: '0',
+      // BENCH_CONNECTIONS sockets from one loopback address: no per-address cap.
+      MAX_CONNECTIONS_PER_ADDRESS: '0',
       BENCH_ROUTES: 'true',
       LOG_LEVEL: 'info',
       PG_POOL_MAX: process.env.PG_POOL_MAX ?? '10',

@@ -77,6 +77,12 @@ export const readerConfigSchema = z.object({
     keepAliveTimeoutMs: int(),
     maxConnections: int(1),
   }),
+  /**
+   * Open connections of one client at once, by its socket's address (an IPv4 address; an IPv6
+   * /64, /56 and /48, each its own cap): more are reset at accept. 0 = no cap. A trusted proxy's
+   * connections are not counted.
+   */
+  connections: z.object({ perAddress: int(), perIpv6Slash56: int(), perIpv6Slash48: int() }),
   /** Longest wait for in-flight requests on stop before connections are cut. */
   shutdownGraceMs: int(),
   /** Registers GET /bench/hello (plain hello world, for the bench's baseline). */
@@ -221,6 +227,18 @@ export const readerEnvSchema = baseConfigSchema.extend({
     envField.int(1, 1_000_000).default(1_000),
     'open connections at most (more are closed at accept)',
   ),
+  MAX_CONNECTIONS_PER_ADDRESS: doc(
+    envField.int(0, 1_000_000).default(64),
+    "open connections of one client address (an IPv4 address or an IPv6 /64, the socket's peer) at once; more are reset at accept, before a byte is read (0 = no cap). Not applied to `TRUSTED_PROXIES`' own connections (with a hop count: to none)",
+  ),
+  MAX_CONNECTIONS_PER_IPV6_56: doc(
+    envField.int(0, 1_000_000).default(128),
+    'open connections of one IPv6 /56 at once, whatever its /64s (0 = no cap)',
+  ),
+  MAX_CONNECTIONS_PER_IPV6_48: doc(
+    envField.int(0, 1_000_000).default(256),
+    'open connections of one IPv6 /48 at once, whatever its /64s and /56s (0 = no cap)',
+  ),
   BENCH_ROUTES: doc(envField.bool().default(false), "registers `GET /bench/hello` (the bench's baseline)"),
   STREAM_MAX: doc(
     envField.int(0, 1_000_000).default(800),
@@ -304,6 +322,11 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
+    },
+    connections: {
+      perAddress: e.MAX_CONNECTIONS_PER_ADDRESS,
+      perIpv6Slash56: e.MAX_CONNECTIONS_PER_IPV6_56,
+      perIpv6Slash48: e.MAX_CONNECTIONS_PER_IPV6_48,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     benchRoutes: e.BENCH_ROUTES,

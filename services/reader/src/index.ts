@@ -12,6 +12,7 @@ import { DASHBOARD_CSP, dashboardRoutes } from './dashboard/index.js';
 import { ApiError, errorResponse, isUnavailable } from './errors.js';
 import { createFreshnessProbe } from './freshness.js';
 import { createConcurrencyLimiter } from './middleware/concurrency.js';
+import { type ConnectionStats, createConnectionCap } from './middleware/connection-cap.js';
 import { corsHeaders, corsPreflight } from './middleware/cors.js';
 import { createMetrics } from './middleware/metrics.js';
 import { createClientKey, rateLimit } from './middleware/rate-limit.js';
@@ -32,7 +33,8 @@ export {
   readerConfigSchema,
   readerEnvSchema,
 } from './config.js';
-export { clientKey } from './middleware/client-address.js';
+export { clientKey, clientKeys } from './middleware/client-address.js';
+export type { ConnectionStats, RefusalReason } from './middleware/connection-cap.js';
 export { createMetrics as createReaderMetrics } from './middleware/metrics.js';
 export { buildOpenApi } from './openapi/document.js';
 export { readInterfaceDoc } from './openapi/read-interface-doc.js';
@@ -61,6 +63,8 @@ export interface Reader {
   log: Logger;
   /** The live streams' hub (one listening connection, the streams' caps). */
   hub: StreamHub;
+  /** The server's sockets: open now, and refused at accept by cap (the metrics' figures). */
+  connections(): ConnectionStats;
   /** Listens on config.host:config.port (0 = any free port); resolves with the bound address. */
   start(): Promise<{ host: string; port: number; url: string }>;
   /** Stops accepting, drains in-flight requests (up to shutdownGraceMs), closes the pool. */
@@ -106,10 +110,13 @@ export function createReader(config: ReaderConfig): Reader {
     log,
     ...config.streams,
   });
+  // One host may not hold every socket (HTTP_MAX_CONNECTIONS): a cap per address, at accept.
+  const connectionCap = createConnectionCap(config.connections, config.rateLimit.trustedProxies);
   const metrics = createMetrics(
     true,
     () => freshness.read(),
     () => hub.stats(),
+    () => connectionCap.stats(),
   );
 
   const app = new OpenAPIHono();
@@ -205,6 +212,7 @@ export function createReader(config: ReaderConfig): Reader {
     registry: metrics.registry,
     log,
     hub,
+    connections: () => connectionCap.stats(),
     start: async () => {
       // Behind a transaction-mode pooler the role's settings stand in for the connect options.
       if (config.pooling === 'transaction')
@@ -236,6 +244,8 @@ export function createReader(config: ReaderConfig): Reader {
         ) as Server;
         s.keepAliveTimeout = keepAliveTimeoutMs;
         s.maxConnections = maxConnections;
+        // Before any connection is accepted (listen completes on a later turn of the loop).
+        connectionCap.attach(s);
         s.once('error', reject);
         server = s;
       });

@@ -88,20 +88,32 @@ export function createClientAddress(
     };
   }
 
-  const list = new BlockList();
-  for (const c of trust.cidrs) {
-    const r = parseCidr(c);
-    if (r) list.addSubnet(r.address, r.prefix, r.type);
-  }
-  const trusted = (address: string) => {
-    const family = isIP(address);
-    return family !== 0 && list.check(address, family === 4 ? 'ipv4' : 'ipv6');
-  };
+  const trusted = createProxyCheck(trust);
   return (peer, xff) => {
     const chain = [...entriesOf(xff), peerOf(peer)];
     // Walk from the right over trusted proxies; the first address that is not one is the client.
     for (let i = chain.length - 1; i > 0; i--) if (!trusted(chain[i] as string)) return chain[i] as string;
     return chain[0] as string;
+  };
+}
+
+/**
+ * Whether a socket's peer is one of our proxies under `trust`: with a hop count every peer is
+ * (nothing reaches the reader but through them), with a CIDR list a peer inside it, with `none`
+ * no peer.
+ */
+export function createProxyCheck(trust: TrustedProxies): (peer: string) => boolean {
+  if (trust.kind === 'none') return () => false;
+  if (trust.kind === 'hops') return () => true;
+  const list = new BlockList();
+  for (const c of trust.cidrs) {
+    const r = parseCidr(c);
+    if (r) list.addSubnet(r.address, r.prefix, r.type);
+  }
+  return (peer) => {
+    const address = plain(peer);
+    const family = isIP(address);
+    return family !== 0 && list.check(address, family === 4 ? 'ipv4' : 'ipv6');
   };
 }
 
@@ -133,18 +145,32 @@ function ipv6Groups(address: string): number[] | null {
  * its own key.
  */
 export function clientKey(address: string): string {
+  return clientKeys(address)[0];
+}
+
+/**
+ * The keys of a client address from narrowest to widest: `[clientKey]` for an IPv4 address
+ * (an IPv4-mapped one included) or anything that is no address; `[/64, /56, /48]` for IPv6 — the
+ * wider prefixes bound a host that rotates through the /64s of the /56 or /48 it was given.
+ */
+export function clientKeys(address: string): [string] | [string, string, string] {
   const a = address.trim().toLowerCase().replace(/%.*$/, ''); // a zone id names no other host
   const family = isIP(a);
-  if (family === 4) return a;
-  if (family !== 6) return address;
+  if (family === 4) return [a];
+  if (family !== 6) return [address];
   const g = ipv6Groups(a);
-  if (!g) return a;
+  if (!g) return [a];
   if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) {
     const [hi, lo] = [g[6] as number, g[7] as number];
-    return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+    return [`${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`];
   }
-  return `${g
-    .slice(0, 4)
-    .map((x) => x.toString(16))
-    .join(':')}::/64`;
+  return [prefixKey(g, 64), prefixKey(g, 56), prefixKey(g, 48)];
+}
+
+/** `2001:db8:1:ab00::/56`: the first `bits` bits of the groups (a multiple of 8), the rest zero. */
+function prefixKey(groups: readonly number[], bits: 48 | 56 | 64): string {
+  const whole = Math.floor(bits / 16);
+  const head = groups.slice(0, whole);
+  if (bits % 16) head.push((groups[whole] as number) & 0xff00);
+  return `${head.map((x) => x.toString(16)).join(':')}::/${bits}`;
 }

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type ConnectionStats, REFUSAL_REASONS, type RefusalReason } from './connection-cap.js';
 
 export interface Metrics {
   registry: Registry;
@@ -27,7 +28,15 @@ export type StreamSource = () => {
   refused: { total: number; client: number };
 };
 
-export function createMetrics(defaults = true, lag?: LagSource, streams?: StreamSource): Metrics {
+/** The server's sockets at each scrape (ConnectionCap.stats). */
+export type ConnectionSource = () => ConnectionStats;
+
+export function createMetrics(
+  defaults = true,
+  lag?: LagSource,
+  streams?: StreamSource,
+  connections?: ConnectionSource,
+): Metrics {
   const registry = new Registry();
   if (defaults) collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -106,6 +115,29 @@ export function createMetrics(defaults = true, lag?: LagSource, streams?: Stream
       for (const cap of ['total', 'client'] as const) {
         this.inc({ cap }, now[cap] - refusedSeen[cap]);
         refusedSeen[cap] = now[cap];
+      }
+    },
+  });
+  new Gauge({
+    name: 'reader_connections_open',
+    help: 'Connections (sockets) the HTTP server holds now',
+    registers: [registry],
+    collect() {
+      if (connections) this.set(connections().open);
+    },
+  });
+  const connectionsSeen: Record<RefusalReason, number> = { address: 0, ipv6_56: 0, ipv6_48: 0, total: 0 };
+  new Counter({
+    name: 'reader_connections_refused_total',
+    help: 'Connections reset at accept, by the cap that refused them: address (MAX_CONNECTIONS_PER_ADDRESS: an IPv4 address or IPv6 /64), ipv6_56, ipv6_48 (MAX_CONNECTIONS_PER_IPV6_56/48), total (HTTP_MAX_CONNECTIONS)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      if (!connections) return;
+      const now = connections().refused;
+      for (const reason of REFUSAL_REASONS) {
+        this.inc({ reason }, now[reason] - connectionsSeen[reason]);
+        connectionsSeen[reason] = now[reason];
       }
     },
   });

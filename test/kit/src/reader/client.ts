@@ -46,6 +46,7 @@ export async function startReader(
       rateLimit: { ratePerSecond: 0, burst: 1, trustedProxies: { kind: 'none' } },
       // No abuse limits in functional tests (one client sends them all): hostile.test.ts sets its own.
       concurrency: { perClient: 0, queue: 16 },
+      connections: { perAddress: 0, perIpv6Slash56: 0, perIpv6Slash48: 0 },
       logger: createLogger({ name: 'reader-test', level: 'silent' }),
       adminToken: TEST_ADMIN_TOKEN,
       ...overrides,
