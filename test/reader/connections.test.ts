@@ -216,6 +216,15 @@ describe('connections per address', () => {
     expect(await ask(after, '/health', true)).toBe('served');
   });
 
+  it('sockets beyond HTTP_MAX_CONNECTIONS, whoever opens them, are counted as refused (reason total)', async () => {
+    const { reader, url } = await startReader({ http: http({ maxConnections: 2 }), connections: cap(2) });
+    const one = await hog(url, 1);
+    const two = await hog(url, 2, OTHER);
+    expect([one.held.length, two.held.length]).toEqual([1, 1]);
+    expect(reader.connections().refused).toMatchObject({ address: 0, total: 1 });
+    for (const r of [...one.all, ...two.all]) r.socket.destroy();
+  });
+
   it("behind proxies named by CIDR, the proxy's sockets are not capped (the requests' caps key by the forwarded client)", async () => {
     const CAP = 2;
     const { reader, url } = await startReader({
