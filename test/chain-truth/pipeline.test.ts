@@ -15,12 +15,14 @@ import {
   rebalanceAround,
   resize,
   startAnvil,
+  strategyId,
   type TrackedVault,
   targetSqrtPrice,
   toAnswer,
   write,
 } from '@vault-yield/devstack/chain';
 import type { SnapshotView } from '@vault-yield/domain';
+import { createPgPool, type Pool } from '@vault-yield/store';
 import type { Res } from '@vault-yield/test-kit/reader';
 import fc from 'fast-check';
 import { type Address, encodePacked, keccak256 } from 'viem';
@@ -32,7 +34,9 @@ import { type ChainPipeline, startChainPipeline } from './pipeline.js';
  * (deposits, withdrawals, swaps crossing ranges, mint / resize / rebalance / close, collects,
  * rewards, tokens sent straight to vaults, positions minted for vaults by someone else — into a
  * live range of theirs or a range of its own, tokens drained from a vault with no vault event, a
- * vault funded while its token's feed answers 0) over ten vaults (and those funded unpriced) on
+ * vault funded while its token's feed answers 0, and every 40 steps a switch of strategy followed
+ * by a charge of the whole performance fee due — which moves no return: the index is net of the fee
+ * as it is earned) over ten vaults (and those funded unpriced) on
  * three pools (both token orders, two fee tiers). After every step the reader's valueUsd of every vault equals, to the cent, the
  * independent valuation of chain state (test/chain-truth/index.ts, which lets the pool compute
  * uncollected fees). That valuation pokes the pool with a zero-liquidity burn as the vault in an
@@ -41,6 +45,8 @@ import { type ChainPipeline, startChainPipeline } from './pipeline.js';
 
 const VAULTS = 10;
 const STEPS = 330; // about two thirds of the steps mine (a block each, churns two): ≥ 200 blocks in all
+/** Every FEE_EVERY steps played, the vault owing the most fee switches strategy and is charged it. */
+const FEE_EVERY = 40;
 
 type Step =
   | { kind: 'deposit'; vault: number; side: 0 | 1; pct: number }
@@ -200,7 +206,17 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     });
 
   /** What the comparisons covered (so a run that compared nothing interesting fails). */
-  const seen = { checks: 0, feesUsd: 0, positions: 0, received: 0, gifted: 0, drained: 0, unpriced: 0 };
+  const seen = {
+    checks: 0,
+    feesUsd: 0,
+    positions: 0,
+    received: 0,
+    gifted: 0,
+    drained: 0,
+    unpriced: 0,
+    chargedAfterSwitch: 0,
+  };
+  let pool: Pool;
 
   /** Waits for the pipeline to reach the chain head, then compares every vault with the chain. */
   async function checkAll(label: string): Promise<void> {
@@ -237,9 +253,11 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     }
     // every change of value gets a record in its own block
     p = await startChainPipeline(anvil, stack, 'truth', { mark: { intervalBlocks: 0, minIntervalMs: 0 } });
+    pool = createPgPool({ url: p.db.writerUrl, schema: p.db.schema, applicationName: 'chain-truth', max: 2 });
   }, 240_000);
 
   afterAll(async () => {
+    await pool?.end();
     await p?.stop();
     await anvil?.stop();
   });
@@ -388,6 +406,56 @@ describe('chain truth: every vault valued from chain state at its block, to the 
   }
 
   /**
+   * The vault owing the most performance fee (its own rate × (value − high water)) switches
+   * strategy, then the fee collector charges the whole fee due in a token the vault holds idle.
+   * The return index is net of the fee as it is earned, so the charge moves it by no more than the
+   * charge's rounding to a token unit: the new strategy is not charged the old one's fee (before,
+   * the index fell by fee / value at the charge, a loss of the new strategy). false when no vault
+   * owes at least 1 USD it can pay from idle.
+   */
+  async function feeAfterSwitch(n: number): Promise<boolean> {
+    const owing = [];
+    for (const v of vaults) {
+      const snap = await snapshot(v.address);
+      const bps = await stack.clients.publicClient.readContract({
+        address: v.address,
+        abi: vaultAbi,
+        functionName: 'performanceFeeBps',
+      });
+      const due = (Math.max(0, snap.valueUsd - snap.fees.highWaterUsd) * Number(bps)) / 10_000;
+      for (const t of [v.pool.token0, v.pool.token1]) {
+        const raw = BigInt(Math.floor((due / t.usd) * 10 ** t.decimals));
+        if (due >= 1 && snap.valueUsd >= 100 && (await balanceOf(t.address, v.address)) >= raw)
+          owing.push({ v, t, raw, due });
+      }
+    }
+    const top = owing.sort((a, b) => b.due - a.due)[0];
+    if (!top) return false;
+    const { v, t, raw } = top;
+    const c = stack.clients;
+    await write(c, v.owner, v.address, vaultAbi, 'selectStrategy', [strategyId(`truth-switched-${n}`)]);
+    await write(c, stack.accounts.feeCollector, v.address, vaultAbi, 'chargePerformanceFee', [
+      t.address,
+      raw,
+      stack.accounts.treasury,
+    ]);
+    await p.settle();
+    const { rows } = await pool.query<{ x: number; s: string }>(
+      `select return_index::float8 as x, strategy as s from equity_points
+        where vault = decode($1, 'hex') order by seq desc limit 2`,
+      [v.address.slice(2).toLowerCase()],
+    );
+    // the switch's point, then the charge's: nothing else moved the vault in between
+    expect(rows.map((r) => r.s)).toEqual([`truth-switched-${n}`, `truth-switched-${n}`]);
+    expect(rows[0]!.x / rows[1]!.x, `fee ${top.due} USD charged to ${v.address} after a switch`).toBeCloseTo(
+      1,
+      7,
+    );
+    seen.chargedAfterSwitch++;
+    return true;
+  }
+
+  /**
    * A new vault funded while WETH's feed answers 0 (its first read of the token has no price),
    * then the feed answers again: the deposit is capital in at that first valid price, never a gain.
    */
@@ -450,6 +518,8 @@ describe('chain truth: every vault valued from chain state at its block, to the 
         throw new Error(`step ${n} ${JSON.stringify(s)}: ${(err as Error).message.split('\n')[0]}`);
       }
       if (played) await checkAll(`step ${n++} ${JSON.stringify(s)}`);
+      if (played && n % FEE_EVERY === 0 && (await feeAfterSwitch(n)))
+        await checkAll(`step ${n} fee after switch`);
     }
     expect((await head()) - first).toBeGreaterThanOrEqual(200);
     // the histories reached what the rule is about: positions, uncollected fees worth more than a
@@ -474,6 +544,7 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     expect(seen.gifted).toBeGreaterThan(0);
     expect(seen.drained).toBeGreaterThan(0);
     expect(seen.unpriced).toBeGreaterThan(0);
+    expect(seen.chargedAfterSwitch).toBeGreaterThan(0);
   }, 900_000);
 
   it('position ranges, for both token orders, are the human prices of the pool’s own ticks and sqrtPrice', async () => {
