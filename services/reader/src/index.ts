@@ -111,7 +111,11 @@ export function createReader(config: ReaderConfig): Reader {
     ...config.streams,
   });
   // One host may not hold every socket (HTTP_MAX_CONNECTIONS): a cap per address, at accept.
-  const connectionCap = createConnectionCap(config.connections, config.rateLimit.trustedProxies);
+  const connectionCap = createConnectionCap(
+    config.connections,
+    config.rateLimit.trustedProxies,
+    log.child({ component: 'connections' }),
+  );
   const metrics = createMetrics(
     true,
     () => freshness.read(),

@@ -1,3 +1,4 @@
+import { createLogger } from '@vault-yield/common';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readerConfigFromEnv } from '../config.js';
@@ -105,6 +106,25 @@ describe('connection buckets (IPv4 address; IPv6 /64, /56, /48)', () => {
     for (let i = 0; i < 4; i++) cap.admit(i % 2 ? '198.51.100.7' : '::ffff:198.51.100.7');
     expect(cap.admit('198.51.100.7')).toBe('address');
     expect(typeof cap.admit('198.51.100.8')).toBe('function');
+  });
+
+  it('a client at its cap is logged once while it stays there, not once a refused socket', () => {
+    const lines: { client?: string; reason?: string; cap?: number; msg?: string }[] = [];
+    const log = createLogger({
+      name: 'test',
+      level: 'info',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+    });
+    const cap = createConnectionCap({ ...CAPS, perAddress: 2 }, NONE, log);
+    const first = cap.admit('198.51.100.7') as () => void;
+    cap.admit('198.51.100.7');
+    for (let i = 0; i < 100; i++) cap.admit('198.51.100.7');
+    expect(lines).toMatchObject([{ client: '198.51.100.7', reason: 'address', cap: 2 }]);
+    first(); // below its cap: a new episode is logged again
+    cap.admit('198.51.100.7');
+    cap.admit('198.51.100.7');
+    expect(lines).toHaveLength(2);
+    expect(cap.stats().refused.address).toBe(101);
   });
 
   it('0 turns a cap off; a trusted proxy is not capped (CIDR: the listed peers; a hop count: every peer)', () => {

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Logger } from '@vault-yield/common';
 import { clientKeys, createProxyCheck, type TrustedProxies } from './client-address.js';
 
 export interface ConnectionCapConfig {
@@ -47,13 +48,20 @@ export interface ConnectionCap {
  * clients, so its sockets are not capped here (only by `maxConnections`; the requests' caps still
  * key by the forwarded client).
  */
-export function createConnectionCap(config: ConnectionCapConfig, trust: TrustedProxies): ConnectionCap {
+export function createConnectionCap(
+  config: ConnectionCapConfig,
+  trust: TrustedProxies,
+  log?: Logger,
+): ConnectionCap {
   const caps = [config.perAddress, config.perIpv6Slash56, config.perIpv6Slash48];
   const reasons: RefusalReason[] = ['address', 'ipv6_56', 'ipv6_48'];
   const isProxy = createProxyCheck(trust);
   const held = new Map<string, number>();
   const refused: Record<RefusalReason, number> = { address: 0, ipv6_56: 0, ipv6_48: 0, total: 0 };
   let open = 0;
+  // Buckets whose refusals were logged, until they fall below their cap: one line an episode,
+  // not one a socket (a flood must not flood the log too).
+  const told = new Set<string>();
 
   /** The buckets a socket of `peer` counts in, each with the index of its cap and reason. */
   const bucketsOf = (peer: string | undefined): { key: string; tier: number }[] => {
@@ -70,20 +78,27 @@ export function createConnectionCap(config: ConnectionCapConfig, trust: TrustedP
     if (full) {
       const reason = reasons[full.tier] as RefusalReason;
       refused[reason] += 1;
+      if (log && !told.has(full.key)) {
+        told.add(full.key);
+        log.warn(
+          { client: full.key, reason, cap: caps[full.tier] },
+          'connections refused at accept: the client holds its cap',
+        );
+      }
       return reason;
     }
-    const keys = buckets.map((b) => b.key);
-    for (const key of keys) held.set(key, (held.get(key) ?? 0) + 1);
+    for (const { key } of buckets) held.set(key, (held.get(key) ?? 0) + 1);
     open += 1;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       open -= 1;
-      for (const key of keys) {
+      for (const { key, tier } of buckets) {
         const n = (held.get(key) ?? 1) - 1;
         if (n === 0) held.delete(key);
         else held.set(key, n);
+        if (n < (caps[tier] as number)) told.delete(key);
       }
     };
   };
