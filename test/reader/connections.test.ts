@@ -9,8 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * MAX_CONNECTIONS_PER_ADDRESS sockets, the rest are reset at accept, while another address is
  * served; its sockets come back as they close — by the client, the keep-alive time-out or the
  * headers time-out (slow loris). Real reader on real Postgres, raw sockets from two loopback
- * addresses (127.0.0.1, 127.0.0.2). The IPv6 buckets (/64, /56, /48) are unit-tested beside the
- * cap (services/reader/src/middleware/connection-cap.test.ts): loopback has one IPv6 address.
+ * addresses (127.0.0.1, 127.0.0.2) and from ::1. The wider IPv6 buckets (/56, /48) are
+ * property-tested beside the cap (services/reader/src/middleware/connection-cap.test.ts): loopback
+ * has one IPv6 address.
  */
 
 const ADMIN_TOKEN = 'connections-test-admin-token';
@@ -31,7 +32,8 @@ interface Raw {
 function open(url: string, localAddress: string): Promise<Raw> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port), localAddress });
+    const host = hostname.replace(/^\[(.*)\]$/, '$1'); // [::1]
+    const socket = connect({ host, port: Number(port), localAddress });
     let data = '';
     let isClosed = false;
     let onHead = () => {};
@@ -214,6 +216,16 @@ describe('connections per address', () => {
     await until('the slow sockets seen closed', () => reader.connections().open === 0);
     const after = await open(url, HOG);
     expect(await ask(after, '/health', true)).toBe('served');
+  });
+
+  it('an IPv6 peer (::1) is capped by its /64 the same way', async () => {
+    const CAP = 3;
+    const { reader, url } = await startReader({ host: '::1', http: http(), connections: cap(CAP) });
+    const six = await hog(url, 3 * CAP, '::1');
+    expect(six.held).toHaveLength(CAP);
+    expect(six.refused).toHaveLength(2 * CAP);
+    expect(reader.connections().refused).toMatchObject({ address: 2 * CAP, ipv6_56: 0, ipv6_48: 0 });
+    for (const r of six.all) r.socket.destroy();
   });
 
   it('sockets beyond HTTP_MAX_CONNECTIONS, whoever opens them, are counted as refused (reason total)', async () => {
