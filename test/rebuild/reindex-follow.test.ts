@@ -14,7 +14,7 @@ import { recordId } from '@vault-yield/domain';
 import { type FollowingIndexer, followLiveIndexer } from '@vault-yield/indexer';
 import { createLogAdmin } from '@vault-yield/log';
 import { type FollowingProjections, followLiveProjections } from '@vault-yield/projector';
-import { createPgPool, getBuild, liveSchema, type Pool } from '@vault-yield/store';
+import { createPgPool, getBuild, liveLog, liveSchema, type Pool, recordBuild } from '@vault-yield/store';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { readTopic } from '@vault-yield/test-kit/indexer';
 import { startReader, type TestReader } from '@vault-yield/test-kit/reader';
@@ -207,4 +207,63 @@ describe('the indexer and the reader follow a reindex', () => {
     });
     expect(lag.records).toBe(0);
   }, 300_000);
+
+  it('a following indexer restarted after the reindex starts on the new log, not the configured one', async () => {
+    const at = indexer.status().checkpoint.blockNumber;
+    await indexer.stop();
+    indexer = followLiveIndexer(
+      {
+        rpcUrl: anvil.rpcUrl,
+        factory: stack.factory,
+        kafka: { brokers: kafkaBrokers(), topic: oldTopic, partitions: 3 },
+        databaseUrl: db.writerUrl,
+        schema: db.schema,
+        pollIntervalMs: 50,
+        logger: silent,
+      },
+      { viewsSchema: VIEWS, intervalMs: 500 },
+    );
+    await indexer.start();
+    expect([indexer.topic(), indexer.schema()]).toEqual([newTopic, namespace]);
+    expect(indexer.status().checkpoint.blockNumber).toBeGreaterThanOrEqual(at);
+  }, 60_000);
+
+  it('a views schema made before the indexer schema column upgrades: the column, vy_live_log()', async () => {
+    const old = 'vault_yield_api_before';
+    await pool.query(`create schema ${old}`);
+    await pool.query(
+      `create table ${old}.vy_builds (schema text primary key, purpose text not null, group_id text not null,
+         topic text not null, market jsonb, state text not null, prepared boolean not null default false,
+         unlogged boolean not null default false, deferred_indexes jsonb not null default '[]'::jsonb,
+         started_at timestamptz not null default now(), caught_up_at timestamptz, switched_at timestamptz,
+         retired_at timestamptz, dropped_at timestamptz)`,
+    );
+    await pool.query(
+      `create table ${old}.vy_live (id boolean primary key default true check (id), schema text not null,
+         previous text, switched_at timestamptz not null default now())`,
+    );
+    await pool.query(
+      `insert into ${old}.vy_builds (schema, purpose, group_id, topic, state, switched_at)
+       values ('vault_yield_rf', 'reindex', 'reindex-rf', $1, 'live', now())`,
+      [newTopic],
+    );
+    await pool.query(`insert into ${old}.vy_live (schema) values ('vault_yield_rf')`);
+    expect(await liveLog(pool, old)).toBeNull();
+    // A reindex resuming its build records the namespace on the existing row.
+    const b = await recordBuild(pool, old, {
+      schema: 'vault_yield_rf',
+      purpose: 'reindex',
+      groupId: 'reindex-rf',
+      topic: newTopic,
+      market: null,
+      indexerSchema: namespace,
+    });
+    expect([b.state, b.indexerSchema]).toEqual(['live', namespace]);
+    expect(await liveLog(pool, old)).toEqual({
+      schema: 'vault_yield_rf',
+      topic: newTopic,
+      indexerSchema: namespace,
+    });
+    await pool.query(`drop schema ${old} cascade`);
+  });
 });
