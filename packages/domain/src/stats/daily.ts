@@ -49,8 +49,9 @@ export function utcDay(ts: number): string {
 export interface DailyOptions {
   /**
    * How far the log has been folded (Unix ms, block time): only UTC days ended by then count.
-   * Default the last point's time; across vaults pass the fold's extent, so every vault's series
-   * is cut at the same day.
+   * Default the last point's time; pass how far THIS vault has been folded (its partition's
+   * extent, or its own last record when it is held at a gap: stats.ts VaultSeries), never the
+   * projection's latest record — a vault folded less far would read its unfolded days as quiet.
    */
   asOf?: number;
   /** Minimum value at the start of a day for the vault to take part (USD); default 1. */

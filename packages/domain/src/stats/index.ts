@@ -13,4 +13,5 @@ export {
   realisedStats,
   strategiesStats,
   strategyStats,
+  type VaultSeries,
 } from './stats.js';

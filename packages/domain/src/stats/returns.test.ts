@@ -267,3 +267,45 @@ describe('realisedStats', () => {
     expect(s.sigma).toBeCloseTo(sd * Math.sqrt(365), 12);
   });
 });
+
+describe('each vault counts up to how far it was folded (issue #43 item 2)', () => {
+  /** A vault of 1,000 earning +0.1 % a day, a point at 01:00 of each of its `days` days. */
+  const earning = (days: number): EquitySample[] =>
+    Array.from({ length: days + 1 }, (_, d) => ({
+      ts: T0 + d * DAY + 3_600_000,
+      valueUsd: 1000 * 1.001 ** d,
+      capitalInUsd: 1000,
+      capitalOutUsd: 0,
+      strategy: 'wide',
+      returnIndex: 1.001 ** d,
+    }));
+  const ahead = earning(45); // 44 complete days by its last point
+  const behind = earning(9); // its partition folded 35 days less far
+
+  it('two vaults of one strategy, one folded 35 days less far: liveApr 0.373, sigma 0 (was 0.224, 0.0039)', () => {
+    const opts = { minDailyReturns: 2 };
+    const right = strategyStats(
+      [
+        { points: ahead, asOf: ahead.at(-1)!.ts },
+        { points: behind, asOf: behind.at(-1)!.ts },
+      ],
+      opts,
+    );
+    expect(right.days).toBe(44);
+    expect(right.liveApr).toBeCloseTo(((1.001 ** 44 - 1) * 365) / 44, 9);
+    expect(right.liveApr).toBeCloseTo(0.373, 3);
+    expect(right.sigma).toBeCloseTo(0, 9);
+    // One extent for every vault (the projection's latest record) read the lagging vault's 35
+    // unfolded days as quiet days of the strategy.
+    const wrong = strategyStats([ahead, behind], { ...opts, asOf: ahead.at(-1)!.ts });
+    expect(wrong.liveApr).toBeCloseTo(0.224, 3);
+    expect(wrong.sigma).toBeCloseTo(0.0039, 4);
+  });
+
+  it('a vault without its own extent takes the shared one; a bare series its last point', () => {
+    const asOf = ahead.at(-1)!.ts;
+    expect(strategiesStats([{ points: ahead }], { asOf, minDailyReturns: 2 })).toEqual(
+      strategiesStats([ahead], { asOf, minDailyReturns: 2 }),
+    );
+  });
+});

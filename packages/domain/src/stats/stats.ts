@@ -37,16 +37,30 @@ export function realisedStats(
 }
 
 /**
+ * A vault's equity points and how far THAT vault has been folded (`asOf`, Unix ms block time):
+ * its daily returns stop there. A vault folded less far than others (its partition behind in a
+ * catch-up or a rebuild, or the vault held at a gap) has no return on the days after it — those
+ * days do not exist for it yet, they are not quiet days.
+ */
+export interface VaultSeries {
+  readonly points: readonly EquitySample[];
+  readonly asOf?: number;
+}
+
+/**
  * Every strategy's realised figures from every vault's equity points (each sub-period counts for
  * the strategy in force then, so a vault that switches keeps its history where it was earned).
+ * Each vault's series counts up to its own `asOf` when it has one (VaultSeries), else `opts.asOf`.
  */
 export function strategiesStats(
-  vaults: Iterable<readonly EquitySample[]>,
+  vaults: Iterable<readonly EquitySample[] | VaultSeries>,
   opts: DailyOptions & { minDailyReturns?: number } = {},
 ): Map<string, RealisedStats> {
   const members = new Map<string, DailyReturn[][]>();
-  for (const points of vaults) {
-    for (const [strategy, series] of dailyReturnsByStrategy(points, opts)) {
+  for (const v of vaults) {
+    const { points, asOf } = 'points' in v ? v : { points: v, asOf: undefined };
+    const own = asOf === undefined ? opts : { ...opts, asOf };
+    for (const [strategy, series] of dailyReturnsByStrategy(points, own)) {
       let list = members.get(strategy);
       if (!list) {
         list = [];
@@ -63,7 +77,7 @@ export function strategiesStats(
 
 /** One strategy's figures from its member vaults' equity points (all points count for it). */
 export function strategyStats(
-  members: readonly (readonly EquitySample[])[],
+  members: readonly (readonly EquitySample[] | VaultSeries)[],
   opts: DailyOptions & { minDailyReturns?: number } = {},
 ): RealisedStats {
   const all = strategiesStats(members, opts);

@@ -46,6 +46,12 @@ export interface ProjectionTx {
   deleteDeadLetters(ids: readonly number[]): Promise<void>;
   /** Deletes the vault's `balance.reconciled` ledger rows (a re-fold derives them again). */
   deleteReconciled(vault: string): Promise<void>;
+  /**
+   * Stores the partition's next offset and how far it has been folded (`folded_to`: the latest
+   * block time among the snapshots this transaction wrote, never moving back), and names the
+   * partition as the one of each vault whose snapshot this transaction wrote (migration 0024):
+   * a vault's realised figures count up to how far its partition was folded.
+   */
   savePartition(offset: PartitionOffset): Promise<void>;
   loadVaults(vaults: readonly string[]): Promise<Map<string, StoredVault>>;
   /** The keys (of those given) already in the ledger. */
@@ -219,6 +225,8 @@ export function unframe(frames: Buffer): Buffer[] {
 export function projectionTx(client: PoolClient): ProjectionTx {
   /** Ids of the ledger rows this transaction's reverts deleted (for noteCommit's `retracted`). */
   const retracted: string[] = [];
+  /** The vaults whose snapshots this transaction wrote, and the latest block time among them. */
+  const folded = { vaults: [] as string[], to: null as number | null };
   return {
     async lockPartition(groupId, topic, partition) {
       return (await this.lockPartitionAt(groupId, topic, partition)).offset;
@@ -264,9 +272,15 @@ export function projectionTx(client: PoolClient): ProjectionTx {
 
     async savePartition({ groupId, topic, partition, nextOffset }) {
       await client.query(
-        `update consumer_offsets set next_offset = $4, updated_at = now()
+        `update consumer_offsets set next_offset = $4, updated_at = now(), folded_to = greatest(folded_to, $5::int8)
          where group_id = $1 and topic = $2 and partition = $3`,
-        [groupId, topic, partition, nextOffset],
+        [groupId, topic, partition, nextOffset, folded.to],
+      );
+      if (folded.vaults.length === 0) return;
+      await client.query(
+        `update vault_snapshot set log_topic = $1, log_partition = $2
+         where vault = any($3::text[]) and (log_topic is distinct from $1 or log_partition is distinct from $2)`,
+        [topic, partition, folded.vaults],
       );
     },
 
@@ -413,6 +427,10 @@ export function projectionTx(client: PoolClient): ProjectionTx {
 
     async upsertSnapshots(rows) {
       if (rows.length === 0) return;
+      for (const r of rows) {
+        folded.vaults.push(r.vault);
+        if (folded.to === null || r.updatedAt > folded.to) folded.to = r.updatedAt;
+      }
       const parts = rows.map(
         (r) =>
           `{"v":${JSON.stringify(r.vault)},"c":${r.chainId},"o":${JSON.stringify(r.owner)},"s":${JSON.stringify(r.strategy)},` +

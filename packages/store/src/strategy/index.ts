@@ -5,6 +5,7 @@ export {
   foldExtent,
   type StrategyStats,
   strategyIds,
+  vaultFoldExtents,
   vaultReturnSeries,
   writeStrategyStats,
 } from './stats.js';

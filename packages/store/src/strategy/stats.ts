@@ -17,16 +17,40 @@ export async function strategyIds(pool: Pool): Promise<string[]> {
 }
 
 /**
- * How far the log has been folded: the block time (Unix ms) of the last folded record across the
- * projection, i.e. the latest vault's `updated_at`; null while no vault has been folded. Realised
- * figures are computed as of this instant, never the wall clock, so they are a function of the
- * log alone (the same whether the projector is behind, in time, or the chain clock runs ahead).
+ * How far the projection has been folded: the block time (Unix ms) of the last folded record
+ * across it, i.e. the latest vault's `updated_at`; null while no vault has been folded. Realised
+ * figures count each vault up to its own extent (`vaultFoldExtents`), never the wall clock, so
+ * they are a function of the log alone (the same whether the projector is behind, in time, or the
+ * chain clock runs ahead).
  */
 export async function foldExtent(pool: Pool): Promise<number | null> {
   const { rows } = await pool.query<{ at: number | null }>(
     'select max(updated_at)::float8 as at from vault_snapshot',
   );
   return rows[0]?.at ?? null;
+}
+
+/**
+ * How far each vault has been folded (Unix ms, block time), by vault: its partition's extent —
+ * the block time of the last record folded in the partition its records are folded from
+ * (`consumer_offsets.folded_to`, written with the offset; migration 0024) — so a vault that is
+ * merely quiet in an up-to-date partition keeps its quiet days. A vault held at a gap stops at its
+ * own last folded record: its later records are not folded, and its days after it do not exist
+ * yet. A vault whose partition is not known yet (its snapshot written before migration 0024,
+ * until its next record) counts up to the projection's latest record, as before.
+ */
+export async function vaultFoldExtents(pool: Pool): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ vault: string; at: number }>(
+    `with parts as (select topic, partition, max(folded_to) as folded_to from consumer_offsets
+                    group by topic, partition),
+          latest as (select max(updated_at) as at from vault_snapshot)
+     select s.vault, (case when s.held then s.updated_at
+                           when s.log_partition is null then latest.at
+                           else greatest(s.updated_at, p.folded_to) end)::float8 as at
+     from vault_snapshot s cross join latest
+     left join parts p on p.topic = s.log_topic and p.partition = s.log_partition`,
+  );
+  return new Map(rows.map((r) => [r.vault, Number(r.at)]));
 }
 
 /**

@@ -1,10 +1,10 @@
 import type { Logger } from '@vault-yield/common';
 import { type RealisedStats, strategiesStats } from '@vault-yield/domain';
 import {
-  foldExtent,
   type Pool,
   type StrategyStats,
   strategyIds,
+  vaultFoldExtents,
   vaultReturnSeries,
   writeStrategyStats,
 } from '@vault-yield/store';
@@ -15,23 +15,30 @@ import {
  * then, complete UTC days with quiet days as zero returns; see packages/domain returns) and stores
  * them.
  *
- * As of the fold's extent (the block time of the last folded record), never the wall clock: the
- * figures are a function of the log alone, the same whether the projector is in time, behind
- * (backfill, lag, a rebuild of an old log) or the chain clock runs ahead (the local demo advances
- * chain time). With no vault folded there is nothing to be as of: no figures.
+ * Each vault's series counts up to how far THAT vault has been folded (its partition's extent, or
+ * its own last record while it is held at a gap: store `vaultFoldExtents`), never the wall clock
+ * nor the projection's latest record: the figures are a function of the log alone, the same
+ * whether the projector is in time, behind (backfill, lag, a rebuild with uneven partitions) or
+ * the chain clock runs ahead (the local demo advances chain time) — a vault folded less far than
+ * others has no days after its extent, not quiet ones. With no vault folded: no figures.
  */
 export async function refreshStrategyStats(
   pool: Pool,
   minDailyReturns: number,
   log?: Logger,
 ): Promise<StrategyStats[]> {
-  // Before the points: every point folded by asOf is then among those read (a record folded in
-  // between only adds points; read after, asOf could pass points that were not read).
-  const asOf = await foldExtent(pool);
-  const figures =
-    asOf === null
-      ? new Map<string, RealisedStats>()
-      : strategiesStats((await vaultReturnSeries(pool)).values(), { minDailyReturns, asOf });
+  // Before the points: every point folded by a vault's extent is then among those read (a record
+  // folded in between only adds points; read after, an extent could pass points not read).
+  const extents = await vaultFoldExtents(pool);
+  let figures = new Map<string, RealisedStats>();
+  if (extents.size > 0) {
+    const vaults = [...(await vaultReturnSeries(pool))].map(([vault, points]) => ({
+      points,
+      asOf: extents.get(vault),
+    }));
+    // A series without a snapshot (none is written apart) would count to the latest extent.
+    figures = strategiesStats(vaults, { minDailyReturns, asOf: Math.max(...extents.values()) });
+  }
   const stats: StrategyStats[] = [];
   for (const id of await strategyIds(pool)) {
     const f = figures.get(id) ?? { liveApr: null, sigma: null, days: 0 };
@@ -40,6 +47,6 @@ export async function refreshStrategyStats(
   // strategies.updated_at stays the wall clock: it is bookkeeping of when the row was written,
   // never served (the reader serves liveApr and sigma only) and left out of projection checksums.
   await writeStrategyStats(pool, stats);
-  log?.debug({ strategies: stats.length, asOf }, 'strategy stats refreshed');
+  log?.debug({ strategies: stats.length, vaults: extents.size }, 'strategy stats refreshed');
   return stats;
 }

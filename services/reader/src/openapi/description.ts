@@ -246,9 +246,11 @@ and the day still in progress counts once it has ended. A strategy's daily retur
 its vaults' daily returns weighted by their value at the start of the day; days when none of its
 vaults held capital are not counted. \`liveApr\` = (Π(1 + r_d) − 1) · 365 / n and \`sigma\` =
 sample standard deviation of the n daily returns (zeros included) · √365, n = operating days
-ended by **how far the log has been folded** (the block time of the last folded record), never by
-the wall clock: the same records give the same figures whether the service is in step with the
-chain, catching up or rebuilding. Both are null while n is below the configured minimum (default
+ended by **how far the log has been folded**, never by the wall clock — each vault's days up to
+how far **that vault** was folded (the block time of the last record folded in its log partition,
+or its own last record while it is held at a sequence gap), so a vault folded less far than
+others has no days past that point rather than quiet ones: the same records give the same figures
+whether the service is in step with the chain, catching up or rebuilding with uneven partitions. Both are null while n is below the configured minimum (default
 30 days), and recomputed every few minutes. Strategy \`pairs\` reflect the live screen and change
 as it re-ranks. A pair has one orientation everywhere: the pool's own, \`a\` the token of the lower
 address (token0), \`b\` the other (token1) — \`/v1/strategies[].pairs\`, \`/v1/universe/pairs\` and a
