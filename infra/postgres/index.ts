@@ -15,6 +15,11 @@ export interface ProjectDatabase {
   migratorUrl: string;
   /** Read-only role URL: the reader. */
   readerUrl: string;
+  /**
+   * Callbacks role URL: the webhooks deliverer and the operators' `webhooks` CLI — the only role,
+   * with the migrator, that may read or write the webhook tables (endpoints and their secrets).
+   */
+  webhooksUrl: string;
   /** The admin's URL in this database (what only an admin may do in it: drop what another role owns). */
   adminDbUrl: string;
 }
@@ -23,6 +28,13 @@ export const ROLES = {
   migrator: 'vault_yield_migrator',
   writer: 'vault_yield_writer',
   reader: 'vault_yield_reader',
+  /**
+   * The deliverer (`vault-yield webhooks run`) and the operators' `webhooks` CLI: the webhook
+   * tables are its own (migrate grants them to it and revokes them from every other role but the
+   * owner: packages/store WEBHOOKS_ROLE, the same name). A member of the writer for the rest (the
+   * live schema's ledger, which schema is live), which in turn is never granted the webhook tables.
+   */
+  webhooks: 'vault_yield_webhooks',
 } as const;
 
 /** What ensureProjectDatabase sets up besides the database itself. */
@@ -106,7 +118,7 @@ function withDb(url: string, database: string, user?: string): string {
   return u.toString();
 }
 
-/** Creates the three roles (migrator, writer, reader) once per cluster (idempotent; safe under concurrent callers). */
+/** Creates the roles (migrator, writer, reader, webhooks) once per cluster (idempotent; safe under concurrent callers). */
 export async function ensureRoles(adminUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -120,6 +132,9 @@ export async function ensureRoles(adminUrl: string): Promise<void> {
     await client.query(`alter role ${ROLES.reader} set default_transaction_read_only = on`);
     // Only the migrator may own what it creates; it never needs to create roles or databases.
     await client.query(`alter role ${ROLES.migrator} nocreaterole nocreatedb`);
+    // The deliverer reads what the writer reads (the live ledger, vy_live) and, alone, the webhook
+    // tables; the writer is not a member of it, so nothing the writer runs reads a secret.
+    await client.query(`grant ${ROLES.writer} to ${ROLES.webhooks}`);
   } finally {
     await client.query(`select pg_advisory_unlock(hashtext('vault-yield-roles'))`).catch(() => {});
     await client.end();
@@ -157,6 +172,7 @@ export async function ensureProjectDatabase(
     }
     await client.query(`revoke all on database ${database} from public`);
     await client.query(`grant connect on database ${database} to ${ROLES.reader}`);
+    await client.query(`grant connect on database ${database} to ${ROLES.webhooks}`);
     if (options.split) {
       await client.query(`alter database ${database} owner to ${ROLES.migrator}`);
       await client.query(`grant all on database ${database} to ${ROLES.migrator}`);
@@ -201,6 +217,7 @@ export async function ensureProjectDatabase(
     writerUrl: withDb(adminUrl, database, ROLES.writer),
     migratorUrl: withDb(adminUrl, database, ROLES.migrator),
     readerUrl: withDb(adminUrl, database, ROLES.reader),
+    webhooksUrl: withDb(adminUrl, database, ROLES.webhooks),
     adminDbUrl: withDb(adminUrl, database),
   };
 }

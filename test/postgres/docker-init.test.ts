@@ -41,6 +41,7 @@ describe('docker-compose roles init step', () => {
     VAULT_YIELD_MIGRATOR_PASSWORD: 'm-secret',
     VAULT_YIELD_WRITER_PASSWORD: 'w-secret',
     VAULT_YIELD_READER_PASSWORD: "r'secret",
+    VAULT_YIELD_WEBHOOKS_PASSWORD: 'wh-secret',
   });
 
   it('creates the roles (twice is fine): the migrator migrates, the writer has DML only, the reader only reads', async () => {

@@ -81,9 +81,24 @@ export {
   type DueDelivery,
   type EnqueueResult,
   hasWebhookTables,
+  lockWebhookTables,
   type NewWebhookEndpoint,
+  WEBHOOK_TABLES,
+  WEBHOOKS_ROLE,
   type WebhookDelivery,
   type WebhookEndpoint,
+  type WebhookSecretsState,
   type WebhookStore,
   webhookMessageId,
 } from './webhooks/index.js';
+export { createWebhookLimits, type DisabledEndpoint, type WebhookLimits } from './webhooks/limits.js';
+export {
+  isSealedSecret,
+  openSecret,
+  parseWebhookSecretKey,
+  sealedKeyId,
+  sealSecret,
+  type WebhookSecretKey,
+  type WebhookSecretKeys,
+  webhookSecretKeys,
+} from './webhooks/secrets.js';

@@ -37,6 +37,8 @@ export interface TestDatabase {
   writerUrl: string;
   /** Read-only-role URL (reader). */
   readerUrl: string;
+  /** Webhooks-role URL (deliverer, `webhooks` CLI): with the migrator, the only one granted the webhook tables. */
+  webhooksUrl: string;
   /** Migrator-role URL: owner of the schemas with `split` (else the writer may migrate too). */
   migratorUrl: string;
   /** Projection schema, already migrated. */
@@ -98,6 +100,7 @@ export async function migratedDatabase(
     database,
     writerUrl: db.writerUrl,
     readerUrl: db.readerUrl,
+    webhooksUrl: db.webhooksUrl,
     migratorUrl: db.migratorUrl,
     schema: TEST_SCHEMA,
     drop,

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ident, type Pool } from '../pool/index.js';
-import { revokeWebhookSecrets } from '../webhooks/index.js';
+import { lockWebhookTables } from '../webhooks/index.js';
 
 export interface Migration {
   version: number;
@@ -210,6 +210,10 @@ export async function migrate(
     }
     if (readerRole) await grantRead(client, schema, readerRole);
     if (source.writerRole) await grantWrite(client, schema, source.writerRole);
+    // Whatever the options: no role but the owner and the webhooks role keeps a privilege on the
+    // webhook tables (a reader granted by default privileges when 0020/0025 created them, or by
+    // an earlier migrate with READER_ROLE, loses it here even when this run names no reader).
+    await lockWebhookTables(client, schema);
     // Views of this schema (a views schema whose live schema it is): a column a migration added
     // is in them at once — `select *` views keep the columns of their creation otherwise, and a
     // reader on the views would ask for a column its view lacks.
@@ -385,7 +389,7 @@ async function grantRead(client: Queryable, schema: string, role: string) {
   await client.query(`grant usage on schema ${s} to ${r}`);
   await client.query(`grant select on all tables in schema ${s} to ${r}`);
   await client.query(`alter default privileges in schema ${s} grant select on tables to ${r}`);
-  await revokeWebhookSecrets(client, schema, role);
+  await lockWebhookTables(client, schema);
 }
 
 /**
@@ -406,6 +410,8 @@ export async function grantWrite(client: Queryable, schema: string, role: string
   await client.query(
     `alter default privileges in schema ${s} grant usage, select, update on sequences to ${r}`,
   );
+  // The blanket grant above reached the webhook tables: they are the webhooks role's alone.
+  await lockWebhookTables(client, schema);
 }
 
 /** Drops `schema` and everything in it (the demo starts from nothing; rebuilds retire schemas). */

@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { bytesToHex, hexToBytes, ident, type Pool, type PoolClient, withTransaction } from '../pool/index.js';
+import { openSecret, sealedKeyId, sealSecret, type WebhookSecretKeys } from './secrets.js';
 
 type Queryable = Pick<Pool, 'query'>;
 
@@ -33,6 +34,7 @@ export interface WebhookEndpoint {
 
 export interface NewWebhookEndpoint {
   url: string;
+  /** The signing secret (whsec_…): stored sealed under the store's current key (webhook_secrets). */
   secret: string;
   vaults: readonly string[] | null;
   types: readonly string[] | null;
@@ -188,9 +190,25 @@ const deliveryOf = (r: DeliveryRow): WebhookDelivery => ({
   doneAt: r.done_at,
 });
 
+/** How the stored signing secrets stand: plaintext ones (from before encryption), sealed ones by key id. */
+export interface WebhookSecretsState {
+  plaintext: number;
+  sealed: Record<string, number>;
+}
+
 export interface WebhookStore {
   /** The schema holding the webhook tables. */
   readonly schema: string;
+  /**
+   * Seals every plaintext secret (from before migration 0024's encryption) under the current key,
+   * and checks every sealed one opens with the keys given (throws naming the key id otherwise).
+   * Idempotent; returns how many it sealed. Needs the keys.
+   */
+  sealPlaintext(): Promise<number>;
+  /** Seals every secret not under the current key (plaintext or an older key) under it; returns how many. */
+  rekey(): Promise<number>;
+  /** Secrets by state (no secret read: the key ids only). */
+  secretsState(): Promise<WebhookSecretsState>;
   addEndpoint(e: NewWebhookEndpoint): Promise<WebhookEndpoint>;
   listEndpoints(): Promise<WebhookEndpoint[]>;
   /** Removes the endpoint and its deliveries; false when there is none of that id. */
@@ -207,8 +225,12 @@ export interface WebhookStore {
     ledgerSchema: string,
     o: { limit: number; activityTypes: readonly string[]; deadline: Date },
   ): Promise<EnqueueResult>;
-  /** The oldest pending delivery of each (endpoint, vault), those due now, at most `limit`. */
-  dueHeads(limit: number): Promise<DueDelivery[]>;
+  /**
+   * The oldest pending delivery of each (endpoint, vault), those due now, at most `limit`, taken
+   * round robin over endpoints (each endpoint's longest-due head, then each one's second, …), at
+   * most `perEndpoint` of one endpoint; none of a disabled endpoint.
+   */
+  dueHeads(limit: number, perEndpoint?: number): Promise<DueDelivery[]>;
   /** Records attempts' outcomes, in one statement. */
   recordOutcomes(outcomes: readonly DeliveryOutcome[]): Promise<void>;
   /** Deliveries, newest first: of one endpoint or all, of one state or all. */
@@ -228,9 +250,16 @@ export interface WebhookStore {
   counts(): Promise<Record<DeliveryState, number>>;
 }
 
-export function createWebhookStore(pool: Pool, schema: string): WebhookStore {
+/**
+ * The webhook tables of `schema`. `keys`: the signing secrets' keyring (WEBHOOK_SECRET_KEY and
+ * older keys): what seals a new endpoint's secret and opens those of due deliveries. Without it,
+ * a new secret is stored as given (the CLI and the deliverer refuse to run without a key; only a
+ * test's store goes without) and a sealed one cannot be opened.
+ */
+export function createWebhookStore(pool: Pool, schema: string, keys?: WebhookSecretKeys): WebhookStore {
   const s = ident(schema);
   const endpoints = `${s}.webhook_endpoints`;
+  const secrets = `${s}.webhook_secrets`;
   const deliveries = `${s}.webhook_deliveries`;
   const marks = `${s}.webhook_vault_marks`;
 
@@ -295,16 +324,59 @@ export function createWebhookStore(pool: Pool, schema: string): WebhookStore {
     );
   }
 
+  const needKeys = (what: string): WebhookSecretKeys => {
+    if (!keys) throw new Error(`${what} needs the webhook secret key (WEBHOOK_SECRET_KEY)`);
+    return keys;
+  };
+
+  /** Re-seals, in one transaction, the secrets `which` picks under the current key; returns how many. */
+  async function reseal(which: (stored: string) => boolean, what: string): Promise<number> {
+    const ring = needKeys(what);
+    return withTransaction(pool, async (client) => {
+      const { rows } = await client.query<{ endpoint_id: number; secret: string }>(
+        `select endpoint_id, secret from ${secrets} order by endpoint_id for update`,
+      );
+      let n = 0;
+      for (const r of rows) {
+        const plain = openSecret(r.secret, ring); // throws for a key not configured
+        if (!which(r.secret)) continue;
+        await client.query(`update ${secrets} set secret = $2 where endpoint_id = $1`, [
+          r.endpoint_id,
+          sealSecret(plain, ring),
+        ]);
+        n++;
+      }
+      return n;
+    });
+  }
+
   return {
     schema,
+    sealPlaintext: () => reseal((stored) => sealedKeyId(stored) === null, 'sealing plaintext secrets'),
+    rekey: () => reseal((stored) => sealedKeyId(stored) !== needKeys('rekey').current.id, 'rekey'),
+    async secretsState() {
+      const { rows } = await pool.query<{ key_id: string | null; n: number }>(
+        `select case when secret like 'v1:%' then split_part(secret, ':', 2) end as key_id, count(*)::int as n
+           from ${secrets} group by 1`,
+      );
+      const out: WebhookSecretsState = { plaintext: 0, sealed: {} };
+      for (const r of rows) {
+        if (r.key_id === null) out.plaintext += r.n;
+        else out.sealed[r.key_id] = r.n;
+      }
+      return out;
+    },
     async addEndpoint(e) {
+      const stored = keys ? sealSecret(e.secret, keys) : e.secret;
       const { rows } = await pool.query<{ id: number }>(
-        `insert into ${endpoints} (url, secret, vaults, types, description, ledger_schema, cursor_xid)
-         values ($1, $2, case when $3::text[] is null then null
-                   else (select array_agg(${hexToBytes('v')}) from unnest($3::text[]) as v) end,
-                 $4::text[], $5, $6, pg_snapshot_xmin(pg_current_snapshot()))
-         returning id`,
-        [e.url, e.secret, e.vaults, e.types, e.description ?? null, e.ledgerSchema],
+        `with e as (
+           insert into ${endpoints} (url, vaults, types, description, ledger_schema, cursor_xid)
+           values ($1, case when $3::text[] is null then null
+                     else (select array_agg(${hexToBytes('v')}) from unnest($3::text[]) as v) end,
+                   $4::text[], $5, $6, pg_snapshot_xmin(pg_current_snapshot()))
+           returning id)
+         insert into ${secrets} (endpoint_id, secret) select id, $2 from e returning endpoint_id as id`,
+        [e.url, stored, e.vaults, e.types, e.description ?? null, e.ledgerSchema],
       );
       const id = rows[0]?.id;
       if (id === undefined) throw new Error('webhook endpoint not inserted');
@@ -390,7 +462,7 @@ export function createWebhookStore(pool: Pool, schema: string): WebhookStore {
         return { scanned: r.scanned, queued: r.queued, switched };
       });
     },
-    async dueHeads(limit) {
+    async dueHeads(limit, perEndpoint = limit) {
       const { rows } = await pool.query<{
         id: number;
         endpoint_id: number;
@@ -403,8 +475,9 @@ export function createWebhookStore(pool: Pool, schema: string): WebhookStore {
         deadline: Date;
       }>(
         // A loose index scan of webhook_deliveries_queue: each (endpoint, vault) with pending
-        // deliveries, then its oldest one; two index probes a vault, however long its queue.
-        `with recursive pairs as (
+        // deliveries, then its oldest one; two index probes a vault, however long its queue. Then
+        // round robin: an endpoint with many due rows never fills the batch before the others.
+        `select * from (with recursive pairs as (
            (select endpoint_id, vault from ${deliveries} where state = 'pending' order by endpoint_id, vault limit 1)
            union all
            select n.endpoint_id, n.vault from pairs p, lateral (
@@ -416,19 +489,22 @@ export function createWebhookStore(pool: Pool, schema: string): WebhookStore {
              select id, next_attempt_at from ${deliveries}
               where state = 'pending' and endpoint_id = p.endpoint_id and vault = p.vault
               order by id limit 1) h)
-         select d.id, d.endpoint_id, e.url, e.secret, d.msg_id, ${bytesToHex('d.vault')} as vault, d.body,
-                d.attempts, d.deadline
+         select d.id, d.endpoint_id, e.url, k.secret, d.msg_id, ${bytesToHex('d.vault')} as vault, d.body,
+                d.attempts, d.deadline, h.next_attempt_at,
+                row_number() over (partition by d.endpoint_id order by h.next_attempt_at, h.id) as rank
            from heads h join ${deliveries} d on d.id = h.id join ${endpoints} e on e.id = d.endpoint_id
-          where h.next_attempt_at <= now()
-          order by h.next_attempt_at, h.id
+           join ${secrets} k on k.endpoint_id = e.id
+          where h.next_attempt_at <= now() and e.disabled_at is null) x
+          where x.rank <= $2
+          order by x.rank, x.next_attempt_at, x.id
           limit $1`,
-        [limit],
+        [limit, perEndpoint],
       );
       return rows.map((r) => ({
         id: r.id,
         endpointId: r.endpoint_id,
         url: r.url,
-        secret: r.secret,
+        secret: openSecret(r.secret, keys),
         msgId: r.msg_id,
         vault: r.vault,
         body: r.body,
@@ -526,12 +602,74 @@ export async function hasWebhookTables(db: Queryable, schema: string): Promise<b
 }
 
 /**
- * The endpoints' signing secrets are not the read-only role's: after a blanket `grant select on
- * all tables` (migrate, switch), the role loses select on webhook_endpoints again.
+ * The role of the deliverer (`vault-yield webhooks run`) and of the operators' `webhooks` CLI
+ * besides the migrator: the only one, with the owner, granted the webhook tables
+ * (infra/postgres ROLES.webhooks; the same name).
  */
-export async function revokeWebhookSecrets(db: Queryable, schema: string, role: string): Promise<void> {
-  const { rows } = await db.query<{ t: string | null }>('select to_regclass($1)::text as t', [
-    `${ident(schema)}.webhook_endpoints`,
-  ]);
-  if (rows[0]?.t) await db.query(`revoke select on ${ident(schema)}.webhook_endpoints from ${ident(role)}`);
+export const WEBHOOKS_ROLE = 'vault_yield_webhooks';
+
+/** The webhook tables (0020, 0024): the API serves none of them. */
+export const WEBHOOK_TABLES = [
+  'webhook_endpoints',
+  'webhook_vault_marks',
+  'webhook_deliveries',
+  'webhook_secrets',
+];
+
+/**
+ * The webhook tables of `schema` belong to their owner (the migrator) and the webhooks role
+ * alone: every privilege any other role (the reader, the writer, PUBLIC) holds on them or their
+ * sequences — from a blanket `grant … on all tables`, or default privileges when a migration
+ * created them — is revoked, and `webhooksRole` (when it exists) gets DML on them. Run after
+ * every grant (migrate's grantRead / grantWrite, the switch's), so no option of a migration nor
+ * its order ever leaves a secret readable by a serving role.
+ */
+export async function lockWebhookTables(
+  db: Queryable,
+  schema: string,
+  webhooksRole: string = WEBHOOKS_ROLE,
+): Promise<void> {
+  const { rows } = await db.query<{ rel: string; kind: string; grantee: string | null }>(
+    `select c.relname as rel, c.relkind::text as kind, case when a.grantee = 0 then null else r.rolname end as grantee
+       from pg_class c join pg_namespace n on n.oid = c.relnamespace
+       cross join lateral aclexplode(c.relacl) a
+       left join pg_roles r on r.oid = a.grantee
+      where n.nspname = $1 and (c.relname = any($2::text[]) or c.relname like 'webhook\\_%\\_seq')
+        and a.grantee <> c.relowner and (r.rolname is distinct from $3)
+      group by 1, 2, 3`,
+    [schema, WEBHOOK_TABLES, webhooksRole],
+  );
+  for (const r of rows)
+    await db.query(
+      `revoke all on ${r.kind === 'S' ? 'sequence ' : ''}${ident(schema)}.${ident(r.rel)} from ${r.grantee === null ? 'public' : ident(r.grantee)}`,
+    );
+  const { rows: present } = await db.query<{ role: boolean; tables: string[] }>(
+    `select exists (select 1 from pg_roles where rolname = $3) as role,
+       coalesce((select array_agg(c.relname::text order by c.relname) from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = $1 and c.relkind = 'r' and c.relname = any($2::text[])), '{}') as tables`,
+    [schema, WEBHOOK_TABLES, webhooksRole],
+  );
+  const p = present[0];
+  if (!p?.role || p.tables.length === 0) return;
+  const w = ident(webhooksRole);
+  await db.query(`grant usage on schema ${ident(schema)} to ${w}`);
+  await db.query(
+    `grant select, insert, update, delete on ${p.tables.map((t) => `${ident(schema)}.${ident(t)}`).join(', ')} to ${w}`,
+  );
+  const { rows: seqs } = await db.query<{ name: string }>(
+    `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = $1 and c.relkind = 'S' and c.relname like 'webhook\\_%\\_seq'`,
+    [schema],
+  );
+  for (const q of seqs)
+    await db.query(`grant usage, select on sequence ${ident(schema)}.${ident(q.name)} to ${w}`);
+}
+
+/**
+ * The endpoints' signing secrets are no serving role's: kept for callers that revoke them from one
+ * role, it locks the webhook tables whole (lockWebhookTables: every role but the owner and the
+ * webhooks role loses them).
+ */
+export async function revokeWebhookSecrets(db: Queryable, schema: string, _role?: string): Promise<void> {
+  await lockWebhookTables(db, schema);
 }
