@@ -317,7 +317,7 @@ environment:
     );
     console.log(
       values['no-rebuild']
-        ? `next: once a rebuild --topic ${topic} is live, a pinned indexer runs with KAFKA_TOPIC=${topic} PROJECTION_SCHEMA=${namespace} (its checkpoint namespace; it resumes from block ${s.checkpoint.blockNumber})`
+        ? `next: run the same command without --no-rebuild to fold ${topic} and switch to it (nothing left to index; indexers with FOLLOW_LIVE=true then move to ${topic} and ${namespace} by themselves: the build records the namespace); a pinned indexer, once ${topic} is live: KAFKA_TOPIC=${topic} PROJECTION_SCHEMA=${namespace} (it resumes from block ${s.checkpoint.blockNumber})`
         : `next: indexers with FOLLOW_LIVE=true (npm start's, docker compose's) move to ${topic} and the checkpoint namespace ${namespace} by themselves once the switch below is made, and readers' /ready reads ${topic}; a pinned indexer: run it with KAFKA_TOPIC=${topic} PROJECTION_SCHEMA=${namespace} (it resumes from block ${s.checkpoint.blockNumber}), then stop the one writing to the old topic`,
     );
     if (values['no-rebuild']) return 0;
