@@ -4,7 +4,7 @@ import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { applyContext, applyHoldings, type Draft, requireContextToken, shift } from './context.js';
 import { FoldError } from './errors.js';
 import { settleHighWater } from './fees.js';
-import { blockReturnIndex } from './return-index.js';
+import { blockReturnIndex, type ValuedFlow } from './return-index.js';
 import {
   type Address,
   type BlockFlow,
@@ -168,17 +168,19 @@ function endBlock(d: Draft, start: VaultState | null, flows: BlockFlow[]): void 
  */
 function blockIndex(d: Draft, start: VaultState | null, flows: readonly BlockFlow[]): Fixed {
   const rate = d.performanceFeeBps;
-  const valued = flows.map((f) => ({
-    kind: f.kind,
-    valueUsd: usd(d, f.token, f.raw),
-    rateBps: f.rateBps ?? rate,
-  }));
+  const valued =
+    flows.length === 0
+      ? NO_FLOWS
+      : flows.map((f) => ({ kind: f.kind, valueUsd: usd(d, f.token, f.raw), rateBps: f.rateBps ?? rate }));
   const from = start
     ? { valueUsd: start.valueUsd, highWaterUsd: start.highWaterUsd, rateBps: start.performanceFeeBps }
     : { valueUsd: 0n, highWaterUsd: 0n, rateBps: rate };
   const end = { valueUsd: d.valueUsd, highWaterUsd: d.highWaterUsd, rateBps: rate };
   return blockReturnIndex(start ? start.returnIndex : d.returnIndex, from, end, valued);
 }
+
+/** A block without flows (the usual mark): one shared empty list. */
+const NO_FLOWS: readonly ValuedFlow[] = [];
 
 /** The flows of a record alone in its block so far: one array reused (folds are synchronous). */
 const scratch: BlockFlow[] = [];

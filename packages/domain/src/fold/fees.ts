@@ -35,6 +35,9 @@ import type { Address, VaultState } from './state.js';
  * - Fee due = rate · max(0, valueUsd − highWaterUsd) at the vault's rate (`performanceFeeDueUsd`).
  *   After a charge of exactly that amount the value is V − rate·(V − HW) ≥ HW, which becomes the new
  *   mark, so the same gain is never taxed twice.
+ * - Fee accrued: the fee due at every instant, earned and not yet charged (return-index.ts
+ *   `accruedFeeUsd`). Returns are net of it as it is earned: the return index chains over
+ *   V − accrued, so the charge itself moves nothing when it equals the accrual.
  */
 /**
  * The reference schedule (basis points): the rate of vaults created before the chain carried one

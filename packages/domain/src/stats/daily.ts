@@ -5,10 +5,12 @@ import type { EquitySample } from '../equity/index.js';
  *
  * Each point carries the vault's return index I (fold/return-index.ts), chained exactly by the fold per
  * block end: a vault's records of one block are valued at the block's end, so I steps once per
- * block, I ← I · (V_end − F) / V_start with F the block's capital flows (a fee is a return: the
- * owner pays it). Flows are removed and nothing is computed from rounded USD figures. A block
- * whose V_start is under MIN_RETURN_BASE_USD (1 USD) leaves I unchanged: a return on dust is
- * noise. The points of one block share its time, so its growth lands whole on one day.
+ * block, over the value net of the performance fee accrued and not yet charged, N = V − rate ·
+ * max(0, V − HW): I ← I · (N_end − F) / N_start with F the block's capital flows, so returns are
+ * net of the fee as it is earned and a charge of the fee accrued moves nothing (the fee is a
+ * return of the days and the strategy that earned the gain, not of the day it is charged).
+ * Flows are removed and nothing is computed from rounded USD figures. A block whose start is
+ * under MIN_RETURN_BASE_USD (1 USD) leaves I unchanged: a return on dust is noise. The points of one block share its time, so its growth lands whole on one day.
  *
  * Sub-period k runs from point k−1 to point k; its growth is I_k / I_{k−1} and it counts for the
  * strategy in force at point k−1 (a `strategy.selected` record always makes a point, so a switch
