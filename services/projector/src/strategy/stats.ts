@@ -37,7 +37,9 @@ export async function refreshStrategyStats(
       asOf: extents.get(vault),
     }));
     // A series without a snapshot (none is written apart) would count to the latest extent.
-    figures = strategiesStats(vaults, { minDailyReturns, asOf: Math.max(...extents.values()) });
+    let latest = 0;
+    for (const at of extents.values()) if (at > latest) latest = at;
+    figures = strategiesStats(vaults, { minDailyReturns, asOf: latest });
   }
   const stats: StrategyStats[] = [];
   for (const id of await strategyIds(pool)) {
