@@ -47,7 +47,12 @@ interface LogTarget {
 export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOptions): FollowingIndexer {
   const logger = config.logger ?? createLogger({ name: 'indexer' });
   const log = logger.child({ component: 'follow-live' });
-  const pool = createPgPool({ url: config.databaseUrl, applicationName: 'vault-yield-follow', max: 1 });
+  const pool = createPgPool({
+    url: config.databaseUrl,
+    applicationName: 'vault-yield-follow',
+    max: 1,
+    pooling: config.pooling,
+  });
   let at: LogTarget = {
     topic: config.kafka.topic ?? CONFIG_DEFAULTS.recordsTopic,
     schema: config.schema ?? CONFIG_DEFAULTS.projectionSchema,
