@@ -19,6 +19,9 @@ type Queryable = Pick<Pool, 'query'>;
  *   vault_snapshot.updated_at is the block time of the last record: compared.
  * - strategies.live_apr / sigma / history_days: recomputed on a timer from equity_points (which
  *   are compared), so a live schema may hold figures a few minutes old.
+ * - vault_snapshot.log_topic / log_partition: where the vault's records were read from
+ *   (bookkeeping of the fold's extent, migration 0024), not a figure: a reindexed log has other
+ *   topic and partitions, and a schema upgraded in place fills them at each vault's next record.
  */
 export const CHECKSUM_SKIPPED_TABLES: readonly string[] = [
   'consumer_offsets',
@@ -32,6 +35,7 @@ export const CHECKSUM_EXCLUDED_COLUMNS: Readonly<Record<string, readonly string[
   strategies: ['updated_at', 'live_apr', 'sigma', 'history_days'],
   screen_meta: ['updated_at'],
   catalogue_meta: ['updated_at'],
+  vault_snapshot: ['log_topic', 'log_partition'],
 };
 
 export const comparedTable = (table: string): boolean =>
