@@ -136,6 +136,7 @@ describe('docker-compose.yml keeps what it promises', () => {
       'POSTGRES_PASSWORD',
       'VAULT_YIELD_MIGRATOR_PASSWORD',
       'VAULT_YIELD_READER_PASSWORD',
+      'VAULT_YIELD_WEBHOOKS_PASSWORD',
       'VAULT_YIELD_WRITER_PASSWORD',
     ]);
     for (const v of vars) expect(example).toMatch(new RegExp(`^${v}=`, 'm'));

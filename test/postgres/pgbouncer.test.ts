@@ -335,9 +335,11 @@ describe.skipIf(!BINARY)('behind PgBouncer in transaction mode', () => {
   it('the webhooks CLI and deliverer work through it (lock and LISTEN straight to Postgres)', async () => {
     const port = bouncer?.port ?? 0;
     const env: Record<string, string> = {
-      DATABASE_URL: via(db.writerUrl, port),
+      // The webhook tables are the webhooks role's alone (with the migrator's).
+      DATABASE_URL: via(db.webhooksUrl, port),
       DATABASE_POOLING: 'transaction',
-      DATABASE_DIRECT_URL: db.writerUrl,
+      DATABASE_DIRECT_URL: db.webhooksUrl,
+      WEBHOOK_SECRET_KEY: Buffer.alloc(32, 5).toString('base64'),
       PROJECTION_SCHEMA: db.schema,
       VIEWS_SCHEMA: 'pgbouncer_no_views',
       WEBHOOK_POLL_INTERVAL_MS: '50',

@@ -116,10 +116,20 @@ export interface RunningDeliverer {
   exited: Promise<number | null>;
 }
 
+/** The tests' WEBHOOK_SECRET_KEY (32 bytes, base64): the deliverer and `add` refuse to run without one. */
+export const TEST_WEBHOOK_KEY = Buffer.alloc(32, 42).toString('base64');
+
+/** `vault-yield webhooks run` as its own process; WEBHOOK_SECRET_KEY is TEST_WEBHOOK_KEY unless `env` sets it. */
 export function startDeliverer(env: Record<string, string>): RunningDeliverer {
   const child = spawn(process.execPath, ['--import', 'tsx', 'services/cli/src/main.ts', 'webhooks', 'run'], {
     cwd: repo,
-    env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      WEBHOOK_SECRET_KEY: TEST_WEBHOOK_KEY,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];

@@ -10,7 +10,7 @@ import {
 } from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/run.js';
-import { type Receiver, rowOf, startDeliverer, startReceiver, waitFor } from './support.js';
+import { type Receiver, rowOf, startDeliverer, startReceiver, TEST_WEBHOOK_KEY, waitFor } from './support.js';
 
 /**
  * Callbacks across a rebuild's switch, on a real Postgres with the deliverer as its own process:
@@ -53,7 +53,8 @@ describe('webhooks across a rebuild switch', () => {
   });
 
   const env: () => Record<string, string> = () => ({
-    DATABASE_URL: db.writerUrl,
+    DATABASE_URL: db.webhooksUrl,
+    WEBHOOK_SECRET_KEY: TEST_WEBHOOK_KEY,
     PROJECTION_SCHEMA: db.schema,
     VIEWS_SCHEMA: VIEWS,
     WEBHOOK_POLL_INTERVAL_MS: '50',
@@ -105,7 +106,7 @@ describe('webhooks across a rebuild switch', () => {
         run.logs.some((l) => l.includes('live schema changed')),
       );
       // The rescan is done once the endpoint has no rescan mark left: nothing more can come.
-      const check = createPgPool({ url: db.writerUrl, applicationName: 'webhooks-switch-check', max: 1 });
+      const check = createPgPool({ url: db.webhooksUrl, applicationName: 'webhooks-switch-check', max: 1 });
       try {
         await waitFor('the rescan to end', async () => {
           const { rows: r } = await check.query<{ done: boolean }>(

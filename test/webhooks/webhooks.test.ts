@@ -18,6 +18,7 @@ import {
   rowOf,
   startDeliverer,
   startReceiver,
+  TEST_WEBHOOK_KEY,
   type Verify,
   waitFor,
 } from './support.js';
@@ -34,10 +35,11 @@ let pool: Pool;
 let verify: Verify;
 
 beforeAll(async () => {
-  // As deployed: the deliverer and the CLI write as the writer, with DML only.
+  // As deployed: the deliverer and the CLI as the webhooks role, the ledger written by the writer.
   db = await createTestDatabase('webhooks', { split: true });
   w = writer(db.writerUrl, db.schema);
-  pool = createPgPool({ url: db.writerUrl, schema: db.schema, applicationName: 'webhooks-test', max: 2 });
+  // The webhook tables are the webhooks role's (and the migrator's) alone.
+  pool = createPgPool({ url: db.webhooksUrl, schema: db.schema, applicationName: 'webhooks-test', max: 2 });
   verify = await readmeVerify();
 });
 
@@ -49,7 +51,8 @@ afterAll(async () => {
 
 /** The environment of every `vault-yield webhooks …` of these tests (fast polls and retries). */
 const env = (extra: Record<string, string> = {}): Record<string, string> => ({
-  DATABASE_URL: db.writerUrl,
+  DATABASE_URL: db.webhooksUrl,
+  WEBHOOK_SECRET_KEY: TEST_WEBHOOK_KEY,
   PROJECTION_SCHEMA: db.schema,
   // No views schema: the ledger read is PROJECTION_SCHEMA's.
   VIEWS_SCHEMA: 'webhooks_test_no_views',

@@ -592,10 +592,15 @@ export function createWebhookStore(pool: Pool, schema: string, keys?: WebhookSec
   };
 }
 
-/** Whether `schema` has the webhook tables (migration 0020). */
+/**
+ * Whether `schema` has the webhook tables (migration 0020), whoever asks (the catalogue, not
+ * information_schema, which hides tables the role has no privilege on: a role refused them then
+ * reads "permission denied", not "no tables").
+ */
 export async function hasWebhookTables(db: Queryable, schema: string): Promise<boolean> {
   const { rows } = await db.query<{ ok: boolean }>(
-    `select exists (select 1 from information_schema.tables where table_schema = $1 and table_name = 'webhook_endpoints') as ok`,
+    `select exists (select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = $1 and c.relname = 'webhook_endpoints' and c.relkind = 'r') as ok`,
     [schema],
   );
   return rows[0]?.ok === true;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { CONFIG_DEFAULTS, createConfig, createLogger, envField } from '@vault-yield/common';
 import {
@@ -21,6 +22,7 @@ import {
   resetSchema,
   STREAM_CHANNEL,
   switchLive,
+  webhookSecretKeys,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { ensureDatabase, ensureKafka, type Stop } from '../dev/services.js';
@@ -305,13 +307,17 @@ export const devCommand: Command = {
       // Callbacks: endpoints registered with `vault-yield webhooks add` (DATABASE_URL of this
       // demo database) are delivered to while it runs; the demo schema, and its endpoints, are
       // recreated at every start.
+      // It runs as the webhooks role (the only one, with the migrator, that reads the webhook
+      // tables) with a key of this run's own sealing the signing secrets (printed below).
       const webhookLog = log.child({ component: 'webhooks' });
+      const webhookKey = randomBytes(32).toString('base64');
       const webhooks = createWebhookDeliverer({
-        databaseUrl: db.writerUrl,
+        databaseUrl: db.webhooksUrl,
         schema,
         projectionSchema: schema,
+        secretKeys: webhookSecretKeys(webhookKey),
         logger: webhookLog,
-        wakeUp: listenWakeUp(db.writerUrl, STREAM_CHANNEL, webhookLog),
+        wakeUp: listenWakeUp(db.webhooksUrl, STREAM_CHANNEL, webhookLog),
       });
       await webhooks.start();
       stops.push(['webhooks', () => webhooks.stop()]);
@@ -358,6 +364,8 @@ export const devCommand: Command = {
           "           (the README's Operators commands against this stack: they fold, verify and publish what",
           '           the live projection reads and keep the roles that read and write it, so no topic and no role',
           '           is named)',
+          `webhooks:  DATABASE_URL=${db.webhooksUrl} WEBHOOK_SECRET_KEY=${webhookKey} npx vault-yield webhooks add URL --all`,
+          "           (this run's deliverer's role and key: endpoints added so are delivered to while it runs)",
           '',
           'Ctrl-C stops everything this command started.',
         ].join('\n'),

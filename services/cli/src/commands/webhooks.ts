@@ -8,10 +8,12 @@ import {
   liveRecord,
   STREAM_CHANNEL,
   type WebhookDelivery,
+  type WebhookSecretKeys,
   type WebhookStore,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { usageError } from '../ops/env.js';
+import { secretKeysFromEnv } from '../webhooks/config.js';
 import {
   createWebhookDeliverer,
   generateSecret,
@@ -26,6 +28,7 @@ const help = `usage: vault-yield webhooks add URL (--vault 0x… [--vault 0x…]
        vault-yield webhooks remove ID
        vault-yield webhooks deliveries [--endpoint ID] [--failed] [--limit N] [--json]
        vault-yield webhooks retry [--endpoint ID] [--id N]
+       vault-yield webhooks rekey
        vault-yield webhooks run
 
 Callbacks: every ledger row of a matching vault and type is POSTed to each endpoint as JSON,
@@ -44,6 +47,9 @@ verifies it.
   retry       sends parked deliveries again (all, one endpoint's, or the one --id N): they go back
               in their vault's queue before the rows queued after them, and are retried for
               another WEBHOOK_RETRY_PERIOD_MS
+  rekey       seals every signing secret under WEBHOOK_SECRET_KEY (those under an older key of
+              WEBHOOK_SECRET_KEYS, and plaintext ones from before encryption); then the older
+              keys can go (README, "Rotating the secrets' key")
   run         the deliverer (one per WEBHOOKS_SCHEMA sends at a time; another waits as a standby).
               SIGTERM/SIGINT: finishes the deliveries in flight, then exits
 
@@ -64,13 +70,14 @@ options:
   --json            JSON output
 
 environment:
-  DATABASE_URL (required), WEBHOOKS_SCHEMA (default PROJECTION_SCHEMA), PROJECTION_SCHEMA,
+  DATABASE_URL (required; as the migrator or vault_yield_webhooks: no other role may read the
+  webhook tables), WEBHOOK_SECRET_KEY (required by run, add, rekey), WEBHOOK_SECRET_KEYS, WEBHOOKS_SCHEMA (default PROJECTION_SCHEMA), PROJECTION_SCHEMA,
   VIEWS_SCHEMA, WEBHOOK_POLL_INTERVAL_MS, WEBHOOK_LISTEN, WEBHOOK_TIMEOUT_MS,
   WEBHOOK_RETRY_PERIOD_MS, WEBHOOK_BACKOFF_BASE_MS, WEBHOOK_BACKOFF_MAX_MS, WEBHOOK_CONCURRENCY,
   WEBHOOK_SCAN_BATCH, WEBHOOK_RETENTION_MS, WEBHOOK_STATEMENT_TIMEOUT_MS, METRICS_PORT, METRICS_HOST,
   LOG_LEVEL, LOG_FORMAT`;
 
-const SUBCOMMANDS = ['add', 'list', 'remove', 'deliveries', 'retry', 'run'] as const;
+const SUBCOMMANDS = ['add', 'list', 'remove', 'deliveries', 'retry', 'rekey', 'run'] as const;
 type Sub = (typeof SUBCOMMANDS)[number];
 
 /** An endpoint URL: http(s) only, parsed; shown redacted in every error. */
@@ -103,6 +110,7 @@ function deliveryLine(d: WebhookDelivery): string {
 async function withStore<T>(
   env: WebhooksEnv,
   fn: (store: WebhookStore, ledgerSchema: () => Promise<string>) => Promise<T>,
+  keys?: WebhookSecretKeys,
 ): Promise<T> {
   const schema = env.WEBHOOKS_SCHEMA ?? env.PROJECTION_SCHEMA;
   const pool = createPgPool({
@@ -116,8 +124,11 @@ async function withStore<T>(
       throw usageError(
         `schema ${schema} has no webhook tables: run \`vault-yield migrate\` first (migration 0020)`,
       );
+    const store = createWebhookStore(pool, schema, keys);
+    // With the key at hand, secrets from before encryption are sealed first (idempotent).
+    if (keys) await store.sealPlaintext();
     return await fn(
-      createWebhookStore(pool, schema),
+      store,
       async () => (await liveRecord(pool, env.VIEWS_SCHEMA))?.schema ?? env.PROJECTION_SCHEMA,
     );
   } finally {
@@ -203,16 +214,20 @@ export const webhooksCommand: Command = {
             `--types ${values.types}: unknown type ${unknown.join(', ') || '(none given)'}; known: ${activityTypes.join(', ')}`,
           );
       }
+      const keys = secretKeysFromEnv(env, 'webhooks add');
       const secret = generateSecret();
-      const endpoint = await withStore(env, async (store, ledgerSchema) =>
-        store.addEndpoint({
-          url,
-          secret,
-          vaults: values.all ? null : [...new Set(vaults.map((v) => v.toLowerCase()))],
-          types,
-          ...(values.description ? { description: values.description } : {}),
-          ledgerSchema: await ledgerSchema(),
-        }),
+      const endpoint = await withStore(
+        env,
+        async (store, ledgerSchema) =>
+          store.addEndpoint({
+            url,
+            secret,
+            vaults: values.all ? null : [...new Set(vaults.map((v) => v.toLowerCase()))],
+            types,
+            ...(values.description ? { description: values.description } : {}),
+            ledgerSchema: await ledgerSchema(),
+          }),
+        keys,
       );
       if (values.json)
         console.log(
@@ -236,7 +251,13 @@ export const webhooksCommand: Command = {
     }
 
     if (sub === 'list') {
-      const list = await withStore(env, (store) => store.listEndpoints());
+      const [list, secrets] = await withStore(env, (store) =>
+        Promise.all([store.listEndpoints(), store.secretsState()]),
+      );
+      if (secrets.plaintext > 0)
+        console.error(
+          `warning: ${secrets.plaintext} signing secret${secrets.plaintext === 1 ? ' is' : 's are'} still plaintext in the database: run the deliverer or \`webhooks rekey\` with WEBHOOK_SECRET_KEY to seal ${secrets.plaintext === 1 ? 'it' : 'them'}`,
+        );
       const shown = list.map((e) => ({ ...e, url: redactText(e.url) }));
       if (values.json) console.log(JSON.stringify(shown, null, 2));
       else if (shown.length === 0) console.log('no webhook endpoints');
@@ -275,6 +296,24 @@ export const webhooksCommand: Command = {
       if (values.json) console.log(JSON.stringify(list, null, 2));
       else if (list.length === 0) console.log(values.failed ? 'no parked deliveries' : 'no deliveries');
       else for (const d of list) console.log(deliveryLine(d));
+      return 0;
+    }
+
+    if (sub === 'rekey') {
+      const keys = secretKeysFromEnv(env, 'webhooks rekey');
+      const [n, state] = await withStore(
+        env,
+        async (store) => [await store.rekey(), await store.secretsState()] as const,
+        keys,
+      );
+      const others = Object.keys(state.sealed).filter((id) => id !== keys.current.id);
+      console.log(
+        `${n} signing secret${n === 1 ? '' : 's'} sealed again under key ${keys.current.id}; ${
+          others.length === 0 && state.plaintext === 0
+            ? 'every secret is under it: WEBHOOK_SECRET_KEYS may drop the older keys'
+            : `still under other keys: ${others.join(', ') || 'none'}, plaintext: ${state.plaintext}`
+        }`,
+      );
       return 0;
     }
 

@@ -9,6 +9,7 @@ import {
   requireDirectUrl,
   sharedEnv,
 } from '@vault-yield/common';
+import { parseWebhookSecretKey, type WebhookSecretKeys, webhookSecretKeys } from '@vault-yield/store';
 import { z } from 'zod';
 
 /** The deliverer's defaults, declared once (env schema and camelCase config). */
@@ -90,9 +91,51 @@ export const webhooksEnvSchema = baseConfigSchema.extend({
     envField.int(100, 3_600_000).default(WEBHOOK_DEFAULTS.statementTimeoutMs),
     "longest statement of the deliverer: Postgres cancels it, the round fails (`/health` answers 503 meanwhile) and is tried again; with `DATABASE_POOLING=transaction` nothing is set per session, so the role's `statement_timeout` decides",
   ),
+  WEBHOOK_SECRET_KEY: doc(
+    secretKeyField('WEBHOOK_SECRET_KEY').optional(),
+    "the key (32 bytes: 64 hex digits or base64, `openssl rand -base64 32`) that seals the endpoints' signing secrets in the database (AES-256-GCM); required by `webhooks run`, `add` and `rekey` — without it they refuse to start",
+    'unset: refused',
+  ),
+  WEBHOOK_SECRET_KEYS: doc(
+    z
+      .string()
+      .optional()
+      .transform((s) =>
+        (s ?? '')
+          .split(',')
+          .map((k) => k.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(secretKeyField('WEBHOOK_SECRET_KEYS'))),
+    'older keys, comma-separated, that still open secrets sealed before a rotation (`webhooks rekey` seals every secret under `WEBHOOK_SECRET_KEY`; then drop them)',
+    'none',
+  ),
   METRICS_PORT: sharedEnv.METRICS_PORT.optional(),
   METRICS_HOST: sharedEnv.METRICS_HOST,
 });
+
+/** A 32-byte key's text, checked without echoing it. */
+function secretKeyField(name: string) {
+  return z.string().superRefine((text, ctx) => {
+    try {
+      parseWebhookSecretKey(text, name);
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    }
+  });
+}
+
+/**
+ * The signing secrets' keyring from the environment; throws (naming the variable, never a key)
+ * when WEBHOOK_SECRET_KEY is not set: the deliverer, `add` and `rekey` refuse to run without it.
+ */
+export function secretKeysFromEnv(env: WebhooksEnv, what: string): WebhookSecretKeys {
+  if (!env.WEBHOOK_SECRET_KEY)
+    throw new Error(
+      `${what} needs WEBHOOK_SECRET_KEY (32 bytes, e.g. \`openssl rand -base64 32\`): the endpoints' signing secrets are kept encrypted under it`,
+    );
+  return webhookSecretKeys(env.WEBHOOK_SECRET_KEY, env.WEBHOOK_SECRET_KEYS);
+}
 
 export type WebhooksEnv = z.output<typeof webhooksEnvSchema>;
 
@@ -106,8 +149,10 @@ export function loadWebhooksEnv(
   use: 'deliverer' | 'admin' = 'deliverer',
 ): WebhooksEnv {
   const e = createConfig(webhooksEnvSchema, env);
-  if (use === 'deliverer')
+  if (use === 'deliverer') {
     requireDirectUrl(e, 'the deliverer holds its lock and LISTENs on a session of its own');
+    secretKeysFromEnv(e, 'the deliverer');
+  }
   return e;
 }
 
@@ -151,6 +196,11 @@ export const webhookDelivererConfigSchema = z
     healthStaleMs: int(1_000, DAY).default(WEBHOOK_DEFAULTS.healthStaleMs),
     metricsPort: int(0, 65_535).optional(),
     metricsHost: z.string().min(1).default('127.0.0.1'),
+    /** Opens the endpoints' signing secrets (WEBHOOK_SECRET_KEY, and older keys); plaintext ones are sealed under it. */
+    secretKeys: z.custom<WebhookSecretKeys>(
+      (v) => typeof v === 'object' && v !== null && 'current' in v && 'byId' in v,
+      { message: 'required: the deliverer opens the signing secrets with it (WEBHOOK_SECRET_KEY)' },
+    ),
     logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null),
     wakeUp: z.custom<WakeUpSource>((v) => typeof v === 'function').optional(),
   })
@@ -183,6 +233,7 @@ export function webhookConfigFromEnv(env: WebhooksEnv, logger: Logger): WebhookD
     statementTimeoutMs: env.WEBHOOK_STATEMENT_TIMEOUT_MS,
     metricsPort: env.METRICS_PORT,
     metricsHost: env.METRICS_HOST,
+    secretKeys: secretKeysFromEnv(env, 'the deliverer'),
     logger,
   };
 }

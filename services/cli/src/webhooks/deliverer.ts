@@ -243,7 +243,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
         ...timeouts,
       })
     : pool;
-  const store = createWebhookStore(pool, config.schema);
+  const store = createWebhookStore(pool, config.schema, config.secretKeys);
   let stopping = false;
   let started = false;
   let server: Server | undefined;
@@ -444,6 +444,10 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
       const counts = await store.counts();
       metrics.pending.set(counts.pending);
       metrics.parked.set(counts.parked);
+      // Secrets from before encryption (migration 0025 moved them as they were) are sealed under
+      // WEBHOOK_SECRET_KEY; one sealed with a key not configured fails the round, named.
+      const sealed = await store.sealPlaintext();
+      if (sealed > 0) log.info({ sealed }, 'plaintext webhook secrets sealed under WEBHOOK_SECRET_KEY');
       if (config.retentionMs > 0) await store.pruneDelivered(new Date(now - config.retentionMs));
     }
     return busy;
