@@ -307,8 +307,8 @@ describe('store admin: schema lifecycle, live switch, checksums, retire', () => 
     );
     for (const url of ['http://127.0.0.1:9/a', 'http://127.0.0.1:9/b'])
       await pool.query(
-        `insert into i0.webhook_endpoints (url, secret, ledger_schema, cursor_xid)
-         values ($1, 'whsec_test', 'i0', pg_current_xact_id())`,
+        `insert into i0.webhook_endpoints (url, ledger_schema, cursor_xid)
+         values ($1, 'i0', pg_current_xact_id())`,
         [url],
       );
     const used = await i0();
