@@ -86,6 +86,8 @@ try {
       PROJECTION_SCHEMA: SCHEMA,
       VIEWS_SCHEMA: 'bench_no_views',
       WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+      // The deliverer refuses to run without it (it seals the endpoint's plaintext secret at once).
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
