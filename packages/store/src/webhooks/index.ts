@@ -613,7 +613,10 @@ export async function hasWebhookTables(db: Queryable, schema: string): Promise<b
  */
 export const WEBHOOKS_ROLE = 'vault_yield_webhooks';
 
-/** The webhook tables (0020, 0024): the API serves none of them. */
+/**
+ * The webhook tables (0020, 0025): the API serves none of them. lockWebhookTables takes every
+ * table and sequence named `webhook_…`, these and any a later migration adds.
+ */
 export const WEBHOOK_TABLES = [
   'webhook_endpoints',
   'webhook_vault_marks',
@@ -639,20 +642,20 @@ export async function lockWebhookTables(
        from pg_class c join pg_namespace n on n.oid = c.relnamespace
        cross join lateral aclexplode(c.relacl) a
        left join pg_roles r on r.oid = a.grantee
-      where n.nspname = $1 and (c.relname = any($2::text[]) or c.relname like 'webhook\\_%\\_seq')
-        and a.grantee <> c.relowner and (r.rolname is distinct from $3)
+      where n.nspname = $1 and c.relname like 'webhook\\_%' and c.relkind in ('r', 'p', 'S', 'v', 'm')
+        and a.grantee <> c.relowner and (r.rolname is distinct from $2)
       group by 1, 2, 3`,
-    [schema, WEBHOOK_TABLES, webhooksRole],
+    [schema, webhooksRole],
   );
   for (const r of rows)
     await db.query(
       `revoke all on ${r.kind === 'S' ? 'sequence ' : ''}${ident(schema)}.${ident(r.rel)} from ${r.grantee === null ? 'public' : ident(r.grantee)}`,
     );
   const { rows: present } = await db.query<{ role: boolean; tables: string[] }>(
-    `select exists (select 1 from pg_roles where rolname = $3) as role,
+    `select exists (select 1 from pg_roles where rolname = $2) as role,
        coalesce((select array_agg(c.relname::text order by c.relname) from pg_class c join pg_namespace n on n.oid = c.relnamespace
-          where n.nspname = $1 and c.relkind = 'r' and c.relname = any($2::text[])), '{}') as tables`,
-    [schema, WEBHOOK_TABLES, webhooksRole],
+          where n.nspname = $1 and c.relkind in ('r', 'p') and c.relname like 'webhook\\_%'), '{}') as tables`,
+    [schema, webhooksRole],
   );
   const p = present[0];
   if (!p?.role || p.tables.length === 0) return;
