@@ -89,6 +89,8 @@ describe('webhook deliverer with its database failing', () => {
         WEBHOOK_BACKOFF_BASE_MS: '50',
         WEBHOOK_BACKOFF_MAX_MS: '300',
         WEBHOOK_CONCURRENCY: '48',
+        // One receiver: every slot may go to it (the per-endpoint cap is tested in limits.test.ts).
+        WEBHOOK_ENDPOINT_CONCURRENCY: '48',
         METRICS_PORT: String(port),
         ...env,
       }),

@@ -33,8 +33,15 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** A real HTTP receiver on 127.0.0.1 (an OS-chosen port, kept across down/up). */
-export async function startReceiver(behave: Behaviour = () => 200): Promise<Receiver> {
+/**
+ * A real HTTP receiver on 127.0.0.1 (or `at.host`, another loopback address), on an OS-chosen
+ * port (or `at.port`), kept across down/up.
+ */
+export async function startReceiver(
+  behave: Behaviour = () => 200,
+  at: { host?: string; port?: number } = {},
+): Promise<Receiver> {
+  const host = at.host ?? '127.0.0.1';
   const received: Received[] = [];
   const state = { behave };
   let server: Server;
@@ -63,19 +70,19 @@ export async function startReceiver(behave: Behaviour = () => 200): Promise<Rece
     new Promise<number>((resolve, reject) => {
       server = make();
       server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
+      server.listen(port, host, () => {
         const a = server.address();
         resolve(a && typeof a === 'object' ? a.port : port);
       });
     });
-  const port = await listen(0);
+  const port = await listen(at.port ?? 0);
   const stop = () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
     });
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://${host}:${port}/hook`,
     port,
     received,
     get behave() {
@@ -123,11 +130,14 @@ export const TEST_WEBHOOK_KEY = Buffer.alloc(32, 42).toString('base64');
 export function startDeliverer(env: Record<string, string>): RunningDeliverer {
   const child = spawn(process.execPath, ['--import', 'tsx', 'services/cli/src/main.ts', 'webhooks', 'run'], {
     cwd: repo,
+    // Receivers are on 127.0.0.1 (refused unless allowed); a paused endpoint is probed again soon.
     env: {
       ...process.env,
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
       WEBHOOK_SECRET_KEY: TEST_WEBHOOK_KEY,
+      WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
+      WEBHOOK_BREAKER_PROBE_MS: '200',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

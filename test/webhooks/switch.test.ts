@@ -58,6 +58,8 @@ describe('webhooks across a rebuild switch', () => {
     PROJECTION_SCHEMA: db.schema,
     VIEWS_SCHEMA: VIEWS,
     WEBHOOK_POLL_INTERVAL_MS: '50',
+    // The receiver is on 127.0.0.1: inside the network, refused unless allowed.
+    WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
   });
   /** `count` deposits of `vault` from `block` on, with fixed tx hashes (the build writes the same rows). */
   let tx = 0;

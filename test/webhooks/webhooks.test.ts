@@ -59,6 +59,8 @@ const env = (extra: Record<string, string> = {}): Record<string, string> => ({
   WEBHOOK_POLL_INTERVAL_MS: '50',
   WEBHOOK_BACKOFF_BASE_MS: '50',
   WEBHOOK_BACKOFF_MAX_MS: '300',
+  // The receivers are on 127.0.0.1: inside the network, refused unless allowed.
+  WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
   ...extra,
 });
 

@@ -315,6 +315,7 @@ export const devCommand: Command = {
         databaseUrl: db.webhooksUrl,
         schema,
         projectionSchema: schema,
+        allowNetworks: '127.0.0.0/8,::1/128', // receivers on this machine (WEBHOOK_ALLOW_NETWORKS)
         secretKeys: webhookSecretKeys(webhookKey),
         logger: webhookLog,
         wakeUp: listenWakeUp(db.webhooksUrl, STREAM_CHANNEL, webhookLog),

@@ -3,16 +3,19 @@ import { createLogger, envField, onShutdown, redactText } from '@vault-yield/com
 import { activityTypes } from '@vault-yield/domain';
 import {
   createPgPool,
+  createWebhookLimits,
   createWebhookStore,
   hasWebhookTables,
   liveRecord,
   STREAM_CHANNEL,
   type WebhookDelivery,
+  type WebhookLimits,
   type WebhookSecretKeys,
   type WebhookStore,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { usageError } from '../ops/env.js';
+import { type AllowList, NOTHING_ALLOWED, parseAllowList, refusedUrl } from '../webhooks/address.js';
 import { secretKeysFromEnv } from '../webhooks/config.js';
 import {
   createWebhookDeliverer,
@@ -25,6 +28,7 @@ import {
 
 const help = `usage: vault-yield webhooks add URL (--vault 0x… [--vault 0x…] | --all) [--types T,T…] [--description TEXT] [--json]
        vault-yield webhooks list [--json]
+       vault-yield webhooks enable ID
        vault-yield webhooks remove ID
        vault-yield webhooks deliveries [--endpoint ID] [--failed] [--limit N] [--json]
        vault-yield webhooks retry [--endpoint ID] [--id N]
@@ -42,6 +46,8 @@ verifies it.
               Prints its id and its signing secret (whsec_…): the secret is shown this once.
   list        the endpoints (URLs shown without their path, query or password), with their
               deliveries pending, delivered (kept WEBHOOK_RETENTION_MS) and parked
+  enable      enables an endpoint disabled by a 410 Gone answer (list shows it DISABLED): its
+              cursor resumes where it stopped; \`retry --endpoint ID\` sends its parked rows again
   remove      removes an endpoint, its cursor and its deliveries
   deliveries  the latest deliveries (--failed: the parked ones), newest first
   retry       sends parked deliveries again (all, one endpoint's, or the one --id N): they go back
@@ -56,7 +62,20 @@ verifies it.
 Retries: 5xx, 408, 429 (its Retry-After honoured), time-outs and connection errors are retried with
 exponential backoff and jitter until WEBHOOK_RETRY_PERIOD_MS after the delivery was queued; a
 failure after that parks it. Any other answer that is not 2xx (another 4xx, a 3xx: redirects are
-not followed) parks it at once. A parked delivery does not hold back its vault's later rows.
+not followed) parks it at once; 410 Gone also disables the endpoint (\`enable\` resumes it). A
+parked delivery does not hold back its vault's later rows; parked rows are deleted after
+WEBHOOK_PARKED_RETENTION_MS.
+
+Limits: at most WEBHOOK_ENDPOINT_CONCURRENCY deliveries in flight per endpoint (of
+WEBHOOK_CONCURRENCY), due rows taken round robin over endpoints; after WEBHOOK_BREAKER_FAILURES
+failures in a row an endpoint is paused, one probe every WEBHOOK_BREAKER_PROBE_MS resumes it.
+
+Refused: URLs with credentials (user:pass@), other schemes, and hosts inside the network:
+loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 with the metadata address,
+fe80::/10), CGNAT, multicast, unspecified, reserved, in any spelling (2130706433, 0177.0.0.1,
+127.1, ::ffff:127.0.0.1, NAT64) — at add for a literal address, at delivery for every address a
+name resolves to (the connection goes to the address checked). WEBHOOK_ALLOW_NETWORKS (CIDRs)
+allows networks of your own. A delivery that got no answer shows no connection detail.
 
 options:
   --vault 0x…       a vault to deliver (repeatable, or comma-separated)
@@ -74,23 +93,43 @@ environment:
   webhook tables), WEBHOOK_SECRET_KEY (required by run, add, rekey), WEBHOOK_SECRET_KEYS, WEBHOOKS_SCHEMA (default PROJECTION_SCHEMA), PROJECTION_SCHEMA,
   VIEWS_SCHEMA, WEBHOOK_POLL_INTERVAL_MS, WEBHOOK_LISTEN, WEBHOOK_TIMEOUT_MS,
   WEBHOOK_RETRY_PERIOD_MS, WEBHOOK_BACKOFF_BASE_MS, WEBHOOK_BACKOFF_MAX_MS, WEBHOOK_CONCURRENCY,
-  WEBHOOK_SCAN_BATCH, WEBHOOK_RETENTION_MS, WEBHOOK_STATEMENT_TIMEOUT_MS, METRICS_PORT, METRICS_HOST,
+  WEBHOOK_SCAN_BATCH, WEBHOOK_RETENTION_MS, WEBHOOK_PARKED_RETENTION_MS, WEBHOOK_ALLOW_NETWORKS,
+  WEBHOOK_ENDPOINT_CONCURRENCY, WEBHOOK_BREAKER_FAILURES, WEBHOOK_BREAKER_PROBE_MS, WEBHOOK_STATEMENT_TIMEOUT_MS, METRICS_PORT, METRICS_HOST,
   LOG_LEVEL, LOG_FORMAT`;
 
-const SUBCOMMANDS = ['add', 'list', 'remove', 'deliveries', 'retry', 'rekey', 'run'] as const;
+const SUBCOMMANDS = ['add', 'list', 'enable', 'remove', 'deliveries', 'retry', 'rekey', 'run'] as const;
 type Sub = (typeof SUBCOMMANDS)[number];
 
-/** An endpoint URL: http(s) only, parsed; shown redacted in every error. */
-export function endpointUrl(text: string): string {
+/**
+ * An endpoint URL: http(s) only, parsed, without credentials, its host not a forbidden address in
+ * any spelling (unless `allow` has it; the deliverer checks again what a name resolves to); shown
+ * redacted in every error.
+ */
+export function endpointUrl(text: string, allow: AllowList = NOTHING_ALLOWED): string {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     throw usageError(`webhooks add: not a URL: ${redactText(text)}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw usageError(`webhooks add: only http:// and https:// URLs are delivered to, got ${url.protocol}`);
+  const refused = refusedUrl(url, allow);
+  if (refused) throw usageError(`webhooks add: refused: ${refused}`);
   return url.toString();
+}
+
+/** The queue's bounds (disabled endpoints, parked rows) on a pool of its own. */
+async function withLimits<T>(env: WebhooksEnv, fn: (limits: WebhookLimits) => Promise<T>): Promise<T> {
+  const pool = createPgPool({
+    url: env.DATABASE_URL,
+    applicationName: 'vault-yield-webhooks-cli',
+    max: 1,
+    pooling: env.DATABASE_POOLING,
+  });
+  try {
+    return await fn(createWebhookLimits(pool, env.WEBHOOKS_SCHEMA ?? env.PROJECTION_SCHEMA));
+  } finally {
+    await pool.end();
+  }
 }
 
 const positiveInt = (option: string, value: string | undefined): number | undefined => {
@@ -186,7 +225,7 @@ export const webhooksCommand: Command = {
     if (sub === 'add') {
       const [, rawUrl, ...extra] = positionals;
       if (!rawUrl || extra.length > 0) throw usageError('webhooks add: expected one URL');
-      const url = endpointUrl(rawUrl);
+      const url = endpointUrl(rawUrl, parseAllowList(env.WEBHOOK_ALLOW_NETWORKS));
       const vaults = (values.vault ?? [])
         .flatMap((v) => v.split(','))
         .map((v) => v.trim())
@@ -258,14 +297,35 @@ export const webhooksCommand: Command = {
         console.error(
           `warning: ${secrets.plaintext} signing secret${secrets.plaintext === 1 ? ' is' : 's are'} still plaintext in the database: run the deliverer or \`webhooks rekey\` with WEBHOOK_SECRET_KEY to seal ${secrets.plaintext === 1 ? 'it' : 'them'}`,
         );
-      const shown = list.map((e) => ({ ...e, url: redactText(e.url) }));
+      const disabled = new Map((await withLimits(env, (l) => l.disabledEndpoints())).map((d) => [d.id, d]));
+      const shown = list.map((e) => ({
+        ...e,
+        url: redactText(e.url),
+        disabled: disabled.has(e.id)
+          ? { at: disabled.get(e.id)?.disabledAt, reason: disabled.get(e.id)?.reason }
+          : null,
+      }));
       if (values.json) console.log(JSON.stringify(shown, null, 2));
       else if (shown.length === 0) console.log('no webhook endpoints');
       else
         for (const e of shown)
           console.log(
-            `${String(e.id).padStart(4)}  ${e.url}  vaults ${e.vaults ? e.vaults.join(',') : 'all'}  types ${e.types ? e.types.join(',') : 'all'}  pending ${e.pending}  delivered ${e.delivered}  parked ${e.parked}${e.description ? `  "${e.description}"` : ''}`,
+            `${String(e.id).padStart(4)}  ${e.url}  vaults ${e.vaults ? e.vaults.join(',') : 'all'}  types ${e.types ? e.types.join(',') : 'all'}  pending ${e.pending}  delivered ${e.delivered}  parked ${e.parked}${e.disabled ? `  DISABLED (${e.disabled.reason})` : ''}${e.description ? `  "${e.description}"` : ''}`,
           );
+      return 0;
+    }
+
+    if (sub === 'enable') {
+      const id = positiveInt('id', positionals[1]);
+      if (id === undefined)
+        throw usageError('webhooks enable: expected an endpoint ID (see `webhooks list`)');
+      if (!(await withLimits(env, (l) => l.enableEndpoint(id)))) {
+        console.error(`webhooks enable: no endpoint ${id}`);
+        return 1;
+      }
+      console.log(
+        `endpoint ${id} enabled: rows from where its cursor stopped are queued; \`webhooks retry --endpoint ${id}\` sends its parked ones again`,
+      );
       return 0;
     }
 

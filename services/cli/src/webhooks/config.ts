@@ -11,6 +11,7 @@ import {
 } from '@vault-yield/common';
 import { parseWebhookSecretKey, type WebhookSecretKeys, webhookSecretKeys } from '@vault-yield/store';
 import { z } from 'zod';
+import { parseAllowList, type Resolve } from './address.js';
 
 /** The deliverer's defaults, declared once (env schema and camelCase config). */
 export const WEBHOOK_DEFAULTS = {
@@ -32,7 +33,26 @@ export const WEBHOOK_DEFAULTS = {
   idleInTransactionTimeoutMs: 60_000,
   /** `/health` answers 503 when no round (or, standing by, no lock attempt) completed for this long. */
   healthStaleMs: 60_000,
+  /** Networks inside the deliverer's reach that may be delivered to: none. */
+  allowNetworks: '',
+  /** Deliveries in flight to one endpoint: a slow one holds at most this many of the slots. */
+  endpointConcurrency: 4,
+  /** Failed attempts in a row (5xx, 408, 429, time-out, no connection) that pause an endpoint. */
+  breakerFailures: 5,
+  /** A paused endpoint gets one probe delivery this often; its success resumes it. */
+  breakerProbeMs: 30_000,
+  /** Parked rows kept for `webhooks deliveries --failed` and `retry`, 30 days. */
+  parkedRetentionMs: 30 * 86_400_000,
 } as const;
+
+/** A list of networks for WEBHOOK_ALLOW_NETWORKS, checked when read. */
+const networks = z.string().superRefine((text, ctx) => {
+  try {
+    parseAllowList(text);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+  }
+});
 
 const DAY = 86_400_000;
 
@@ -85,7 +105,28 @@ export const webhooksEnvSchema = baseConfigSchema.extend({
   ),
   WEBHOOK_RETENTION_MS: doc(
     envField.int(0, 365 * DAY).default(WEBHOOK_DEFAULTS.retentionMs),
-    'how long delivered rows are kept for `webhooks deliveries` (parked ones stay until retried or their endpoint is removed)',
+    'how long delivered rows are kept for `webhooks deliveries` (parked ones: `WEBHOOK_PARKED_RETENTION_MS`)',
+  ),
+  WEBHOOK_PARKED_RETENTION_MS: doc(
+    envField.int(0, 365 * DAY).default(WEBHOOK_DEFAULTS.parkedRetentionMs),
+    'how long parked rows are kept for `webhooks deliveries --failed` and `retry` (from when they were parked); older ones are deleted. 0: kept until retried or their endpoint is removed',
+  ),
+  WEBHOOK_ALLOW_NETWORKS: doc(
+    networks.default(WEBHOOK_DEFAULTS.allowNetworks),
+    'networks inside your own that endpoints may be in, comma-separated CIDRs (`10.0.0.0/8,fd00::/8`, `127.0.0.0/8` for receivers on the same host). Default none: an endpoint whose host is or resolves to a loopback, private, link-local (169.254.169.254), CGNAT, multicast, unspecified or reserved address, in any IPv4 or IPv6 form, is refused at `add` and its deliveries parked',
+    'none',
+  ),
+  WEBHOOK_ENDPOINT_CONCURRENCY: doc(
+    envField.int(1, 1_000).default(WEBHOOK_DEFAULTS.endpointConcurrency),
+    'deliveries in flight at once to one endpoint (of `WEBHOOK_CONCURRENCY`): a slow endpoint never holds every slot; due rows are taken round robin over endpoints',
+  ),
+  WEBHOOK_BREAKER_FAILURES: doc(
+    envField.int(1, 1_000_000).default(WEBHOOK_DEFAULTS.breakerFailures),
+    'failed attempts in a row (5xx, 408, 429, time-out, no connection) after which an endpoint is paused: nothing is sent to it but one probe every `WEBHOOK_BREAKER_PROBE_MS`; a probe answered 2xx resumes it',
+  ),
+  WEBHOOK_BREAKER_PROBE_MS: doc(
+    envField.int(100, DAY).default(WEBHOOK_DEFAULTS.breakerProbeMs),
+    'how often a paused endpoint gets one probe delivery (its oldest due row)',
   ),
   WEBHOOK_STATEMENT_TIMEOUT_MS: doc(
     envField.int(100, 3_600_000).default(WEBHOOK_DEFAULTS.statementTimeoutMs),
@@ -194,6 +235,14 @@ export const webhookDelivererConfigSchema = z
     statementTimeoutMs: int(100, 3_600_000).default(WEBHOOK_DEFAULTS.statementTimeoutMs),
     idleInTransactionTimeoutMs: int(100, 3_600_000).default(WEBHOOK_DEFAULTS.idleInTransactionTimeoutMs),
     healthStaleMs: int(1_000, DAY).default(WEBHOOK_DEFAULTS.healthStaleMs),
+    /** Networks endpoints may be in (CIDRs, comma-separated); default none. */
+    allowNetworks: networks.default(WEBHOOK_DEFAULTS.allowNetworks),
+    /** How endpoint host names resolve (default dns.lookup, every address); tests inject theirs. */
+    resolve: z.custom<Resolve>((v) => typeof v === 'function').optional(),
+    endpointConcurrency: int(1, 1_000).default(WEBHOOK_DEFAULTS.endpointConcurrency),
+    breakerFailures: int(1, 1_000_000).default(WEBHOOK_DEFAULTS.breakerFailures),
+    breakerProbeMs: int(100, DAY).default(WEBHOOK_DEFAULTS.breakerProbeMs),
+    parkedRetentionMs: int(0, 365 * DAY).default(WEBHOOK_DEFAULTS.parkedRetentionMs),
     metricsPort: int(0, 65_535).optional(),
     metricsHost: z.string().min(1).default('127.0.0.1'),
     /** Opens the endpoints' signing secrets (WEBHOOK_SECRET_KEY, and older keys); plaintext ones are sealed under it. */
@@ -230,6 +279,11 @@ export function webhookConfigFromEnv(env: WebhooksEnv, logger: Logger): WebhookD
     concurrency: env.WEBHOOK_CONCURRENCY,
     scanBatch: env.WEBHOOK_SCAN_BATCH,
     retentionMs: env.WEBHOOK_RETENTION_MS,
+    parkedRetentionMs: env.WEBHOOK_PARKED_RETENTION_MS,
+    allowNetworks: env.WEBHOOK_ALLOW_NETWORKS,
+    endpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,
+    breakerFailures: env.WEBHOOK_BREAKER_FAILURES,
+    breakerProbeMs: env.WEBHOOK_BREAKER_PROBE_MS,
     statementTimeoutMs: env.WEBHOOK_STATEMENT_TIMEOUT_MS,
     metricsPort: env.METRICS_PORT,
     metricsHost: env.METRICS_HOST,

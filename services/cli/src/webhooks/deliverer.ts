@@ -1,8 +1,12 @@
-import type { Server } from 'node:http';
+import type { LookupAddress } from 'node:dns';
+import { request as httpRequest, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { type HealthCheck, redactText, serveMetrics } from '@vault-yield/common';
 import { activityTypes } from '@vault-yield/domain';
 import {
   createPgPool,
+  createWebhookLimits,
   createWebhookStore,
   type DeliveryOutcome,
   type DueDelivery,
@@ -11,6 +15,15 @@ import {
   type Pool,
   type PoolClient,
 } from '@vault-yield/store';
+import {
+  type AllowList,
+  type Checked,
+  checkDestination,
+  parseAllowList,
+  type Resolve,
+  type ResolvedAddress,
+  systemResolve,
+} from './address.js';
 import {
   type ResolvedWebhookDelivererConfig,
   type WakeUpSource,
@@ -39,11 +52,12 @@ export interface WebhookDeliverer {
 export type AttemptResult =
   | { kind: 'delivered'; status: number }
   | { kind: 'retry'; status: number | null; error: string; retryAfterMs?: number }
-  | { kind: 'park'; status: number; error: string };
+  | { kind: 'park'; status: number | null; error: string; disable?: true };
 
 /**
  * 2xx: delivered. 408, 429 and 5xx: retried (a `Retry-After` in seconds or as a date is honoured,
- * within the backoff's maximum). Anything else — another 4xx, a 3xx (redirects are not followed:
+ * within the backoff's maximum). 410 Gone parks it and disables the endpoint (Standard Webhooks:
+ * the receiver is gone for good). Anything else — another 4xx, a 3xx (redirects are not followed:
  * the signature names the URL the operator registered), 1xx — parks at once: the receiver refused
  * this delivery and would refuse it again.
  */
@@ -66,6 +80,7 @@ export function classify(status: number, retryAfter: string | null, now = Date.n
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     };
   }
+  if (status === 410) return { kind: 'park', status, error: 'HTTP 410 (endpoint disabled)', disable: true };
   return {
     kind: 'park',
     status,
@@ -79,35 +94,97 @@ export function backoffDelay(attempt: number, baseMs: number, maxMs: number, ran
   return Math.round(full / 2 + (random() * full) / 2);
 }
 
-/** A fetch failure as one short line (never the URL: it may carry a key). */
-function failureText(err: unknown): string {
+/**
+ * What `webhooks deliveries` shows for an attempt that got no answer: one class, never the
+ * connection's detail (refused, reset, unreachable, timed out) — that would make the queue a port
+ * scanner of whatever the endpoint's host reaches. The deliverer's debug log has the detail.
+ */
+export const NO_ANSWER = 'no answer (connection failed or timed out)';
+
+/** A send failure's detail, for the log only (never the URL: it may carry a key). */
+function failureDetail(err: unknown): string {
   if (err instanceof Error) {
     if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timeout';
-    const cause = (err as { cause?: unknown }).cause;
-    if (cause instanceof Error) {
-      const code = (cause as { code?: unknown }).code;
-      return redactText(typeof code === 'string' ? code : cause.message).slice(0, 200);
-    }
-    return redactText(err.message).slice(0, 200);
+    const code = (err as { code?: unknown }).code;
+    return redactText(typeof code === 'string' ? code : err.message).slice(0, 200);
   }
   return 'unknown error';
 }
 
-/** One attempt: POST the body with the Standard Webhooks headers. */
-export async function attempt(d: DueDelivery, timeoutMs: number): Promise<AttemptResult> {
-  try {
-    const res = await fetch(d.url, {
+/** Where deliveries may go: the operator's allowed networks and how names resolve. */
+export interface Destinations {
+  allow: AllowList;
+  resolve: Resolve;
+  log?: { debug: (o: object, m: string) => void };
+}
+
+/** POSTs `body` to `url`, connected to `to` (the checked address) whatever the name resolves to now. */
+function post(
+  url: URL,
+  to: ResolvedAddress,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<{ status: number; retryAfter: string | null }> {
+  // The socket's lookup answers the checked address: no second DNS answer (rebinding) is asked for.
+  // Host header and TLS name (SNI, certificate check) stay the URL's host.
+  const lookup: LookupFunction = (_host, options, cb) => {
+    if (options.all) (cb as unknown as (e: null, a: LookupAddress[]) => void)(null, [to]);
+    else cb(null, to.address, to.family);
+  };
+  return new Promise((resolve, reject) => {
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
       method: 'POST',
-      headers: webhookHeaders(d.secret, d.msgId, d.body),
-      body: d.body,
-      redirect: 'manual',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      lookup,
       signal: AbortSignal.timeout(timeoutMs),
     });
-    // The answer's body is not read: free the connection for the next delivery.
-    await res.body?.cancel().catch(() => {});
-    return classify(res.status, res.headers.get('retry-after'));
+    req.on('response', (res) => {
+      // The answer's body is not read: free the connection for the next delivery.
+      res.resume();
+      const retryAfter = res.headers['retry-after'];
+      resolve({
+        status: res.statusCode ?? 0,
+        retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * One attempt: the host resolved once and every address checked (one forbidden parks the
+ * delivery: `refused: <host> resolves to a private address`), then a POST with the Standard
+ * Webhooks headers to the checked address. Redirects are not followed.
+ */
+export async function attempt(d: DueDelivery, timeoutMs: number, dest: Destinations): Promise<AttemptResult> {
+  let url: URL;
+  try {
+    url = new URL(d.url);
+  } catch {
+    return { kind: 'park', status: null, error: 'not a URL' };
+  }
+  let checked: Checked;
+  try {
+    checked = await checkDestination(url, dest.allow, dest.resolve);
   } catch (err) {
-    return { kind: 'retry', status: null, error: failureText(err) };
+    dest.log?.debug({ endpoint: d.endpointId, detail: failureDetail(err) }, 'webhook host not resolved');
+    return { kind: 'retry', status: null, error: 'host name not resolved' };
+  }
+  if (!checked.ok) return { kind: 'park', status: null, error: checked.reason };
+  try {
+    const res = await post(
+      url,
+      checked.address,
+      webhookHeaders(d.secret, d.msgId, d.body),
+      d.body,
+      timeoutMs,
+    );
+    return classify(res.status, res.retryAfter);
+  } catch (err) {
+    dest.log?.debug({ endpoint: d.endpointId, detail: failureDetail(err) }, 'webhook attempt got no answer');
+    return { kind: 'retry', status: null, error: NO_ANSWER };
   }
 }
 
@@ -244,6 +321,20 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
       })
     : pool;
   const store = createWebhookStore(pool, config.schema, config.secretKeys);
+  const limits = createWebhookLimits(pool, config.schema);
+  const destinations: Destinations = {
+    allow: parseAllowList(config.allowNetworks),
+    resolve: config.resolve ?? systemResolve,
+    log,
+  };
+  /**
+   * Per endpoint, its failed attempts in a row and, when paused (the breaker open), until when:
+   * nothing is sent to it but one probe after that; a probe answered resumes it, a failed one
+   * pauses it again. In memory: a restarted deliverer starts with every endpoint closed.
+   */
+  const breakers = new Map<number, { failures: number; pausedUntil: number | null; probing: boolean }>();
+  /** Endpoints that answered 410 Gone: disabled at the next turn, after their outcomes are recorded. */
+  const gone = new Set<number>();
   let stopping = false;
   let started = false;
   let server: Server | undefined;
@@ -305,12 +396,48 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     };
   }
 
+  /** The breaker after an attempt: a failure counts, any answer of the receiver resets it. */
+  function breakerAfter(endpointId: number, r: AttemptResult): void {
+    const b = breakers.get(endpointId) ?? { failures: 0, pausedUntil: null, probing: false };
+    breakers.set(endpointId, b);
+    const wasProbe = b.probing;
+    b.probing = false;
+    if (r.kind === 'retry') {
+      b.failures++;
+      if (wasProbe || (b.pausedUntil === null && b.failures >= config.breakerFailures)) {
+        if (b.pausedUntil === null)
+          log.warn(
+            { endpoint: endpointId, failures: b.failures, probeMs: config.breakerProbeMs },
+            'webhook endpoint paused: it failed too many times in a row (one probe delivery at a time from now on)',
+          );
+        b.pausedUntil = Date.now() + config.breakerProbeMs;
+      }
+    } else if (r.status !== null) {
+      if (b.pausedUntil !== null)
+        log.info({ endpoint: endpointId }, 'webhook endpoint answered its probe: resumed');
+      breakers.delete(endpointId);
+    }
+    metrics.paused.set([...breakers.values()].filter((x) => x.pausedUntil !== null).length);
+  }
+
+  /** How many more sends `endpointId` may take now (its in-flight cap, its breaker). */
+  function room(endpointId: number, inFlightOf: Map<number, number>, now: number): number {
+    const b = breakers.get(endpointId);
+    if (b?.pausedUntil != null) {
+      if (b.probing || now < b.pausedUntil) return 0;
+      return (inFlightOf.get(endpointId) ?? 0) === 0 ? 1 : 0;
+    }
+    return config.endpointConcurrency - (inFlightOf.get(endpointId) ?? 0);
+  }
+
   function send(d: DueDelivery): void {
     const key = `${d.endpointId}:${d.vault}`;
     const started = performance.now();
     metrics.inFlight.inc();
-    const p = attempt(d, config.timeoutMs).then((r) => {
+    const p = attempt(d, config.timeoutMs, destinations).then((r) => {
       metrics.inFlight.dec();
+      breakerAfter(d.endpointId, r);
+      if (r.kind === 'park' && r.disable) gone.add(d.endpointId);
       metrics.duration.observe((performance.now() - started) / 1000);
       const outcome = outcomeOf(d, r, Date.now());
       const label =
@@ -407,6 +534,16 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
   async function turn(): Promise<boolean> {
     await checkLock();
     await flush();
+    for (const id of gone) {
+      // 410 Gone (Standard Webhooks): the receiver is gone for good; its pending rows are parked.
+      if (await limits.disableEndpoint(id, 'HTTP 410 Gone'))
+        log.warn(
+          { endpoint: id },
+          'webhook endpoint answered 410 Gone: disabled (`vault-yield webhooks enable` resumes it)',
+        );
+      gone.delete(id);
+      breakers.delete(id);
+    }
     const now = Date.now();
     let busy = false;
     if (scanAgain || now - lastScan >= config.pollIntervalMs) {
@@ -414,7 +551,10 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
       scanAgain = false;
       const schema = await ledgerSchema();
       const deadline = new Date(now + config.retryPeriodMs);
+      // A disabled endpoint's cursor stays: nothing is queued for it until `webhooks enable`.
+      const disabled = new Set((await limits.disabledEndpoints()).map((e) => e.id));
       for (const id of await store.endpointIds()) {
+        if (disabled.has(id)) continue;
         const r = await store.enqueue(id, schema, { limit: config.scanBatch, activityTypes, deadline });
         if (r.switched)
           log.info({ endpoint: id, ledgerSchema: schema }, 'live schema changed: cursor moved to its ledger');
@@ -425,16 +565,29 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     }
     const free = config.concurrency - inFlight.size;
     if (free > 0) {
-      const heads = await store.dueHeads(free + inFlight.size);
+      // Round robin over endpoints, each within its cap: a slow endpoint holds at most
+      // WEBHOOK_ENDPOINT_CONCURRENCY of the slots, a paused one none but its probe.
+      const heads = await store.dueHeads(
+        free + inFlight.size + breakers.size * config.endpointConcurrency,
+        config.endpointConcurrency,
+      );
       // The lock's session ended meanwhile: another deliverer may be sending these.
       if (lockLost) throw new LockLost();
+      const inFlightOf = new Map<number, number>();
+      for (const key of inFlight.keys()) {
+        const id = Number(key.slice(0, key.indexOf(':')));
+        inFlightOf.set(id, (inFlightOf.get(id) ?? 0) + 1);
+      }
       let started = 0;
       for (const d of heads) {
         if (started >= free) {
           busy = true;
           break;
         }
-        if (inFlight.has(`${d.endpointId}:${d.vault}`)) continue;
+        if (inFlight.has(`${d.endpointId}:${d.vault}`) || room(d.endpointId, inFlightOf, now) <= 0) continue;
+        const b = breakers.get(d.endpointId);
+        if (b?.pausedUntil != null) b.probing = true;
+        inFlightOf.set(d.endpointId, (inFlightOf.get(d.endpointId) ?? 0) + 1);
         send(d);
         started++;
       }
@@ -449,6 +602,14 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
       const sealed = await store.sealPlaintext();
       if (sealed > 0) log.info({ sealed }, 'plaintext webhook secrets sealed under WEBHOOK_SECRET_KEY');
       if (config.retentionMs > 0) await store.pruneDelivered(new Date(now - config.retentionMs));
+      if (config.parkedRetentionMs > 0) {
+        const pruned = await limits.pruneParked(new Date(now - config.parkedRetentionMs));
+        if (pruned > 0)
+          log.info({ pruned }, 'parked webhook deliveries past WEBHOOK_PARKED_RETENTION_MS deleted');
+      }
+      metrics.parkedByEndpoint.reset();
+      for (const [endpoint, n] of await limits.parkedByEndpoint())
+        metrics.parkedByEndpoint.set({ endpoint: String(endpoint) }, n);
     }
     return busy;
   }

@@ -3,6 +3,16 @@
  * SQL lives in the store (packages/store/src/webhooks); the README's "Callbacks (webhooks)"
  * section is the receiver's side.
  */
+
+export {
+  type AllowList,
+  forbiddenReason,
+  parseAllowList,
+  type Resolve,
+  type ResolvedAddress,
+  refusedUrl,
+  systemResolve,
+} from './address.js';
 export {
   loadWebhooksEnv,
   type ResolvedWebhookDelivererConfig,

@@ -42,6 +42,17 @@ export function createWebhookMetrics(defaults = true, healthy: () => boolean = (
       help: 'Deliveries parked (`vault-yield webhooks deliveries --failed`; `retry` sends them again)',
       registers: [registry],
     }),
+    parkedByEndpoint: new Gauge({
+      name: 'webhooks_endpoint_parked',
+      help: 'Parked deliveries per endpoint (kept WEBHOOK_PARKED_RETENTION_MS, then deleted): one that keeps growing is a receiver refusing or gone',
+      labelNames: ['endpoint'] as const,
+      registers: [registry],
+    }),
+    paused: new Gauge({
+      name: 'webhooks_endpoints_paused',
+      help: 'Endpoints paused by their circuit breaker (WEBHOOK_BREAKER_FAILURES failures in a row): only a probe every WEBHOOK_BREAKER_PROBE_MS is sent to them',
+      registers: [registry],
+    }),
     inFlight: new Gauge({
       name: 'webhooks_deliveries_in_flight',
       help: 'Deliveries sent and not yet answered',
