@@ -84,7 +84,11 @@ export function projector(
 const TABLES: Record<string, { cols: string; order: string }> = {
   // last_seq is a position in the log, not a figure: after a reorg it stands above a straight
   // run's (reverts take numbers). Held vaults are compared through `held` and the dead letters.
-  vault_snapshot: { cols: `vault, to_jsonb(vault_snapshot) - 'last_seq' as r`, order: 'vault' },
+  // log_topic / log_partition (migration 0024) say where the vault's records were read from.
+  vault_snapshot: {
+    cols: `vault, to_jsonb(vault_snapshot) - 'last_seq' - 'log_topic' - 'log_partition' as r`,
+    order: 'vault',
+  },
   positions: { cols: '*', order: 'vault, position_id' },
   equity_points: { cols: '*', order: 'vault, seq' },
   // commit_xid (migration 0021): which transaction wrote the row, differs by run.
