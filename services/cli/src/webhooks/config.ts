@@ -112,9 +112,9 @@ export const webhooksEnvSchema = baseConfigSchema.extend({
     'how long parked rows are kept for `webhooks deliveries --failed` and `retry` (from when they were parked); older ones are deleted. 0: kept until retried or their endpoint is removed',
   ),
   WEBHOOK_ALLOW_NETWORKS: doc(
-    networks.default(WEBHOOK_DEFAULTS.allowNetworks),
+    networks.optional(),
     'networks inside your own that endpoints may be in, comma-separated CIDRs (`10.0.0.0/8,fd00::/8`, `127.0.0.0/8` for receivers on the same host). Default none: an endpoint whose host is or resolves to a loopback, private, link-local (169.254.169.254), CGNAT, multicast, unspecified or reserved address, in any IPv4 or IPv6 form, is refused at `add` and its deliveries parked',
-    'none',
+    'none: no address inside the network',
   ),
   WEBHOOK_ENDPOINT_CONCURRENCY: doc(
     envField.int(1, 1_000).default(WEBHOOK_DEFAULTS.endpointConcurrency),
@@ -280,7 +280,7 @@ export function webhookConfigFromEnv(env: WebhooksEnv, logger: Logger): WebhookD
     scanBatch: env.WEBHOOK_SCAN_BATCH,
     retentionMs: env.WEBHOOK_RETENTION_MS,
     parkedRetentionMs: env.WEBHOOK_PARKED_RETENTION_MS,
-    allowNetworks: env.WEBHOOK_ALLOW_NETWORKS,
+    allowNetworks: env.WEBHOOK_ALLOW_NETWORKS ?? WEBHOOK_DEFAULTS.allowNetworks,
     endpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,
     breakerFailures: env.WEBHOOK_BREAKER_FAILURES,
     breakerProbeMs: env.WEBHOOK_BREAKER_PROBE_MS,
