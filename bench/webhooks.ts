@@ -86,6 +86,9 @@ try {
       PROJECTION_SCHEMA: SCHEMA,
       VIEWS_SCHEMA: 'bench_no_views',
       WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+      // One receiver, on 127.0.0.1: allowed, and every slot may go to it.
+      WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
+      WEBHOOK_ENDPOINT_CONCURRENCY: String(CONCURRENCY),
       // The deliverer refuses to run without it (it seals the endpoint's plaintext secret at once).
       WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
       LOG_LEVEL: 'warn',
