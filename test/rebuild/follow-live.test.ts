@@ -1,7 +1,6 @@
 import { createLogger } from '@vault-yield/common';
 import { ROLES } from '@vault-yield/devstack/postgres';
 import type { VaultRecord } from '@vault-yield/domain';
-import { createLogAdmin } from '@vault-yield/log';
 import { type FollowingProjections, followLiveProjections, type Projector } from '@vault-yield/projector';
 import { createReader, type Reader, readerConfig } from '@vault-yield/reader';
 import {
@@ -17,6 +16,7 @@ import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli/run.js';
 import { createTopic, deleteTopics, projector, publish } from '../projector/support.js';
+import { caughtUp } from './support.js';
 
 /**
  * Projectors follow a rebuild by themselves (#28 item 5), on a real Kafka and Postgres: a
@@ -44,28 +44,6 @@ describe('projectors follow a rebuild', () => {
   const gen = createHistoryGenerator({ vaults: 10, seed: 51 });
   const later = createHistoryGenerator({ vaults: 3, seed: 52 });
   const published: VaultRecord[] = [];
-
-  const caughtUp = async (schema: string, group: string) => {
-    const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'follow-live-test' });
-    try {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const high = await admin.offsets(topic);
-        const stored = new Map(
-          (await storedOffsetRows(pool, schema, { groupId: group, topic })).map((r) => [
-            r.partition,
-            Number(r.nextOffset),
-          ]),
-        );
-        if (high.every((h) => (stored.get(h.partition) ?? 0) >= Number(h.high))) return;
-        if (Date.now() > deadline)
-          throw new Error(`${schema} (group ${group}) never caught up with ${topic}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } finally {
-      await admin.close();
-    }
-  };
 
   beforeAll(async () => {
     // The production layout: rebuild and switch as the migrator, the follower as the DML-only writer.
@@ -155,8 +133,8 @@ describe('projectors follow a rebuild', () => {
 
     // Exactly-once across the move: the followed schema, under the build's group, equals the
     // pinned projector's, which folded the same log straight through (it stayed on its schema).
-    await caughtUp('vault_yield_fl1', 'follow-fl1');
-    await caughtUp(PINNED, 'pinned');
+    await caughtUp(pool, 'vault_yield_fl1', 'follow-fl1', topic);
+    await caughtUp(pool, PINNED, 'pinned', topic);
     const diffs = await compareSchemas(pool, PINNED, 'vault_yield_fl1');
     expect(diffs.filter((d) => !d.equal)).toEqual([]);
     expect(diffs.find((d) => d.table === 'ledger')?.left?.rows).toBe(

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { VaultRecord } from '@vault-yield/domain';
-import { createLogAdmin } from '@vault-yield/log';
 import type { Projector } from '@vault-yield/projector';
 import type { Reader } from '@vault-yield/reader';
 import {
@@ -11,7 +10,6 @@ import {
   liveSchema,
   type Pool,
   schemaExists,
-  storedOffsetRows,
 } from '@vault-yield/store';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { createHistoryGenerator } from '@vault-yield/test-kit/history';
@@ -19,6 +17,7 @@ import { startReader } from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli/run.js';
 import { createTopic, deleteTopics, projector, publish } from '../projector/support.js';
+import { caughtUp } from './support.js';
 
 /**
  * `vault-yield rebuild --follow` and `--retire-old` on a real Kafka and Postgres, with a live
@@ -44,28 +43,6 @@ describe('vault-yield rebuild --follow / --retire-old', () => {
   /** Vaults that appear only after the --follow switch. */
   const later = createHistoryGenerator({ vaults: 4, seed: 22 });
   const children: ChildProcess[] = [];
-
-  /** Waits until `schema` has applied everything the topic holds (stored offsets = high watermarks). */
-  const caughtUp = async (schema: string, group: string) => {
-    const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'follow-test' });
-    try {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const high = await admin.offsets(topic);
-        const stored = new Map(
-          (await storedOffsetRows(pool, schema, { groupId: group, topic })).map((r) => [
-            r.partition,
-            Number(r.nextOffset),
-          ]),
-        );
-        if (high.every((h) => (stored.get(h.partition) ?? 0) >= Number(h.high))) return;
-        if (Date.now() > deadline) throw new Error(`${schema} never caught up with ${topic}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } finally {
-      await admin.close();
-    }
-  };
 
   beforeAll(async () => {
     db = await createTestDatabase('follow_retire');
@@ -127,7 +104,7 @@ describe('vault-yield rebuild --follow / --retire-old', () => {
     const after = [...later.take(150), ...gen.take(50)];
     published.push(...after);
     await publish(kafkaBrokers(), topic, after);
-    await caughtUp('vault_yield_f1', 'follow-f1');
+    await caughtUp(pool, 'vault_yield_f1', 'follow-f1', topic);
     const res = await fetch(`${baseUrl}/v1/vault/${newVault}/snapshot`);
     expect(res.status).toBe(200);
     // The followed schema equals the live projector's, which folded the same records.

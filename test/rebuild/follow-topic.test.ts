@@ -1,15 +1,15 @@
 import { createLogger } from '@vault-yield/common';
 import { ROLES } from '@vault-yield/devstack/postgres';
 import type { VaultRecord } from '@vault-yield/domain';
-import { createLogAdmin } from '@vault-yield/log';
 import { type FollowingProjections, followLiveProjections } from '@vault-yield/projector';
-import { createPgPool, liveSchema, type Pool, storedOffsetRows } from '@vault-yield/store';
+import { createPgPool, liveSchema, type Pool } from '@vault-yield/store';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { createHistoryGenerator } from '@vault-yield/test-kit/history';
 import { startReader, type TestReader } from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli/run.js';
 import { createTopic, deleteTopics, publish } from '../projector/support.js';
+import { caughtUp } from './support.js';
 
 /**
  * A projector that follows a switch follows the topic too (#48 item 2), on a real Kafka and
@@ -36,29 +36,6 @@ describe('a projector following a reindex follows its topic', () => {
   const gen = createHistoryGenerator({ vaults: 8, seed: 71 });
   const later = createHistoryGenerator({ vaults: 2, seed: 72 });
   const log: VaultRecord[] = [];
-
-  /** Waits until `schema`'s offsets under `group` reach `topic`'s high watermarks. */
-  const caughtUp = async (schema: string, group: string, topic: string) => {
-    const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'follow-topic-test' });
-    try {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const high = await admin.offsets(topic);
-        const stored = new Map(
-          (await storedOffsetRows(pool, schema, { groupId: group, topic })).map((r) => [
-            r.partition,
-            Number(r.nextOffset),
-          ]),
-        );
-        if (high.every((h) => (stored.get(h.partition) ?? 0) >= Number(h.high))) return;
-        if (Date.now() > deadline)
-          throw new Error(`${schema} (group ${group}) never caught up with ${topic}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } finally {
-      await admin.close();
-    }
-  };
 
   beforeAll(async () => {
     db = await createTestDatabase('follow_topic', { split: true });
@@ -103,7 +80,7 @@ describe('a projector following a reindex follows its topic', () => {
     );
     await follower.started;
     expect(follower.schema()).toBe(db.schema);
-    await caughtUp(db.schema, 'live', oldTopic);
+    await caughtUp(pool, db.schema, 'live', oldTopic);
     reader = await startReader(db, { schema: VIEWS });
   }, 120_000);
 
@@ -149,7 +126,7 @@ describe('a projector following a reindex follows its topic', () => {
       if (Date.now() > until) throw new Error(`${newVault} never showed through the views (${res.status})`);
       await new Promise((res) => setTimeout(res, 200));
     }
-    await caughtUp('vault_yield_ft1', 'reindex-ft1', newTopic);
+    await caughtUp(pool, 'vault_yield_ft1', 'reindex-ft1', newTopic);
 
     // The new schema holds the offsets of its build's topic only, under its build's group.
     const { rows } = await pool.query<{ group_id: string; topic: string }>(
