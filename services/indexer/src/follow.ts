@@ -1,11 +1,10 @@
 import { CONFIG_DEFAULTS, createLogger } from '@vault-yield/common';
 import {
-  createListener,
   createPgPool,
-  LIVE_CHANNEL,
-  type Listener,
+  type LiveSwitchWatch,
   liveLog,
   schemaExists,
+  watchLiveSwitch,
 } from '@vault-yield/store';
 import type { IndexerConfig } from './config.js';
 import { createIndexer, type Indexer, type IndexerStatus } from './index.js';
@@ -63,8 +62,7 @@ export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOp
   let running = false;
   let stopped = false;
   let chain: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | null = null;
-  let listener: Listener | null = null;
+  let watch: LiveSwitchWatch | null = null;
   let resolveDone!: () => void;
   let rejectDone!: (err: unknown) => void;
   const done = new Promise<void>((res, rej) => {
@@ -147,20 +145,14 @@ export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOp
   };
 
   const listen = () => {
-    timer = setInterval(() => void check(), follow.intervalMs);
-    timer.unref();
     // LISTEN holds a session: through a transaction-mode pooler the interval alone tells.
-    if (config.pooling === 'transaction') return;
-    listener = createListener({
+    watch = watchLiveSwitch({
       url: config.databaseUrl,
-      applicationName: 'vault-yield-follow',
-      channel: LIVE_CHANNEL,
-      onNotify: (payload) => {
-        if (payload === follow.viewsSchema) void check();
-      },
-      // Notifications sent while not listening are lost: look now.
-      onListening: () => void check(),
-      onError: (err, retryInMs) =>
+      viewsSchema: follow.viewsSchema,
+      intervalMs: follow.intervalMs,
+      listen: config.pooling !== 'transaction',
+      check: () => void check(),
+      onListenError: (err, retryInMs) =>
         log.warn({ err, retryInMs }, 'live-switch listener lost; polling meanwhile'),
     });
   };
@@ -190,8 +182,7 @@ export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOp
     async stop() {
       if (stopped) return;
       stopped = true;
-      if (timer) clearInterval(timer);
-      await listener?.close();
+      await watch?.stop();
       await chain;
       await current?.stop();
       await pool.end();

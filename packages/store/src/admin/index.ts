@@ -76,10 +76,12 @@ export {
 } from './status.js';
 export {
   LIVE_CHANNEL,
+  type LiveSwitchWatch,
   liveSchema,
   liveSchemaProblem,
   type SwitchOptions,
   type SwitchResult,
   switchLive,
   viewedTable,
+  watchLiveSwitch,
 } from './switch.js';

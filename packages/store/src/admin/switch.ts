@@ -1,5 +1,6 @@
 import { grantWrite } from '../migrations/index.js';
 import { ident, type Pool } from '../pool/index.js';
+import { createListener, type Listener } from '../pool/listen.js';
 import { revokeWebhookSecrets } from '../webhooks/index.js';
 import {
   schemaExists,
@@ -155,6 +156,49 @@ export async function switchLive(pool: Pool, o: SwitchOptions): Promise<SwitchRe
   } finally {
     client.release();
   }
+}
+
+export interface LiveSwitchWatch {
+  /** Stops the interval and the LISTEN connection. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Calls `check` whenever `viewsSchema` may have been switched: at each switch's notification
+ * (LISTEN LIVE_CHANNEL on a connection of its own, `url`), once LISTEN is in force (a notification
+ * sent meanwhile is lost), and every `intervalMs` should one be missed. Through a transaction-mode
+ * pooler (`listen: false`: LISTEN needs a session) the interval alone tells. What the followers
+ * of the live schema (projector, indexer) share; `check` decides whether anything moved.
+ */
+export function watchLiveSwitch(o: {
+  url: string;
+  viewsSchema: string;
+  intervalMs: number;
+  listen: boolean;
+  check: () => void;
+  /** The LISTEN connection was lost; it is made again after `retryInMs` (polling meanwhile). */
+  onListenError: (err: unknown, retryInMs: number) => void;
+}): LiveSwitchWatch {
+  const timer = setInterval(o.check, o.intervalMs);
+  timer.unref();
+  const listener: Listener | null = o.listen
+    ? createListener({
+        url: o.url,
+        applicationName: 'vault-yield-follow',
+        channel: LIVE_CHANNEL,
+        onNotify: (payload) => {
+          if (payload === o.viewsSchema) o.check();
+        },
+        onListening: o.check,
+        onError: o.onListenError,
+      })
+    : null;
+  return {
+    async stop() {
+      clearInterval(timer);
+      await listener?.close();
+    },
+  };
 }
 
 /**

@@ -1,13 +1,12 @@
 import { CONFIG_DEFAULTS } from '@vault-yield/common';
 import {
-  createListener,
   createPgPool,
   getBuild,
-  LIVE_CHANNEL,
-  type Listener,
+  type LiveSwitchWatch,
   liveRecord,
   type Pool,
   schemaExists,
+  watchLiveSwitch,
 } from '@vault-yield/store';
 import {
   type ProjectorConfig,
@@ -147,8 +146,7 @@ export function followLiveProjections(
   let running: Projections | null = null;
   let stopped = false;
   let chain: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | null = null;
-  let listener: Listener | null = null;
+  let watch: LiveSwitchWatch | null = null;
 
   const configured = { topic: config.kafka.topic ?? CONFIG_DEFAULTS.recordsTopic, market: null };
 
@@ -235,18 +233,14 @@ export function followLiveProjections(
       'following the live schema',
     );
     if (stopped) return;
-    timer = setInterval(() => void check(), follow.intervalMs);
-    timer.unref();
-    listener = createListener({
+    // LISTEN holds a session: through a transaction-mode pooler the interval alone tells.
+    watch = watchLiveSwitch({
       url: config.databaseUrl,
-      applicationName: 'vault-yield-follow',
-      channel: LIVE_CHANNEL,
-      onNotify: (payload) => {
-        if (payload === follow.viewsSchema) void check();
-      },
-      // Notifications sent while not listening are lost: look now.
-      onListening: () => void check(),
-      onError: (err, retryInMs) =>
+      viewsSchema: follow.viewsSchema,
+      intervalMs: follow.intervalMs,
+      listen: config.pooling !== 'transaction',
+      check: () => void check(),
+      onListenError: (err, retryInMs) =>
         log.warn({ err, retryInMs }, 'live-switch listener lost; polling meanwhile'),
     });
   })();
@@ -261,8 +255,7 @@ export function followLiveProjections(
     async stop() {
       if (stopped) return;
       stopped = true;
-      if (timer) clearInterval(timer);
-      await listener?.close();
+      await watch?.stop();
       await started.catch(() => {});
       await chain;
       await running?.stop();
