@@ -36,6 +36,9 @@ describe('what an answer means', () => {
     expect(classify(200, null).kind).toBe('delivered');
     expect(classify(204, null).kind).toBe('delivered');
     for (const s of [500, 502, 503, 504, 408, 429]) expect(classify(s, null).kind).toBe('retry');
+    // 410 Gone parks and disables the endpoint (Standard Webhooks).
+    expect(classify(410, null)).toMatchObject({ kind: 'park', disable: true });
+    expect(classify(404, null)).not.toHaveProperty('disable');
     for (const s of [400, 401, 403, 404, 410, 413, 422, 301, 302, 307])
       expect(classify(s, null).kind).toBe('park');
   });
@@ -66,6 +69,21 @@ describe('webhooks environment', () => {
     // add, list, remove, deliveries, retry: plain statements, which the pooler serves.
     expect(loadWebhooksEnv(pooled, 'admin').DATABASE_POOLING).toBe('transaction');
     const direct = 'postgres://w@127.0.0.1:5432/db';
-    expect(loadWebhooksEnv({ ...pooled, DATABASE_DIRECT_URL: direct }).DATABASE_DIRECT_URL).toBe(direct);
+    const key = { WEBHOOK_SECRET_KEY: 'ab'.repeat(32) };
+    expect(loadWebhooksEnv({ ...pooled, ...key, DATABASE_DIRECT_URL: direct }).DATABASE_DIRECT_URL).toBe(
+      direct,
+    );
+  });
+
+  it('reads WEBHOOK_ALLOW_NETWORKS as CIDRs, none by default, and refuses anything else', () => {
+    const base = { DATABASE_URL: 'postgres://w@127.0.0.1:5432/db' };
+    expect(loadWebhooksEnv(base, 'admin').WEBHOOK_ALLOW_NETWORKS).toBeUndefined();
+    expect(
+      loadWebhooksEnv({ ...base, WEBHOOK_ALLOW_NETWORKS: '10.0.0.0/8, fd00::/8' }, 'admin')
+        .WEBHOOK_ALLOW_NETWORKS,
+    ).toBe('10.0.0.0/8, fd00::/8');
+    expect(() => loadWebhooksEnv({ ...base, WEBHOOK_ALLOW_NETWORKS: 'intranet' }, 'admin')).toThrow(
+      /WEBHOOK_ALLOW_NETWORKS/,
+    );
   });
 });
