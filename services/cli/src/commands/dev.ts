@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFIG_DEFAULTS, createConfig, createLogger, envField } from '@vault-yield/common';
 import {
@@ -308,9 +311,13 @@ export const devCommand: Command = {
       // demo database) are delivered to while it runs; the demo schema, and its endpoints, are
       // recreated at every start.
       // It runs as the webhooks role (the only one, with the migrator, that reads the webhook
-      // tables) with a key of this run's own sealing the signing secrets (printed below).
+      // tables) with a key of this run's own sealing the signing secrets (in a file named below).
       const webhookLog = log.child({ component: 'webhooks' });
       const webhookKey = randomBytes(32).toString('base64');
+      // The key never reaches the output: a file only this user reads, named by the webhooks: line.
+      const keyFile = join(await mkdtemp(join(tmpdir(), 'vault-yield-dev-')), 'webhook-secret-key');
+      await writeFile(keyFile, `${webhookKey}\n`, { mode: 0o600 });
+      stops.push(['webhook key file', () => rm(dirname(keyFile), { recursive: true, force: true })]);
       const webhooks = createWebhookDeliverer({
         databaseUrl: db.webhooksUrl,
         schema,
@@ -365,7 +372,7 @@ export const devCommand: Command = {
           "           (the README's Operators commands against this stack: they fold, verify and publish what",
           '           the live projection reads and keep the roles that read and write it, so no topic and no role',
           '           is named)',
-          `webhooks:  DATABASE_URL=${db.webhooksUrl} WEBHOOK_SECRET_KEY=${webhookKey} npx vault-yield webhooks add URL --all`,
+          `webhooks:  DATABASE_URL=${db.webhooksUrl} WEBHOOK_SECRET_KEY=$(cat ${keyFile}) npx vault-yield webhooks add URL --all`,
           "           (this run's deliverer's role and key: endpoints added so are delivered to while it runs)",
           '',
           'Ctrl-C stops everything this command started.',
