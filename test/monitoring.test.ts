@@ -294,7 +294,9 @@ describe('the dashboard and the alert rules in infra/', () => {
     const named = new Set(exprs.flatMap(([, e]) => [...promqlNames(e).metrics.keys()]));
     const base = (n: string) => n.replace(/_(bucket|sum|count)$/, '');
     const shown = new Set([...named].map(base));
-    const own = [...known.keys()].filter((n) => /^(indexer|projector|reader|webhooks|http|vault_yield_audit)_/.test(n));
+    const own = [...known.keys()].filter((n) =>
+      /^(indexer|projector|reader|webhooks|http|vault_yield_audit)_/.test(n),
+    );
     expect(own.filter((n) => !shown.has(n))).toEqual([]);
   });
 
