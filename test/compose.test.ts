@@ -102,8 +102,7 @@ describe('docker-compose.yml', () => {
       expect(blocks.get(service), service).toContain(`READER_ROLE: ${ROLES.reader}`);
       expect(blocks.get(service), service).toContain(`WRITER_ROLE: ${ROLES.writer}`);
     }
-    for (const service of ['indexer', 'projector'])
-      expect(urlUser(service), service).toBe(ROLES.writer);
+    for (const service of ['indexer', 'projector']) expect(urlUser(service), service).toBe(ROLES.writer);
     // The deliverer as the one role, with the migrator, granted the webhook tables (their secrets).
     expect(urlUser('webhooks')).toBe(ROLES.webhooks);
     // Every service that connects is one of the above.
