@@ -343,6 +343,7 @@ describe.skipIf(!BINARY)('behind PgBouncer in transaction mode', () => {
       PROJECTION_SCHEMA: db.schema,
       VIEWS_SCHEMA: 'pgbouncer_no_views',
       WEBHOOK_POLL_INTERVAL_MS: '50',
+      WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
     };
     // Without a direct URL the deliverer is refused in one line: its lock needs a session.
     const refused = await runCli(['webhooks', 'run'], { ...env, DATABASE_DIRECT_URL: '' });
