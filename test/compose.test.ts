@@ -1,5 +1,5 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
-import { migrateConfigSchema, webhooksEnvSchema } from '@vault-yield/cli/config';
+import { auditEnvSchema, migrateConfigSchema, webhooksEnvSchema } from '@vault-yield/cli/config';
 import { ROLES } from '@vault-yield/devstack/postgres';
 import { indexerEnvSchema } from '@vault-yield/indexer';
 import { projectorEnvSchema } from '@vault-yield/projector';
@@ -60,6 +60,7 @@ describe('docker-compose.yml', () => {
     reader: readerEnvSchema,
     migrate: migrateConfigSchema,
     webhooks: webhooksEnvSchema,
+    audit: auditEnvSchema,
   } as const;
 
   for (const [service, schema] of Object.entries(readBy)) {
