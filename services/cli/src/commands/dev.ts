@@ -372,7 +372,7 @@ export const devCommand: Command = {
           "           (the README's Operators commands against this stack: they fold, verify and publish what",
           '           the live projection reads and keep the roles that read and write it, so no topic and no role',
           '           is named)',
-          `webhooks:  DATABASE_URL=${db.webhooksUrl} WEBHOOK_SECRET_KEY=$(cat ${keyFile}) npx vault-yield webhooks add URL --all`,
+          `webhooks:  DATABASE_URL=${db.webhooksUrl} WEBHOOK_SECRET_KEY=$(cat ${keyFile}) WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8,::1/128 npx vault-yield webhooks add URL --all`,
           "           (this run's deliverer's role and key: endpoints added so are delivered to while it runs)",
           '',
           'Ctrl-C stops everything this command started.',
