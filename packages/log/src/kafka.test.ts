@@ -35,6 +35,21 @@ describe('kafkajs lines in our logs', () => {
     k.error('Connection error: connect ECONNREFUSED 127.0.0.1:9', { error: 'ECONNREFUSED' });
     expect(lines.map((l) => l.level)).toEqual(['debug', 'debug', 'error']);
   });
+
+  it("a one-shot command's client (kafkaLinesAtDebug) logs every kafkajs line at debug: it reports the failure itself", () => {
+    const { lines, logger } = capture();
+    const k = kafkaClient({
+      brokers: ['127.0.0.1:9'],
+      clientId: 't',
+      logger,
+      kafkaLogLevel: 'debug',
+      kafkaLinesAtDebug: true,
+    }).logger();
+    k.error('Connection error: connect ECONNREFUSED 127.0.0.1:9', { error: 'ECONNREFUSED' });
+    k.error('Failed to connect to seed broker, trying other brokers from the metadata', { retryCount: 0 });
+    k.warn('a warning', {});
+    expect(lines.map((l) => l.level)).toEqual(['debug', 'debug', 'debug']);
+  });
 });
 
 describe('TLS options handed to kafkajs', () => {

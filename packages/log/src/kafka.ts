@@ -12,6 +12,12 @@ export interface LogClientConfig extends LogSecurity {
   /** kafkajs lines are forwarded here (warn and above unless `kafkaLogLevel` says otherwise). */
   logger?: Logger;
   kafkaLogLevel?: 'error' | 'warn' | 'info' | 'debug';
+  /**
+   * Every kafkajs line at debug: for a one-shot command (the CLI), which reports a failure itself
+   * in one line — the client's retries before it (a broker that does not answer: an error line
+   * per attempt) are its debug detail, shown with LOG_LEVEL=debug.
+   */
+  kafkaLinesAtDebug?: boolean;
   /** Retries of a failed request (8 unless set; 0 fails at once, e.g. to probe credentials). */
   retries?: number;
 }
@@ -80,7 +86,7 @@ export function kafkaClient(config: LogClientConfig): Kafka {
         // not checkpointed and is republished later (duplicates are harmless), so EoS holds.
         if (message.startsWith('Limiting retries for the idempotent producer')) return;
         const fields = { kafka: namespace, ...extra };
-        if (expectedAtStart(fields, message)) logger.debug(fields, message);
+        if (config.kafkaLinesAtDebug || expectedAtStart(fields, message)) logger.debug(fields, message);
         else if (level === logLevel.ERROR) logger.error(fields, message);
         else if (level === logLevel.WARN) logger.warn(fields, message);
         else if (level === logLevel.INFO) logger.info(fields, message);

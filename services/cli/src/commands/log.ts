@@ -98,6 +98,8 @@ export const logCommand: Command = {
       brokers: env.KAFKA_BROKERS,
       ...kafkaSecurity(env),
       logger: cliLogger('log', env.LOG_LEVEL),
+      // The command reports a failure in one line: the client's retries are debug detail.
+      kafkaLinesAtDebug: true,
     };
     const admin = await createLogAdmin({ ...client, clientId: 'vault-yield-log' });
     let offsets: Awaited<ReturnType<typeof admin.offsets>>;
