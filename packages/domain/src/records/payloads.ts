@@ -29,9 +29,9 @@ import { address, hash32, intString, tick, uintString } from './primitives.js';
  *   Vault.PerformanceFeeSet(performanceFeeBps)                                 → fee.rate.set
  *   ERC20.Transfer(from, to = the vault, value) in a transaction where the vault emitted no event
  *   (tokens sent straight to the vault)                                        → transfer.received
- *   UniswapV3Pool.Mint(sender, owner = the vault, tickLower, tickUpper, amount, amount0, amount1)
- *   in the vault's pool, in a transaction where the vault emitted no event
- *   (liquidity minted for the vault by someone else)                           → position.received
+ *   UniswapV3Pool.Mint(sender ≠ the vault, owner = the vault, tickLower, tickUpper, amount, amount0,
+ *   amount1) in the vault's pool, whatever else the transaction emits (liquidity minted for the
+ *   vault by someone else; the vault's own mints have the vault as sender)      → position.received
  */
 
 /** A performance-fee rate in basis points of the gain (2000 = 20 %). */
@@ -114,7 +114,8 @@ export const payloadSchemas = {
   'transfer.received': z.object({ from: address, token: address, amount: uintString }),
   /**
    * Liquidity minted for the vault by someone else (a Uniswap v3 Mint in the vault's pool whose
-   * owner is the vault, in a transaction where the vault emitted no event), at the Mint's log
+   * owner is the vault and whose sender is not, even in a transaction where the vault emitted an
+   * event of its own), at the Mint's log
    * position: the position is the vault's on chain — valued from then on like its own (the
    * indexer reads its range at every block) — and what it cost (`amount0`, `amount1` of the
    * pool's token0 / token1) is booked there as capital in, as tokens sent straight to it are.

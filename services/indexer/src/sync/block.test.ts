@@ -143,12 +143,13 @@ describe('processBlock: when vaults fall due for a record', () => {
       owner: Address,
       pool: Address,
       ticks: [number, number],
+      sender: Address = a(0x99),
     ) =>
       valuation({
         ...at(logIndex, txHash),
         kind: 'mint',
         pool,
-        sender: a(0x99),
+        sender,
         owner,
         tickLower: ticks[0],
         tickUpper: ticks[1],
@@ -177,7 +178,7 @@ describe('processBlock: when vaults fall due for a record', () => {
       },
     } as DecodeLogResult;
     const out = run(w, 9, 1_050, [
-      mint(0, tx(1), VAULT, POOL, [-60, 60]),
+      mint(0, tx(1), VAULT, POOL, [-60, 60], VAULT),
       opened,
       // tx 2: someone mints for the vault (a gift), and for an address that is no vault
       mint(2, tx(2), VAULT, POOL, [-120, 120]),
@@ -205,6 +206,58 @@ describe('processBlock: when vaults fall due for a record', () => {
     // the same range again adds no second read
     run(w, 10, 1_060, [mint(0, tx(4), VAULT, POOL, [-120, 120])]);
     expect(w.registry.get(VAULT)!.state.received).toEqual([[-120, 120]]);
+  });
+
+  it('liquidity minted for a vault by someone else in a transaction where the vault emits an event is position.received, not the vault’s own', () => {
+    const w = walk(1000);
+    const txh = `0x${'5'.padStart(64, '0')}` as const;
+    const at = (logIndex: number) => ({ ...pos(9), txHash: txh, logIndex });
+    const mint = (logIndex: number, owner: Address, sender: Address, ticks: [number, number]) =>
+      ({
+        ok: true,
+        kind: 'valuation',
+        event: {
+          ...at(logIndex),
+          kind: 'mint',
+          pool: POOL,
+          sender,
+          owner,
+          tickLower: ticks[0],
+          tickUpper: ticks[1],
+          liquidity: '500',
+          amount0: '7',
+          amount1: '9',
+        },
+      }) as DecodeLogResult;
+    // One transaction (a helper contract): the vault's own event, then a third party mints for
+    // the vault (one range new, one the vault's live range) and for itself.
+    const selected = {
+      ok: true,
+      kind: 'record',
+      record: {
+        ...at(0),
+        vault: VAULT,
+        lastInBlock: false,
+        type: 'strategy.selected',
+        payload: { strategy: 'other' },
+      },
+    } as DecodeLogResult;
+    const out = run(w, 9, 1_050, [
+      selected,
+      mint(1, VAULT, a(0x77), [-240, 240]),
+      mint(2, a(0x77), a(0x77), [-240, 240]),
+      mint(3, VAULT, a(0x77), [-60, 60]),
+    ]);
+    expect(out.records.map((r) => [r.type, r.vault, r.logIndex])).toEqual([
+      ['strategy.selected', VAULT, 0],
+      ['position.received', VAULT, 1],
+      ['position.received', VAULT, 3],
+    ]);
+    expect(out.records.every((r) => r.type !== 'position.received' || r.payload.from === a(0x77))).toBe(true);
+    expect(w.registry.get(VAULT)!.state.received).toEqual([
+      [-240, 240],
+      [-60, 60],
+    ]);
   });
 
   it('every swap in the pool makes its vaults due (fees accrue), even when slot0 did not move', () => {

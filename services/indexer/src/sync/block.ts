@@ -127,15 +127,20 @@ export function receivedRecord(
  * straight to the vault, or liquidity minted for it by someone else, booked by the fold as capital
  * in at this log position. (Tokens sent straight to a vault inside a transaction where it also
  * emitted an event are left to the fold's block-end reconciliation, as every difference no record
- * explains. Liquidity minted for it there by someone else is not told from the vault's own mint:
- * its range is read only when it is a live position's, and its arrival then reads as a gain.)
+ * explains.) A Mint is the vault's own only when the vault called the pool (the Mint's sender,
+ * as the vault mints for itself): liquidity minted for it by anyone else is `position.received`
+ * even in a transaction where the vault also emitted an event — the chain says the position is
+ * the vault's (its pool key's owner), and what it cost is capital in, never a gain.
  */
 export function receivedRecords(records: ChainRecord[], transfers: readonly ChainRecord[]): void {
   const explained = new Set<string>();
   for (const r of records) explained.add(`${r.txHash}:${r.vault}`);
+  const own = (t: ChainRecord) =>
+    explained.has(`${t.txHash}:${t.vault}`) &&
+    (t.type !== 'position.received' || (t.payload as { from: string }).from === t.vault);
   let added = false;
   for (const t of transfers)
-    if (!explained.has(`${t.txHash}:${t.vault}`)) {
+    if (!own(t)) {
       records.push(t);
       added = true;
     }

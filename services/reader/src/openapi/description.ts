@@ -169,8 +169,9 @@ the vault emitted no event) is a ledger row of its own, type \`transfer.received
 position: it is booked there as capital in (a donation is not performance), so the flows of its
 block settle in the chain's order.
 **Positions minted for a vault by someone else.** Liquidity that another account mints in the
-vault's pool with the vault as owner (a Uniswap v3 \`Mint\` whose \`owner\` is the vault, in a
-transaction where the vault emitted no event) is the vault's on chain: it is valued at every block
+vault's pool with the vault as owner (a Uniswap v3 \`Mint\` whose \`owner\` is the vault and whose
+\`sender\` is not: the vault mints its own positions itself — also inside a transaction where the
+vault emits an event of its own) is the vault's on chain: it is valued at every block
 from the pool's own position (liquidity and what the pool owes it), listed in \`positions\` — with
 the pool's position key, keccak256(vault, tickLower, tickUpper) as a decimal uint256, for \`id\`
 when it is no live position of the vault's own, or merged into the vault's position of the same
