@@ -115,7 +115,8 @@ async function asPostgres(cmd: string, args: string[]): Promise<void> {
   else await run(cmd, args);
 }
 
-export async function startOwnPostgres(): Promise<OwnPostgres> {
+/** `settings`: more server settings (`-c name=value` each), e.g. a longer `wal_writer_delay`. */
+export async function startOwnPostgres(settings: Record<string, string> = {}): Promise<OwnPostgres> {
   if (!existsSync(join(PG_BIN, 'initdb'))) throw new Error(`PostgreSQL 15 binaries not found in ${PG_BIN}`);
   const port = await freePortPair();
   const root = mkdtempSync(join(tmpdir(), 'vy-fault-pg-'));
@@ -138,7 +139,10 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       '-l',
       logFile,
       '-o',
-      `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60 -c shared_buffers=32MB`,
+      [
+        `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60 -c shared_buffers=32MB`,
+        ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`),
+      ].join(' '),
     ]);
   await start();
   const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;

@@ -146,6 +146,14 @@ export const projectorConfigSchema = z.object({
   maxBatchBytes: int(64 * 1024).default(PROJECTOR_BATCH_DEFAULTS.maxBatchBytes),
   pgPoolMax: int(1, 100).default(6),
   /**
+   * Postgres `synchronous_commit` of the fold's transactions. `on` (default): a committed batch
+   * survives a server crash — the reader serves it, streams and callbacks announce it at commit, so
+   * a crash must never take it back. `off` only where nothing serves the schema yet (a rebuild's
+   * build: a lost commit is folded again from Kafka, and the switch's own commit flushes the WAL
+   * before anything reads it).
+   */
+  synchronousCommit: z.enum(['on', 'off']).default('on'),
+  /**
    * How often a running projector marks its offsets as written even with nothing to fold (0 =
    * never), so `rebuild retire` never drops a schema an idle projector still runs on: keep it well
    * under retire's quiet period (60 s by default).

@@ -43,8 +43,7 @@ export function createProjector(input: ProjectorConfig): Projector {
     schema,
     applicationName: 'vault-yield-projector',
     max: config.pgPoolMax,
-    // Offsets commit with the rows: a commit lost to a server crash is re-read from Kafka.
-    synchronousCommit: 'off',
+    synchronousCommit: config.synchronousCommit,
     pooling: config.pooling,
   });
   const store = createProjectionStore(pool);

@@ -150,7 +150,13 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
       );
     }
 
-    const startFolders = async (): Promise<Folders> => {
+    /**
+     * `durable: false` only for the first pass of a build not yet finalized: nothing serves the
+     * schema then, a commit lost to a crash is folded again from the offsets that survived, and
+     * finalizing (or the switch) commits — flushing the WAL — before anything reads it. Folders that
+     * may still run once the schema is live (`rebuild --follow`) commit durably.
+     */
+    const startFolders = async (durable: boolean): Promise<Folders> => {
       const run = randomBytes(3).toString('hex');
       const projections = startProjections({
         kafka: {
@@ -166,6 +172,7 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
         databaseUrl: url,
         schema: spec.schema,
         migrate: false,
+        synchronousCommit: durable ? 'on' : 'off',
         concurrency: env.PROJECTOR_CONCURRENCY,
         pgPoolMax: env.PG_POOL_MAX,
         maxBatchBytes: env.PROJECTOR_MAX_BATCH_BYTES,
@@ -234,12 +241,13 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
     };
 
     const t0 = performance.now();
-    folders = await startFolders();
+    const before = (await getBuild(pool, views, spec.schema)) as BuildRecord;
+    const finalizing = spec.finalize && (before.unlogged || before.deferredIndexes.length > 0);
+    folders = await startFolders(!finalizing);
     let applied = await foldToHead(spec.quiet ?? false);
     const foldSeconds = (performance.now() - t0) / 1000;
     let finalized: FinalizeReport | null = null;
-    const current = (await getBuild(pool, views, spec.schema)) as BuildRecord;
-    if (spec.finalize && (current.unlogged || current.deferredIndexes.length > 0)) {
+    if (finalizing) {
       await folders.stop();
       folders = null;
       finalized = await finalizeBuildSchema(pool, views, spec.schema);
@@ -248,7 +256,7 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
           `${label}: built ${finalized.indexes.length} indexes, logged ${finalized.loggedTables.length} tables in ${finalized.seconds.toFixed(1)} s\n`,
         );
       }
-      folders = await startFolders();
+      folders = await startFolders(true);
       applied = await foldToHead(true);
     }
     if (market) await refreshStrategyStats(schemaPool, env.MIN_DAILY_RETURNS, log);
