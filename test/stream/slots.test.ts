@@ -238,7 +238,7 @@ describe('stream slots (HEAD, clients that leave or stop reading, forged notific
       );
       expect(largest).toBeGreaterThan(1_000); // the history's first commits hold thousands of rows
       const replay = async (
-        streams: { pageRows: number; cacheBytes: number },
+        streams: { pageRows: number; pageBytes?: number; cacheBytes: number },
         from = encodeStreamCursor({ seq: 0n, pos: 0 }),
         expected = rows,
       ) => {
@@ -271,7 +271,7 @@ describe('stream slots (HEAD, clients that leave or stop reading, forged notific
         }
       };
       // Whole commits, whatever their rows (the reference).
-      const whole = await replay({ pageRows: 1_000_000, cacheBytes: 1024 ** 3 });
+      const whole = await replay({ pageRows: 1_000_000, pageBytes: 1024 ** 3, cacheBytes: 1024 ** 3 });
       // 100 rows a page, a 1 MiB cache: the same events, and no whole large commit in memory.
       const sliced = await replay({ pageRows: 100, cacheBytes: 1024 ** 2 });
       expect(sliced.events.length).toBe(whole.events.length);

@@ -15,7 +15,7 @@ import {
 } from '@vault-yield/common';
 import { z } from 'zod';
 import { type TrustedProxies, trustedProxiesField } from './middleware/client-address.js';
-import { STREAM_CACHE_BYTES, STREAM_PAGE_ROWS } from './stream/hub.js';
+import { STREAM_CACHE_BYTES, STREAM_PAGE_BYTES, STREAM_PAGE_ROWS } from './stream/hub.js';
 
 const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 
@@ -92,8 +92,9 @@ export const readerConfigSchema = z.object({
    * client (keyed as the rate limit; beyond either, 503 with Retry-After); a comment line every
    * `heartbeatMs` on an idle stream; a write the client has not taken within `writeTimeoutMs`
    * (it stopped reading) closes the stream and frees its slot. A read for the streams holds at
-   * most `pageRows` ledger rows (whole commits, or a slice of a larger one's rows), the reads kept
-   * in memory at most `cacheBytes` (absent: the hub's defaults).
+   * most `pageRows` ledger rows and `pageBytes` bytes of their JSON (whole commits, or a slice of
+   * a larger one's rows: its first row whatever its size), the reads kept in memory at most
+   * `cacheBytes` (absent: the hub's defaults).
    */
   streams: z.object({
     maxTotal: int(0),
@@ -101,6 +102,7 @@ export const readerConfigSchema = z.object({
     heartbeatMs: int(1_000),
     writeTimeoutMs: int(100),
     pageRows: int(1).optional(),
+    pageBytes: int(1).optional(),
     cacheBytes: int(0).optional(),
   }),
   /**
@@ -256,6 +258,10 @@ export const readerEnvSchema = baseConfigSchema.extend({
     envField.int(1, 1_000_000).default(STREAM_PAGE_ROWS),
     'ledger rows the live streams read from Postgres at once at most: a page of whole commits, or a slice of the rows of a commit that holds more',
   ),
+  STREAM_PAGE_KIB: doc(
+    envField.int(1, 1_048_576).default(STREAM_PAGE_BYTES / 1024),
+    "KiB of ledger rows' JSON the live streams read from Postgres at once at most, as `STREAM_PAGE_ROWS` (a commit holding more is read in slices; a row larger than it comes alone)",
+  ),
   STREAM_CACHE_MIB: doc(
     envField.int(0, 65_536).default(STREAM_CACHE_BYTES / 1024 / 1024),
     "MiB of pages the live streams' hub keeps in memory (its rows' and snapshots' JSON) for streams a little behind; the oldest go first",
@@ -336,6 +342,7 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
       heartbeatMs: e.STREAM_HEARTBEAT_MS,
       writeTimeoutMs: e.STREAM_WRITE_TIMEOUT_MS,
       pageRows: e.STREAM_PAGE_ROWS,
+      pageBytes: e.STREAM_PAGE_KIB * 1024,
       cacheBytes: e.STREAM_CACHE_MIB * 1024 * 1024,
     },
     freshness: {

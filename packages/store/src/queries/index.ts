@@ -35,5 +35,12 @@ export {
   readiness,
 } from './readiness.js';
 export { type SnapshotJson, snapshotOf, snapshotsOf, vaultExists } from './snapshot.js';
-export { type StreamBounds, type StreamCommit, streamBounds, streamCommits, streamRows } from './stream.js';
+export {
+  type StreamBounds,
+  type StreamCommit,
+  type StreamPageBounds,
+  streamBounds,
+  streamCommits,
+  streamRows,
+} from './stream.js';
 export { type VaultListFilter, type VaultPage, type VaultSummaryRow, vaultPage } from './vaults.js';

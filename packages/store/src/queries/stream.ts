@@ -40,60 +40,79 @@ export async function streamBounds(pool: Pool): Promise<StreamBounds> {
   return rows[0] ?? { head: '0', oldest: null };
 }
 
+/** What one page of the streams holds at most (the first commit's rows are read in slices beyond it). */
+export interface StreamPageBounds {
+  /** Ledger rows. */
+  rows: number;
+  /** Bytes of the rows' served JSON (UTF-8). */
+  bytes: number;
+}
+
+const UNBOUNDED: StreamPageBounds = { rows: Number.MAX_SAFE_INTEGER, bytes: Number.MAX_SAFE_INTEGER };
+
 /**
  * The (at most `limit`) commits after `after`, in order, with their ledger rows of `types`
  * (the activity vocabulary: what GET events serves), stopping before the commit that would take
- * the page past `maxRows` rows; a first commit with more comes alone, with its rows counted by
- * vault instead (`counts`). A commit whose rows a later revert deleted comes with the rows that
- * remain.
+ * the page past `bounds` (its rows, or their JSON's bytes); a first commit with more comes alone,
+ * with its rows counted by vault instead (`counts`: read them with `streamRows`). A commit whose
+ * rows a later revert deleted comes with the rows that remain.
  */
 export async function streamCommits(
   pool: Pool,
   after: string,
   limit: number,
   types: readonly string[],
-  maxRows: number = Number.MAX_SAFE_INTEGER,
+  bounds: StreamPageBounds = UNBOUNDED,
 ): Promise<StreamCommit[]> {
   const { rows } = await pool.query<{
     seq: string;
     vaults: string[];
     retracted: string[] | null;
-    total: string;
+    whole: boolean;
     vault: string | null;
     json: string | null;
   }>({
     name: 'reader.stream-commits',
+    // Each commit's rows and their served JSON's bytes (measured in Postgres: nothing is sent for
+    // the commits left out); a commit is in the page when it is the first or the page up to it
+    // holds both bounds (the running sums only grow: the page is a prefix). Only the first may
+    // exceed one: its rows are left out (`whole` false) and counted by the caller.
     text: `with n as (
-          select seq, xid, vaults, retracted,
-                 (select count(*) from ledger where commit_xid = s.xid and type = any($3::text[])) as rows
-          from stream_commits s where seq > $1::int8 order by seq limit $2
+          select s.seq, s.vaults, s.retracted, s.xid, z.rows, z.bytes,
+                 row_number() over (order by s.seq) as k
+          from (select seq, xid, vaults, retracted from stream_commits where seq > $1::int8 order by seq limit $2) s
+          cross join lateral (
+            select count(*) as rows, coalesce(sum(octet_length(r.json)), 0) as bytes
+            from (select ${LEDGER_ROW_SQL.row} from ledger where commit_xid = s.xid and type = any($3::text[])) r
+          ) z
         ), c as (
-          select seq, xid, vaults, retracted, rows
-          from (select n.*, sum(rows) over (order by seq) - rows as before from n) k
-          where before = 0 or before + rows <= $4::int8
+          select seq, xid, vaults, retracted, rows <= $4::int8 and bytes <= $5::int8 as whole
+          from (select n.*, sum(rows) over w as upto_rows, sum(bytes) over w as upto_bytes
+                from n window w as (order by seq)) u
+          where k = 1 or (upto_rows <= $4::int8 and upto_bytes <= $5::int8)
         )
-        select c.seq::text as seq, c.vaults, c.retracted, c.rows::text as total, l.vault_hex as vault, l.json
+        select c.seq::text as seq, c.vaults, c.retracted, c.whole, l.vault_hex as vault, l.json
         from c left join lateral (
           select ${LEDGER_ROW_SQL.vault} as vault_hex, ${LEDGER_ROW_SQL.row},
                  vault, block_number, tx_index, log_index, block_hash
           from ledger
-          where commit_xid = c.xid and type = any($3::text[]) and c.rows <= $4::int8
+          where commit_xid = c.xid and type = any($3::text[]) and c.whole
         ) l on true
         order by c.seq, l.vault, l.block_number, l.tx_index, l.log_index, l.block_hash`,
-    values: [after, limit, types, maxRows],
+    values: [after, limit, types, bounds.rows, bounds.bytes],
   });
   const out: StreamCommit[] = [];
+  let split: StreamCommit | null = null;
   for (const r of rows) {
     let c = out.at(-1);
     if (c?.seq !== r.seq) {
       c = { seq: r.seq, vaults: r.vaults, rows: [], retracted: [...(r.retracted ?? [])].sort() };
       out.push(c);
+      if (!r.whole) split = c;
     }
     if (r.vault !== null && r.json !== null) c.rows.push({ vault: r.vault, json: r.json });
   }
-  const big = out[0];
-  if (big && Number((rows[0] as { total: string }).total) > maxRows)
-    big.counts = await streamRowCounts(pool, big.seq, types);
+  if (split) split.counts = await streamRowCounts(pool, split.seq, types);
   return out;
 }
 
@@ -114,20 +133,32 @@ async function streamRowCounts(
   return new Map(rows.map((r) => [r.vault, Number(r.n)]));
 }
 
-/** At most `limit` of a commit's rows of `types` for `vault`, from the `offset`-th (oldest first). */
+/**
+ * A slice of a commit's rows of `types` for `vault`, from the `offset`-th (oldest first): at most
+ * `bounds.rows` of them, stopping before the row that would take the slice past `bounds.bytes` of
+ * served JSON (UTF-8); the first row comes whatever its size, so a slice always moves on.
+ */
 export async function streamRows(
   pool: Pool,
   seq: string,
   vault: string,
   offset: number,
-  limit: number,
+  bounds: StreamPageBounds,
   types: readonly string[],
 ): Promise<string[]> {
   const { rows } = await pool.query<{ json: string }>({
     name: 'reader.stream-rows',
-    text: `select ${LEDGER_ROW_SQL.row} ${COMMIT_ROWS} and ${LEDGER_ROW_SQL.vault} = $3
-      order by block_number, tx_index, log_index, block_hash offset $4 limit $5`,
-    values: [seq, types, vault, offset, limit],
+    text: `select json from (
+        select json, row_number() over o as k, sum(octet_length(json)) over o as upto
+        from (
+          select ${LEDGER_ROW_SQL.row}, block_number, tx_index, log_index, block_hash
+          ${COMMIT_ROWS} and ${LEDGER_ROW_SQL.vault} = $3
+          order by block_number, tx_index, log_index, block_hash offset $4 limit $5
+        ) r
+        window o as (order by block_number, tx_index, log_index, block_hash rows unbounded preceding)
+      ) s where k = 1 or upto <= $6::int8
+      order by k`,
+    values: [seq, types, vault, offset, bounds.rows, bounds.bytes],
   });
   return rows.map((r) => r.json);
 }

@@ -49,7 +49,7 @@ export interface StreamHub {
   stop(): Promise<void>;
   /** The highest commit number known to this process. */
   head(): bigint;
-  /** Commits read per page at most (a shorter page: nothing more was visible, or `pageRows` reached). */
+  /** Commits read per page at most (a shorter page: nothing more was visible, or `pageRows` or `pageBytes` reached). */
   readonly pageSize: number;
   /** Incremented when the head went backwards (the views switched to another schema). */
   epoch(): number;
@@ -70,10 +70,15 @@ export interface StreamHub {
   ): Promise<WaitResult>;
   /** The next commits after `after` (at most a page), from the tables. */
   commitsAfter(after: bigint): Promise<LoadedCommit[]>;
-  /** Rows (at most `pageRows`) of a vault in a commit whose rows a page left out, from the `from`-th. */
+  /**
+   * Rows (at most `pageRows`, and `pageBytes` of them unless the first alone is more) of a vault in
+   * a commit whose rows a page left out, from the `from`-th.
+   */
   rowsOf(seq: bigint, vault: string, from: number): Promise<string[]>;
   /** Ledger rows a page holds at most. */
   readonly pageRows: number;
+  /** Bytes of ledger rows' JSON (UTF-8) a page holds at most (a slice: unless its first row alone is more). */
+  readonly pageBytes: number;
   /** A stream slot for `client`, or why there is none. */
   acquire(client: string): { release(): void } | { refused: 'total' | 'client'; limit: number };
   stats(): {
@@ -91,8 +96,10 @@ export interface StreamHub {
   };
 }
 
-/** Ledger rows a page holds at most (whole commits: the first one whatever its rows). */
+/** Ledger rows a page holds at most (whole commits; a larger first one is read in slices). */
 export const STREAM_PAGE_ROWS = 2_000;
+/** Bytes of ledger rows' JSON a page holds at most (as rows: a larger first commit is read in slices). */
+export const STREAM_PAGE_BYTES = 1024 * 1024;
 /** Bytes of the pages kept in memory at most. */
 export const STREAM_CACHE_BYTES = 64 * 1024 * 1024;
 
@@ -109,6 +116,8 @@ export interface StreamHubOptions {
   pageSize?: number;
   /** Ledger rows a page holds at most (STREAM_PAGE_ROWS). */
   pageRows?: number;
+  /** Bytes of ledger rows' JSON a page holds at most (STREAM_PAGE_BYTES). */
+  pageBytes?: number;
   /** Bytes of the pages kept after they were read (STREAM_CACHE_BYTES). */
   cacheBytes?: number;
   /** Notifications remembered (which vaults each commit touched), to wake only the streams concerned. */
@@ -137,6 +146,8 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
   /** The head before the oldest notice kept: below it nothing is known. */
   let noticesFrom = 0n;
   const pageRows = o.pageRows ?? STREAM_PAGE_ROWS;
+  const pageBytes = o.pageBytes ?? STREAM_PAGE_BYTES;
+  const bounds = { rows: pageRows, bytes: pageBytes };
   const cacheBytes = o.cacheBytes ?? STREAM_CACHE_BYTES;
   let head = 0n;
   let epoch = 0;
@@ -257,7 +268,7 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
   };
 
   const load = async (after: bigint): Promise<LoadedCommit[]> => {
-    const commits = await streamCommits(o.pool, after.toString(), pageSize, activityTypes, pageRows);
+    const commits = await streamCommits(o.pool, after.toString(), pageSize, activityTypes, bounds);
     const all = new Set<string>();
     for (const c of commits) for (const v of c.vaults) all.add(v);
     const snaps = all.size > 0 ? await snapshotsOf(o.pool, [...all]) : new Map<string, SnapshotJson>();
@@ -388,10 +399,11 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
     rowsOf: (seq, vault, from) =>
       cached(
         `${epoch}:${seq}:${vault}:${from}`,
-        () => streamRows(o.pool, seq.toString(), vault, from, pageRows, activityTypes),
+        () => streamRows(o.pool, seq.toString(), vault, from, bounds, activityTypes),
         (rows) => rows.reduce((n, r) => n + r.length * 2, 0),
       ),
     pageRows,
+    pageBytes,
 
     acquire(client) {
       if (open >= o.maxTotal) {
