@@ -2,6 +2,7 @@ import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgPool, hexToBytes, type Pool } from '../pool/index.js';
+import { EQUITY_SERIES_SQL } from './equity.js';
 import { type EquityPointRow, equitySeries } from './index.js';
 
 /** A stored point, figures in integer micro-dollars so sums compare exactly. */
@@ -158,5 +159,96 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  /**
+   * The downsampling's definition, as a scan of every point of the window (the query served before
+   * the bucket probes): the new query must choose exactly the same points.
+   */
+  const REFERENCE = `with pts as (
+      select ts, seq, block_number, value_usd, capital_in_usd, capital_out_usd,
+        row_number() over (order by ts, seq) as i, count(*) over () as n,
+        ((ts - min(ts) over ()) * ($4::bigint - 1)) / (max(ts) over () - min(ts) over () + 1) as bucket
+      from equity_points
+      where vault = ${hexToBytes('$1')} and ts >= coalesce($2::bigint, 0) and ts < coalesce($3::bigint, 9223372036854775807)
+    ), marked as (
+      select *, lead(bucket) over (order by ts, seq) as next_bucket from pts
+    )
+    select ts, block_number as "blockNumber", round(value_usd, 6)::float8 as "valueUsd",
+      round(capital_in_usd, 6)::float8 as "capitalInUsd", round(capital_out_usd, 6)::float8 as "capitalOutUsd"
+    from marked
+    where n <= $4::bigint or (i = 1 and $4::bigint > 1) or next_bucket is distinct from bucket
+    order by ts, seq`;
+  const spread = fc
+    .array(fc.record({ dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 5_000_000 })) }), {
+      minLength: 1,
+      maxLength: 120,
+    })
+    .map((steps) => {
+      let ts = 1_700_000_000_000;
+      return steps.map((s, i): Stored => {
+        ts += s.dt;
+        return { ts, blockNumber: 100 + i, value: (i * 7919) % 10_000, capIn: i, capOut: 0 };
+      });
+    });
+
+  it('chooses exactly the points of the full-window definition, for any series, window and points (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        spread,
+        fc.integer({ min: 1, max: 130 }),
+        fc.option(fc.integer({ min: 0, max: 119 }), { nil: undefined }),
+        fc.option(fc.integer({ min: 0, max: 119 }), { nil: undefined }),
+        async (pts, points, a, b) => {
+          const vault = await store(pts);
+          const at = (i: number | undefined, shift: number) =>
+            i === undefined ? undefined : (pts[Math.min(i, pts.length - 1)]?.ts ?? 0) + shift;
+          const from = at(a, 0);
+          const to = at(b, 1);
+          const got = await equitySeries(reader, { vault, from, to, points });
+          const { rows } = await reader.query(REFERENCE, [vault, from ?? null, to ?? null, points]);
+          expect(got).toEqual(rows);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('reads what `points` asks for, not what the history kept: 50,000 points cost as 5,000 (buffers touched)', async () => {
+    const kept = async (n: number) => {
+      const vault = nextVault();
+      await writer.query(
+        `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
+         select ${hexToBytes('$1::text')}, 1700000000000::bigint + g * 120000::bigint, g, g, g, 0, 0
+         from generate_series(1, $2::int) g`,
+        [vault, n],
+      );
+      return vault;
+    };
+    const short = await kept(5_000);
+    const long = await kept(50_000);
+    await writer.query('analyze equity_points');
+    // Shared buffers the statement touched (the plan's root counts its children's).
+    const touched = async (sql: string, vault: string) => {
+      const { rows } = await reader.query(`explain (analyze, buffers, format json) ${sql}`, [
+        vault,
+        null,
+        null,
+        200,
+      ]);
+      const json = JSON.stringify(rows[0]);
+      return [...json.matchAll(/"Shared Hit Blocks":(\d+)/g)].reduce((a, m) => Math.max(a, Number(m[1])), 0);
+    };
+    for (const vault of [short, long]) {
+      const served200 = await equitySeries(reader, { vault, points: 200 });
+      expect(served200).toHaveLength(200);
+      expect(served200).toEqual((await reader.query(REFERENCE, [vault, null, null, 200])).rows);
+    }
+    const [a, b] = [await touched(EQUITY_SERIES_SQL, short), await touched(EQUITY_SERIES_SQL, long)];
+    expect(a).toBeGreaterThan(0);
+    expect(b).toBeLessThan(1.5 * a);
+    // The definition's scan of the window grows with it (what the probes replace).
+    const [ra, rb] = [await touched(REFERENCE, short), await touched(REFERENCE, long)];
+    expect(rb).toBeGreaterThan(5 * ra);
   });
 });
