@@ -9,7 +9,7 @@ import { startReader, type TestReader } from '@vault-yield/test-kit/reader';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTopic, deleteTopics, projector, publish } from '../projector/support.js';
-import { openStream, pausedStream, type RawStream, rawRequest, seeded, until } from './support.js';
+import { openStream, pausedStream, type RawStream, rawRequest, seeded, sleep, until } from './support.js';
 
 /**
  * A stream slot is never lost (issue #42): HEAD opens no stream; a client that leaves while its
@@ -215,6 +215,49 @@ describe('stream slots (HEAD, clients that leave or stop reading, forged notific
       await locker.query('rollback');
       expect((await held).status).toBe(200);
       await until(async () => (ledger(mine) === ledger(other) ? true : undefined), 15_000);
+    } finally {
+      await locker.end();
+      await reader.stop();
+    }
+  }, 60_000);
+
+  it("a request waiting for its client's slot is dropped when the client leaves: no stream opens on a closed socket", async () => {
+    const reader = await startReader(db, {
+      rateLimit: proxied,
+      concurrency: { perClient: 1, queue: 16 },
+      statementTimeoutMs: 120_000,
+      streams: { maxTotal: 100, perClient: PER_CLIENT, heartbeatMs: 1_000, writeTimeoutMs: 30_000 },
+    });
+    const locker = new pg.Client({ connectionString: db.writerUrl });
+    await locker.connect();
+    const a = { 'X-Forwarded-For': '10.4.0.1' };
+    try {
+      // The client's one slot is held by a request waiting on a lock.
+      await locker.query('begin');
+      await locker.query(`lock table ${db.schema}.universe_pairs in access exclusive mode`);
+      const held = fetch(`${reader.url}/v1/universe/pairs`, { headers: a });
+      await until(async () => {
+        const { rows } = await locker.query(
+          `select 1 from pg_locks where not granted and relation = '${db.schema}.universe_pairs'::regclass`,
+        );
+        return rows.length > 0 ? true : undefined;
+      }, 10_000);
+      // Streams of the same client wait in line for that slot; each client leaves meanwhile.
+      const port = Number(new URL(reader.url).port);
+      await Promise.all(
+        Array.from({ length: 5 }, () =>
+          rawRequest(port, { method: 'GET', path: '/v1/stream', headers: a, cutAfterMs: 300 }),
+        ),
+      );
+      await locker.query('rollback');
+      expect((await held).status).toBe(200);
+      // Were they opened (the request's abort signal made after its socket closed never fires),
+      // each would hold a slot until a write deadline: none may open at all.
+      let most = 0;
+      for (const stop = Date.now() + 2_000; Date.now() < stop; await sleep(5))
+        most = Math.max(most, stats(reader).streams);
+      expect(most).toBe(0);
+      expect(stats(reader).clients).toBe(0);
     } finally {
       await locker.end();
       await reader.stop();

@@ -64,10 +64,28 @@ export function createConcurrencyLimiter(
     return client;
   };
 
-  /** Takes one of the client's slots, waiting in line when all are taken. */
-  const take = async (client: Client) => {
-    if (client.running >= perClient) await new Promise<void>((resolve) => client.waiting.push(resolve));
-    else client.running += 1;
+  /**
+   * Takes one of the client's slots, waiting in line when all are taken; false (no slot taken)
+   * when `signal` aborts first: the request left the line.
+   */
+  const take = async (client: Client, signal?: AbortSignal): Promise<boolean> => {
+    if (client.running < perClient) {
+      client.running += 1;
+      return true;
+    }
+    return new Promise<boolean>((resolve) => {
+      const turn = () => {
+        signal?.removeEventListener('abort', leave);
+        resolve(true);
+      };
+      const leave = () => {
+        const i = client.waiting.indexOf(turn);
+        if (i >= 0) client.waiting.splice(i, 1);
+        resolve(false);
+      };
+      client.waiting.push(turn);
+      signal?.addEventListener('abort', leave, { once: true });
+    });
   };
 
   const middleware: MiddlewareHandler = async (c, next) => {
@@ -82,7 +100,12 @@ export function createConcurrencyLimiter(
         `too many concurrent requests from this client (at most ${perClient} at once); retry in ${retry}s`,
         { 'Retry-After': retry },
       );
-    await take(client);
+    // A request that must wait takes its abort signal now, while its socket may still be open:
+    // @hono/node-server makes the signal only when first asked for, and one made after the socket
+    // closed never aborts — a live stream would then open on a closed connection and hold its
+    // slot until a write deadline. A client that leaves while waiting leaves the line.
+    const signal = client.running >= perClient ? c.req.raw.signal : undefined;
+    if (!(await take(client, signal))) return c.body(null, 499 as never);
     try {
       await next();
     } finally {
