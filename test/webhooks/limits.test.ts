@@ -285,6 +285,38 @@ describe('one endpoint never starves the rest; the queue is bounded', () => {
     expect((await d.metrics.paused.get()).values[0]?.value).toBe(0);
   });
 
+  it("a paused endpoint's rows past WEBHOOK_RETRY_PERIOD_MS are parked without waiting for probes: its queue stays bounded", async () => {
+    // Connection refused: a port bound, then let go.
+    const r = await receiver(() => 200);
+    const url = r.url;
+    await r.close();
+    const id = await endpoint(url);
+    await rows(20);
+    await deliverer({
+      allowNetworks: '127.0.0.0/8',
+      endpointConcurrency: 1,
+      breakerFailures: 2,
+      // No probe within the test: only the retry period may end the rows.
+      breakerProbeMs: 600_000,
+      retryPeriodMs: 1_500,
+    });
+    // Paused after 2 failures, every row left pending (the 2 tried wait for their retry); one
+    // probe every 10 min would park one row each time, so a dead endpoint's queue grew as fast
+    // as rows came.
+    await waitFor(
+      'every row parked',
+      async () => {
+        const s = await states(id);
+        return s.length === 20 && s.every((x) => x.state === 'parked');
+      },
+      10_000,
+    );
+    const s = await states(id);
+    expect(
+      s.filter((x) => x.error?.includes('retry period over while the endpoint was paused')),
+    ).toHaveLength(20);
+  });
+
   it('410 Gone disables the endpoint: its pending rows parked, nothing more queued, until enable', async () => {
     let gone = true;
     const r = await receiver(() => (gone ? 410 : 200));

@@ -25,6 +25,12 @@ export interface WebhookLimits {
   pruneParked(before: Date, limit?: number): Promise<number>;
   /** Parked rows per endpoint (endpoints with none left out). */
   parkedByEndpoint(): Promise<Map<number, number>>;
+  /**
+   * Parks the pending rows of `endpointIds` whose retry period is over (deadline passed), at most
+   * `limit`, without another attempt: what the deliverer does for endpoints its breaker paused,
+   * whose rows would otherwise wait for one probe each. Returns how many.
+   */
+  expirePending(endpointIds: readonly number[], limit?: number): Promise<number>;
 }
 
 export function createWebhookLimits(pool: Pool, schema: string): WebhookLimits {
@@ -62,6 +68,19 @@ export function createWebhookLimits(pool: Pool, schema: string): WebhookLimits {
         `delete from ${deliveries} where id in (
            select id from ${deliveries} where state = 'parked' and done_at < $1 limit $2)`,
         [before, limit],
+      );
+      return rowCount ?? 0;
+    },
+    async expirePending(endpointIds, limit = 10_000) {
+      if (endpointIds.length === 0) return 0;
+      const { rowCount } = await pool.query(
+        `update ${deliveries} set state = 'parked', done_at = now(),
+           last_error = coalesce(last_error || ' ', '') || '(retry period over while the endpoint was paused)'
+         where id in (
+           select id from ${deliveries}
+            where state = 'pending' and endpoint_id = any($1::bigint[]) and deadline <= now()
+            limit $2)`,
+        [endpointIds, limit],
       );
       return rowCount ?? 0;
     },

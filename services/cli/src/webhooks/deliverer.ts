@@ -503,6 +503,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
 
   let lastScan = 0;
   let lastHousekeeping = 0;
+  let lastExpiry = 0;
   let scanAgain = true;
 
   let lockClient: PoolClient | undefined;
@@ -591,6 +592,19 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
         send(d);
         started++;
       }
+    }
+    // A paused endpoint is sent one probe at a time: rows past their retry period would wait
+    // for a probe each (one every WEBHOOK_BREAKER_PROBE_MS) and a dead endpoint's queue would
+    // grow as fast as rows come. They are parked instead, once a second at most.
+    if (now - lastExpiry >= 1_000) {
+      lastExpiry = now;
+      const paused = [...breakers].filter(([, b]) => b.pausedUntil !== null).map(([id]) => id);
+      const expired = await limits.expirePending(paused);
+      if (expired > 0)
+        log.warn(
+          { endpoints: paused, parked: expired },
+          'webhook deliveries parked: their retry period ended while their endpoint was paused',
+        );
     }
     if (now - lastHousekeeping >= 10_000) {
       lastHousekeeping = now;
