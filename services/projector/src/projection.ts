@@ -14,6 +14,7 @@ import {
   type VaultRecord,
   type VaultRecordOf,
   type VaultState,
+  voidedBy,
 } from '@vault-yield/domain';
 import {
   type CopyBuffer,
@@ -245,11 +246,10 @@ export async function refoldVault(
     },
     offLedger,
   });
-  const kept = orphaned
-    ? stored.filter(
-        ({ record: r }) => !(r.blockNumber >= orphaned.fromBlock && orphaned.blockHashes.has(r.blockHash)),
-      )
-    : stored;
+  const voided = orphaned
+    ? voidedBy({ fromBlock: orphaned.fromBlock, orphanedBlockHashes: [...orphaned.blockHashes] })
+    : null;
+  const kept = voided ? stored.filter(({ record: r }) => !voided(r)) : stored;
   await tx.clearVault(w.vault, { snapshot: true });
   await tx.deleteReconciled(w.vault);
   Object.assign(w, { state: null, micros: null, head: NO_HEAD, lastRecordId: '', seen: new Set<string>() });
@@ -519,6 +519,35 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
         // again, the indexer numbers it from 1 (its registry entry went with the rewind).
         w.lastSeq = w.state === null ? null : after;
         w.changed = w.changed || w.state !== null;
+        // Records of the orphaned blocks held behind a gap are void with them (stored letters and
+        // this batch's alike): kept, they would hold the vault for ever — for a vault born there,
+        // one with no state left, no number could ever reach them.
+        const voided = voidedBy(r.payload);
+        const isVoid = (value: Buffer | null) => {
+          if (!value) return false;
+          const d = decodeRecord(value);
+          return d.ok && d.record.type !== 'revert' && voided(d.record);
+        };
+        const letters = await tx.lockHeld([w.vault]);
+        const gone = letters.filter((l) => isVoid(l.value)).map((l) => l.id);
+        await tx.deleteDeadLetters(gone);
+        let dropped = gone.length;
+        for (let i = refused.length - 1; i >= 0; i--) {
+          const f = refused[i]!;
+          if (f.kind === 'gap' && f.vault === w.vault && isVoid(f.value)) {
+            refused.splice(i, 1);
+            dropped++;
+          }
+        }
+        if (dropped > 0) {
+          w.held =
+            letters.length > gone.length || refused.some((f) => f.kind === 'gap' && f.vault === w.vault);
+          w.changed = w.changed || w.state !== null;
+          log.info(
+            { vault: w.vault, dropped, held: w.held },
+            'revert: held records of the orphaned blocks dropped',
+          );
+        }
       };
 
       /** Folds the vault's held records that now follow its last number; the rest stay held. */
@@ -591,7 +620,12 @@ export function createVaultProjection(opts: VaultProjectionOptions): Projection<
           const n = refused.length;
           const held = step(w, item);
           if (held === true) heldHere.push(refused[n]!);
-          else if (held !== false) await applyRevert(w, held);
+          else if (held !== false) {
+            await applyRevert(w, held);
+            // What the revert voided is no longer held.
+            for (let i = heldHere.length - 1; i >= 0; i--)
+              if (!refused.includes(heldHere[i]!)) heldHere.splice(i, 1);
+          }
         }
         // The gap may be filled now (a republished record): fold what was held, in order.
         if ((wasHeld || unknown || heldHere.length > 0) && w.lastSeq !== before)

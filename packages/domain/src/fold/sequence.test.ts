@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkSeq, nextSeqPosition } from './sequence.js';
+import { checkSeq, nextSeqPosition, voidedBy } from './sequence.js';
 
 const rec = (seq: number | undefined, type = 'deposit', payload: object = {}) =>
   ({ seq, type, payload }) as Parameters<typeof checkSeq>[1];
@@ -42,5 +42,22 @@ describe('checkSeq', () => {
     // Canonical records continue after the revert's number.
     expect(nextSeqPosition({ lastSeq: 11, hasState: true }, revert(14, 11))).toBe(14);
     expect(checkSeq({ lastSeq: 14, hasState: true }, rec(15))).toBe('apply');
+  });
+
+  it('a revert of a vault born in the orphaned blocks leaves no state: what it held from those blocks is void, a canonical creation starts at 1', () => {
+    const h = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as const;
+    // Born at block 100 (orphaned hashes 0xa…, 0xb…); its record 3 was lost, 4..6 held.
+    const voided = voidedBy({ fromBlock: 100, orphanedBlockHashes: [h(0xa), h(0xb)] });
+    expect(voided({ blockNumber: 100, blockHash: h(0xa) })).toBe(true);
+    expect(voided({ blockNumber: 101, blockHash: h(0xb) })).toBe(true);
+    // The canonical block of the same number, and an orphaned hash below the window: kept.
+    expect(voided({ blockNumber: 100, blockHash: h(0xc) })).toBe(false);
+    expect(voided({ blockNumber: 99, blockHash: h(0xa) })).toBe(false);
+    // After the revert the vault has no state and no number: a held record of the orphaned
+    // blocks could never follow (it would hold the vault forever) — hence void — while the
+    // canonical chain's creation, numbered from 1 again, applies.
+    const gone = { lastSeq: null, hasState: false };
+    expect(checkSeq(gone, rec(4))).toBe('gap');
+    expect(checkSeq(gone, rec(1, 'vault.created'))).toBe('apply');
   });
 });

@@ -43,3 +43,19 @@ export function nextSeqPosition(at: SeqPosition, r: Pick<VaultRecord, 'seq'>): n
   if (r.seq === undefined) return at.lastSeq;
   return at.lastSeq === null ? r.seq : Math.max(at.lastSeq, r.seq);
 }
+
+/**
+ * Whether a revert voids a record: the record stands in one of the blocks the revert orphans (at
+ * or above `fromBlock`, its block hash among `orphanedBlockHashes`). What a revert voids is gone
+ * from the vault's history whatever state it leaves — the records folded (their rows are deleted
+ * and the vault re-folded without them) and the records held behind a gap alike: a vault born in
+ * the orphaned blocks is left with no state, and a held record of those blocks could never follow
+ * (the canonical chain numbers a vault created again from 1), so it would hold the vault forever.
+ */
+export function voidedBy(revert: {
+  fromBlock: number;
+  orphanedBlockHashes: readonly string[];
+}): (r: Pick<VaultRecord, 'blockNumber' | 'blockHash'>) => boolean {
+  const hashes = new Set(revert.orphanedBlockHashes);
+  return (r) => r.blockNumber >= revert.fromBlock && hashes.has(r.blockHash);
+}
