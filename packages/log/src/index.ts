@@ -19,10 +19,12 @@ export {
   type ReplaceReason,
 } from './consumer/index.js';
 export {
+  BrokersUnansweredError,
   defaultLogSecurity,
   kafkaTlsOptions,
   type LogClientConfig,
   type LogSecurity,
+  setConnectBudget,
   setDefaultLogSecurity,
 } from './kafka.js';
 export { createPublisher, type Publisher, type PublisherConfig, type RawMessage } from './publisher/index.js';

@@ -20,6 +20,8 @@ export interface LogClientConfig extends LogSecurity {
   kafkaLinesAtDebug?: boolean;
   /** Retries of a failed request (8 unless set; 0 fails at once, e.g. to probe credentials). */
   retries?: number;
+  /** How long one connection attempt to a broker may take (10 s unless set). */
+  connectionTimeoutMs?: number;
 }
 
 let processSecurity: LogSecurity = {};
@@ -102,8 +104,98 @@ export function kafkaClient(config: LogClientConfig): Kafka {
       retries: config.retries ?? 8,
     },
     // kafkajs' 1 s is short for a TLS or SASL handshake to a busy broker.
-    connectionTimeout: 10_000,
+    connectionTimeout: config.connectionTimeoutMs ?? 10_000,
     ...(ssl ? { ssl: kafkaTlsOptions(ssl) } : {}),
     ...(sasl ? { sasl: { ...sasl } as SASLOptions } : {}),
   });
+}
+
+/**
+ * A one-shot process's budget for reaching the brokers (ms; null: none, the clients' own retries
+ * alone). With a budget, the first client a process creates for a broker list first checks, within
+ * the budget, that one of them answers — a broker that does not fails there in seconds, instead of
+ * after every retry of the client's schedule (≈ 40 s on a closed port). Once one answered, the
+ * clients keep their full retries for what follows (a leader election in a long fold).
+ */
+let connectBudgetMs: number | null = null;
+const probes = new Map<string, Promise<void>>();
+
+/** Sets the connect budget of every log client this process creates (the CLI: KAFKA_CONNECT_BUDGET_MS). */
+export function setConnectBudget(ms: number | null): void {
+  connectBudgetMs = ms;
+  probes.clear();
+}
+
+/** No broker of the list answered within the connect budget. */
+export class BrokersUnansweredError extends Error {
+  override name = 'BrokersUnansweredError';
+  constructor(
+    readonly brokers: readonly string[],
+    readonly budgetMs: number,
+    cause: unknown,
+  ) {
+    super(
+      `no broker of ${brokers.join(',')} answered within ${budgetMs} ms (${cause instanceof Error ? cause.message : String(cause)})`,
+      { cause },
+    );
+  }
+}
+
+/** kafkajs' words for a broker that cannot be reached (refused, unknown, unreachable, timed out, closed). */
+const UNREACHED =
+  /Connection (error|timeout)|Closed connection|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EAI_AGAIN/i;
+
+function unreached(err: unknown): boolean {
+  for (
+    let e = err as { message?: unknown; cause?: unknown; originalError?: unknown } | undefined, i = 0;
+    e && i < 6;
+    i++
+  ) {
+    if (typeof e.message === 'string' && UNREACHED.test(e.message)) return true;
+    e = (e.originalError ?? e.cause) as typeof e;
+  }
+  return false;
+}
+
+async function probe(config: LogClientConfig, budgetMs: number): Promise<void> {
+  const deadline = Date.now() + budgetMs;
+  let pause = 100;
+  for (;;) {
+    const remaining = deadline - Date.now();
+    // One attempt, no retries, silent: this loop is the retry, the caller reports the failure.
+    const admin = kafkaClient({
+      ...config,
+      logger: undefined,
+      retries: 0,
+      connectionTimeoutMs: Math.max(200, Math.min(remaining, 3_000)),
+    }).admin();
+    try {
+      await admin.connect();
+      await admin.disconnect();
+      return;
+    } catch (err) {
+      await admin.disconnect().catch(() => {});
+      // Anything but an unreached broker (a refused login, a TLS mismatch) is the clients' to report.
+      if (!unreached(err)) return;
+      if (Date.now() + pause >= deadline) throw new BrokersUnansweredError(config.brokers, budgetMs, err);
+    }
+    await new Promise((r) => setTimeout(r, pause));
+    pause = Math.min(pause * 2, 1_000);
+  }
+}
+
+/**
+ * Within the process's connect budget (`setConnectBudget`), resolves once a broker of the list
+ * answered — once per list and process — or throws `BrokersUnansweredError`; without a budget, at once.
+ */
+export function brokersAnswer(config: LogClientConfig): Promise<void> {
+  if (connectBudgetMs === null) return Promise.resolve();
+  const key = [...config.brokers].sort().join(',');
+  let p = probes.get(key);
+  if (!p) {
+    p = probe(config, connectBudgetMs);
+    probes.set(key, p);
+    p.catch(() => probes.delete(key));
+  }
+  return p;
 }

@@ -1,7 +1,8 @@
 import { createConfig, kafkaSecurity, kafkaSecurityShape, redactText } from '@vault-yield/common';
-import { setDefaultLogSecurity } from '@vault-yield/log';
+import { setConnectBudget, setDefaultLogSecurity } from '@vault-yield/log';
 import { z } from 'zod';
 import { commands } from './commands/index.js';
+import { opsEnvSchema } from './ops/env.js';
 import { describeFailure } from './ops/failure.js';
 
 /** The service's version: the root package.json's (one version for the repository). */
@@ -66,6 +67,12 @@ async function main(argv: string[]): Promise<Outcome> {
   try {
     // Every Kafka client a command creates connects with KAFKA_SASL_* / KAFKA_SSL* (validated here).
     setDefaultLogSecurity(kafkaSecurity(createConfig(z.object(kafkaSecurityShape))));
+    // A one-shot command reports a broker that does not answer in seconds, not after the
+    // client's whole retry schedule; `dev` runs services, which ride a broker's restart out.
+    const { KAFKA_CONNECT_BUDGET_MS: budget } = createConfig(
+      opsEnvSchema.pick({ KAFKA_CONNECT_BUDGET_MS: true }),
+    );
+    setConnectBudget(name === 'dev' || budget === 0 ? null : budget);
     return done(await command.run(rest));
   } catch (err) {
     // Whatever a command throws: one line naming the cause (and the cure), redacted; no stack

@@ -1,4 +1,4 @@
-import { kafkaClient, type LogClientConfig } from '../kafka.js';
+import { brokersAnswer, kafkaClient, type LogClientConfig } from '../kafka.js';
 
 /**
  * kafkajs' ConfigResourceTypes.TOPIC. Not imported by name: Node's ESM loader cannot see that
@@ -91,6 +91,7 @@ export function leaderUnavailable(err: unknown): boolean {
 }
 
 export async function createLogAdmin(config: LogClientConfig): Promise<LogAdmin> {
+  await brokersAnswer(config);
   const admin = kafkaClient(config).admin();
   await admin.connect();
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload } from 'kafkajs';
-import { kafkaClient, type LogClientConfig } from '../kafka.js';
+import { brokersAnswer, kafkaClient, type LogClientConfig } from '../kafka.js';
 
 /** One message of the log with its position, as bytes and as the caller's `decode` made it. */
 export interface LogMessage<T> {
@@ -237,6 +237,7 @@ export function createBatchConsumer<T>(config: BatchConsumerConfig<T>): BatchCon
       // down for good (an unexpected TypeError in a handler is enough), so it is replaced.
       if (!restart) replace(mine.c, 'dead');
     });
+    await brokersAnswer(config);
     await c.connect();
     await c.subscribe({ topic, fromBeginning: true });
     await c.run({

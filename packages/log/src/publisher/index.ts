@@ -5,7 +5,7 @@ import {
   type VaultRecord,
 } from '@vault-yield/domain';
 import { CompressionTypes, type Message } from 'kafkajs';
-import { kafkaClient, type LogClientConfig } from '../kafka.js';
+import { brokersAnswer, kafkaClient, type LogClientConfig } from '../kafka.js';
 import { KeyCachedPartitioner } from './partitioner.js';
 import { assertKafkajsPatched } from './patch-check.js';
 
@@ -37,6 +37,7 @@ export interface Publisher {
 export async function createPublisher(config: PublisherConfig): Promise<Publisher> {
   // Refuses an unpatched kafkajs (installed without scripts): it loses acknowledged records.
   assertKafkajsPatched();
+  await brokersAnswer(config);
   const producer = kafkaClient(config).producer({
     // Java-compatible murmur2 partitioning (a vault lands where Java clients put it), once per key.
     createPartitioner: KeyCachedPartitioner,

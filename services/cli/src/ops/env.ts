@@ -19,6 +19,11 @@ export const opsEnvSchema = z.object({
   WRITER_ROLE: sharedEnv.WRITER_ROLE.optional(),
   ...kafkaEnv,
   KAFKA_TOPIC: sharedEnv.KAFKA_TOPIC,
+  /** A one-shot command's wait for a broker to answer before its one-line failure. */
+  KAFKA_CONNECT_BUDGET_MS: doc(
+    envField.int(0).default(5_000),
+    "how long a command (not `dev`) waits for a broker of `KAFKA_BROKERS` to answer before it fails in one line, ms (0 = the Kafka client's own retries, ≈ 40 s); raise it on a slow link",
+  ),
   /** Schema of the views the reader reads; its target is the live projection schema. */
   VIEWS_SCHEMA: sharedEnv.VIEWS_SCHEMA,
   /** The projection schema that is live before any switch (and the indexer's schema by default). */

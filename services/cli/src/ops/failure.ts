@@ -169,6 +169,15 @@ function rpcFailure(err: unknown, env: Env): string | null {
 
 function kafkaFailure(err: unknown, env: Env): string | null {
   const links = chain(err);
+  const budget = links.find((e) => e.name === 'BrokersUnansweredError');
+  if (budget) {
+    const cause = budget.cause === undefined ? null : fields(budget.cause);
+    const waited = env.KAFKA_CONNECT_BUDGET_MS ?? '5000';
+    return (
+      `the Kafka broker does not answer within KAFKA_CONNECT_BUDGET_MS=${waited} (${cause ? textOf(cause) : textOf(budget)}): ` +
+      `is Kafka up? KAFKA_BROKERS lists ${env.KAFKA_BROKERS ?? '(unset)'} (a slow link: raise KAFKA_CONNECT_BUDGET_MS)`
+    );
+  }
   if (!links.some((e) => typeof e.name === 'string' && e.name.startsWith('KafkaJS'))) return null;
   const text = links.map((e) => (typeof e.message === 'string' ? e.message : '')).join(' ');
   if (/does not host this topic-partition|UNKNOWN_TOPIC/i.test(text))
