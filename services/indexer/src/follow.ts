@@ -39,9 +39,14 @@ interface LogTarget {
  * the running indexer stops (the step in flight commits) and a new one starts on NEW and the
  * namespace's checkpoint: it resumes where the reindex stopped, so blocks mined meanwhile are
  * published to NEW, and the old log simply ends. The checkpoint is NEW's (the indexer refuses
- * one of another topic). It never goes back to a topic it left, nor to a build that is not live.
- * The switch is learnt from its notification (a session-mode connection only) and from the
- * bookkeeping every `intervalMs`. Before any reindex, `config`'s topic and schema are used.
+ * one of another topic). It follows whatever is live, back as well as forward: switched back to
+ * a schema of an earlier log — the one the views were bootstrapped on, which has no build and
+ * folds `config`'s topic, or a reindex's — it publishes that log again from its namespace's
+ * checkpoint, where it left it (the blocks mined since go there, none twice), since the following
+ * projectors fold it there; a log it stayed on would never be served again. A build that is not
+ * live is never followed. The switch is learnt from its notification (a session-mode connection
+ * only) and from the bookkeeping every `intervalMs`. Before any reindex, `config`'s topic and
+ * schema are used.
  */
 export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOptions): FollowingIndexer {
   const logger = config.logger ?? createLogger({ name: 'indexer' });
@@ -52,12 +57,12 @@ export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOp
     max: 1,
     pooling: config.pooling,
   });
-  let at: LogTarget = {
+  /** The log published before any reindex, and by a live schema without a log of its own. */
+  const configured: LogTarget = {
     topic: config.kafka.topic ?? CONFIG_DEFAULTS.recordsTopic,
     schema: config.schema ?? CONFIG_DEFAULTS.projectionSchema,
   };
-  /** Topics published before and left: never published again. */
-  const left = new Set<string>();
+  let at: LogTarget = configured;
   let current: Indexer | null = null;
   let running = false;
   let stopped = false;
@@ -74,16 +79,28 @@ export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOp
   /** The live log when it is another than the one published (and one that may be moved to). */
   const moveTo = async (): Promise<LogTarget | null> => {
     const live = await liveLog(pool, follow.viewsSchema);
-    if (!live?.topic || !live.indexerSchema) return null;
-    if (live.topic === at.topic || left.has(live.topic)) return null;
-    if (!(await schemaExists(pool, live.indexerSchema))) {
+    if (!live) return null;
+    let t: LogTarget;
+    if (live.topic && live.indexerSchema) t = { topic: live.topic, schema: live.indexerSchema };
+    // The schema the views were bootstrapped on (no build), or a rebuild of the configured topic:
+    // the projectors fold the configured log there.
+    else if (!live.topic || live.topic === configured.topic) t = configured;
+    else {
       log.warn(
-        { topic: live.topic, namespace: live.indexerSchema },
+        { schema: live.schema, topic: live.topic },
+        'the live build names no checkpoint namespace for its topic; staying',
+      );
+      return null;
+    }
+    if (t.topic === at.topic && t.schema === at.schema) return null;
+    if (!(await schemaExists(pool, t.schema))) {
+      log.warn(
+        { topic: t.topic, namespace: t.schema },
         'the live build names a checkpoint namespace that does not exist; staying',
       );
       return null;
     }
-    return { topic: live.topic, schema: live.indexerSchema };
+    return t;
   };
 
   /** Starts an indexer on `t`; its halt (not its stop for a move) ends the follower. */
@@ -119,10 +136,9 @@ export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOp
         return;
       }
       if (!t || stopped) return;
-      log.info({ from: at, to: t }, 'a reindex is live: moving the indexer to its log');
+      log.info({ from: at, to: t }, 'the live projection folds another log: moving the indexer to it');
       running = false;
       await current?.stop();
-      left.add(at.topic);
       at = t;
       for (let attempt = 1; !stopped; attempt++) {
         try {
@@ -171,8 +187,10 @@ export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOp
         return null;
       });
       if (t) {
-        log.info({ configured: at, live: t }, 'a reindex is live: the indexer starts on its log');
-        left.add(at.topic);
+        log.info(
+          { configured: at, live: t },
+          'the live projection folds another log: the indexer starts on it',
+        );
         at = t;
       }
       await launch(at);
