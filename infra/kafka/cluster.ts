@@ -29,6 +29,13 @@ export interface LocalClusterOptions {
   /** Max JVM heap per node in MiB. */
   heapMiB?: number;
   timeoutMs?: number;
+  /**
+   * ACLs enforced (KRaft's StandardAuthorizer; `allow.everyone.if.no.acl.found=false`): the
+   * PLAINTEXT listener's ANONYMOUS (the nodes' own traffic, and the tests' admin) and `user` are
+   * super users; each of `principals` is one more SASL user (PLAIN and SCRAM) allowed nothing until
+   * an ACL grants it (e.g. `admin.createAcls` over PLAINTEXT). Absent: no authorizer.
+   */
+  authorizer?: { principals: string[] };
 }
 
 export interface ClusterNode {
@@ -55,6 +62,8 @@ export interface LocalCluster {
    * `passwordFile` (mode 0600), which is what to hand on: never print the password itself.
    */
   user: { username: string; password: string; passwordFile: string };
+  /** The `authorizer` option's users (by name), each with a password new at every start; none without it. */
+  principals: Record<string, { username: string; password: string }>;
   /** PEM of the brokers' self-signed certificate (subject alternative name IP:127.0.0.1). */
   caFile: string;
   /** PEM client certificate (CN=vault-client, extended key usage clientAuth) the MTLS listener trusts. */
@@ -188,6 +197,7 @@ function properties(
   keystore: string,
   truststore: string,
   user: { username: string; password: string },
+  principals: { username: string; password: string }[] | null,
 ): string {
   const port = (k: number, offset: number) => basePort + 10 * k + offset;
   const voters = Array.from({ length: n }, (_, k) => `${k + 1}@127.0.0.1:${port(k, 1)}`).join(',');
@@ -202,7 +212,7 @@ function properties(
     'inter.broker.listener.name=PLAINTEXT',
     'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,SSL:SSL,MTLS:SSL',
     'sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
-    `listener.name.sasl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${user.username}="${user.password}";`,
+    `listener.name.sasl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required ${[user, ...(principals ?? [])].map((u) => `user_${u.username}="${u.password}"`).join(' ')};`,
     'listener.name.sasl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
     'listener.name.sasl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
     `listener.name.ssl.ssl.keystore.location=${keystore}`,
@@ -239,6 +249,13 @@ function properties(
     'num.io.threads=2',
     'num.replica.fetchers=1',
     'delete.topic.enable=true',
+    ...(principals
+      ? [
+          'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+          `super.users=User:ANONYMOUS;User:${user.username}`,
+          'allow.everyone.if.no.acl.found=false',
+        ]
+      : []),
   ].join('\n');
 }
 
@@ -308,6 +325,13 @@ export async function startLocalKafkaCluster(options: LocalClusterOptions): Prom
     passwordFile: join(dataDir, 'sasl-password'),
   };
   writeFileSync(user.passwordFile, `${user.password}\n`, { mode: 0o600 });
+  const principals = options.authorizer
+    ? options.authorizer.principals.map((username) => {
+        if (!/^[a-z][a-z0-9_-]*$/.test(username) || username === user.username)
+          throw new Error(`authorizer principal ${JSON.stringify(username)}: a new lowercase name`);
+        return { username, password: randomBytes(18).toString('base64url') };
+      })
+    : null;
   const { keystore, caFile } = makeCertificate(dataDir);
   const client = makeClientCertificate(dataDir, 'client');
   // Signed by a CA of its own that no broker trusts.
@@ -319,14 +343,19 @@ export async function startLocalKafkaCluster(options: LocalClusterOptions): Prom
     const dir = join(dataDir, `node-${i + 1}`);
     mkdirSync(dir, { recursive: true });
     const props = join(dir, 'server.properties');
-    writeFileSync(props, properties(i, n, basePort, join(dir, 'kraft-logs'), keystore, truststore, user));
+    writeFileSync(
+      props,
+      properties(i, n, basePort, join(dir, 'kraft-logs'), keystore, truststore, user, principals),
+    );
     const logFile = join(dir, 'server.log');
     nodes.push({ nodeId: i + 1, port: basePort + 10 * i, pid: null, props, logFile, logFrom: 0, binds: 0 });
   }
-  const scram = ['SCRAM-SHA-256', 'SCRAM-SHA-512'].flatMap((m) => [
-    '--add-scram',
-    `${m}=[name=${user.username},password=${user.password}]`,
-  ]);
+  const scram = ['SCRAM-SHA-256', 'SCRAM-SHA-512'].flatMap((m) =>
+    [user, ...(principals ?? [])].flatMap((u) => [
+      '--add-scram',
+      `${m}=[name=${u.username},password=${u.password}]`,
+    ]),
+  );
   await Promise.all(
     nodes.map((node) =>
       runToEnd(
@@ -409,6 +438,7 @@ export async function startLocalKafkaCluster(options: LocalClusterOptions): Prom
     sslBrokers: nodes.map((x) => `127.0.0.1:${x.port + 3}`),
     mtlsBrokers: nodes.map((x) => `127.0.0.1:${x.port + 4}`),
     user,
+    principals: Object.fromEntries((principals ?? []).map((p) => [p.username, p])),
     caFile,
     clientCertFile: client.certFile,
     clientKeyFile: client.keyFile,
