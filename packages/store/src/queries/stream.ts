@@ -73,31 +73,33 @@ export async function streamCommits(
     json: string | null;
   }>({
     name: 'reader.stream-commits',
-    // Each commit's rows and their served JSON's bytes (measured in Postgres: nothing is sent for
-    // the commits left out); a commit is in the page when it is the first or the page up to it
-    // holds both bounds (the running sums only grow: the page is a prefix). Only the first may
-    // exceed one: its rows are left out (`whole` false) and counted by the caller.
+    // Each commit's rows counted; the commits within the rows' bound (a prefix: the running sum
+    // only grows; the first whatever its rows) have their rows built once (`l`: at most the
+    // bound's rows), measured in bytes, and sent when their commit is in the page — the first, or
+    // within both bounds. Only the first may exceed one: its rows are left out (`whole` false) and
+    // counted by the caller.
     text: `with n as (
-          select s.seq, s.vaults, s.retracted, s.xid, z.rows, z.bytes,
-                 row_number() over (order by s.seq) as k
+          select s.seq, s.xid, s.vaults, s.retracted, row_number() over (order by s.seq) as k,
+                 (select count(*) from ledger where commit_xid = s.xid and type = any($3::text[])) as rows
           from (select seq, xid, vaults, retracted from stream_commits where seq > $1::int8 order by seq limit $2) s
-          cross join lateral (
-            select count(*) as rows, coalesce(sum(octet_length(r.json)), 0) as bytes
-            from (select ${LEDGER_ROW_SQL.row} from ledger where commit_xid = s.xid and type = any($3::text[])) r
-          ) z
+        ), r as (
+          select * from (select n.*, sum(rows) over (order by seq) as upto_rows from n) u
+          where k = 1 or upto_rows <= $4::int8
+        ), l as materialized (
+          select r.seq, ${LEDGER_ROW_SQL.vault} as vault_hex, ${LEDGER_ROW_SQL.row},
+                 vault, block_number, tx_index, log_index, block_hash
+          from r join ledger on commit_xid = r.xid and type = any($3::text[])
+          where r.rows <= $4::int8
         ), c as (
-          select seq, xid, vaults, retracted, rows <= $4::int8 and bytes <= $5::int8 as whole
-          from (select n.*, sum(rows) over w as upto_rows, sum(bytes) over w as upto_bytes
-                from n window w as (order by seq)) u
-          where k = 1 or (upto_rows <= $4::int8 and upto_bytes <= $5::int8)
+          select seq, vaults, retracted, rows <= $4::int8 and bytes <= $5::int8 as whole
+          from (
+            select r.*, coalesce(z.bytes, 0) as bytes, sum(coalesce(z.bytes, 0)) over (order by r.seq) as upto_bytes
+            from r left join (select seq, sum(octet_length(json)) as bytes from l group by seq) z using (seq)
+          ) u
+          where k = 1 or upto_bytes <= $5::int8
         )
         select c.seq::text as seq, c.vaults, c.retracted, c.whole, l.vault_hex as vault, l.json
-        from c left join lateral (
-          select ${LEDGER_ROW_SQL.vault} as vault_hex, ${LEDGER_ROW_SQL.row},
-                 vault, block_number, tx_index, log_index, block_hash
-          from ledger
-          where commit_xid = c.xid and type = any($3::text[]) and c.whole
-        ) l on true
+        from c left join l on l.seq = c.seq and c.whole
         order by c.seq, l.vault, l.block_number, l.tx_index, l.log_index, l.block_hash`,
     values: [after, limit, types, bounds.rows, bounds.bytes],
   });
