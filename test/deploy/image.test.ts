@@ -1,4 +1,5 @@
 import { type ChildProcess, exec, execSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import {
   cpSync,
   existsSync,
@@ -16,11 +17,15 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { demoCatalogue, demoScreen } from '@vault-yield/cli/dev/strategy';
+import { deployReferenceStack, devChain, playDemoScenario, startAnvil } from '@vault-yield/devstack/chain';
 import { dropDatabase, ensureProjectDatabase } from '@vault-yield/devstack/postgres';
-import { KAFKAJS_PATCH_MARKER } from '@vault-yield/log';
+import { createLogAdmin, createPublisher, KAFKAJS_PATCH_MARKER } from '@vault-yield/log';
 import { kafkaBrokers, postgresAdminUrl } from '@vault-yield/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { CliResult } from '../cli/run.js';
+import { readmePath, sendRpc, walkOperatorPath } from '../dev/readme-path.js';
 import {
   dockerignore,
   type Instruction,
@@ -49,6 +54,7 @@ type ComposeService = {
   build?: { target?: string };
   command?: string[];
   environment?: Record<string, string | number>;
+  restart?: string;
 };
 const compose = parse(readFileSync(join(repoRoot, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
   services: Record<string, ComposeService>;
@@ -315,6 +321,236 @@ describe.skipIf(!imageNode)(
         await dropDatabase(admin, database).catch(() => {});
       }
     }, 180_000);
+
+    it("walks the README's operator path on compose's services, run from the result: no read fails, nothing moves, new activity is served", async () => {
+      // compose's layout on the local Postgres (a database of this test's own, the roles as
+      // infra/postgres/docker-init makes them: the migrator owns it, the writer has DML, the reader
+      // reads), the broker at KAFKA_BROKERS, an anvil with the demo played (compose's `demo`), and
+      // the services as docker-compose.yml runs them: its commands and environment, hosts and
+      // passwords mapped to this machine. The one liberty, as on npm start: the topics and groups
+      // carry this test's own prefix, so a README line's `dev-` topic is the same one under it.
+      const hex = randomBytes(3).toString('hex');
+      const prefix = `img${hex}`;
+      const database = `t_image_op_${hex}`;
+      const admin = postgresAdminUrl();
+      const topics = [`${prefix}-vault-records`, `${prefix}-screen-results`, `${prefix}-strategy-catalogue`];
+      const running = new Map<string, ChildProcess>();
+      const logs = new Map<string, string>();
+      const exits: string[] = [];
+      let stopping = false;
+      let walking = false;
+      const [db, anvil] = await Promise.all([
+        ensureProjectDatabase(admin, database, { split: true }),
+        startAnvil(),
+      ]);
+      try {
+        const stack = await deployReferenceStack(anvil.rpcUrl);
+        // compose's FACTORY_ADDRESS (its demo's and its indexer's) is where the demo's deployer
+        // puts the factory on a fresh anvil: the indexer of a compose stack watches the factory.
+        for (const svc of ['demo', 'indexer'])
+          expect(String(compose.services[svc]!.environment!.FACTORY_ADDRESS), `${svc} FACTORY_ADDRESS`).toBe(
+            stack.factory.toLowerCase(),
+          );
+        const demo = await playDemoScenario(stack);
+        // compose's chain mines a block every 2 s.
+        await devChain(anvil.rpcUrl).rpc.call('evm_setIntervalMining', [2]);
+
+        const names: Record<string, string> = {
+          'kafka:9092': kafkaBrokers().join(','),
+          'http://chain:8545': anvil.rpcUrl,
+          'vault-records': topics[0]!,
+          'vault-yield-projector': `${prefix}-projector`,
+        };
+        /** A compose service's environment on this machine. */
+        const envOf = (svc: string, extra: Record<string, string> = {}) =>
+          Object.fromEntries(
+            Object.entries({ ...compose.services[svc]!.environment, ...extra }).map(([k, v]) => [
+              k,
+              String(v)
+                .replace(/^postgres:\/\/(\w+):\$\{[^}]*\}@postgres:5432\/vault_yield$/, (_, role: string) =>
+                  role === 'vault_yield_migrator'
+                    ? db.migratorUrl
+                    : role === 'vault_yield_writer'
+                      ? db.writerUrl
+                      : db.readerUrl,
+                )
+                .replace(/^.*$/, (x) => names[x] ?? x),
+            ]),
+          );
+        for (const svc of ['migrate', 'views', 'indexer', 'projector', 'reader'])
+          for (const [k, v] of Object.entries(envOf(svc)))
+            expect(v, `${svc} ${k}: a compose host or password left unmapped`).not.toMatch(
+              /@postgres:|\$\{|kafka:9092|chain:8545/,
+            );
+        const market = { SCREEN_TOPIC: topics[1]!, CATALOGUE_TOPIC: topics[2]! };
+
+        // The market side compose's projector folds: a screen and a catalogue on its topics.
+        const logAdmin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'image-operator-path' });
+        try {
+          for (const t of topics.slice(1)) await logAdmin.ensureTopic({ topic: t, partitions: 1 });
+        } finally {
+          await logAdmin.close();
+        }
+        const now = Date.now();
+        for (const [topic, value] of [
+          [topics[2]!, demoCatalogue(now)],
+          [topics[1]!, demoScreen({ chainId: stack.chainId, tokens: stack.tokens }, now)],
+        ] as const) {
+          const publisher = await createPublisher({ brokers: kafkaBrokers(), clientId: 'image-test', topic });
+          await publisher.publishRaw([{ key: topic, value: Buffer.from(JSON.stringify(value)) }]);
+          await publisher.close();
+        }
+
+        // compose's one-shot services first, then the long-running ones (their depends_on order).
+        for (const svc of ['migrate', 'views']) {
+          const r = runNode(compose.services[svc]!.command!, envOf(svc), 120_000);
+          expect(r.status, `${svc}: ${r.stderr}`).toBe(0);
+        }
+        const port = await freePort();
+        const tails = () =>
+          [...exits, ...[...logs].map(([k, v]) => `--- ${k}:\n${v.slice(-3000)}`)].join('\n');
+        /** compose's `restart: unless-stopped`: a service that exits is started again, and the exit noted. */
+        const start = async (svc: string, extra: Record<string, string>) => {
+          const env = envOf(svc, { ...extra, METRICS_PORT: String(await freePort()) });
+          if (svc === 'reader') delete env.METRICS_PORT;
+          logs.set(svc, '');
+          const keep = (d: Buffer) => logs.set(svc, `${logs.get(svc)}${d}`.slice(-20_000));
+          const spawnIt = () => {
+            const child = spawn(process.execPath, compose.services[svc]!.command!, {
+              cwd: app,
+              env: { PATH: process.env.PATH ?? '', HOME: app, ...runtimeMeta.env, ...env },
+              stdio: ['ignore', 'pipe', 'pipe'],
+            });
+            child.stdout!.on('data', keep);
+            child.stderr!.on('data', keep);
+            child.once('exit', (code, signal) => {
+              if (stopping) return;
+              exits.push(`${svc} exited (${code ?? signal}) ${walking ? 'during the path' : 'at start'}`);
+              if (compose.services[svc]!.restart === 'unless-stopped')
+                setTimeout(() => !stopping && spawnIt(), 1000);
+            });
+            running.set(svc, child);
+          };
+          spawnIt();
+        };
+        await start('indexer', {});
+        await start('projector', market);
+        // Every client of this test reads from one address: the per-client limits are off.
+        await start('reader', {
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          RATE_LIMIT_RPS: '0',
+          CLIENT_CONCURRENCY: '0',
+        });
+        const url = `http://127.0.0.1:${port}`;
+        for (let t = 0; ; t++) {
+          const ready = await fetch(`${url}/ready`).then(
+            (r) => r.status,
+            () => 0,
+          );
+          if (ready === 200) break;
+          if (t > 300) throw new Error(`the reader never got ready:\n${tails()}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+
+        // The operators' environment: the README's variables, with compose's values.
+        const path = await readmePath();
+        const env: Record<string, string> = {
+          MIGRATE_DATABASE_URL: envOf('migrate').DATABASE_URL!,
+          DATABASE_URL: envOf('indexer').DATABASE_URL!,
+          KAFKA_BROKERS: envOf('indexer').KAFKA_BROKERS!,
+          RPC_URL: envOf('indexer').RPC_URL!,
+          FACTORY_ADDRESS: envOf('indexer').FACTORY_ADDRESS!,
+        };
+        expect(Object.keys(env).sort()).toEqual([...path.exported].sort());
+        /** `vault-yield …` of the image (`docker compose run … services/cli/src/main.js …`). */
+        const cli = (args: string[], cwd: string) =>
+          new Promise<CliResult>((resolve, reject) => {
+            const child = spawn(process.execPath, [join(app, 'services/cli/bin/vault-yield.js'), ...args], {
+              cwd,
+              env: {
+                PATH: process.env.PATH ?? '',
+                HOME: app,
+                ...runtimeMeta.env,
+                ...env,
+                LOG_FORMAT: 'json',
+                LOG_LEVEL: 'warn',
+              },
+              stdio: ['ignore', 'pipe', 'pipe'],
+            });
+            let stdout = '';
+            let stderr = '';
+            child.stdout.on('data', (d) => (stdout += d));
+            child.stderr.on('data', (d) => (stderr += d));
+            const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+            child.on('error', reject);
+            child.on('exit', (code) => {
+              clearTimeout(timer);
+              resolve({ code, stdout, stderr });
+            });
+          });
+        const vault = demo.vaults[0]!;
+        const word = (hex: string) => hex.replace(/^0x/, '').padStart(64, '0');
+        // Vault.deposit(WETH, 1e18) from its owner (an unlocked anvil account; the demo approved it).
+        const deposit = JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'eth_sendTransaction',
+          params: [
+            {
+              from: vault.owner,
+              to: vault.address,
+              data: `0x47e7ef24${word(stack.tokens.weth.address)}${word((10n ** 18n).toString(16))}`,
+            },
+          ],
+        });
+        walking = true;
+        await walkOperatorPath(
+          {
+            url,
+            migrateDatabaseUrl: env.MIGRATE_DATABASE_URL!,
+            cli,
+            name: (a) => a.replace(/^dev-/, `${prefix}-`),
+            deposit: () => sendRpc(anvil.rpcUrl, deposit),
+            depositVault: vault.address,
+            onTopic: (t) => topics.push(t),
+          },
+          path,
+        ).catch((err: Error) => {
+          err.message = `${err.message}\nthe services' last lines:\n${tails()}`;
+          throw err;
+        });
+        // Nothing of the services went down on the way.
+        walking = false;
+        // Nothing of the services went down on the way (at start, compose restarts the projector
+        // until the indexer has created the topic: depends_on does not order them).
+        expect(
+          exits.filter((e) => e.endsWith('during the path')),
+          tails(),
+        ).toEqual([]);
+      } finally {
+        stopping = true;
+        await Promise.all(
+          [...running.values()].map(
+            (c) =>
+              new Promise<void>((resolve) => {
+                if (c.exitCode !== null || c.signalCode !== null) return resolve();
+                const kill = setTimeout(() => c.kill('SIGKILL'), 15_000);
+                c.once('exit', () => {
+                  clearTimeout(kill);
+                  resolve();
+                });
+                c.kill('SIGTERM');
+              }),
+          ),
+        );
+        await anvil.stop();
+        const logAdmin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'image-operator-path' });
+        for (const t of topics) await logAdmin.deleteTopic(t).catch(() => {});
+        await logAdmin.close();
+        await dropDatabase(admin, database).catch(() => {});
+      }
+    }, 600_000);
 
     it('reports the figures an image size depends on; ships Scalar as one copied bundle, not its packages', () => {
       const ls = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
