@@ -65,9 +65,61 @@ export function dailyReturnsByStrategy(
   points: readonly EquitySample[],
   opts: DailyOptions = {},
 ): Map<string, DailyReturn[]> {
-  const min = opts.minBaseUsd ?? MIN_RETURN_BASE;
   // stable sort: points of one instant keep their fold order
   const pts = [...points].sort((a, b) => a.ts - b.ts);
+  if (pts.length === 0) return new Map();
+  // The last complete day: d + 1 ≤ asOf / DAY_MS, i.e. d ≤ floor(asOf / DAY_MS) − 1.
+  const last = Math.floor((opts.asOf ?? pts[pts.length - 1]!.ts) / DAY_MS) - 1;
+  const out = new Map<string, DailyReturn[]>();
+  for (const c of rollDays(null, pts, last, opts.minBaseUsd).cells) {
+    let list = out.get(c.strategy);
+    if (!list) {
+      list = [];
+      out.set(c.strategy, list);
+    }
+    list.push({ day: utcDay(c.day * DAY_MS), r: c.r, weightUsd: c.weightUsd });
+  }
+  return out;
+}
+
+/** A vault's daily return under one strategy on one UTC day (`day`: Unix ms / 86,400,000). */
+export interface DayCell {
+  day: number;
+  strategy: string;
+  r: number;
+  weightUsd: number;
+}
+
+/**
+ * Where a vault's daily returns stand: every day before `nextDay` is rolled up; `last` is its last
+ * point before `nextDay`'s start (the next sub-period starts from it; its value weighs the quiet
+ * days after it); `firstDay` is the day of its first point (its days start the day after).
+ */
+export interface DayCarry<P extends EquitySample = EquitySample> {
+  firstDay: number;
+  nextDay: number;
+  last: P;
+}
+
+/**
+ * Rolls a vault's daily returns forward through day `lastDay` (inclusive): from `carry` (null: the
+ * vault's first point) over `points`, its points from `carry.nextDay`'s start on, ordered by (ts,
+ * fold order). Returns the cells of the days rolled, ascending, and the new carry (null while the
+ * vault has no point by then). Points of days after `lastDay` are not consumed: pass them again.
+ *
+ * Rolling day by day, in as many steps as one likes, gives exactly the cells of rolling every point
+ * at once (`dailyReturnsByStrategy` is this with no carry): a day's sub-periods are multiplied in
+ * the same order, and a day is only ever rolled whole — so stats can be kept from daily rollups,
+ * reading each point once, and equal those read from every point.
+ */
+export function rollDays<P extends EquitySample>(
+  carry: DayCarry<P> | null,
+  points: readonly P[],
+  lastDay: number,
+  minBaseUsd: number = MIN_RETURN_BASE,
+): { cells: DayCell[]; carry: DayCarry<P> | null } {
+  const fromDay = carry?.nextDay ?? Number.NEGATIVE_INFINITY;
+  if (lastDay < fromDay) return { cells: [], carry };
   const cells = new Map<string, { strategy: string; dayIndex: number; growth: number; weightUsd: number }>();
   const cell = (strategy: string, dayIndex: number, weightUsd: number) => {
     const key = `${dayIndex}\u0000${strategy}`;
@@ -78,34 +130,31 @@ export function dailyReturnsByStrategy(
     }
     return c;
   };
-  if (pts.length === 0) return new Map();
-  // The last complete day: d + 1 ≤ asOf / DAY_MS, i.e. d ≤ floor(asOf / DAY_MS) − 1.
-  const last = Math.floor((opts.asOf ?? pts[pts.length - 1]!.ts) / DAY_MS) - 1;
-  for (let k = 1; k < pts.length; k++) {
-    const prev = pts[k - 1]!;
-    const p = pts[k]!;
+  let prev = carry?.last ?? null;
+  let firstDay = carry?.firstDay ?? 0;
+  let n = 0; // points consumed: points[0 .. n)
+  for (; n < points.length; n++) {
+    const p = points[n]!;
     const day = Math.floor(p.ts / DAY_MS);
-    if (day > last) break; // sorted: every later sub-period ends in a day not yet complete
-    if (!(prev.valueUsd >= min) || !(prev.returnIndex > 0)) continue;
-    cell(prev.strategy, day, prev.valueUsd).growth *= p.returnIndex / prev.returnIndex;
+    if (day > lastDay) break; // ordered: every later sub-period ends in a day not rolled now
+    if (prev === null) firstDay = day;
+    else if (prev.valueUsd >= minBaseUsd && prev.returnIndex > 0)
+      cell(prev.strategy, day, prev.valueUsd).growth *= p.returnIndex / prev.returnIndex;
+    prev = p;
   }
-  let j = 0; // points before the current day's start: pts[0 .. j)
-  for (let d = Math.floor(pts[0]!.ts / DAY_MS) + 1; d <= last; d++) {
-    while (j < pts.length && pts[j]!.ts < d * DAY_MS) j++;
-    const start = pts[j - 1]!;
-    if (!(start.valueUsd >= min)) continue;
+  if (prev === null) return { cells: [], carry: null };
+  // The value at each day's start: the last point before it (the carry's, then those consumed).
+  let start = carry?.last ?? null;
+  let j = 0;
+  for (let d = Math.max(firstDay + 1, fromDay); d <= lastDay; d++) {
+    while (j < n && points[j]!.ts < d * DAY_MS) start = points[j++]!;
+    if (start === null || !(start.valueUsd >= minBaseUsd)) continue;
     cell(start.strategy, d, start.valueUsd).weightUsd = start.valueUsd;
   }
-  const out = new Map<string, DailyReturn[]>();
-  for (const c of [...cells.values()].sort((a, b) => a.dayIndex - b.dayIndex)) {
-    let list = out.get(c.strategy);
-    if (!list) {
-      list = [];
-      out.set(c.strategy, list);
-    }
-    list.push({ day: utcDay(c.dayIndex * DAY_MS), r: c.growth - 1, weightUsd: c.weightUsd });
-  }
-  return out;
+  const out = [...cells.values()]
+    .sort((a, b) => a.dayIndex - b.dayIndex)
+    .map((c) => ({ day: c.dayIndex, strategy: c.strategy, r: c.growth - 1, weightUsd: c.weightUsd }));
+  return { cells: out, carry: { firstDay, nextDay: lastDay + 1, last: prev } };
 }
 
 /**

@@ -2,9 +2,12 @@ export {
   aggregateDailyReturns,
   type DailyOptions,
   type DailyReturn,
+  type DayCarry,
+  type DayCell,
   dailyReturnsByStrategy,
   type EquitySample,
   MIN_RETURN_BASE,
+  rollDays,
   utcDay,
 } from './daily.js';
 export {

@@ -1,6 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { aggregateDailyReturns, dailyReturnsByStrategy, type EquitySample, utcDay } from './daily.js';
+import {
+  aggregateDailyReturns,
+  type DailyOptions,
+  type DailyReturn,
+  type DayCarry,
+  type DayCell,
+  dailyReturnsByStrategy,
+  type EquitySample,
+  rollDays,
+  utcDay,
+} from './daily.js';
 import { realisedStats, strategiesStats, strategyStats } from './stats.js';
 
 const DAY = 86_400_000;
@@ -245,6 +255,54 @@ describe("complete days only, as of the fold's extent (never the wall clock)", (
       }),
     );
   });
+
+  it('rolling days in any steps gives the cells of every point at once, and the definition before it', () => {
+    fc.assert(
+      fc.property(
+        vaultsArb,
+        afterArb,
+        fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 6 }),
+        (raw, after, cutsRaw) => {
+          const vaults = build(raw);
+          const asOf = extentOf(vaults, after);
+          const last = Math.floor(asOf / DAY) - 1;
+          for (const pts of vaults) {
+            const sorted = [...pts].sort((a, b) => a.ts - b.ts);
+            const whole = dailyReturnsByStrategy(pts, { asOf });
+            expect(whole).toEqual(referenceDaily(pts, { asOf }));
+            // Rolled in steps ending at increasing days (some before the first point, some repeated).
+            const first = Math.floor(sorted[0]!.ts / DAY);
+            const cuts = [
+              ...cutsRaw
+                .map((c) => Math.min(last, first - 3 + (c % Math.max(1, last - first + 5))))
+                .sort((a, b) => a - b),
+              last,
+            ];
+            let carry: DayCarry | null = null;
+            const cells: DayCell[] = [];
+            for (const cut of cuts) {
+              const from = carry ? carry.nextDay * DAY : Number.NEGATIVE_INFINITY;
+              const r: { cells: DayCell[]; carry: DayCarry | null } = rollDays(
+                carry,
+                sorted.filter((p) => p.ts >= from),
+                cut,
+              );
+              for (const c of r.cells) expect(c.day).toBeLessThanOrEqual(cut);
+              cells.push(...r.cells);
+              carry = r.carry;
+            }
+            const grouped = new Map<string, DailyReturn[]>();
+            for (const c of cells) {
+              const list = grouped.get(c.strategy) ?? [];
+              list.push({ day: utcDay(c.day * DAY), r: c.r, weightUsd: c.weightUsd });
+              grouped.set(c.strategy, list);
+            }
+            expect(grouped).toEqual(whole);
+          }
+        },
+      ),
+    );
+  });
 });
 
 describe('realisedStats', () => {
@@ -309,3 +367,51 @@ describe('each vault counts up to how far it was folded (issue #43 item 2)', () 
     );
   });
 });
+
+/** The definition before rollDays (every point at once): what the rolled cells must equal. */
+function referenceDaily(
+  points: readonly EquitySample[],
+  opts: DailyOptions = {},
+): Map<string, DailyReturn[]> {
+  const min = opts.minBaseUsd ?? 1;
+  // stable sort: points of one instant keep their fold order
+  const pts = [...points].sort((a, b) => a.ts - b.ts);
+  const cells = new Map<string, { strategy: string; dayIndex: number; growth: number; weightUsd: number }>();
+  const cell = (strategy: string, dayIndex: number, weightUsd: number) => {
+    const key = `${dayIndex}\u0000${strategy}`;
+    let c = cells.get(key);
+    if (!c) {
+      c = { strategy, dayIndex, growth: 1, weightUsd };
+      cells.set(key, c);
+    }
+    return c;
+  };
+  if (pts.length === 0) return new Map();
+  // The last complete day: d + 1 ≤ asOf / DAY, i.e. d ≤ floor(asOf / DAY) − 1.
+  const last = Math.floor((opts.asOf ?? pts[pts.length - 1]!.ts) / DAY) - 1;
+  for (let k = 1; k < pts.length; k++) {
+    const prev = pts[k - 1]!;
+    const p = pts[k]!;
+    const day = Math.floor(p.ts / DAY);
+    if (day > last) break; // sorted: every later sub-period ends in a day not yet complete
+    if (!(prev.valueUsd >= min) || !(prev.returnIndex > 0)) continue;
+    cell(prev.strategy, day, prev.valueUsd).growth *= p.returnIndex / prev.returnIndex;
+  }
+  let j = 0; // points before the current day's start: pts[0 .. j)
+  for (let d = Math.floor(pts[0]!.ts / DAY) + 1; d <= last; d++) {
+    while (j < pts.length && pts[j]!.ts < d * DAY) j++;
+    const start = pts[j - 1]!;
+    if (!(start.valueUsd >= min)) continue;
+    cell(start.strategy, d, start.valueUsd).weightUsd = start.valueUsd;
+  }
+  const out = new Map<string, DailyReturn[]>();
+  for (const c of [...cells.values()].sort((a, b) => a.dayIndex - b.dayIndex)) {
+    let list = out.get(c.strategy);
+    if (!list) {
+      list = [];
+      out.set(c.strategy, list);
+    }
+    list.push({ day: utcDay(c.dayIndex * DAY), r: c.growth - 1, weightUsd: c.weightUsd });
+  }
+  return out;
+}

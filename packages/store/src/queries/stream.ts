@@ -1,4 +1,4 @@
-import type { Pool } from '../pool/index.js';
+import { hexToBytes, type Pool } from '../pool/index.js';
 import { LEDGER_ROW_SQL } from './ledger.js';
 
 /**
@@ -138,7 +138,9 @@ async function streamRowCounts(
 /**
  * A slice of a commit's rows of `types` for `vault`, from the `offset`-th (oldest first): at most
  * `bounds.rows` of them, stopping before the row that would take the slice past `bounds.bytes` of
- * served JSON (UTF-8); the first row comes whatever its size, so a slice always moves on.
+ * served JSON (UTF-8); the first row comes whatever its size, so a slice always moves on. The
+ * vault is matched by its bytes (the ledger's vault indexes find its rows), not by its hex text
+ * (which read every row of the commit for each slice: a replay of a commit of n vaults read it n times).
  */
 export async function streamRows(
   pool: Pool,
@@ -154,7 +156,7 @@ export async function streamRows(
         select json, row_number() over o as k, sum(octet_length(json)) over o as upto
         from (
           select ${LEDGER_ROW_SQL.row}, block_number, tx_index, log_index, block_hash
-          ${COMMIT_ROWS} and ${LEDGER_ROW_SQL.vault} = $3
+          ${COMMIT_ROWS} and vault = ${hexToBytes('$3')}
           order by block_number, tx_index, log_index, block_hash offset $4 limit $5
         ) r
         window o as (order by block_number, tx_index, log_index, block_hash rows unbounded preceding)

@@ -1,3 +1,4 @@
+export { type DailyRollup, rollStrategyDays } from './days.js';
 export { createStrategyStore, type StrategyStore, type StrategyTx } from './projection.js';
 export { type ApplyOutcome, applyScreen } from './screen.js';
 export {

@@ -1,16 +1,18 @@
 import type { Logger } from '@vault-yield/common';
-import { type RealisedStats, strategiesStats } from '@vault-yield/domain';
+import { type RealisedStats, realisedStats } from '@vault-yield/domain';
 import {
+  type DailyRollup,
   type Pool,
+  rollStrategyDays,
   type StrategyStats,
   strategyIds,
   vaultFoldExtents,
-  vaultReturnSeries,
   writeStrategyStats,
 } from '@vault-yield/store';
 
 /**
- * Recomputes every strategy's realised liveApr and sigma from every vault's equity points
+ * Recomputes every strategy's realised liveApr and sigma from every vault's equity points, read
+ * through the daily rollups (store `rollStrategyDays`: the same figures, each point read once)
  * (time-weighted from the fold's exact return index, each sub-period for the strategy in force
  * then, complete UTC days with quiet days as zero returns; see packages/domain returns) and stores
  * them.
@@ -30,16 +32,13 @@ export async function refreshStrategyStats(
   // Before the points: every point folded by a vault's extent is then among those read (a record
   // folded in between only adds points; read after, an extent could pass points not read).
   const extents = await vaultFoldExtents(pool);
-  let figures = new Map<string, RealisedStats>();
+  const figures = new Map<string, RealisedStats>();
+  let rollup: DailyRollup | null = null;
   if (extents.size > 0) {
-    const vaults = [...(await vaultReturnSeries(pool))].map(([vault, points]) => ({
-      points,
-      asOf: extents.get(vault),
-    }));
-    // A series without a snapshot (none is written apart) would count to the latest extent.
-    let latest = 0;
-    for (const at of extents.values()) if (at > latest) latest = at;
-    figures = strategiesStats(vaults, { minDailyReturns, asOf: latest });
+    // From the daily rollups: each point is read once, when its day completes (#49).
+    rollup = await rollStrategyDays(pool, extents);
+    for (const [strategy, daily] of rollup.strategies)
+      figures.set(strategy, realisedStats(daily, { minDailyReturns }));
   }
   const stats: StrategyStats[] = [];
   for (const id of await strategyIds(pool)) {
@@ -49,6 +48,16 @@ export async function refreshStrategyStats(
   // strategies.updated_at stays the wall clock: it is bookkeeping of when the row was written,
   // never served (the reader serves liveApr and sigma only) and left out of projection checksums.
   await writeStrategyStats(pool, stats);
-  log?.debug({ strategies: stats.length, vaults: extents.size }, 'strategy stats refreshed');
+  log?.debug(
+    {
+      strategies: stats.length,
+      vaults: extents.size,
+      rolled: rollup?.vaults ?? 0,
+      points: rollup?.points ?? 0,
+      days: rollup?.days ?? 0,
+      redone: rollup?.redone ?? 0,
+    },
+    'strategy stats refreshed',
+  );
   return stats;
 }
