@@ -101,6 +101,9 @@ const TABLES: Record<string, { cols: string; order: string }> = {
     order: 'topic, partition, "offset"',
   },
   consumer_offsets: { cols: 'topic, partition, next_offset', order: 'topic, partition' },
+  // live_apr / sigma / history_days are functions of the log (equity points and fold extents):
+  // compared. updated_at is the wall clock of the write.
+  strategies: { cols: `id, to_jsonb(strategies) - 'updated_at' as r`, order: 'id' },
 };
 
 export type Checksums = Record<string, { rows: number; md5: string }>;

@@ -275,6 +275,40 @@ describe('vault-yield rebuild / verify', () => {
     );
   }, 180_000);
 
+  it('verify catches a tampered live_apr (the strategies’ figures are the log’s, compared)', async () => {
+    const [row] = (
+      await pool.query<{ id: string; live_apr: number | null; sigma: number | null }>(
+        'select id, live_apr, sigma from vault_yield_r1.strategies order by id limit 1',
+      )
+    ).rows;
+    expect(row).toBeDefined();
+    const tampered = (row!.live_apr ?? 0) + 0.5;
+    // live_apr and sigma are null together (a check): a strategy without figures gets both.
+    await pool.query(
+      'update vault_yield_r1.strategies set live_apr = $2, sigma = coalesce(sigma, 0.01) where id = $1',
+      [row!.id, tampered],
+    );
+    try {
+      // Short --timeout: a difference only in the figures is waited on (a live refresh may be due).
+      const res = await runCli(['verify', '--json', '--timeout', '2s'], env, 170_000);
+      expect(res.code).toBe(1);
+      const out = JSON.parse(res.stdout) as {
+        strategyFiguresOnly: boolean;
+        tables: { table: string; equal: boolean; onlyLeft: string[] }[];
+      };
+      const bad = out.tables.filter((t) => !t.equal);
+      expect(bad.map((t) => t.table)).toEqual(['strategies']);
+      expect(bad[0]!.onlyLeft.join('\n')).toContain(String(tampered));
+      expect(out.strategyFiguresOnly).toBe(true);
+    } finally {
+      await pool.query('update vault_yield_r1.strategies set live_apr = $2, sigma = $3 where id = $1', [
+        row!.id,
+        row!.live_apr,
+        row!.sigma,
+      ]);
+    }
+  }, 360_000);
+
   it('verify names a live projection of an older fold version as the cause, with the cure', async () => {
     await pool.query('update vault_yield_r1.fold_meta set fold_version = 1');
     try {

@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../migrations/index.js';
 import { createPgPool, type Pool } from '../pool/index.js';
-import { compareSchemas, schemaChecksums } from './checksum.js';
+import { compareSchemas, STRATEGY_FIGURES, schemaChecksums } from './checksum.js';
 import { finalizeBuildSchema, prepareBuildSchema } from './lifecycle.js';
 import { getBuild, listBuilds, markBuild, recordBuild } from './meta.js';
 import { dropSchemaUnlessBusy, retireSchemas } from './retire.js';
@@ -191,6 +191,36 @@ describe('store admin: schema lifecycle, live switch, checksums, retire', () => 
 
     await pool.query(`delete from c2.strategies`);
     expect((await compareSchemas(pool, 'c1', 'c2', { tables: ['strategies'] }))[0]!.equal).toBe(false);
+  });
+
+  it('compareSchemas and schemaChecksums compare the strategies’ live_apr / sigma / history_days (functions of the log): a tampered one is caught', async () => {
+    await migrate(pool, 'c3');
+    await migrate(pool, 'c4');
+    await seed('c3');
+    await seed('c4');
+    for (const s of ['c3', 'c4'])
+      await pool.query(`update ${s}.strategies set live_apr = 0.1234, sigma = 0.05, history_days = 40`);
+    expect((await compareSchemas(pool, 'c3', 'c4')).filter((d) => !d.equal)).toEqual([]);
+    for (const [column, value] of [
+      ['live_apr', '0.9'],
+      ['sigma', '0.5'],
+      ['history_days', '41'],
+    ] as const) {
+      await pool.query(`update c4.strategies set ${column} = ${value}`);
+      const bad = (await compareSchemas(pool, 'c3', 'c4')).filter((d) => !d.equal);
+      expect(bad.map((d) => d.table)).toEqual(['strategies']);
+      expect(bad[0]!.onlyRight.join('\n')).toContain(value);
+      expect((await schemaChecksums(pool, 'c3')).strategies).not.toEqual(
+        (await schemaChecksums(pool, 'c4')).strategies,
+      );
+      // verify's test for "only the figures differ" (a live refresh may be one behind):
+      const [rest] = await compareSchemas(pool, 'c3', 'c4', {
+        tables: ['strategies'],
+        exclude: { strategies: STRATEGY_FIGURES },
+      });
+      expect(rest!.equal).toBe(true);
+      await pool.query('update c4.strategies set live_apr = 0.1234, sigma = 0.05, history_days = 40');
+    }
   });
 
   it('retire drops only retired schemas past the grace period that nothing writes to', async () => {

@@ -20,8 +20,9 @@ type Queryable = Pick<Pool, 'query'>;
  * - schema_migrations.checksum: recorded by the first `migrate` of a build that keeps checksums, so
  *   a live schema not migrated since holds none; migrate itself refuses a changed file.
  *   vault_snapshot.updated_at is the block time of the last record: compared.
- * - strategies.live_apr / sigma / history_days: recomputed on a timer from equity_points (which
- *   are compared), so a live schema may hold figures a few minutes old.
+ * strategies.live_apr / sigma / history_days are compared: functions of the log alone (the
+ * compared equity points and each vault's fold extent), refreshed on a timer — a live schema's may
+ * be one refresh behind its last fold (`verify` waits for the refresh; see STRATEGY_FIGURES).
  * - vault_snapshot.log_topic / log_partition: where the vault's records were read from
  *   (bookkeeping of the fold's extent, migration 0024), not a figure: a reindexed log has other
  *   topic and partitions, and a schema upgraded in place fills them at each vault's next record.
@@ -39,11 +40,18 @@ export const CHECKSUM_EXCLUDED_COLUMNS: Readonly<Record<string, readonly string[
   dead_letters: ['id', 'created_at'],
   ledger: ['commit_xid'],
   schema_migrations: ['applied_at', 'checksum'],
-  strategies: ['updated_at', 'live_apr', 'sigma', 'history_days'],
+  strategies: ['updated_at'],
   screen_meta: ['updated_at'],
   catalogue_meta: ['updated_at'],
   vault_snapshot: ['log_topic', 'log_partition'],
 };
+
+/**
+ * The strategies' realised figures: compared like every column, but refreshed from the compared
+ * tables on a timer (STATS_INTERVAL_MS) rather than in the fold's transaction, so a live schema
+ * just folded may differ by one refresh (`verify` waits for it before it reports).
+ */
+export const STRATEGY_FIGURES: readonly string[] = ['live_apr', 'sigma', 'history_days'];
 
 export const comparedTable = (table: string): boolean =>
   !table.startsWith('indexer_') && !CHECKSUM_SKIPPED_TABLES.includes(table);
@@ -116,6 +124,8 @@ export interface CompareOptions {
   sample?: number;
   /** Compare only these tables. */
   tables?: readonly string[];
+  /** Columns left out beyond CHECKSUM_EXCLUDED_COLUMNS, by table. */
+  exclude?: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
@@ -137,7 +147,7 @@ export async function compareSchemas(
   all.sort();
   const out: TableDiff[] = [];
   for (const table of all) {
-    const excluded = CHECKSUM_EXCLUDED_COLUMNS[table] ?? [];
+    const excluded = [...(CHECKSUM_EXCLUDED_COLUMNS[table] ?? []), ...(o.exclude?.[table] ?? [])];
     const none = { names: [] as string[], json: new Set<string>() };
     const lcols = lt.includes(table) ? await tableColumns(db, left, table) : none;
     const rcols = rt.includes(table) ? await tableColumns(db, right, table) : none;

@@ -8,6 +8,7 @@ export {
   type CompareOptions,
   comparedTable,
   compareSchemas,
+  STRATEGY_FIGURES,
   schemaChecksums,
   type TableChecksum,
   type TableDiff,
