@@ -203,7 +203,8 @@ async function readCarries(c: PoolClient): Promise<Map<string, DayCarry<Point>>>
 /**
  * Vaults' points after a point (exclusive, in fold order (ts, seq); null: from the first) and
  * before `to`, each vault's in fold order, as `vaultReturnSeries` reads them: one primary-key range
- * per vault.
+ * per vault. `offset 0` keeps the planner from flattening the lateral into a hash join over every
+ * point of the table (measured: 144 ms for a day of 20 vaults at 90,000 points kept, 16 ms so).
  */
 async function pointsAfter(
   c: PoolClient,
@@ -226,6 +227,7 @@ async function pointsAfter(
      cross join lateral (
        select ts, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index from equity_points
        where vault = ${hexToBytes('q.v')} and (ts, seq) > (coalesce(q.ts, -1), coalesce(q.seq, -1)) and ts < q.hi
+       order by ts, seq offset 0
      ) e
      order by q.n, e.ts, e.seq`,
     [
