@@ -76,6 +76,12 @@ export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOp
   });
   done.catch(() => {});
 
+  /** What the follower last warned of (said once, not at every look). */
+  let warned = '';
+  const warnOnce = (what: string, say: () => void) => {
+    if (what !== warned) say();
+    warned = what;
+  };
   /** The live log when it is another than the one published (and one that may be moved to). */
   const moveTo = async (): Promise<LogTarget | null> => {
     const live = await liveLog(pool, follow.viewsSchema);
@@ -86,20 +92,25 @@ export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOp
     // the projectors fold the configured log there.
     else if (!live.topic || live.topic === configured.topic) t = configured;
     else {
-      log.warn(
-        { schema: live.schema, topic: live.topic },
-        'the live build names no checkpoint namespace for its topic; staying',
+      warnOnce(`${live.schema} ${live.topic}`, () =>
+        log.warn(
+          { schema: live.schema, topic: live.topic },
+          'the live build names no checkpoint namespace for its topic; staying',
+        ),
       );
       return null;
     }
     if (t.topic === at.topic && t.schema === at.schema) return null;
     if (!(await schemaExists(pool, t.schema))) {
-      log.warn(
-        { topic: t.topic, namespace: t.schema },
-        'the live build names a checkpoint namespace that does not exist; staying',
+      warnOnce(`${t.topic} ${t.schema}`, () =>
+        log.warn(
+          { topic: t.topic, namespace: t.schema },
+          'the live build names a checkpoint namespace that does not exist; staying',
+        ),
       );
       return null;
     }
+    warned = '';
     return t;
   };
 
