@@ -53,6 +53,17 @@ export const CHECKSUM_EXCLUDED_COLUMNS: Readonly<Record<string, readonly string[
  */
 export const STRATEGY_FIGURES: readonly string[] = ['live_apr', 'sigma', 'history_days'];
 
+/**
+ * Tables the same refresh writes (the daily rollups behind the figures, migration 0027): compared,
+ * and, like the figures, possibly one refresh behind a live schema's last fold.
+ */
+export const STATS_REFRESHED_TABLES: readonly string[] = [
+  'vault_days',
+  'vault_days_carry',
+  'strategy_days',
+  'vault_days_stale',
+];
+
 export const comparedTable = (table: string): boolean =>
   !table.startsWith('indexer_') && !CHECKSUM_SKIPPED_TABLES.includes(table);
 

@@ -8,6 +8,7 @@ export {
   type CompareOptions,
   comparedTable,
   compareSchemas,
+  STATS_REFRESHED_TABLES,
   STRATEGY_FIGURES,
   schemaChecksums,
   type TableChecksum,

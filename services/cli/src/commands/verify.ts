@@ -10,6 +10,7 @@ import {
   type Pool,
   type PoolClient,
   projectionFoldVersion,
+  STATS_REFRESHED_TABLES,
   STRATEGY_FIGURES,
   schemaExists,
   storedOffsetRows,
@@ -52,8 +53,9 @@ screen_meta and catalogue_meta; created_at and id of dead_letters; applied_at of
 schema_migrations). vault_snapshot.updated_at is block time: compared. The strategies'
 live_apr/sigma/history_days are compared too (functions of the log: equity points and each
 vault's fold extent): the scratch's are refreshed from its own tables at the offsets compared; the
-live projector refreshes its own every STATS_INTERVAL_MS, so when they alone differ verify waits
-within --timeout for the live refresh before it reports them (exit 1, with that said).
+live projector refreshes its own (and the daily rollups behind them) every STATS_INTERVAL_MS, so
+when they alone differ verify waits within --timeout for the live refresh before it reports them
+(exit 1, with that said).
 A live projection folded by an older fold version (fold_meta) differs by design: verify says so
 and names the cure (\`vault-yield rebuild\`).
 
@@ -282,16 +284,21 @@ async function verify(run: Run, values: VerifyOptions): Promise<number> {
       if (m.length > 0) return { m, d: null, figuresOnly: false };
       const d = await compareSchemas(db, live, scratch);
       const bad = d.filter((x) => !x.equal);
-      // Equal once the figures are left out: the live figures may be one refresh behind its fold.
+      // What the stats refresh writes alone differs (the strategies' figures, the daily rollups):
+      // the live projection's may be one refresh behind its fold.
+      const refreshedOnly = bad.every(
+        (x) => x.table === 'strategies' || STATS_REFRESHED_TABLES.includes(x.table),
+      );
       const only =
-        bad.length === 1 &&
-        bad[0]!.table === 'strategies' &&
-        (
-          await compareSchemas(db, live, scratch, {
-            tables: ['strategies'],
-            exclude: { strategies: STRATEGY_FIGURES },
-          })
-        )[0]!.equal;
+        bad.length > 0 &&
+        refreshedOnly &&
+        (!bad.some((x) => x.table === 'strategies') ||
+          (
+            await compareSchemas(db, live, scratch, {
+              tables: ['strategies'],
+              exclude: { strategies: STRATEGY_FIGURES },
+            })
+          )[0]!.equal);
       return { m, d, figuresOnly: only };
     });
     mismatches = result.m;
@@ -328,7 +335,7 @@ async function verify(run: Run, values: VerifyOptions): Promise<number> {
           comparable: true,
           equal: bad.length === 0,
           foldVersion: { live: liveFold, build: FOLD_VERSION },
-          /** Only the strategies' live_apr / sigma / history_days differ (waited on within --timeout). */
+          /** Only the strategies' figures / daily rollups differ (waited on within --timeout). */
           strategyFiguresOnly: figuresOnly,
           tables: diffs,
         },
@@ -349,7 +356,7 @@ async function verify(run: Run, values: VerifyOptions): Promise<number> {
     if (foldNote) console.log(foldNote);
     if (figuresOnly)
       console.log(
-        `verify: only the strategies' ${STRATEGY_FIGURES.join(' / ')} differ — functions of the log, which the live projector refreshes every STATS_INTERVAL_MS, not in the fold's transaction: a live projection folded less than one refresh ago may still hold the figures before it (verify again after one refresh, or give --timeout beyond it); otherwise the live figures are not the log's`,
+        `verify: only the strategies' ${STRATEGY_FIGURES.join(' / ')} (and the daily rollups behind them) differ — functions of the log, which the live projector refreshes every STATS_INTERVAL_MS, not in the fold's transaction: a live projection folded less than one refresh ago may still hold the figures before it (verify again after one refresh, or give --timeout beyond it); otherwise the live figures are not the log's`,
       );
   }
   return bad.length === 0 ? 0 : 1;
