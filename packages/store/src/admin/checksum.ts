@@ -12,9 +12,6 @@ type Queryable = Pick<Pool, 'query'>;
  *   differ between runs); which records a vault holds is the ledger's, and that is compared.
  * - stream_commits and ledger.commit_xid (migration 0021): the live streams' numbering of the
  *   projector's transactions, by batch boundaries and transaction ids.
- * - vault_days, vault_days_carry, strategy_days, vault_days_stale (migration 0027): the strategy
- *   stats' daily rollups, a cache of the compared equity points rolled as far as each refresh
- *   found the fold; the figures they give (strategies.live_apr, sigma) are compared.
  * - wall-clock columns written by the projection itself (`updated_at` of the strategy tables,
  *   `created_at` of dead letters, `applied_at` of migrations) and sequence ids (dead_letters.id).
  * - schema_migrations.checksum: recorded by the first `migrate` of a build that keeps checksums, so
@@ -31,10 +28,6 @@ export const CHECKSUM_SKIPPED_TABLES: readonly string[] = [
   'consumer_offsets',
   'record_bundles',
   'stream_commits',
-  'strategy_days',
-  'vault_days',
-  'vault_days_carry',
-  'vault_days_stale',
 ];
 export const CHECKSUM_EXCLUDED_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   dead_letters: ['id', 'created_at'],

@@ -10,8 +10,9 @@ import {
 import { bytesToHex, hexToBytes, type Pool, type PoolClient, withTransaction } from '../pool/index.js';
 
 const DAY_MS = 86_400_000;
-/** Vaults whose new points one statement reads (bounds the refresh's memory on a first fill). */
-const VAULTS_PER_READ = 200;
+/** Vaults whose new points one statement reads, and days at most (bound a first fill's memory). */
+const VAULTS_PER_READ = 100;
+const DAYS_PER_READ = 31;
 
 /** What one refresh of the daily rollups did, and the strategies' daily returns it leaves. */
 export interface DailyRollup {
@@ -104,47 +105,65 @@ async function roll(c: PoolClient, extents: ReadonlyMap<string, number>): Promis
   await redo([...redone]);
 
   let points = 0;
-  let vaults = 0;
-  const rollChunk = async (
-    chunk: readonly { vault: string; carry: DayCarry<Point> | null; lastDay: number }[],
-  ) => {
+  const rolled = new Set<string>();
+  type Plan = { vault: string; carry: DayCarry<Point> | null; lastDay: number };
+  /**
+   * Rolls each vault of `chunk` forward at most DAYS_PER_READ days (its points of those days in one
+   * read): the vaults that have further to go, and those found late (a point folded after its day
+   * was rolled: a vault released from a gap, or its records arriving late), whose rollup is dropped.
+   */
+  const rollChunk = async (chunk: readonly Plan[]): Promise<{ further: Plan[]; late: Plan[] }> => {
+    const firsts = await firstDays(
+      c,
+      chunk.filter((p) => !p.carry).map((p) => p.vault),
+    );
+    const pass = chunk.flatMap((p) => {
+      const start = p.carry ? p.carry.nextDay : firsts.get(p.vault);
+      if (start === undefined) return [];
+      return [{ ...p, upTo: Math.min(p.lastDay, start + DAYS_PER_READ - 1) }];
+    });
     const series = await pointsAfter(
       c,
-      chunk.map((p) => ({ vault: p.vault, after: p.carry?.last ?? null, to: (p.lastDay + 1) * DAY_MS })),
+      pass.map((p) => ({ vault: p.vault, after: p.carry?.last ?? null, to: (p.upTo + 1) * DAY_MS })),
     );
     const cells: { vault: string; cell: DayCell }[] = [];
     const moved: { vault: string; carry: DayCarry<Point> }[] = [];
-    const late: typeof plans = [];
-    for (const p of chunk) {
+    const further: Plan[] = [];
+    const late: Plan[] = [];
+    for (const p of pass) {
       const pts = series.get(p.vault) ?? [];
       points += pts.length;
-      // A point folded after its day was rolled (a vault released from a gap): roll it again.
       if (p.carry && pts.length > 0 && pts[0]!.ts < p.carry.nextDay * DAY_MS) {
-        late.push({ ...p, carry: null });
+        late.push({ vault: p.vault, carry: null, lastDay: p.lastDay });
         continue;
       }
-      const r = rollDays(p.carry, pts, p.lastDay);
+      const r = rollDays(p.carry, pts, p.upTo);
       for (const cell of r.cells) {
         cells.push({ vault: p.vault, cell });
         touched.add(cell.day);
       }
       if (r.carry && r.carry !== p.carry) {
         moved.push({ vault: p.vault, carry: r.carry });
-        vaults++;
+        rolled.add(p.vault);
       }
+      if (p.upTo < p.lastDay) further.push({ vault: p.vault, carry: r.carry, lastDay: p.lastDay });
     }
     await writeCells(c, cells);
     await writeCarries(c, moved);
-    return late;
+    return { further, late };
   };
-  const late: typeof plans = [];
-  for (let i = 0; i < plans.length; i += VAULTS_PER_READ)
-    late.push(...(await rollChunk(plans.slice(i, i + VAULTS_PER_READ))));
-  if (late.length > 0) {
-    await redo(late.map((p) => p.vault));
-    for (const p of late) redone.add(p.vault);
-    for (let i = 0; i < late.length; i += VAULTS_PER_READ)
-      await rollChunk(late.slice(i, i + VAULTS_PER_READ));
+  // A first fill (an upgraded schema, a re-fold) reads a vault's history a month at a time, so
+  // memory holds VAULTS_PER_READ vaults' month, never every point.
+  let queue: Plan[] = plans;
+  while (queue.length > 0) {
+    const next: Plan[] = [];
+    for (let i = 0; i < queue.length; i += VAULTS_PER_READ) {
+      const { further, late } = await rollChunk(queue.slice(i, i + VAULTS_PER_READ));
+      await redo(late.map((p) => p.vault));
+      for (const p of late) redone.add(p.vault);
+      next.push(...further, ...late);
+    }
+    queue = next;
   }
 
   if (touched.size > 0) await aggregateDays(c, [...touched]);
@@ -160,7 +179,19 @@ async function roll(c: PoolClient, extents: ReadonlyMap<string, number>): Promis
     }
     list.push(row.r);
   }
-  return { strategies, vaults, points, days: touched.size, redone: redone.size };
+  return { strategies, vaults: rolled.size, points, days: touched.size, redone: redone.size };
+}
+
+/** The day of each vault's first point (an index probe each); vaults without points are absent. */
+async function firstDays(c: PoolClient, vaults: readonly string[]): Promise<Map<string, number>> {
+  if (vaults.length === 0) return new Map();
+  const { rows } = await c.query<{ vault: string; day: number }>(
+    `select q.v as vault, (f.ts / ${DAY_MS})::int as day
+     from unnest($1::text[]) as q(v)
+     cross join lateral (select ts from equity_points where vault = ${hexToBytes('q.v')} order by ts, seq limit 1) f`,
+    [vaults],
+  );
+  return new Map(rows.map((r) => [r.vault, r.day]));
 }
 
 async function readCarries(c: PoolClient): Promise<Map<string, DayCarry<Point>>> {
