@@ -175,7 +175,7 @@ describe.skipIf(!imageNode)(
   () => {
     it('has the shape the deployment needs: Node 24, non-root, node as entrypoint, a chain target', () => {
       expect(runtime.name).toBe('runtime');
-      expect(runtime.from).toMatch(/^node:24-bookworm-slim$/);
+      expect(runtime.from).toMatch(/^node:24-bookworm-slim@sha256:[0-9a-f]{64}$/); // pinned by digest
       expect(runtimeMeta.user && !['root', '0'].includes(runtimeMeta.user)).toBe(true);
       expect(runtimeMeta.entrypoint).toEqual(['node']);
       expect(existsSync(join(app, runtimeMeta.cmd![0]!)), runtimeMeta.cmd![0]).toBe(true);
