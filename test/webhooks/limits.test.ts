@@ -285,6 +285,57 @@ describe('one endpoint never starves the rest; the queue is bounded', () => {
     expect((await d.metrics.paused.get()).values[0]?.value).toBe(0);
   });
 
+  it('an endpoint failing for WEBHOOK_BREAKER_FAILING_MS is paused whatever the count (each attempt hangs until the time-out), and probed back', async () => {
+    // The receiver takes every request and answers none until the test lets it: each attempt
+    // fails at the deliverer's time-out, slowly reaching any count.
+    let hang = true;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const arrived: number[] = [];
+    const r = await receiver(async () => {
+      arrived.push(Date.now());
+      if (hang) await gate;
+      return 200;
+    });
+    const id = await endpoint(r.url);
+    await rows(3);
+    const failingMs = 1_000;
+    const breakerFailures = 1_000;
+    const d = await deliverer({
+      allowNetworks: '127.0.0.0/8',
+      endpointConcurrency: 1,
+      timeoutMs: 250,
+      breakerFailures,
+      breakerFailingMs: failingMs,
+      breakerProbeMs: 1_000,
+    });
+    const paused = async () => (await d.metrics.paused.get()).values[0]?.value === 1;
+    try {
+      await waitFor('the endpoint paused', paused, 10_000);
+      const pausedAt = Date.now();
+      // Opened by the time it failed, far below the count; not before it had failed that long.
+      expect(arrived.length).toBeGreaterThan(0);
+      expect(arrived.length).toBeLessThan(breakerFailures);
+      expect(pausedAt - arrived[0]!).toBeGreaterThanOrEqual(failingMs);
+      expect((await states(id)).every((s) => s.state === 'pending')).toBe(true);
+    } finally {
+      hang = false;
+      release();
+    }
+    // A probe answered resumes it: every row delivered, nothing paused.
+    await waitFor(
+      'every row delivered after the probe',
+      async () => {
+        const s = await states(id);
+        return s.length === 3 && s.every((x) => x.state === 'delivered');
+      },
+      20_000,
+    );
+    expect((await d.metrics.paused.get()).values[0]?.value).toBe(0);
+  });
+
   it("a paused endpoint's rows past WEBHOOK_RETRY_PERIOD_MS are parked without waiting for probes: its queue stays bounded", async () => {
     // Connection refused: a port bound, then let go.
     const r = await receiver(() => 200);

@@ -68,7 +68,9 @@ WEBHOOK_PARKED_RETENTION_MS.
 
 Limits: at most WEBHOOK_ENDPOINT_CONCURRENCY deliveries in flight per endpoint (of
 WEBHOOK_CONCURRENCY), due rows taken round robin over endpoints; after WEBHOOK_BREAKER_FAILURES
-failures in a row an endpoint is paused, one probe every WEBHOOK_BREAKER_PROBE_MS resumes it.
+failures in a row, or when it has failed for WEBHOOK_BREAKER_FAILING_MS whatever the count (its
+attempts hang until the time-out), an endpoint is paused; one probe every WEBHOOK_BREAKER_PROBE_MS
+resumes it.
 
 Refused: URLs with credentials (user:pass@), other schemes, and hosts inside the network:
 loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 with the metadata address,
@@ -94,7 +96,7 @@ environment:
   VIEWS_SCHEMA, WEBHOOK_POLL_INTERVAL_MS, WEBHOOK_LISTEN, WEBHOOK_TIMEOUT_MS,
   WEBHOOK_RETRY_PERIOD_MS, WEBHOOK_BACKOFF_BASE_MS, WEBHOOK_BACKOFF_MAX_MS, WEBHOOK_CONCURRENCY,
   WEBHOOK_SCAN_BATCH, WEBHOOK_RETENTION_MS, WEBHOOK_PARKED_RETENTION_MS, WEBHOOK_ALLOW_NETWORKS,
-  WEBHOOK_ENDPOINT_CONCURRENCY, WEBHOOK_BREAKER_FAILURES, WEBHOOK_BREAKER_PROBE_MS, WEBHOOK_STATEMENT_TIMEOUT_MS, METRICS_PORT, METRICS_HOST,
+  WEBHOOK_ENDPOINT_CONCURRENCY, WEBHOOK_BREAKER_FAILURES, WEBHOOK_BREAKER_FAILING_MS, WEBHOOK_BREAKER_PROBE_MS, WEBHOOK_STATEMENT_TIMEOUT_MS, METRICS_PORT, METRICS_HOST,
   LOG_LEVEL, LOG_FORMAT`;
 
 const SUBCOMMANDS = ['add', 'list', 'enable', 'remove', 'deliveries', 'retry', 'rekey', 'run'] as const;

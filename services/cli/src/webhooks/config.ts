@@ -39,6 +39,11 @@ export const WEBHOOK_DEFAULTS = {
   endpointConcurrency: 4,
   /** Failed attempts in a row (5xx, 408, 429, time-out, no connection) that pause an endpoint. */
   breakerFailures: 5,
+  /**
+   * An endpoint failing without a success for this long is paused too, whatever the count: one
+   * whose attempts each hang until the time-out reaches the count slowly. 0: off.
+   */
+  breakerFailingMs: 300_000,
   /** A paused endpoint gets one probe delivery this often; its success resumes it. */
   breakerProbeMs: 30_000,
   /** Parked rows kept for `webhooks deliveries --failed` and `retry`, 30 days. */
@@ -122,7 +127,11 @@ export const webhooksEnvSchema = baseConfigSchema.extend({
   ),
   WEBHOOK_BREAKER_FAILURES: doc(
     envField.int(1, 1_000_000).default(WEBHOOK_DEFAULTS.breakerFailures),
-    'failed attempts in a row (5xx, 408, 429, time-out, no connection) after which an endpoint is paused: nothing is sent to it but one probe every `WEBHOOK_BREAKER_PROBE_MS`; a probe answered 2xx resumes it',
+    'failed attempts in a row (5xx, 408, 429, time-out, no connection) after which an endpoint is paused (or after `WEBHOOK_BREAKER_FAILING_MS` of failures): nothing is sent to it but one probe every `WEBHOOK_BREAKER_PROBE_MS`; a probe answered 2xx resumes it',
+  ),
+  WEBHOOK_BREAKER_FAILING_MS: doc(
+    envField.int(0, 30 * DAY).default(WEBHOOK_DEFAULTS.breakerFailingMs),
+    'an endpoint whose attempts have all failed for this long (since the first failed one was sent) is paused as after `WEBHOOK_BREAKER_FAILURES` failures, whatever their count: one whose every attempt hangs until `WEBHOOK_TIMEOUT_MS` reaches the count slowly. 0: off (the count alone)',
   ),
   WEBHOOK_BREAKER_PROBE_MS: doc(
     envField.int(100, DAY).default(WEBHOOK_DEFAULTS.breakerProbeMs),
@@ -241,6 +250,7 @@ export const webhookDelivererConfigSchema = z
     resolve: z.custom<Resolve>((v) => typeof v === 'function').optional(),
     endpointConcurrency: int(1, 1_000).default(WEBHOOK_DEFAULTS.endpointConcurrency),
     breakerFailures: int(1, 1_000_000).default(WEBHOOK_DEFAULTS.breakerFailures),
+    breakerFailingMs: int(0, 30 * DAY).default(WEBHOOK_DEFAULTS.breakerFailingMs),
     breakerProbeMs: int(100, DAY).default(WEBHOOK_DEFAULTS.breakerProbeMs),
     parkedRetentionMs: int(0, 365 * DAY).default(WEBHOOK_DEFAULTS.parkedRetentionMs),
     metricsPort: int(0, 65_535).optional(),
@@ -283,6 +293,7 @@ export function webhookConfigFromEnv(env: WebhooksEnv, logger: Logger): WebhookD
     allowNetworks: env.WEBHOOK_ALLOW_NETWORKS ?? WEBHOOK_DEFAULTS.allowNetworks,
     endpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,
     breakerFailures: env.WEBHOOK_BREAKER_FAILURES,
+    breakerFailingMs: env.WEBHOOK_BREAKER_FAILING_MS,
     breakerProbeMs: env.WEBHOOK_BREAKER_PROBE_MS,
     statementTimeoutMs: env.WEBHOOK_STATEMENT_TIMEOUT_MS,
     metricsPort: env.METRICS_PORT,

@@ -328,11 +328,16 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     log,
   };
   /**
-   * Per endpoint, its failed attempts in a row and, when paused (the breaker open), until when:
+   * Per endpoint, its failed attempts in a row, since when it fails and, when paused (the breaker open), until when:
    * nothing is sent to it but one probe after that; a probe answered resumes it, a failed one
    * pauses it again. In memory: a restarted deliverer starts with every endpoint closed.
    */
-  const breakers = new Map<number, { failures: number; pausedUntil: number | null; probing: boolean }>();
+  const breakers = new Map<
+    number,
+    { failures: number; failingSince: number | null; pausedUntil: number | null; probing: boolean }
+  >();
+  /** When each endpoint last answered (anything but a failure): a failure sent before it does not date its streak. */
+  const answeredAt = new Map<number, number>();
   /** Endpoints that answered 410 Gone: disabled at the next turn, after their outcomes are recorded. */
   const gone = new Set<number>();
   let stopping = false;
@@ -396,26 +401,46 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     };
   }
 
-  /** The breaker after an attempt: a failure counts, any answer of the receiver resets it. */
-  function breakerAfter(endpointId: number, r: AttemptResult): void {
-    const b = breakers.get(endpointId) ?? { failures: 0, pausedUntil: null, probing: false };
+  /**
+   * The breaker after an attempt sent at `sentAt`: a failure counts, any answer of the receiver
+   * resets it. It opens after `breakerFailures` failures in a row, or when the endpoint has failed
+   * for `breakerFailingMs` (from the first failed attempt's sending, none answered since) whatever
+   * the count: an endpoint whose attempts each hang until the time-out reaches the count slowly.
+   */
+  function breakerAfter(endpointId: number, r: AttemptResult, sentAt: number): void {
+    const now = Date.now();
+    const b = breakers.get(endpointId) ?? {
+      failures: 0,
+      failingSince: null,
+      pausedUntil: null,
+      probing: false,
+    };
     breakers.set(endpointId, b);
     const wasProbe = b.probing;
     b.probing = false;
     if (r.kind === 'retry') {
       b.failures++;
-      if (wasProbe || (b.pausedUntil === null && b.failures >= config.breakerFailures)) {
+      // A failure of an attempt sent before the last answer counts from that answer on.
+      const since = Math.max(sentAt, answeredAt.get(endpointId) ?? sentAt);
+      b.failingSince = b.failingSince === null ? since : Math.min(b.failingSince, since);
+      const failingMs = now - b.failingSince;
+      const tooMany = b.failures >= config.breakerFailures;
+      const tooLong = config.breakerFailingMs > 0 && failingMs >= config.breakerFailingMs;
+      if (wasProbe || (b.pausedUntil === null && (tooMany || tooLong))) {
         if (b.pausedUntil === null)
           log.warn(
-            { endpoint: endpointId, failures: b.failures, probeMs: config.breakerProbeMs },
-            'webhook endpoint paused: it failed too many times in a row (one probe delivery at a time from now on)',
+            { endpoint: endpointId, failures: b.failures, failingMs, probeMs: config.breakerProbeMs },
+            tooMany
+              ? 'webhook endpoint paused: it failed too many times in a row (one probe delivery at a time from now on)'
+              : 'webhook endpoint paused: it has failed for WEBHOOK_BREAKER_FAILING_MS without an answer (one probe delivery at a time from now on)',
           );
-        b.pausedUntil = Date.now() + config.breakerProbeMs;
+        b.pausedUntil = now + config.breakerProbeMs;
       }
     } else if (r.status !== null) {
       if (b.pausedUntil !== null)
         log.info({ endpoint: endpointId }, 'webhook endpoint answered its probe: resumed');
       breakers.delete(endpointId);
+      answeredAt.set(endpointId, now);
     }
     metrics.paused.set([...breakers.values()].filter((x) => x.pausedUntil !== null).length);
   }
@@ -433,10 +458,11 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
   function send(d: DueDelivery): void {
     const key = `${d.endpointId}:${d.vault}`;
     const started = performance.now();
+    const sentAt = Date.now();
     metrics.inFlight.inc();
     const p = attempt(d, config.timeoutMs, destinations).then((r) => {
       metrics.inFlight.dec();
-      breakerAfter(d.endpointId, r);
+      breakerAfter(d.endpointId, r, sentAt);
       if (r.kind === 'park' && r.disable) gone.add(d.endpointId);
       metrics.duration.observe((performance.now() - started) / 1000);
       const outcome = outcomeOf(d, r, Date.now());

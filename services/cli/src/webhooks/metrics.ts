@@ -50,7 +50,7 @@ export function createWebhookMetrics(defaults = true, healthy: () => boolean = (
     }),
     paused: new Gauge({
       name: 'webhooks_endpoints_paused',
-      help: 'Endpoints paused by their circuit breaker (WEBHOOK_BREAKER_FAILURES failures in a row): only a probe every WEBHOOK_BREAKER_PROBE_MS is sent to them',
+      help: 'Endpoints paused by their circuit breaker (WEBHOOK_BREAKER_FAILURES failures in a row, or failing for WEBHOOK_BREAKER_FAILING_MS): only a probe every WEBHOOK_BREAKER_PROBE_MS is sent to them',
       registers: [registry],
     }),
     inFlight: new Gauge({
