@@ -90,6 +90,7 @@ export {
   type WebhookSecretsState,
   type WebhookStore,
   webhookMessageId,
+  webhookSecretsStatus,
 } from './webhooks/index.js';
 export { createWebhookLimits, type DisabledEndpoint, type WebhookLimits } from './webhooks/limits.js';
 export {

@@ -607,6 +607,42 @@ export async function hasWebhookTables(db: Queryable, schema: string): Promise<b
 }
 
 /**
+ * How the signing secrets of `schema` stand, for `vault-yield status`: null without webhook
+ * tables; `readable: false` (and the role asking) when this role may not read the secrets — only
+ * the migrator and the webhooks role may, so a serving role cannot tell, never reads 0; else the
+ * secrets still plaintext (from before encryption: `webhooks rekey` or the deliverer seals them)
+ * and those sealed. No secret leaves the database: a count by prefix.
+ */
+export async function webhookSecretsStatus(
+  db: Queryable,
+  schema: string,
+): Promise<{ readable: false; role: string } | { readable: true; plaintext: number; sealed: number } | null> {
+  const { rows } = await db.query<{ present: boolean; readable: boolean | null; role: string }>(
+    `select c.oid is not null as present, current_user as role,
+       case when c.oid is not null then has_column_privilege(c.oid, 'secret', 'select') end as readable
+       from (select 1) one
+       left join pg_namespace n on n.nspname = $1
+       left join pg_class c on c.relnamespace = n.oid and c.relname = 'webhook_secrets' and c.relkind in ('r', 'p')`,
+    [schema],
+  );
+  const r = rows[0];
+  if (!r?.present) return null;
+  if (!r.readable) return { readable: false, role: r.role };
+  try {
+    const { rows: counts } = await db.query<{ plaintext: number; sealed: number }>(
+      `select count(*) filter (where secret not like 'v1:%')::int as plaintext,
+              count(*) filter (where secret like 'v1:%')::int as sealed
+         from ${ident(schema)}.webhook_secrets`,
+    );
+    return { readable: true, plaintext: counts[0]?.plaintext ?? 0, sealed: counts[0]?.sealed ?? 0 };
+  } catch (err) {
+    // Refused all the same (the schema's usage, a policy): cannot tell.
+    if ((err as { code?: unknown }).code === '42501') return { readable: false, role: r.role };
+    throw err;
+  }
+}
+
+/**
  * The role of the deliverer (`vault-yield webhooks run`) and of the operators' `webhooks` CLI
  * besides the migrator: the only one, with the owner, granted the webhook tables
  * (infra/postgres ROLES.webhooks; the same name).

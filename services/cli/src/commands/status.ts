@@ -20,10 +20,13 @@ import {
   type StalePriceRow,
   stalePriceRows,
   storedOffsetRows,
+  WEBHOOKS_ROLE,
+  webhookSecretsStatus,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
 import { liveSources } from '../ops/live-topics.js';
+import { webhooksEnvSchema } from '../webhooks/config.js';
 
 const statusEnvSchema = opsEnvSchema
   .pick({
@@ -39,6 +42,8 @@ const statusEnvSchema = opsEnvSchema
     /** Optional here: without brokers, status reports no lag. */
     KAFKA_BROKERS: opsEnvSchema.shape.KAFKA_BROKERS.optional(),
     RPC_URL: envField.httpUrl().optional(),
+    /** Where the webhook secrets are (default PROJECTION_SCHEMA), as for `vault-yield webhooks`. */
+    WEBHOOKS_SCHEMA: webhooksEnvSchema.shape.WEBHOOKS_SCHEMA,
   });
 
 export interface PartitionLag {
@@ -96,6 +101,13 @@ export interface StatusReport {
   /** The first dead letters (at most 20), so none goes unnoticed. */
   deadLetterList: DeadLetterEntry[];
   builds: { schema: string; purpose: string; state: string; group: string; topic: string }[];
+  /**
+   * The webhooks' signing secrets in `schema`: how many are still plaintext (not sealed under
+   * WEBHOOK_SECRET_KEY; `vault-yield webhooks rekey` seals them) and how many sealed — null counts
+   * when this role may not read the secrets (only the migrator and vault_yield_webhooks may): it
+   * cannot tell, which is not 0. Absent without webhook tables.
+   */
+  webhookSecrets?: { schema: string; plaintext: number | null; sealed: number | null; role?: string };
 }
 
 export const statusCommand: Command = {
@@ -120,13 +132,17 @@ Reports, for operators:
   - stale prices: vaults whose current value uses a price older than its feed's heartbeat
   - the fold version of the live projection's figures against this build's: an older one means
     \`vault-yield rebuild\` (the figures of vaults with several records in one block differ)
+  - webhook signing secrets still stored in plaintext (not sealed under WEBHOOK_SECRET_KEY):
+    \`vault-yield webhooks rekey\` seals them. Only the migrator and vault_yield_webhooks may read
+    the secrets: as another role status says it cannot tell
 
 options:
   --json   one JSON document on stdout
 
 environment:
   DATABASE_URL (required); KAFKA_BROKERS; RPC_URL; VIEWS_SCHEMA (vault_yield_api);
-  PROJECTION_SCHEMA (vault_yield); INDEXER_SCHEMA (default PROJECTION_SCHEMA)`,
+  PROJECTION_SCHEMA (vault_yield); INDEXER_SCHEMA (default PROJECTION_SCHEMA);
+  WEBHOOKS_SCHEMA (default PROJECTION_SCHEMA)`,
   async run(argv) {
     const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false } } });
     const env = createConfig(statusEnvSchema);
@@ -227,6 +243,8 @@ environment:
         freshness = f && { records: f.records, blocks: f.blocks, seconds: f.seconds };
       }
 
+      const webhooksSchema = env.WEBHOOKS_SCHEMA ?? env.PROJECTION_SCHEMA;
+      const secrets = await webhookSecretsStatus(pool, webhooksSchema);
       const report: StatusReport = {
         viewsSchema: env.VIEWS_SCHEMA,
         liveSchema,
@@ -247,6 +265,13 @@ environment:
           group: b.groupId,
           topic: b.topic,
         })),
+        ...(secrets
+          ? {
+              webhookSecrets: secrets.readable
+                ? { schema: webhooksSchema, plaintext: secrets.plaintext, sealed: secrets.sealed }
+                : { schema: webhooksSchema, plaintext: null, sealed: null, role: secrets.role },
+            }
+          : {}),
       };
       if (values.json) console.log(JSON.stringify(report, null, 2));
       else console.log(formatStatus(report, !!env.KAFKA_BROKERS, !!env.RPC_URL));
@@ -321,6 +346,15 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
       `              vault ${p.vault} ${p.symbol} (${p.token}) feed ${p.feed}: ${p.ageSeconds} s old, heartbeat ${p.heartbeatSeconds} s`,
     );
   }
+  const ws = r.webhookSecrets;
+  if (ws)
+    out.push(
+      ws.plaintext === null
+        ? `webhooks      cannot tell how many signing secrets are plaintext: role ${ws.role ?? '?'} may not read ${ws.schema}.webhook_secrets (run status as the migrator or ${WEBHOOKS_ROLE})`
+        : ws.plaintext > 0
+          ? `webhooks      ${ws.plaintext} signing secret${ws.plaintext === 1 ? '' : 's'} stored in plaintext (of ${ws.plaintext + (ws.sealed ?? 0)}): run \`vault-yield webhooks rekey\` with WEBHOOK_SECRET_KEY to seal ${ws.plaintext === 1 ? 'it' : 'them'} (the deliverer also seals them when it starts)`
+          : `webhooks      no signing secret in plaintext (${ws.sealed ?? 0} sealed)`,
+    );
   if (r.builds.length) {
     out.push('builds');
     for (const b of r.builds)
