@@ -52,9 +52,12 @@ function onNamedVolume(s: Service, path: string): boolean {
 
 describe('docker-compose.yml keeps what it promises', () => {
   it('pins every image it pulls by digest (the images built here are the only tags)', () => {
-    const pulled = Object.entries(compose.services).filter(([, s]) => s.image && !s.image.startsWith('vault-yield'));
+    const pulled = Object.entries(compose.services).filter(
+      ([, s]) => s.image && !s.image.startsWith('vault-yield'),
+    );
     expect(pulled.length).toBeGreaterThan(0);
-    for (const [name, s] of pulled) expect(s.image, name).toMatch(/^[a-z0-9./-]+:[\w.-]+@sha256:[0-9a-f]{64}$/);
+    for (const [name, s] of pulled)
+      expect(s.image, name).toMatch(/^[a-z0-9./-]+:[\w.-]+@sha256:[0-9a-f]{64}$/);
   });
 
   it("puts Kafka's log dirs and Postgres' PGDATA on their volumes", () => {
