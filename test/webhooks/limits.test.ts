@@ -315,10 +315,11 @@ describe('one endpoint never starves the rest; the queue is bounded', () => {
     try {
       await waitFor('the endpoint paused', paused, 10_000);
       const pausedAt = Date.now();
-      // Opened by the time it failed, far below the count; not before it had failed that long.
+      // Opened by the time it failed, far below the count; not before it had failed that long
+      // (counted from the first attempt's sending, a few ms before the receiver saw it).
       expect(arrived.length).toBeGreaterThan(0);
       expect(arrived.length).toBeLessThan(breakerFailures);
-      expect(pausedAt - arrived[0]!).toBeGreaterThanOrEqual(failingMs);
+      expect(pausedAt - arrived[0]!).toBeGreaterThanOrEqual(failingMs - 50);
       expect((await states(id)).every((s) => s.state === 'pending')).toBe(true);
     } finally {
       hang = false;
