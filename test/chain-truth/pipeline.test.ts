@@ -373,9 +373,9 @@ describe('chain truth: every vault valued from chain state at its block, to the 
 
   /**
    * Tokens leave the vault with no vault event (the vault's address moves them itself, as an
-   * abused approval would): a loss — netUsd drops by it, never capital out — flagged `drain`. The
-   * indexer sees no log of the vault's there (it watches transfers *to* vaults), so the vault's
-   * pool is churned after it: the marks that follow read the balances and reconcile them.
+   * abused approval would): a loss — netUsd drops by it, never capital out — flagged `drain`, at
+   * the transfer's own block (the indexer watches transfers from vaults too: the vault is valued
+   * there, before any mark or later record). The vault's pool is churned after it.
    */
   async function drain(v: TrackedVault, t: TrackedVault['pool']['token0'], pct: number, ticks: number) {
     const amount = ((await balanceOf(t.address, v.address)) * BigInt(pct)) / 100n;
@@ -384,17 +384,20 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     const { rpc } = devChain(anvil.rpcUrl);
     await rpc.call('anvil_impersonateAccount', [v.address]);
     await rpc.call('anvil_setBalance', [v.address, '0x56bc75e2d63100000']);
+    let drainedAt: bigint;
     try {
-      await write(stack.clients, v.address, t.address, testTokenAbi, 'transfer', [
+      const r = await write(stack.clients, v.address, t.address, testTokenAbi, 'transfer', [
         stack.accounts.deployer,
         amount,
       ]);
+      drainedAt = r.blockNumber;
     } finally {
       await rpc.call('anvil_stopImpersonatingAccount', [v.address]);
     }
-    await churn(stack, v.pool, ticks);
     await p.settle();
     const after = await snapshot(v.address);
+    expect(after.blockNumber, 'the drain is valued at its own block').toBe(Number(drainedAt));
+    await churn(stack, v.pool, ticks);
     const lost = (Number(amount) / 10 ** t.decimals) * t.usd;
     const grew = (after.fees.unexplainedOutUsd ?? 0) - (before.fees.unexplainedOutUsd ?? 0);
     expect(Math.abs(grew - lost), `drained ${lost} USD of ${t.symbol}, booked ${grew}`).toBeLessThan(0.01);

@@ -47,6 +47,7 @@ import { createThreadedPublisher, type RecordPublisher } from './publisher/index
 import { type BlockWalk, processBlock } from './sync/block.js';
 import { completeByBloom, missingChunkLogs, type ShortAnswers } from './sync/bloom.js';
 import { planSegment } from './sync/discover.js';
+import { uniqueLogs } from './sync/filters.js';
 import { checkConsistency, decodeAll, RangePlanner } from './sync/ranges.js';
 import { createPriceReads, type PriceReads } from './sync/readings.js';
 import { rewindOnReorg } from './sync/rewind.js';
@@ -619,13 +620,15 @@ export class IndexerEngine {
           }),
         ),
       );
-      const logs: IndexerLog[] = [];
+      let logs: IndexerLog[] = [];
       for (const l of seg.factoryLogs) {
         const n = Number(l.blockNumber);
         if (n >= from && n <= to) logs.push(l);
       }
       for (const list of lists) for (const l of list) logs.push(l);
       logs.sort((a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!);
+      // A transfer between two vaults answers two filters (to a vault, from a vault): once.
+      logs = uniqueLogs(logs);
 
       // Headers: every block of the kept window (parent-hash chain), the last block (checkpoint
       // hash), and any block whose logs came without a timestamp.
@@ -646,6 +649,7 @@ export class IndexerEngine {
       if (short.length > 0) {
         for (const l of short) logs.push(l);
         logs.sort((a, b) => Number(a.blockNumber! - b.blockNumber!) || a.logIndex! - b.logIndex!);
+        logs = uniqueLogs(logs);
       }
 
       const problem = checkConsistency(logs, headers, from, to);

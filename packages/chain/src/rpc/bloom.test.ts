@@ -31,7 +31,7 @@ describe('logsBloom', () => {
   });
 
   it('says "may" for a filter the block matches, and "no" where the bloom proves none', () => {
-    const [t0, , t2] = real.topics as [Hex, Hex, Hex];
+    const [t0, t1, t2] = real.topics as [Hex, Hex, Hex];
     const may = (f: Parameters<typeof compileBloomFilter>[0]) =>
       bloomMayMatch(real.bloom, compileBloomFilter(f));
     expect(may({ address: [real.address], topic0: [t0] })).toBe(true);
@@ -40,6 +40,10 @@ describe('logsBloom', () => {
     expect(may({ address: [other], topic0: [t0] })).toBe(false);
     expect(may({ address: [real.address], topic0: [otherTopic] })).toBe(false);
     expect(may({ address: [real.address], topic0: [t0], topic2: [otherTopic] })).toBe(false);
+    // topic1 (a Transfer's sender) is a position of its own
+    expect(may({ address: [real.address], topic0: [t0], topic1: [otherTopic, t1] })).toBe(true);
+    expect(may({ address: [real.address], topic0: [t0], topic1: [otherTopic] })).toBe(false);
+    expect(may({ address: [real.address], topic0: [t0], topic1: [t2] })).toBe(true); // t2 is in the bloom too: a bloom knows no positions
     // Anything that is not a 2048-bit bloom proves nothing.
     expect(bloomMayMatch('0x00', compileBloomFilter({ address: [other], topic0: [otherTopic] }))).toBe(true);
   });

@@ -24,7 +24,7 @@ const has = (bloom: Uint8Array, bits: Bits) => bits.every(([i, m]) => (bloom[i]!
 
 /** A filter compiled to bloom bits: OR within a position, AND across positions. */
 export interface BloomFilter {
-  /** Alternatives per position (address, topic0, topic2 when filtered). */
+  /** Alternatives per position (address, topic0, topic1 and topic2 when filtered). */
   readonly positions: readonly (readonly Bits[])[];
 }
 
@@ -32,6 +32,7 @@ export function compileBloomFilter(filter: LogFilter): BloomFilter {
   const positions: Bits[][] = [];
   if (filter.address) positions.push(filter.address.map((a) => bitsOf(a)));
   positions.push(filter.topic0.map((t) => bitsOf(t)));
+  if (filter.topic1) positions.push(filter.topic1.map((t) => bitsOf(t)));
   if (filter.topic2) positions.push(filter.topic2.map((t) => bitsOf(t)));
   return { positions };
 }

@@ -12,6 +12,8 @@ export interface LogFilter {
   address?: readonly Address[];
   /** topic0 alternatives (OR). */
   topic0: readonly Hex[];
+  /** topic1 alternatives (OR); omitted = any. */
+  topic1?: readonly Hex[];
   /** topic2 alternatives (OR); omitted = any. */
   topic2?: readonly Hex[];
 }
@@ -60,7 +62,9 @@ function filterParams(filter: LogFilter, block: Record<string, string>): Record<
     ...block,
     topics: [filter.topic0.length === 1 ? filter.topic0[0] : [...filter.topic0]],
   };
-  if (filter.topic2) (params.topics as unknown[]).push(null, [...filter.topic2]);
+  const topics = params.topics as unknown[];
+  if (filter.topic1 || filter.topic2) topics.push(filter.topic1 ? [...filter.topic1] : null);
+  if (filter.topic2) topics.push([...filter.topic2]);
   if (filter.address) params.address = filter.address.length === 1 ? filter.address[0] : [...filter.address];
   return params;
 }

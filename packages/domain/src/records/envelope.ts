@@ -38,7 +38,8 @@ const envelopeBase = {
   blockTimestamp: z.number().int().nonnegative(),
   /**
    * Transaction hash. Synthesised records: ZERO_HASH for a `mark` (at most one per vault per
-   * block); for a `revert`, the first orphaned block's hash, so a revert never shares its identity
+   * block: its cadence, a range flip, a stale feed, or tokens that left the vault in a block
+   * without its events); for a `revert`, the first orphaned block's hash, so a revert never shares its identity
    * with a mark of the same vault at the common ancestor.
    */
   txHash: hash32,

@@ -32,6 +32,9 @@ import { address, hash32, intString, tick, uintString } from './primitives.js';
  *   UniswapV3Pool.Mint(sender ≠ the vault, owner = the vault, tickLower, tickUpper, amount, amount0,
  *   amount1) in the vault's pool, whatever else the transaction emits (liquidity minted for the
  *   vault by someone else; the vault's own mints have the vault as sender)      → position.received
+ *   ERC20.Transfer(from = the vault, to, value) in a block where the vault has no record (tokens
+ *   taken out with no vault event: the mark values the vault at that block, whose end reconciles
+ *   the shortfall as a loss; a Transfer out its own event explains adds nothing)  → mark
  */
 
 /** A performance-fee rate in basis points of the gain (2000 = 20 %). */

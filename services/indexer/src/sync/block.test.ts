@@ -92,13 +92,56 @@ describe('processBlock: when vaults fall due for a record', () => {
       ['transfer.received', VAULT, { from: a(0x99), token: T1, amount: '5000000' }],
     ]);
     expect(out.touched).toEqual(new Set([VAULT]));
-    // a transfer to an address that is not a vault marks nothing
+    // a transfer between addresses that are no vaults marks nothing
     const stray: DecodeLogResult = {
       ok: true,
       kind: 'valuation',
-      event: { ...pos(7), kind: 'transfer', token: T1, from: VAULT, to: a(0x99), value: '1' },
+      event: { ...pos(7), kind: 'transfer', token: T1, from: a(0x98), to: a(0x99), value: '1' },
     } as DecodeLogResult;
     expect(run(w, 7, 1_030, [stray]).records).toEqual([]);
+  });
+
+  it('tokens leaving a vault with no event of its own in the block mark it there, whatever the cadence; its own events’ transfers add nothing', () => {
+    const w = walk(1000);
+    const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as const;
+    const at = (block: number, logIndex: number, txHash: `0x${string}`) => ({
+      ...pos(block),
+      txHash,
+      logIndex,
+    });
+    const valuation = (event: object) => ({ ok: true, kind: 'valuation', event }) as DecodeLogResult;
+    const out = (from: Address, to: Address, value: string, block: number, logIndex: number, txh = tx(1)) =>
+      valuation({ ...at(block, logIndex, txh), kind: 'transfer', token: T0, from, to, value });
+    // a drain (an abused approval): the vault's tokens leave with no vault event; the cadence
+    // (1000 blocks, last record at 5) would allow no mark
+    const drained = run(w, 6, 1_020, [out(VAULT, a(0x99), '7', 6, 0)]);
+    expect(drained.records.map((r) => [r.type, r.vault, r.blockNumber, r.lastInBlock])).toEqual([
+      ['mark', VAULT, 6, true],
+    ]);
+    expect(w.registry.get(VAULT)!.state.lastBlock).toBe(6);
+    // nothing moved: nothing to mark
+    expect(run(w, 7, 1_030, [out(VAULT, a(0x99), '0', 7, 0)]).records).toEqual([]);
+    // a withdrawal (the vault's event and its transfer out, one transaction): the event's record
+    // alone, no mark (its holdings are the block's end already)
+    const withdrawal = {
+      ok: true,
+      kind: 'record',
+      record: {
+        ...at(8, 1, tx(2)),
+        vault: VAULT,
+        lastInBlock: false,
+        type: 'withdrawal',
+        payload: { to: a(0x77), token: T0, amount: '9' },
+      },
+    } as DecodeLogResult;
+    const withdrawn = run(w, 8, 1_040, [out(VAULT, a(0x77), '9', 8, 0, tx(2)), withdrawal]);
+    expect(withdrawn.records.map((r) => [r.type, r.vault])).toEqual([['withdrawal', VAULT]]);
+    // from one vault to the other: the sender is marked, the recipient has its transfer.received
+    const between = run(w, 9, 1_050, [out(VAULT, OTHER_VAULT, '5', 9, 0, tx(3))]);
+    expect(between.records.map((r) => [r.type, r.vault])).toEqual([
+      ['transfer.received', OTHER_VAULT],
+      ['mark', VAULT],
+    ]);
   });
 
   it('a transfer its vault’s own event explains (same transaction) makes no record; the others keep log order', () => {

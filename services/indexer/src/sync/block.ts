@@ -195,6 +195,8 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
    * events explain.
    */
   const transfers: ChainRecord[] = [];
+  /** Vaults tokens left in this block (a Transfer from the vault): marked below unless touched. */
+  const sent = new Set<Address>();
   for (const l of input.logs) {
     const r = input.decoded.get(l);
     if (!r?.ok) continue;
@@ -214,6 +216,8 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
     } else if (r.event.kind === 'transfer' || r.event.kind === 'mint') {
       const received = receivedRecord(r.event, (vault) => registry.get(vault));
       if (received) transfers.push(received);
+      if (r.event.kind === 'transfer' && r.event.value !== '0' && registry.get(r.event.from))
+        sent.add(r.event.from);
     } else if (r.event.kind === 'answer') {
       for (const t of watch.applyAnswer(r.event.feed, b, BigInt(r.event.answer), r.event.updatedAt))
         changedTokens.add(t);
@@ -268,6 +272,19 @@ export function processBlock(walk: BlockWalk, input: BlockInput): BlockOutput {
       if (touched.has(vault) || v.createdBlock > b) continue;
       if (v.state.lastTs !== null && v.state.lastTs <= staleAt) marks.add(vault);
     }
+  }
+  // Tokens that left a vault (a Transfer whose sender is the vault) are valued at their own block:
+  // a vault's records of a block carry its end-of-block holdings and the last one reconciles the
+  // book with them. A vault with a record here needs nothing more — a Transfer out its own event
+  // explains (a withdrawal, a fee payment, the pool taking a mint's or a swap's tokens) is in its
+  // book already, so it books no drain; one no event explains is the shortfall found at this
+  // block's end. A vault with no record here is marked at once, whatever the cadence (as a range
+  // flip is): the mark reads the balances at this block and the fold books the shortfall as a
+  // loss (`drain` names this block), not at the vault's next record. No record type of its own:
+  // the chain's balances are the truth, the Transfer only says when to read them.
+  for (const vault of sent) {
+    const v = registry.get(vault)!;
+    if (!touched.has(vault) && v.createdBlock <= b) marks.add(vault);
   }
   for (const vault of [...marks].sort()) {
     const v = registry.get(vault)!;
