@@ -192,8 +192,8 @@ projected before fold version 4; same block and tx hash as the record where it w
 \`txIndex\` 2147483647 and \`logIndex\` −2, −3, … so it sorts after the block's transactions).
 A dead-lettered withdrawal reads as such a loss until \`vault-yield dead-letters retry\`
 re-applies it (the snapshot says \`behind\` meanwhile). Tokens taken out of a vault with no vault
-event are found at the vault's next record (an event, or a mark when a price or its pool moves),
-and booked at that block.
+event (a Transfer from the vault) are booked at their own block: a vault with no record there is
+marked at once, and the loss and \`drain\` are served at that block.
 
 ## Events (activity ledger)
 \`GET /v1/vault/{address}/events\` returns ledger rows **newest first**, ordered by
