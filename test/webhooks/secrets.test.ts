@@ -71,6 +71,7 @@ async function deliverVerified(
   const before = receiver.received.length;
   const run = startDeliverer(env(extra));
   try {
+    await run.ready;
     await insertLedger(
       w,
       Array.from({ length: 3 }, (_, i) => ({ vault, type: 'deposit' as const, blockNumber: block + i })),

@@ -121,6 +121,11 @@ export interface RunningDeliverer {
   child: ChildProcess;
   logs: string[];
   exited: Promise<number | null>;
+  /**
+   * Resolves once it holds the lock and delivers ('webhook deliverer running'), or has exited:
+   * a test's deadlines start here, not while the process is still starting (seconds under load).
+   */
+  ready: Promise<void>;
 }
 
 /** The tests' WEBHOOK_SECRET_KEY (32 bytes, base64): the deliverer and `add` refuse to run without one. */
@@ -143,11 +148,20 @@ export function startDeliverer(env: Record<string, string>): RunningDeliverer {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
-  const collect = (d: Buffer) => logs.push(...d.toString('utf8').split('\n').filter(Boolean));
+  let running: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    running = resolve;
+  });
+  const collect = (d: Buffer) => {
+    const lines = d.toString('utf8').split('\n').filter(Boolean);
+    logs.push(...lines);
+    if (lines.some((l) => l.includes('webhook deliverer running'))) running();
+  };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, logs, exited };
+  void exited.then(() => running());
+  return { child, logs, exited, ready };
 }
 
 /** Polls `check` until it holds or `ms` pass (then throws `what`). */

@@ -84,6 +84,7 @@ describe('webhooks across a rebuild switch', () => {
     expect(added.code, added.stderr).toBe(0);
     const endpoint = JSON.parse(added.stdout) as { id: number };
     const run = startDeliverer(env());
+    await run.ready;
     try {
       // Before the switch: the busy vault moves, the quiet one does not.
       const before = rows(busy, 100, 4);

@@ -223,6 +223,7 @@ describe('webhooks run', () => {
       'withdrawal',
     ]);
     const run = startDeliverer(env());
+    await run.ready;
     try {
       const specs = await writeRows(vaults, 30, 100, 6);
       await waitFor('90 deliveries', () => receiver!.received.length >= specs.length);
@@ -268,6 +269,7 @@ describe('webhooks run', () => {
     const vaults = [randomAddress(), randomAddress()];
     const endpoint = await add(r.url, ['--vault', vaults.join(',')]);
     const run = startDeliverer(env());
+    await run.ready;
     try {
       const specs = await writeRows(vaults, 20, 500, 4);
       await waitFor('503 answers', () => r.received.length >= 4);
@@ -327,6 +329,7 @@ describe('webhooks run', () => {
     const endpoint = await add(r.url, ['--vault', vaults.join(',')]);
     const specs = await writeRows(vaults, 50, 1_000, 5);
     const first = startDeliverer(env({ WEBHOOK_CONCURRENCY: '4' }));
+    await first.ready;
     await waitFor('some deliveries', () => r.received.length >= 60);
     first.child.kill('SIGKILL');
     await first.exited;
@@ -337,6 +340,7 @@ describe('webhooks run', () => {
     await writeRows(vaults, 10, 2_000, 2); // written while no deliverer runs
     const second = startDeliverer(env({ WEBHOOK_CONCURRENCY: '4' }));
     try {
+      await second.ready;
       const total = specs.length + 40;
       await waitFor(
         'every row after the restart',
@@ -376,6 +380,7 @@ describe('webhooks run', () => {
     });
     const endpoint = await add(r.url, ['--vault', vaults.join(',')]);
     const run = startDeliverer(env({ WEBHOOK_RETRY_PERIOD_MS: '800' }));
+    await run.ready;
     try {
       await writeRows(vaults, 5, 3_000, 1);
       await waitFor('later rows delivered past the parked ones', async () => {
