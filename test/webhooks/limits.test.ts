@@ -176,7 +176,13 @@ describe('where a callback may go (SSRF)', () => {
       allowNetworks: '127.0.0.0/8',
       resolve: async () => [{ address: '127.0.0.1', family: 4 }],
     });
-    await waitFor('the delivery to the allowed name', () => r.received.length === 1, 15_000);
+    // Its state is written once the answer is read, after the receiver saw the request: wait on it.
+    await waitFor(
+      'the delivery to the allowed name',
+      async () => (await states(named))[0]?.state === 'delivered',
+      15_000,
+    );
+    expect(r.received).toHaveLength(1);
     expect((await states(named)).map((s) => s.state)).toEqual(['delivered']);
     expect(r.received[0]?.headers.host).toBe(`hooks.internal.test:${r.port}`);
   });

@@ -2,11 +2,12 @@ import type { HttpBindings } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { snapshotsOf } from '@vault-yield/store';
 import type { Context } from 'hono';
-import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
+import { streamSSE } from 'hono/streaming';
 import { badRequest, errorResponse, notFound } from '../errors.js';
 import { routes } from '../openapi/routes.js';
 import { encodeStreamCursor, parseStreamCursor, type StreamCursor } from '../params.js';
 import type { LoadedCommit, StreamHub } from '../stream/hub.js';
+import { createTimedWriter, type StreamOut } from '../stream/writer.js';
 import { validationHook } from './declare.js';
 import type { RouteDeps } from './deps.js';
 
@@ -18,12 +19,6 @@ const RECONNECT_MS = 2_000;
 interface Event {
   event: 'snapshot' | 'ledger' | 'retract';
   data: string;
-}
-
-/** A stream's output: each write gives up after the write deadline. */
-interface Out {
-  write(text: string): Promise<void>;
-  event(e: { id: string; event: string; data: string }): Promise<void>;
 }
 
 /** The answer to a request whose client left before its stream opened (no one reads it). */
@@ -180,7 +175,7 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
         stream.onAbort(() => ac.abort());
         signal.addEventListener('abort', end);
         if (signal.aborted) end();
-        const out = timedWriter(stream, ac.signal, () => {
+        const out = createTimedWriter(stream, ac.signal, writeTimeoutMs, () => {
           log.info({ writeTimeoutMs }, 'live stream closed: its client took no write in time');
           end();
           cutConnection(c);
@@ -203,31 +198,8 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
     }
   };
 
-  /** Writes that give up after `writeTimeoutMs` (then `onLate`); nothing is written once `signal` aborted. */
-  const timedWriter = (stream: SSEStreamingApi, signal: AbortSignal, onLate: () => void): Out => {
-    const timed = async (write: () => Promise<unknown>) => {
-      if (signal.aborted) return;
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          resolve();
-          onLate();
-        }, writeTimeoutMs);
-      });
-      try {
-        await Promise.race([write(), late]);
-      } finally {
-        clearTimeout(timer);
-      }
-    };
-    return {
-      write: (text) => timed(() => stream.write(text)),
-      event: (e) => timed(() => stream.writeSSE(e)),
-    };
-  };
-
   const run = async (
-    out: Out,
+    out: StreamOut,
     signal: AbortSignal,
     start: StreamCursor,
     initial: Event[],
