@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { createAuditMetrics } from '@vault-yield/cli/audit/metrics';
-import { createWebhookMetrics } from '@vault-yield/cli/webhooks/metrics';
 import { createIndexerMetrics } from '@vault-yield/indexer';
 import { createProjectorMetrics } from '@vault-yield/projector';
 import { createReaderMetrics } from '@vault-yield/reader';
+import { createWebhookMetrics } from '@vault-yield/webhooks';
 import type { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 

@@ -154,6 +154,11 @@ describe('docker-compose.yml keeps what it promises', () => {
     expect(ignore).toMatch(/^\.env$/m);
   });
 
+  it('starts each long-running service by its own entry, not through the CLI', () => {
+    for (const name of ['indexer', 'projector', 'reader', 'webhooks'])
+      expect(svc(name).command, name).toEqual([`services/${name}/src/main.js`]);
+  });
+
   it('runs the services from the runtime target and only chain/demo from the chain target', () => {
     for (const [name, s] of Object.entries(compose.services)) {
       if (!s.build) continue;

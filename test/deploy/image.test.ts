@@ -218,7 +218,7 @@ describe.skipIf(!imageNode)(
       }
     });
 
-    it.each(['indexer', 'projector', 'reader'])(
+    it.each(['indexer', 'projector', 'reader', 'webhooks'])(
       'starts the %s from the result with node: a config error, exit 2',
       (name) => {
         const r = runNode([`services/${name}/src/main.js`]);

@@ -1,10 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import {
-  createWebhookDeliverer,
-  type ResolvedAddress,
-  type WebhookDeliverer,
-  type WebhookDelivererConfig,
-} from '@vault-yield/cli/webhooks';
 import { createLogger } from '@vault-yield/common';
 import {
   createPgPool,
@@ -15,6 +9,12 @@ import {
 } from '@vault-yield/store';
 import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import { insertLedger, randomAddress, type Writer, writer } from '@vault-yield/test-kit/reader';
+import {
+  createWebhookDeliverer,
+  type ResolvedAddress,
+  type WebhookDeliverer,
+  type WebhookDelivererConfig,
+} from '@vault-yield/webhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli/run.js';
 import { type Receiver, startReceiver, waitFor } from './support.js';
@@ -126,7 +126,7 @@ const cliEnv = (extra: Record<string, string> = {}): Record<string, string> => (
 });
 
 describe('where a callback may go (SSRF)', () => {
-  // Every spelling is covered by services/cli/src/webhooks/address.test.ts; here the CLI's answer.
+  // Every spelling is covered by services/webhooks/src/address.test.ts; here the CLI's answer.
   it.each([
     ['http://2130706433/hook', 'loopback'],
     ['http://0177.0.0.1/hook', 'loopback'],

@@ -116,7 +116,7 @@ export async function readmeVerify(): Promise<Verify> {
   return mod.verifyWebhook;
 }
 
-/** `vault-yield webhooks run` as a child process, the way compose runs it. */
+/** The deliverer service (services/webhooks/src/main.ts) as a child process, the way compose runs it. */
 export interface RunningDeliverer {
   child: ChildProcess;
   logs: string[];
@@ -131,9 +131,18 @@ export interface RunningDeliverer {
 /** The tests' WEBHOOK_SECRET_KEY (32 bytes, base64): the deliverer and `add` refuse to run without one. */
 export const TEST_WEBHOOK_KEY = Buffer.alloc(32, 42).toString('base64');
 
-/** `vault-yield webhooks run` as its own process; WEBHOOK_SECRET_KEY is TEST_WEBHOOK_KEY unless `env` sets it. */
-export function startDeliverer(env: Record<string, string>): RunningDeliverer {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/cli/src/main.ts', 'webhooks', 'run'], {
+/**
+ * The deliverer service as its own process (`services/webhooks/src/main.ts`, as compose starts it;
+ * `via: 'cli'`: through its alias `vault-yield webhooks run`); WEBHOOK_SECRET_KEY is
+ * TEST_WEBHOOK_KEY unless `env` sets it.
+ */
+export function startDeliverer(
+  env: Record<string, string>,
+  via: 'service' | 'cli' = 'service',
+): RunningDeliverer {
+  const entry =
+    via === 'cli' ? ['services/cli/src/main.ts', 'webhooks', 'run'] : ['services/webhooks/src/main.ts'];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...entry], {
     cwd: repo,
     // Receivers are on 127.0.0.1 (refused unless allowed); a paused endpoint is probed again soon.
     env: {

@@ -25,7 +25,8 @@ import {
 
 /**
  * Callbacks against a real receiver on 127.0.0.1 and a real Postgres, with the deliverer as its
- * own process (`node --import tsx services/cli/src/main.ts webhooks run`) and the endpoints made
+ * own process (`node --import tsx services/webhooks/src/main.ts`; once through the CLI's alias
+ * `vault-yield webhooks run`) and the endpoints made
  * with the CLI, as an operator does. Every delivery's signature is checked with the README's
  * snippet.
  */
@@ -338,7 +339,8 @@ describe('webhooks run', () => {
     expect(delivered).toBeGreaterThan(0);
     expect(delivered).toBeLessThan(specs.length);
     await writeRows(vaults, 10, 2_000, 2); // written while no deliverer runs
-    const second = startDeliverer(env({ WEBHOOK_CONCURRENCY: '4' }));
+    // The restart through the CLI's alias (`vault-yield webhooks run`), as older compose files start it.
+    const second = startDeliverer(env({ WEBHOOK_CONCURRENCY: '4' }), 'cli');
     try {
       await second.ready;
       const total = specs.length + 40;

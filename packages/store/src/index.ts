@@ -93,6 +93,7 @@ export {
   webhookSecretsStatus,
 } from './webhooks/index.js';
 export { createWebhookLimits, type DisabledEndpoint, type WebhookLimits } from './webhooks/limits.js';
+export { holdsWebhookLock, releaseWebhookLock, tryWebhookLock } from './webhooks/lock.js';
 export {
   isSealedSecret,
   openSecret,

@@ -1,6 +1,6 @@
 /**
  * Callbacks (webhooks): endpoints, their delivery cursors and their deliveries (migration 0020).
- * The deliverer (services/cli/src/webhooks) scans each endpoint's new ledger rows into
+ * The deliverer (services/webhooks) scans each endpoint's new ledger rows into
  * webhook_deliveries (`enqueue`: the cursor moves in the same statement), sends each vault's
  * oldest pending delivery (`dueHeads`) and records what came back (`recordOutcomes`).
  *

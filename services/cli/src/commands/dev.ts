@@ -27,11 +27,11 @@ import {
   switchLive,
   webhookSecretKeys,
 } from '@vault-yield/store';
+import { createWebhookDeliverer, listenWakeUp } from '@vault-yield/webhooks';
 import type { Command } from '../command.js';
 import { ensureDatabase, ensureKafka, type Stop } from '../dev/services.js';
 import { demoCatalogue, demoScreen } from '../dev/strategy.js';
 import { infoLogLevel, opsEnvSchema } from '../ops/env.js';
-import { createWebhookDeliverer, listenWakeUp } from '../webhooks/index.js';
 
 /**
  * The demo's own topics, recreated at every start, and its consumer groups. DEV_KAFKA_PREFIX

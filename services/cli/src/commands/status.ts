@@ -23,10 +23,10 @@ import {
   WEBHOOKS_ROLE,
   webhookSecretsStatus,
 } from '@vault-yield/store';
+import { webhooksEnvSchema } from '@vault-yield/webhooks';
 import type { Command } from '../command.js';
 import { kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
 import { liveSources } from '../ops/live-topics.js';
-import { webhooksEnvSchema } from '../webhooks/config.js';
 
 const statusEnvSchema = opsEnvSchema
   .pick({

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createLogger, envField, onShutdown, redactText } from '@vault-yield/common';
+import { envField, redactText } from '@vault-yield/common';
 import { activityTypes } from '@vault-yield/domain';
 import {
   createPgPool,
@@ -7,24 +7,24 @@ import {
   createWebhookStore,
   hasWebhookTables,
   liveRecord,
-  STREAM_CHANNEL,
   type WebhookDelivery,
   type WebhookLimits,
   type WebhookSecretKeys,
   type WebhookStore,
 } from '@vault-yield/store';
+import {
+  type AllowList,
+  generateSecret,
+  loadWebhooksEnv,
+  NOTHING_ALLOWED,
+  parseAllowList,
+  refusedUrl,
+  runWebhooks,
+  secretKeysFromEnv,
+  type WebhooksEnv,
+} from '@vault-yield/webhooks';
 import type { Command } from '../command.js';
 import { usageError } from '../ops/env.js';
-import { type AllowList, NOTHING_ALLOWED, parseAllowList, refusedUrl } from '../webhooks/address.js';
-import { secretKeysFromEnv } from '../webhooks/config.js';
-import {
-  createWebhookDeliverer,
-  generateSecret,
-  listenWakeUp,
-  loadWebhooksEnv,
-  type WebhooksEnv,
-  webhookConfigFromEnv,
-} from '../webhooks/index.js';
 
 const help = `usage: vault-yield webhooks add URL (--vault 0x… [--vault 0x…] | --all) [--types T,T…] [--description TEXT] [--json]
        vault-yield webhooks list [--json]
@@ -56,8 +56,9 @@ verifies it.
   rekey       seals every signing secret under WEBHOOK_SECRET_KEY (those under an older key of
               WEBHOOK_SECRET_KEYS, and plaintext ones from before encryption); then the older
               keys can go (README, "Rotating the secrets' key")
-  run         the deliverer (one per WEBHOOKS_SCHEMA sends at a time; another waits as a standby).
-              SIGTERM/SIGINT: finishes the deliveries in flight, then exits
+  run         the deliverer (one per WEBHOOKS_SCHEMA sends at a time; another waits as a standby),
+              as services/webhooks/src/main.ts runs it. SIGTERM/SIGINT: finishes the deliveries in
+              flight, then exits
 
 Retries: 5xx, 408, 429 (its Retry-After honoured), time-outs and connection errors are retried with
 exponential backoff and jitter until WEBHOOK_RETRY_PERIOD_MS after the delivery was queued; a
@@ -202,27 +203,10 @@ export const webhooksCommand: Command = {
       );
       return 2;
     }
-    const env = loadWebhooksEnv(process.env, sub === 'run' ? 'deliverer' : 'admin');
-
-    if (sub === 'run') {
-      const log = createLogger({ name: 'webhooks', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
-      const deliverer = createWebhookDeliverer({
-        ...webhookConfigFromEnv(env, log),
-        ...(env.WEBHOOK_LISTEN
-          ? { wakeUp: listenWakeUp(env.DATABASE_DIRECT_URL ?? env.DATABASE_URL, STREAM_CHANNEL, log) }
-          : {}),
-      });
-      onShutdown(log, () => deliverer.stop());
-      try {
-        await deliverer.start();
-        await deliverer.done;
-        return 0;
-      } catch (err) {
-        log.fatal({ err }, 'webhook deliverer failed');
-        await deliverer.stop().catch(() => {});
-        return 1;
-      }
-    }
+    // The deliverer is its own service (services/webhooks, compose's `webhooks`); `run` starts the
+    // same, for the docs and compose files that name it.
+    if (sub === 'run') return runWebhooks(process.env);
+    const env = loadWebhooksEnv(process.env, 'admin');
 
     if (sub === 'add') {
       const [, rawUrl, ...extra] = positionals;

@@ -1,7 +1,4 @@
-import type { LookupAddress } from 'node:dns';
-import { request as httpRequest, type Server } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import type { Server } from 'node:http';
 import { type HealthCheck, redactText, serveMetrics } from '@vault-yield/common';
 import { activityTypes } from '@vault-yield/domain';
 import {
@@ -11,28 +8,22 @@ import {
   type DeliveryOutcome,
   type DueDelivery,
   hasWebhookTables,
+  holdsWebhookLock,
   liveRecord,
   type Pool,
   type PoolClient,
+  releaseWebhookLock,
+  tryWebhookLock,
 } from '@vault-yield/store';
-import {
-  type AllowList,
-  type Checked,
-  checkDestination,
-  parseAllowList,
-  type Resolve,
-  type ResolvedAddress,
-  systemResolve,
-} from './address.js';
+import { parseAllowList, systemResolve } from './address.js';
+import { attempt, type Destinations, outcomeOf } from './attempt.js';
+import { createBreakers } from './breaker.js';
 import {
   type ResolvedWebhookDelivererConfig,
-  type WakeUpSource,
-  WEBHOOK_DEFAULTS,
   type WebhookDelivererConfig,
   webhookDelivererConfigSchema,
 } from './config.js';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.js';
-import { webhookHeaders } from './sign.js';
 
 export interface WebhookDeliverer {
   /** Takes the deliverer lock (waits while another deliverer holds it), then delivers until stop. */
@@ -48,146 +39,6 @@ export interface WebhookDeliverer {
   metricsPort(): number | undefined;
 }
 
-/** What an answer (or its absence) means for a delivery. */
-export type AttemptResult =
-  | { kind: 'delivered'; status: number }
-  | { kind: 'retry'; status: number | null; error: string; retryAfterMs?: number }
-  | { kind: 'park'; status: number | null; error: string; disable?: true };
-
-/**
- * 2xx: delivered. 408, 429 and 5xx: retried (a `Retry-After` in seconds or as a date is honoured,
- * within the backoff's maximum). 410 Gone parks it and disables the endpoint (Standard Webhooks:
- * the receiver is gone for good). Anything else — another 4xx, a 3xx (redirects are not followed:
- * the signature names the URL the operator registered), 1xx — parks at once: the receiver refused
- * this delivery and would refuse it again.
- */
-export function classify(status: number, retryAfter: string | null, now = Date.now()): AttemptResult {
-  if (status >= 200 && status < 300) return { kind: 'delivered', status };
-  if (status === 408 || status === 429 || status >= 500) {
-    let retryAfterMs: number | undefined;
-    if (retryAfter) {
-      const seconds = Number(retryAfter);
-      if (Number.isFinite(seconds) && seconds >= 0) retryAfterMs = seconds * 1000;
-      else {
-        const at = Date.parse(retryAfter);
-        if (Number.isFinite(at)) retryAfterMs = Math.max(0, at - now);
-      }
-    }
-    return {
-      kind: 'retry',
-      status,
-      error: `HTTP ${status}`,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    };
-  }
-  if (status === 410) return { kind: 'park', status, error: 'HTTP 410 (endpoint disabled)', disable: true };
-  return {
-    kind: 'park',
-    status,
-    error: status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`,
-  };
-}
-
-/** Exponential backoff with jitter: base·2^attempt, at most max, drawn in [½, 1] of it. */
-export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
-  const full = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 40));
-  return Math.round(full / 2 + (random() * full) / 2);
-}
-
-/**
- * What `webhooks deliveries` shows for an attempt that got no answer: one class, never the
- * connection's detail (refused, reset, unreachable, timed out) — that would make the queue a port
- * scanner of whatever the endpoint's host reaches. The deliverer's debug log has the detail.
- */
-export const NO_ANSWER = 'no answer (connection failed or timed out)';
-
-/** A send failure's detail, for the log only (never the URL: it may carry a key). */
-function failureDetail(err: unknown): string {
-  if (err instanceof Error) {
-    if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timeout';
-    const code = (err as { code?: unknown }).code;
-    return redactText(typeof code === 'string' ? code : err.message).slice(0, 200);
-  }
-  return 'unknown error';
-}
-
-/** Where deliveries may go: the operator's allowed networks and how names resolve. */
-export interface Destinations {
-  allow: AllowList;
-  resolve: Resolve;
-  log?: { debug: (o: object, m: string) => void };
-}
-
-/** POSTs `body` to `url`, connected to `to` (the checked address) whatever the name resolves to now. */
-function post(
-  url: URL,
-  to: ResolvedAddress,
-  headers: Record<string, string>,
-  body: string,
-  timeoutMs: number,
-): Promise<{ status: number; retryAfter: string | null }> {
-  // The socket's lookup answers the checked address: no second DNS answer (rebinding) is asked for.
-  // Host header and TLS name (SNI, certificate check) stay the URL's host.
-  const lookup: LookupFunction = (_host, options, cb) => {
-    if (options.all) (cb as unknown as (e: null, a: LookupAddress[]) => void)(null, [to]);
-    else cb(null, to.address, to.family);
-  };
-  return new Promise((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      lookup,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    req.on('response', (res) => {
-      // The answer's body is not read: free the connection for the next delivery.
-      res.resume();
-      const retryAfter = res.headers['retry-after'];
-      resolve({
-        status: res.statusCode ?? 0,
-        retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/**
- * One attempt: the host resolved once and every address checked (one forbidden parks the
- * delivery: `refused: <host> resolves to a private address`), then a POST with the Standard
- * Webhooks headers to the checked address. Redirects are not followed.
- */
-export async function attempt(d: DueDelivery, timeoutMs: number, dest: Destinations): Promise<AttemptResult> {
-  let url: URL;
-  try {
-    url = new URL(d.url);
-  } catch {
-    return { kind: 'park', status: null, error: 'not a URL' };
-  }
-  let checked: Checked;
-  try {
-    checked = await checkDestination(url, dest.allow, dest.resolve);
-  } catch (err) {
-    dest.log?.debug({ endpoint: d.endpointId, detail: failureDetail(err) }, 'webhook host not resolved');
-    return { kind: 'retry', status: null, error: 'host name not resolved' };
-  }
-  if (!checked.ok) return { kind: 'park', status: null, error: checked.reason };
-  try {
-    const res = await post(
-      url,
-      checked.address,
-      webhookHeaders(d.secret, d.msgId, d.body),
-      d.body,
-      timeoutMs,
-    );
-    return classify(res.status, res.retryAfter);
-  } catch (err) {
-    dest.log?.debug({ endpoint: d.endpointId, detail: failureDetail(err) }, 'webhook attempt got no answer');
-    return { kind: 'retry', status: null, error: NO_ANSWER };
-  }
-}
-
 /** A database failure as one short line: its code, else its message (redacted). */
 function dbFailureText(err: unknown): string {
   if (err instanceof Error) {
@@ -196,9 +47,6 @@ function dbFailureText(err: unknown): string {
   }
   return 'unknown error';
 }
-
-/** The deliverer's lock: one deliverer per webhooks schema sends (others wait their turn). */
-const lockKey = (schema: string) => `vault-yield-webhooks:${schema}`;
 
 /** How often the lock's session is asked whether it still holds the lock (besides its end event). */
 const LOCK_CHECK_MS = 1_000;
@@ -211,64 +59,6 @@ class LockLost extends Error {
   constructor() {
     super('the deliverer lock was lost (its database session ended)');
   }
-}
-
-/**
- * A wake-up source from Postgres `LISTEN channel` (the projector's commit notifications): each
- * notification wakes the deliverer. A lost connection is made again; polling covers the gap.
- */
-export function listenWakeUp(
-  databaseUrl: string,
-  channel: string,
-  log?: { warn: (o: object, m: string) => void },
-): WakeUpSource {
-  return async (wake) => {
-    const pool = createPgPool({
-      url: databaseUrl,
-      applicationName: 'vault-yield-webhooks-listen',
-      max: 1,
-      connectionTimeoutMs: WEBHOOK_DEFAULTS.connectTimeoutMs,
-    });
-    let client: PoolClient | undefined;
-    let stopped = false;
-    let retry: NodeJS.Timeout | undefined;
-    const again = (ms: number) => {
-      clearTimeout(retry);
-      if (!stopped) retry = setTimeout(() => void connect(), ms);
-    };
-    const connect = async (): Promise<void> => {
-      let c: PoolClient | undefined;
-      // A cut connection (Postgres restarting) ends with 'error' or 'end' or both: listen again once.
-      let gone = false;
-      const lost = () => {
-        if (gone || stopped || !c) return;
-        gone = true;
-        c.release(true);
-        if (client === c) client = undefined;
-        again(1_000);
-      };
-      try {
-        c = await pool.connect();
-        c.on('notification', () => wake());
-        c.on('error', lost);
-        c.on('end', lost);
-        await c.query(`listen "${channel.replaceAll('"', '""')}"`);
-        client = c;
-        wake();
-      } catch (err) {
-        lost();
-        log?.warn({ err }, 'listen failed; polling meanwhile');
-        again(5_000);
-      }
-    };
-    await connect();
-    return async () => {
-      stopped = true;
-      clearTimeout(retry);
-      client?.release(true);
-      await pool.end().catch(() => {});
-    };
-  };
 }
 
 export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDeliverer {
@@ -327,17 +117,8 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     resolve: config.resolve ?? systemResolve,
     log,
   };
-  /**
-   * Per endpoint, its failed attempts in a row, since when it fails and, when paused (the breaker open), until when:
-   * nothing is sent to it but one probe after that; a probe answered resumes it, a failed one
-   * pauses it again. In memory: a restarted deliverer starts with every endpoint closed.
-   */
-  const breakers = new Map<
-    number,
-    { failures: number; failingSince: number | null; pausedUntil: number | null; probing: boolean }
-  >();
-  /** When each endpoint last answered (anything but a failure): a failure sent before it does not date its streak. */
-  const answeredAt = new Map<number, number>();
+  /** Per endpoint, its circuit breaker: a paused endpoint is sent one probe at a time. */
+  const breakers = createBreakers(config, log, metrics.paused);
   /** Endpoints that answered 410 Gone: disabled at the next turn, after their outcomes are recorded. */
   const gone = new Set<number>();
   let stopping = false;
@@ -381,80 +162,6 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
    */
   const finished: { key: string; outcome: DeliveryOutcome }[] = [];
 
-  function outcomeOf(d: DueDelivery, r: AttemptResult, now: number): DeliveryOutcome {
-    if (r.kind === 'delivered') return { id: d.id, state: 'delivered', status: r.status, error: null };
-    if (r.kind === 'park') return { id: d.id, state: 'parked', status: r.status, error: r.error };
-    const deadline = d.deadline.getTime();
-    if (now >= deadline)
-      return { id: d.id, state: 'parked', status: r.status, error: `${r.error} (retry period over)` };
-    const delay = Math.max(
-      backoffDelay(d.attempts, config.backoffBaseMs, config.backoffMaxMs),
-      Math.min(r.retryAfterMs ?? 0, config.backoffMaxMs),
-    );
-    // The last attempt falls on the deadline itself: a failure then parks it.
-    return {
-      id: d.id,
-      state: 'pending',
-      status: r.status,
-      error: r.error,
-      nextAttemptAt: new Date(Math.min(now + delay, deadline)),
-    };
-  }
-
-  /**
-   * The breaker after an attempt sent at `sentAt`: a failure counts, any answer of the receiver
-   * resets it. It opens after `breakerFailures` failures in a row, or when the endpoint has failed
-   * for `breakerFailingMs` (from the first failed attempt's sending, none answered since) whatever
-   * the count: an endpoint whose attempts each hang until the time-out reaches the count slowly.
-   */
-  function breakerAfter(endpointId: number, r: AttemptResult, sentAt: number): void {
-    const now = Date.now();
-    const b = breakers.get(endpointId) ?? {
-      failures: 0,
-      failingSince: null,
-      pausedUntil: null,
-      probing: false,
-    };
-    breakers.set(endpointId, b);
-    const wasProbe = b.probing;
-    b.probing = false;
-    if (r.kind === 'retry') {
-      b.failures++;
-      // A failure of an attempt sent before the last answer counts from that answer on.
-      const since = Math.max(sentAt, answeredAt.get(endpointId) ?? sentAt);
-      b.failingSince = b.failingSince === null ? since : Math.min(b.failingSince, since);
-      const failingMs = now - b.failingSince;
-      const tooMany = b.failures >= config.breakerFailures;
-      const tooLong = config.breakerFailingMs > 0 && failingMs >= config.breakerFailingMs;
-      if (wasProbe || (b.pausedUntil === null && (tooMany || tooLong))) {
-        if (b.pausedUntil === null)
-          log.warn(
-            { endpoint: endpointId, failures: b.failures, failingMs, probeMs: config.breakerProbeMs },
-            tooMany
-              ? 'webhook endpoint paused: it failed too many times in a row (one probe delivery at a time from now on)'
-              : 'webhook endpoint paused: it has failed for WEBHOOK_BREAKER_FAILING_MS without an answer (one probe delivery at a time from now on)',
-          );
-        b.pausedUntil = now + config.breakerProbeMs;
-      }
-    } else if (r.status !== null) {
-      if (b.pausedUntil !== null)
-        log.info({ endpoint: endpointId }, 'webhook endpoint answered its probe: resumed');
-      breakers.delete(endpointId);
-      answeredAt.set(endpointId, now);
-    }
-    metrics.paused.set([...breakers.values()].filter((x) => x.pausedUntil !== null).length);
-  }
-
-  /** How many more sends `endpointId` may take now (its in-flight cap, its breaker). */
-  function room(endpointId: number, inFlightOf: Map<number, number>, now: number): number {
-    const b = breakers.get(endpointId);
-    if (b?.pausedUntil != null) {
-      if (b.probing || now < b.pausedUntil) return 0;
-      return (inFlightOf.get(endpointId) ?? 0) === 0 ? 1 : 0;
-    }
-    return config.endpointConcurrency - (inFlightOf.get(endpointId) ?? 0);
-  }
-
   function send(d: DueDelivery): void {
     const key = `${d.endpointId}:${d.vault}`;
     const started = performance.now();
@@ -462,10 +169,10 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     metrics.inFlight.inc();
     const p = attempt(d, config.timeoutMs, destinations).then((r) => {
       metrics.inFlight.dec();
-      breakerAfter(d.endpointId, r, sentAt);
+      breakers.after(d.endpointId, r, sentAt);
       if (r.kind === 'park' && r.disable) gone.add(d.endpointId);
       metrics.duration.observe((performance.now() - started) / 1000);
-      const outcome = outcomeOf(d, r, Date.now());
+      const outcome = outcomeOf(d, r, Date.now(), config);
       const label =
         outcome.state === 'delivered' ? 'delivered' : outcome.state === 'parked' ? 'parked' : 'retry';
       metrics.attempts.inc({ outcome: label });
@@ -542,14 +249,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     if (lockLost || !lockClient) throw new LockLost();
     if (Date.now() - lockCheckedAt < LOCK_CHECK_MS) return;
     // A session whose server answers nothing fails at the pool's query time-out: lost too.
-    const held = await lockClient
-      .query<{ held: boolean }>(
-        `select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted) as held`,
-      )
-      .then(
-        (r) => r.rows[0]?.held === true,
-        () => false,
-      );
+    const held = await holdsWebhookLock(lockClient).catch(() => false);
     if (!held) {
       lockLost = true;
       throw new LockLost();
@@ -569,7 +269,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
           'webhook endpoint answered 410 Gone: disabled (`vault-yield webhooks enable` resumes it)',
         );
       gone.delete(id);
-      breakers.delete(id);
+      breakers.forget(id);
     }
     const now = Date.now();
     let busy = false;
@@ -611,9 +311,9 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
           busy = true;
           break;
         }
-        if (inFlight.has(`${d.endpointId}:${d.vault}`) || room(d.endpointId, inFlightOf, now) <= 0) continue;
-        const b = breakers.get(d.endpointId);
-        if (b?.pausedUntil != null) b.probing = true;
+        if (inFlight.has(`${d.endpointId}:${d.vault}`) || breakers.room(d.endpointId, inFlightOf, now) <= 0)
+          continue;
+        breakers.sending(d.endpointId);
         inFlightOf.set(d.endpointId, (inFlightOf.get(d.endpointId) ?? 0) + 1);
         send(d);
         started++;
@@ -624,7 +324,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     // grow as fast as rows come. They are parked instead, once a second at most.
     if (now - lastExpiry >= 1_000) {
       lastExpiry = now;
-      const paused = [...breakers].filter(([, b]) => b.pausedUntil !== null).map(([id]) => id);
+      const paused = breakers.paused();
       const expired = await limits.expirePending(paused);
       if (expired > 0)
         log.warn(
@@ -697,7 +397,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     unwatchLock();
     const unlocked =
       !lockLost &&
-      (await client.query('select pg_advisory_unlock_all()').then(
+      (await releaseWebhookLock(client).then(
         () => true,
         () => false,
       ));
@@ -734,11 +434,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
         const client = await lockPool.connect();
         let ok = false;
         try {
-          const { rows } = await client.query<{ ok: boolean }>(
-            'select pg_try_advisory_lock(hashtext($1)) as ok',
-            [lockKey(config.schema)],
-          );
-          ok = rows[0]?.ok === true;
+          ok = await tryWebhookLock(client, config.schema);
         } catch (err) {
           client.release(true);
           throw err;

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { backoffDelay, classify } from './attempt.js';
 import { loadWebhooksEnv } from './config.js';
-import { backoffDelay, classify } from './deliverer.js';
 import { generateSecret, SECRET_PREFIX, signature, webhookHeaders } from './sign.js';
 
 describe('webhook signing (Standard Webhooks)', () => {

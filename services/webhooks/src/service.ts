@@ -1,0 +1,33 @@
+import { createLogger, type Env, onShutdown } from '@vault-yield/common';
+import { STREAM_CHANNEL } from '@vault-yield/store';
+import { loadWebhooksEnv, webhookConfigFromEnv } from './config.js';
+import { createWebhookDeliverer } from './deliverer.js';
+import { listenWakeUp } from './wake.js';
+
+/**
+ * The deliverer as a process: its environment read (a bad one throws before anything starts:
+ * ConfigError for a refused value, an Error without WEBHOOK_SECRET_KEY), woken by the projector's
+ * commit notifications unless WEBHOOK_LISTEN=false, stopped by SIGTERM/SIGINT after the deliveries
+ * in flight. Resolves with the exit code: 1 when the deliverer failed. `main.ts` runs it, and so
+ * does `vault-yield webhooks run`.
+ */
+export async function runWebhooks(environment: Env = process.env): Promise<number> {
+  const env = loadWebhooksEnv(environment, 'deliverer');
+  const log = createLogger({ name: 'webhooks', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
+  const deliverer = createWebhookDeliverer({
+    ...webhookConfigFromEnv(env, log),
+    ...(env.WEBHOOK_LISTEN
+      ? { wakeUp: listenWakeUp(env.DATABASE_DIRECT_URL ?? env.DATABASE_URL, STREAM_CHANNEL, log) }
+      : {}),
+  });
+  onShutdown(log, () => deliverer.stop());
+  try {
+    await deliverer.start();
+    await deliverer.done;
+    return 0;
+  } catch (err) {
+    log.fatal({ err }, 'webhook deliverer failed');
+    await deliverer.stop().catch(() => {});
+    return 1;
+  }
+}
