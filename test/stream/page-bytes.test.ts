@@ -76,6 +76,8 @@ describe('stream pages bounded by bytes (large rows)', () => {
         pageRows: 1_000_000,
         pageBytes,
         cacheBytes: 1024 ** 3,
+        // Paging is under test here, not the replay budget (replay-budget.test.ts).
+        replayBytesPerSecond: 0,
       },
     });
     try {

@@ -286,7 +286,15 @@ describe('stream slots (HEAD, clients that leave or stop reading, forged notific
         expected = rows,
       ) => {
         const reader = await startReader(db, {
-          streams: { maxTotal: 10, perClient: 10, heartbeatMs: 1_000, writeTimeoutMs: 30_000, ...streams },
+          // (paging is under test, not the replay budget: unbounded)
+          streams: {
+            maxTotal: 10,
+            perClient: 10,
+            heartbeatMs: 1_000,
+            writeTimeoutMs: 30_000,
+            replayBytesPerSecond: 0,
+            ...streams,
+          },
         });
         try {
           const s = await openStream(`${reader.url}/v1/stream`, { 'Last-Event-ID': from });

@@ -15,7 +15,12 @@ import {
 } from '@vault-yield/common';
 import { z } from 'zod';
 import { type TrustedProxies, trustedProxiesField } from './middleware/client-address.js';
-import { STREAM_CACHE_BYTES, STREAM_PAGE_BYTES, STREAM_PAGE_ROWS } from './stream/hub.js';
+import {
+  STREAM_CACHE_BYTES,
+  STREAM_PAGE_BYTES,
+  STREAM_PAGE_ROWS,
+  STREAM_REPLAY_BYTES_PER_SECOND,
+} from './stream/hub.js';
 
 const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 
@@ -94,7 +99,8 @@ export const readerConfigSchema = z.object({
    * (it stopped reading) closes the stream and frees its slot. A read for the streams holds at
    * most `pageRows` ledger rows and `pageBytes` bytes of their JSON (whole commits, or a slice of
    * a larger one's rows: its first row whatever its size), the reads kept in memory at most
-   * `cacheBytes` (absent: the hub's defaults).
+   * `cacheBytes`; the streams catching up behind the head read `replayBytesPerSecond` of JSON a
+   * second together (absent: the hub's defaults).
    */
   streams: z.object({
     maxTotal: int(0),
@@ -104,6 +110,7 @@ export const readerConfigSchema = z.object({
     pageRows: int(1).optional(),
     pageBytes: int(1).optional(),
     cacheBytes: int(0).optional(),
+    replayBytesPerSecond: int(0).optional(),
   }),
   /**
    * Freshness (`/ready`, the `reader_projection_lag_*` gauges): the log's high watermarks are read
@@ -266,6 +273,10 @@ export const readerEnvSchema = baseConfigSchema.extend({
     envField.int(0, 65_536).default(STREAM_CACHE_BYTES / 1024 / 1024),
     "MiB of pages the live streams' hub keeps in memory (its rows' and snapshots' JSON) for streams a little behind; the oldest go first",
   ),
+  STREAM_REPLAY_KIB_S: doc(
+    envField.int(0, 1_048_576).default(STREAM_REPLAY_BYTES_PER_SECOND / 1024),
+    'KiB of JSON a second the live streams catching up behind the head (resumed from an old `Last-Event-ID`) read together, whoever asked first first; each waits its turn between pages with a keep-alive; streams at the head never wait (0: unbounded)',
+  ),
   STREAM_WRITE_TIMEOUT_MS: doc(
     envField.int(100, 600_000).default(30_000),
     "a live stream whose client has not taken a write this long (it stopped reading: the connection's buffers are full) is closed and its slot freed",
@@ -344,6 +355,7 @@ export function readerConfigFromEnv(env: Env = process.env): ReaderConfig {
       pageRows: e.STREAM_PAGE_ROWS,
       pageBytes: e.STREAM_PAGE_KIB * 1024,
       cacheBytes: e.STREAM_CACHE_MIB * 1024 * 1024,
+      replayBytesPerSecond: e.STREAM_REPLAY_KIB_S * 1024,
     },
     freshness: {
       kafka: e.KAFKA_BROKERS

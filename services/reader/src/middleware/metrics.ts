@@ -26,6 +26,7 @@ export type StreamSource = () => {
   streams: number;
   listening: boolean;
   refused: { total: number; client: number };
+  replay: { bytes: number; waitedMs: number; waiting: number };
 };
 
 /** The server's sockets at each scrape (ConnectionCap.stats). */
@@ -116,6 +117,37 @@ export function createMetrics(
         this.inc({ cap }, now[cap] - refusedSeen[cap]);
         refusedSeen[cap] = now[cap];
       }
+    },
+  });
+  new Gauge({
+    name: 'reader_streams_replay_waiting',
+    help: 'Live streams catching up behind the head that wait for their turn in the replay budget (STREAM_REPLAY_KIB_S) now',
+    registers: [registry],
+    collect() {
+      if (streams) this.set(streams().replay.waiting);
+    },
+  });
+  const replaySeen = { bytes: 0, waitedMs: 0 };
+  new Counter({
+    name: 'reader_streams_replay_bytes_total',
+    help: 'Bytes of JSON read by live streams catching up behind the head, charged to the replay budget (STREAM_REPLAY_KIB_S)',
+    registers: [registry],
+    collect() {
+      if (!streams) return;
+      const now = streams().replay.bytes;
+      this.inc(now - replaySeen.bytes);
+      replaySeen.bytes = now;
+    },
+  });
+  new Counter({
+    name: 'reader_streams_replay_wait_seconds_total',
+    help: 'Seconds the replay budget held streams catching up behind the head between their pages (summed over streams)',
+    registers: [registry],
+    collect() {
+      if (!streams) return;
+      const now = streams().replay.waitedMs;
+      this.inc((now - replaySeen.waitedMs) / 1_000);
+      replaySeen.waitedMs = now;
     },
   });
   new Gauge({

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpBindings } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { snapshotsOf } from '@vault-yield/store';
@@ -6,7 +7,7 @@ import { streamSSE } from 'hono/streaming';
 import { badRequest, errorResponse, notFound } from '../errors.js';
 import { routes } from '../openapi/routes.js';
 import { encodeStreamCursor, parseStreamCursor, type StreamCursor } from '../params.js';
-import type { LoadedCommit, StreamHub } from '../stream/hub.js';
+import { charsOf, type LoadedCommit, type StreamHub } from '../stream/hub.js';
 import { createTimedWriter, type StreamOut } from '../stream/writer.js';
 import { validationHook } from './declare.js';
 import type { RouteDeps } from './deps.js';
@@ -228,6 +229,27 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
     };
     for (const e of initial) await out.event({ id: encodeStreamCursor(cursor), ...e });
 
+    /**
+     * After a page read behind the head (more commits were visible beyond it): its characters are
+     * charged to the replay budget and the stream waits its turn before it reads on, a keep-alive
+     * every heartbeat meanwhile. A page that reached the head is never charged.
+     */
+    const holdBack = async (chars: number) => {
+      let wait = hub.replay.charge(chars);
+      if (wait <= 0) return;
+      const done = hub.replay.waiting();
+      try {
+        while (wait > 0 && !signal.aborted) {
+          const step = Math.min(wait, heartbeatMs);
+          await sleep(step, undefined, { signal }).catch(() => undefined);
+          wait -= step;
+          if (wait > 0 && !signal.aborted) await out.write(': keep-alive\n\n');
+        }
+      } finally {
+        done();
+      }
+    };
+
     /** A reset still to send (its reason): a resume that could not go on, or a rebuild. */
     let pendingReset = firstReset;
     /** Every commit up to `checked` that concerns this stream has been read (the cursor may lag). */
@@ -252,10 +274,16 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
           const after = cursor.pos > 0 ? cursor.seq - 1n : cursor.seq;
           const commits = await capped(() => hub.commitsAfter(after));
           if (commits.length === 0 && cursor.pos > 0) cursor = { seq: cursor.seq, pos: 0 };
+          /** Characters of the slices of large commits read for this page. */
+          let sliced = 0;
           for (const commit of commits) {
             if (signal.aborted) break;
             const skip = commit.seq === cursor.seq ? cursor.pos : 0;
-            const slice = (vault: string, from: number) => capped(() => hub.rowsOf(commit.seq, vault, from));
+            const slice = async (vault: string, from: number) => {
+              const rows = await capped(() => hub.rowsOf(commit.seq, vault, from));
+              for (const r of rows) sliced += r.length;
+              return rows;
+            };
             for await (const { pos, e } of eventsOf(commit, filter, skip, slice)) {
               if (signal.aborted) break;
               await out.event({ id: encodeStreamCursor({ seq: commit.seq, pos }), ...e });
@@ -265,6 +293,8 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
             if (signal.aborted) break;
             cursor = { seq: commit.seq, pos: 0 };
           }
+          const last = commits.at(-1);
+          if (last && last.seq < hub.head() && !signal.aborted) await holdBack(charsOf(commits) + sliced);
           // Read up to the cursor (a page may be one read a moment ago, shorter than what is
           // visible now: the notices then say so, and the next turn reads on from the cursor).
           if (commits.length === 0 && cursor.pos === 0 && head > checked) checked = head;

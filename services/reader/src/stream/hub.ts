@@ -12,6 +12,7 @@ import {
   streamCommits,
   streamRows,
 } from '@vault-yield/store';
+import { createReplayBudget, type ReplayBudget } from './replay.js';
 
 /**
  * The live streams' one source in a reader process: ONE dedicated Postgres connection LISTENs
@@ -79,6 +80,8 @@ export interface StreamHub {
   readonly pageRows: number;
   /** Bytes of ledger rows' JSON (UTF-8) a page holds at most (a slice: unless its first row alone is more). */
   readonly pageBytes: number;
+  /** What the streams catching up behind the head may read together (STREAM_REPLAY_KIB_S). */
+  readonly replay: ReplayBudget;
   /** A stream slot for `client`, or why there is none. */
   acquire(client: string): { release(): void } | { refused: 'total' | 'client'; limit: number };
   stats(): {
@@ -93,6 +96,8 @@ export interface StreamHub {
      * snapshots' JSON), at most `cacheBytes`; the largest read since start, in bytes.
      */
     cache: { pages: number; bytes: number; largest: number };
+    /** The replay budget's charges (bytes, waits handed out in ms) and the streams waiting on it now. */
+    replay: ReturnType<ReplayBudget['stats']>;
   };
 }
 
@@ -122,10 +127,18 @@ export interface StreamHubOptions {
   cacheBytes?: number;
   /** Notifications remembered (which vaults each commit touched), to wake only the streams concerned. */
   notices?: number;
+  /** Bytes of JSON a second the streams catching up behind the head read together (0: unbounded). */
+  replayBytesPerSecond?: number;
 }
 
+/** Bytes of JSON a second the streams catching up behind the head read together, by default. */
+export const STREAM_REPLAY_BYTES_PER_SECOND = 1024 * 1024;
+
 /** A page's size in memory, about: its rows' and snapshots' JSON (UTF-16: two bytes a character). */
-function bytesOf(page: LoadedCommit[]): number {
+const bytesOf = (page: readonly LoadedCommit[]): number => charsOf(page) * 2;
+
+/** The characters of a page's JSON (rows, ids retracted, snapshots): what a stream reading it sends, about. */
+export function charsOf(page: readonly LoadedCommit[]): number {
   let chars = 0;
   const snapshots = new Set<SnapshotJson>();
   for (const c of page)
@@ -135,7 +148,7 @@ function bytesOf(page: LoadedCommit[]): number {
       if (v.snapshot) snapshots.add(v.snapshot);
     }
   for (const s of snapshots) chars += s.json.length;
-  return chars * 2;
+  return chars;
 }
 
 export function createStreamHub(o: StreamHubOptions): StreamHub {
@@ -149,6 +162,11 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
   const pageBytes = o.pageBytes ?? STREAM_PAGE_BYTES;
   const bounds = { rows: pageRows, bytes: pageBytes };
   const cacheBytes = o.cacheBytes ?? STREAM_CACHE_BYTES;
+  const replay = createReplayBudget({
+    bytesPerSecond: o.replayBytesPerSecond ?? STREAM_REPLAY_BYTES_PER_SECOND,
+    // One page at once after a quiet while, or a second's worth if more.
+    burstBytes: Math.max(pageBytes, o.replayBytesPerSecond ?? STREAM_REPLAY_BYTES_PER_SECOND),
+  });
   let head = 0n;
   let epoch = 0;
   let stopped = false;
@@ -404,6 +422,7 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
       ),
     pageRows,
     pageBytes,
+    replay,
 
     acquire(client) {
       if (open >= o.maxTotal) {
@@ -436,6 +455,7 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
       listening: listener?.listening ?? false,
       waiting: waiters.size,
       cache: { pages: pages.size, bytes: cachedBytes, largest },
+      replay: replay.stats(),
     }),
   };
 }
