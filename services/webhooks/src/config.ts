@@ -62,7 +62,8 @@ const networks = z.string().superRefine((text, ctx) => {
 const DAY = 86_400_000;
 
 /**
- * Environment of `vault-yield webhooks` (the deliverer, `run`, and the operator subcommands):
+ * Environment of the deliverer (this service; `vault-yield webhooks run`) and of the CLI's operator
+ * subcommands (`vault-yield webhooks add`, …):
  * formats and defaults; `webhookConfigFromEnv` turns it into the camelCase config.
  */
 export const webhooksEnvSchema = baseConfigSchema.extend({
@@ -190,7 +191,7 @@ export function secretKeysFromEnv(env: WebhooksEnv, what: string): WebhookSecret
 export type WebhooksEnv = z.output<typeof webhooksEnvSchema>;
 
 /**
- * The webhooks' environment. `for`: `deliverer` (`webhooks run`) holds a session of its own (its
+ * The webhooks' environment. `use`: `deliverer` (the service) holds a session of its own (its
  * lock, its LISTEN), so behind a transaction-mode pooler it needs `DATABASE_DIRECT_URL`; `admin`
  * (add, list, remove, deliveries, retry) runs plain statements, which the pooler serves.
  */
@@ -272,7 +273,7 @@ export const webhookDelivererConfigSchema = z
 export type WebhookDelivererConfig = z.input<typeof webhookDelivererConfigSchema>;
 export type ResolvedWebhookDelivererConfig = z.output<typeof webhookDelivererConfigSchema>;
 
-/** The deliverer's config from its validated environment (`webhooks run`). */
+/** The deliverer's config from its validated environment (the service's main, `webhooks run`). */
 export function webhookConfigFromEnv(env: WebhooksEnv, logger: Logger): WebhookDelivererConfig {
   return {
     databaseUrl: env.DATABASE_URL,

@@ -8,12 +8,8 @@ import {
   type DeliveryOutcome,
   type DueDelivery,
   hasWebhookTables,
-  holdsWebhookLock,
   liveRecord,
   type Pool,
-  type PoolClient,
-  releaseWebhookLock,
-  tryWebhookLock,
 } from '@vault-yield/store';
 import { parseAllowList, systemResolve } from './address.js';
 import { attempt, type Destinations, outcomeOf } from './attempt.js';
@@ -23,6 +19,7 @@ import {
   type WebhookDelivererConfig,
   webhookDelivererConfigSchema,
 } from './config.js';
+import { createDelivererLock, LockLost } from './lock.js';
 import { createWebhookMetrics, type WebhookMetrics } from './metrics.js';
 
 export interface WebhookDeliverer {
@@ -48,18 +45,8 @@ function dbFailureText(err: unknown): string {
   return 'unknown error';
 }
 
-/** How often the lock's session is asked whether it still holds the lock (besides its end event). */
-const LOCK_CHECK_MS = 1_000;
-
 /** Delay before trying again after `failures` failed rounds in a row: ½ s doubling, at most 10 s. */
 const retryDelay = (failures: number) => Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
-
-/** The lock's session ended or no longer holds the lock: the deliverer stops sending and takes it again. */
-class LockLost extends Error {
-  constructor() {
-    super('the deliverer lock was lost (its database session ended)');
-  }
-}
 
 export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDeliverer {
   const config: ResolvedWebhookDelivererConfig = webhookDelivererConfigSchema.parse(input);
@@ -112,6 +99,8 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     : pool;
   const store = createWebhookStore(pool, config.schema, config.secretKeys);
   const limits = createWebhookLimits(pool, config.schema);
+  // The lock's session ending wakes the loop: it stops sending at once.
+  const lock = createDelivererLock(lockPool, config.schema, () => wake());
   const destinations: Destinations = {
     allow: parseAllowList(config.allowNetworks),
     resolve: config.resolve ?? systemResolve,
@@ -239,27 +228,9 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
   let lastExpiry = 0;
   let scanAgain = true;
 
-  let lockClient: PoolClient | undefined;
-  let unwatchLock: () => void = () => {};
-  let lockLost = false;
-  let lockCheckedAt = 0;
-
-  /** Throws LockLost unless the lock's session is there and holds the lock (asked once a second). */
-  async function checkLock(): Promise<void> {
-    if (lockLost || !lockClient) throw new LockLost();
-    if (Date.now() - lockCheckedAt < LOCK_CHECK_MS) return;
-    // A session whose server answers nothing fails at the pool's query time-out: lost too.
-    const held = await holdsWebhookLock(lockClient).catch(() => false);
-    if (!held) {
-      lockLost = true;
-      throw new LockLost();
-    }
-    lockCheckedAt = Date.now();
-  }
-
   /** One turn: record outcomes, move cursors, start due sends. True when there may be more work at once. */
   async function turn(): Promise<boolean> {
-    await checkLock();
+    await lock.check();
     await flush();
     for (const id of gone) {
       // 410 Gone (Standard Webhooks): the receiver is gone for good; its pending rows are parked.
@@ -299,7 +270,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
         config.endpointConcurrency,
       );
       // The lock's session ended meanwhile: another deliverer may be sending these.
-      if (lockLost) throw new LockLost();
+      if (lock.lost) throw new LockLost();
       const inFlightOf = new Map<number, number>();
       for (const key of inFlight.keys()) {
         const id = Number(key.slice(0, key.indexOf(':')));
@@ -357,7 +328,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
   /** Rounds until stop or until the lock is lost; any database error is tried again. */
   async function loop(): Promise<void> {
     let failures = 0;
-    while (!stopping && !lockLost) {
+    while (!stopping && !lock.lost) {
       kicked = false;
       try {
         const busy = await turn();
@@ -365,7 +336,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
         roundOk();
         if (!busy) await sleep(config.pollIntervalMs);
       } catch (err) {
-        if (err instanceof LockLost || lockLost) break;
+        if (err instanceof LockLost || lock.lost) break;
         // Postgres away (restart, failover): the cursors and the queue are there when it returns,
         // the outcomes not recorded are kept for then.
         failures++;
@@ -388,38 +359,10 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     });
   }
 
-  /** Lets the lock go: unlocked on a live session, a lost or failing session discarded. */
+  /** Lets the lock go (the deliverer no longer active). */
   async function releaseLock(): Promise<void> {
-    const client = lockClient;
-    lockClient = undefined;
     metrics.active.set(0);
-    if (!client) return;
-    unwatchLock();
-    const unlocked =
-      !lockLost &&
-      (await releaseWebhookLock(client).then(
-        () => true,
-        () => false,
-      ));
-    client.release(!unlocked);
-  }
-
-  /** Holds `client` as the lock's session; its end (Postgres restarting, the session killed) is noticed at once. */
-  function holdLock(client: PoolClient): void {
-    lockClient = client;
-    lockLost = false;
-    lockCheckedAt = Date.now();
-    const lost = () => {
-      if (lockClient !== client) return;
-      lockLost = true;
-      wake();
-    };
-    client.on('error', lost);
-    client.on('end', lost);
-    unwatchLock = () => {
-      client.off('error', lost);
-      client.off('end', lost);
-    };
+    await lock.release();
   }
 
   /**
@@ -431,21 +374,10 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
     let failures = 0;
     while (!stopping) {
       try {
-        const client = await lockPool.connect();
-        let ok = false;
-        try {
-          ok = await tryWebhookLock(client, config.schema);
-        } catch (err) {
-          client.release(true);
-          throw err;
-        }
+        const ok = await lock.take();
         failures = 0;
         roundOk();
-        if (ok) {
-          holdLock(client);
-          return true;
-        }
-        client.release();
+        if (ok) return true;
         role = 'standby';
         dropUnrecorded();
         if (!said) log.info({ schema: config.schema }, 'another webhook deliverer is running: standing by');

@@ -38,6 +38,7 @@ export {
   webhooksEnvSchema,
 } from './config.js';
 export { createWebhookDeliverer, type WebhookDeliverer } from './deliverer.js';
+export { createDelivererLock, type DelivererLock, LockLost } from './lock.js';
 export { createWebhookMetrics, type WebhookMetrics } from './metrics.js';
 export { runWebhooks } from './service.js';
 export { generateSecret, SECRET_PREFIX, secretKey, signature, webhookHeaders } from './sign.js';
