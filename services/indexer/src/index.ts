@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { createLogger, serveMetrics } from '@vault-yield/common';
 import { setDefaultLogSecurity } from '@vault-yield/log';
 import { type IndexerConfig, indexerConfigSchema } from './config.js';
-import { IndexerEngine } from './indexer.js';
+import { createIndexerEngine, type IndexerStatus } from './indexer.js';
 import { createIndexerMetrics, type IndexerMetrics } from './metrics.js';
 
 export {
@@ -21,6 +21,7 @@ export {
   ReorgTooDeepError,
 } from './errors.js';
 export { type FollowingIndexer, followLiveIndexer, type IndexerFollowOptions } from './follow.js';
+export type { IndexerStatus } from './indexer.js';
 export { createIndexerMetrics, type IndexerMetrics } from './metrics.js';
 export { type PriceReading, PriceWatch, type ValuedSet } from './price-watch.js';
 export {
@@ -39,30 +40,6 @@ export {
   shouldMark,
   type VaultMarkState,
 } from './vaults.js';
-
-export interface IndexerStatus {
-  chainId: number;
-  checkpoint: { blockNumber: number; blockHash: string | null };
-  head: number;
-  /** The configured end block, null when following the head. */
-  endBlock: number | null;
-  /** True once the end block is checkpointed and the indexer has finished. */
-  ended: boolean;
-  vaults: number;
-  recordsPublished: number;
-  /** Bytes of record values acknowledged by Kafka. */
-  bytesPublished: number;
-  /** eth_calls made to read holdings and prices at record blocks (VaultLens reads, each a batch of vaults). */
-  valuationCalls: number;
-  /** How the valuation lens runs (state override or creation code); null until the first read settles `auto`. */
-  valuationLens: 'override' | 'create' | null;
-  /** Blocks with records, each valued with one read (round trip). */
-  valuedBlocks: number;
-  rpcCalls: number;
-  rpcHttpRequests: number;
-  /** How it learns of new blocks: a WebSocket `newHeads` subscription that has delivered, or polling. */
-  heads: 'subscribed' | 'polling';
-}
 
 export interface Indexer {
   /**
@@ -99,7 +76,7 @@ export function createIndexer(input: IndexerConfig): Indexer {
   const resolved = { ...config, logger };
   if (config.kafka.security) setDefaultLogSecurity(config.kafka.security);
   const metrics = createIndexerMetrics();
-  const engine = new IndexerEngine({ ...resolved, logger, metrics });
+  const engine = createIndexerEngine({ ...resolved, logger, metrics });
   let server: Server | undefined;
   let resolveDone!: () => void;
   let rejectDone!: (err: unknown) => void;
@@ -134,14 +111,14 @@ export function createIndexer(input: IndexerConfig): Indexer {
         throw err;
       }
       logger.info(
-        { chainId: engine.chainId, checkpoint: engine.cursor, endBlock: config.endBlock },
+        { chainId: engine.state.chainId, checkpoint: engine.state.cursor, endBlock: config.endBlock },
         'indexer starting',
       );
       running = engine.run().then(
         async () => {
           // The end block is checkpointed: nothing more to do, let the process exit.
-          if (engine.ended) {
-            logger.info({ checkpoint: engine.cursor }, 'end block checkpointed; indexer finished');
+          if (engine.state.ended) {
+            logger.info({ checkpoint: engine.state.cursor }, 'end block checkpointed; indexer finished');
             await release().catch((err: unknown) =>
               logger.error({ err }, 'closing after the end block failed'),
             );
@@ -170,23 +147,6 @@ export function createIndexer(input: IndexerConfig): Indexer {
         );
       return Promise.race([engine.waitFor(blockNumber), done.then(() => engine.waitFor(blockNumber))]);
     },
-    status() {
-      return {
-        chainId: engine.chainId,
-        checkpoint: { blockNumber: engine.cursor.number, blockHash: engine.cursor.hash },
-        head: engine.head,
-        endBlock: config.endBlock ?? null,
-        ended: engine.ended,
-        vaults: engine.registry.size,
-        recordsPublished: engine.recordsPublished,
-        bytesPublished: engine.bytesPublished,
-        valuationCalls: engine.valuationCalls,
-        valuationLens: engine.valuationLens,
-        valuedBlocks: engine.valuedBlocks,
-        rpcCalls: engine.rpcStats?.calls ?? 0,
-        rpcHttpRequests: engine.rpcStats?.httpRequests ?? 0,
-        heads: engine.heads?.mode ?? 'polling',
-      };
-    },
+    status: () => engine.status(),
   };
 }

@@ -21,8 +21,8 @@ import {
   type StoredVaultSeqSpan,
 } from '@vault-yield/store';
 import { eventRecord, markRecord, receivedRecord, receivedRecords } from './sync/block.js';
+import { decodeAll } from './sync/fetch.js';
 import { asTopic } from './sync/filters.js';
-import { decodeAll } from './sync/ranges.js';
 import { valuateRecords } from './sync/valuate.js';
 import type { VaultMarkState } from './vaults.js';
 

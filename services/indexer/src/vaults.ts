@@ -1,4 +1,5 @@
 import type { VaultRecord } from '@vault-yield/domain';
+import type { StoredIndexerVault } from '@vault-yield/store';
 import type { ValuedSet } from './price-watch.js';
 
 type Address = `0x${string}`;
@@ -65,6 +66,19 @@ export function copyMarkState(s: VaultMarkState): VaultMarkState {
     dirty: s.dirty,
     nextSeq: s.nextSeq ?? 1,
     ...(s.received ? { received: s.received.map(([lo, up]): [number, number] => [lo, up]) } : {}),
+  };
+}
+
+/** A copy of the vault for saving (its live state keeps moving while the batch publishes). */
+export function storedVault(v: VaultEntry): StoredIndexerVault {
+  return {
+    vault: v.vault,
+    createdBlock: v.createdBlock,
+    token0: v.token0,
+    token1: v.token1,
+    pool: v.pool,
+    rewardToken: v.rewardToken,
+    state: copyMarkState(v.state),
   };
 }
 

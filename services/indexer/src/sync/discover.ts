@@ -1,17 +1,66 @@
-import { decodeLog, type IndexerLog } from '@vault-yield/chain';
-import type { PriceReading, PriceWatch } from '../price-watch.js';
-import type { VaultRegistry } from '../vaults.js';
+import { decodeLog, type IndexerLog, readVaultRewardTokens } from '@vault-yield/chain';
+import type { PriceReading } from '../price-watch.js';
+import type { IndexerState } from '../state.js';
+import { completeByBloom } from './bloom.js';
+import type { IndexerContext } from './context.js';
+import { factoryFilter, haltOnBadLog } from './fetch.js';
 import { segmentFilters } from './filters.js';
 import type { PriceReads } from './readings.js';
 import type { PendingVault, Segment } from './types.js';
 
 type Address = `0x${string}`;
 
-/** What discovery reads: the known vaults and valuation state, and the chain through the engine. */
-export interface DiscoverHost {
-  readonly registry: VaultRegistry;
-  readonly watch: PriceWatch;
-  readonly snapshots: PriceReads;
+/**
+ * The discover stage: the factory's logs over a segment (completed by the blooms where it reaches
+ * into the kept window), and what they bring in: the vaults it creates, their tokens and pools,
+ * feed changes, and the log filters of its chunks (planSegment).
+ */
+export async function discover(
+  ctx: IndexerContext,
+  state: IndexerState,
+  from: number,
+  to: number,
+  target: number,
+): Promise<Segment> {
+  const factoryLogs = await scanFactory(ctx, state, from, to, target);
+  return planSegment(
+    state,
+    {
+      prices: ctx.chain.prices,
+      addressFilterLimit: ctx.options.addressFilterLimit,
+      badLog: (log, reason) => haltOnBadLog(ctx, state, log, reason, from, to),
+      rewardTokens: (vaults) => ctx.chain.rpc(() => readVaultRewardTokens(ctx.chain.client, vaults)),
+    },
+    factoryLogs,
+    from,
+    to,
+    target,
+  );
+}
+
+/** The factory's logs over [from, to], completed by the blooms where the range reaches into the kept window. */
+async function scanFactory(
+  ctx: IndexerContext,
+  state: IndexerState,
+  from: number,
+  to: number,
+  target: number,
+): Promise<IndexerLog[]> {
+  const logs = await ctx.chain.getLogs(factoryFilter(ctx.options), from, to, (f, t) =>
+    state.ranges.refused(f, t),
+  );
+  const check = Math.max(from, target - ctx.options.reorgWindow + 1);
+  if (check > to) return logs;
+  const headers = await ctx.chain.headers(
+    Array.from({ length: to - check + 1 }, (_, i) => check + i),
+    true,
+  );
+  return completeByBloom(factoryFilter(ctx.options), logs, headers, check, to, ctx.chain.shortAnswers);
+}
+
+/** What planning a segment reads besides the state: the chain, through the engine's retries. */
+export interface SegmentReads {
+  readonly prices: PriceReads;
   readonly addressFilterLimit: number;
   /** Records the log as bad and throws (the indexer halts before it). */
   badLog(log: IndexerLog, reason: string): Promise<never>;
@@ -25,7 +74,8 @@ export interface DiscoverHost {
  * FeedSet), and the log filters of its chunks.
  */
 export async function planSegment(
-  h: DiscoverHost,
+  state: Pick<IndexerState, 'registry' | 'watch'>,
+  h: SegmentReads,
   factoryLogs: IndexerLog[],
   from: number,
   to: number,
@@ -38,7 +88,7 @@ export async function planSegment(
     if (!r.ok) return h.badLog(log, r.reason);
     if (r.kind === 'record' && r.record.type === 'vault.created') {
       const p = r.record.payload;
-      if (h.registry.get(r.record.vault)) continue;
+      if (state.registry.get(r.record.vault)) continue;
       pendingVaults.set(r.record.vault, {
         vault: r.record.vault,
         createdBlock: r.record.blockNumber,
@@ -66,23 +116,23 @@ export async function planSegment(
   const newPools = new Map<Address, number>();
   for (const v of pendingVaults.values()) {
     for (const t of [v.token0, v.token1, v.rewardToken]) {
-      if (!h.watch.hasToken(t))
+      if (!state.watch.hasToken(t))
         newTokens.set(t, Math.min(newTokens.get(t) ?? v.createdBlock, v.createdBlock));
     }
-    if (!h.watch.hasPool(v.pool)) {
+    if (!state.watch.hasPool(v.pool)) {
       newPools.set(v.pool, Math.min(newPools.get(v.pool) ?? v.createdBlock, v.createdBlock));
     }
   }
   const reads: Promise<PriceReading | null>[] = [];
-  for (const [t, b] of newTokens) reads.push(h.snapshots.token(t, b));
-  for (const [p, b] of newPools) reads.push(h.snapshots.pool(p, b));
+  for (const [t, b] of newTokens) reads.push(h.prices.token(t, b));
+  for (const [p, b] of newPools) reads.push(h.prices.pool(p, b));
   for (const fs of feedSets) {
-    if (h.watch.hasToken(fs.token) || newTokens.has(fs.token))
-      reads.push(h.snapshots.token(fs.token, fs.block));
+    if (state.watch.hasToken(fs.token) || newTokens.has(fs.token))
+      reads.push(h.prices.token(fs.token, fs.block));
   }
   const snapshots = new Map<number, PriceReading[]>();
-  const feeds = new Set<Address>(h.watch.feedAddresses());
-  const pools = new Set<Address>([...h.watch.poolAddresses(), ...newPools.keys()]);
+  const feeds = new Set<Address>(state.watch.feedAddresses());
+  const pools = new Set<Address>([...state.watch.poolAddresses(), ...newPools.keys()]);
   for (const s of await Promise.all(reads)) {
     if (!s) continue;
     const list = snapshots.get(s.block) ?? [];
@@ -91,9 +141,9 @@ export async function planSegment(
     if (s.kind === 'token') feeds.add(s.feed.feed);
   }
   const filters = segmentFilters({
-    vaults: [...h.registry.byAddress.keys(), ...pendingVaults.keys()],
+    vaults: [...state.registry.byAddress.keys(), ...pendingVaults.keys()],
     valuation: [...pools, ...feeds],
-    tokens: [...new Set([...h.watch.tokenAddresses(), ...newTokens.keys()])],
+    tokens: [...new Set([...state.watch.tokenAddresses(), ...newTokens.keys()])],
     limit: h.addressFilterLimit,
   });
   return { from, to, target, factoryLogs, pendingVaults, snapshots, filters };

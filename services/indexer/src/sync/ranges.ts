@@ -1,13 +1,4 @@
-import {
-  type BlockHeader,
-  type DecodeLogResult,
-  decodeLog,
-  eventTopics,
-  type IndexerLog,
-} from '@vault-yield/chain';
 import type { FetchedChunk } from './types.js';
-
-type Address = `0x${string}`;
 
 /**
  * Sizes getLogs ranges by what came back: a range aims for `targetLogs` logs at the density of
@@ -59,72 +50,51 @@ export class RangePlanner {
   }
 }
 
-/** Logs of one block must share the block's hash (and the header's, when fetched); headers must chain. */
-export function checkConsistency(
-  logs: readonly IndexerLog[],
-  headers: ReadonlyMap<number, BlockHeader>,
-  from: number,
-  to: number,
-): string | null {
-  if (!headers.get(to)) return `block ${to} not returned by the node`;
-  const seen = new Map<number, string>();
-  for (const l of logs) {
-    const n = Number(l.blockNumber);
-    if (l.blockHash === null || l.removed)
-      return `log ${l.transactionHash}:${l.logIndex} is pending or removed`;
-    if (n < from || n > to) return `log of block ${n} outside the requested range ${from}..${to}`;
-    const h = headers.get(n)?.hash ?? seen.get(n);
-    if (h !== undefined && h !== l.blockHash)
-      return `log of block ${n} has blockHash ${l.blockHash}, block has ${h}`;
-    seen.set(n, l.blockHash);
-  }
-  // The fetched headers must chain (a reorg in the middle of the fetch breaks this).
-  const nums = [...headers.keys()].sort((a, b) => a - b);
-  for (let i = 1; i < nums.length; i++) {
-    const a = headers.get(nums[i - 1]!)!;
-    const b = headers.get(nums[i]!)!;
-    if (b.number === a.number + 1 && b.parentHash !== a.hash)
-      return `block ${b.number} does not chain to ${a.number}`;
-  }
-  return null;
+/** A segment's getLogs ranges, fetched ahead of their turn and taken in block order. */
+export interface ChunkQueue {
+  /** Ranges out (fetching or fetched, not yet taken). */
+  readonly size: number;
+  /** Sends out as many of the next ranges as the planner allows now. */
+  dispatch(): void;
+  /** The lowest range out (its fetch settles in its own time). */
+  take(): Promise<FetchedChunk> | undefined;
+  /** A taken chunk came back: the planner learns from it and the next ranges go out. */
+  adapt(chunk: FetchedChunk): void;
+  /** Settles once every range still out has settled. */
+  settled(): Promise<unknown>;
 }
 
-/**
- * Decodes every watched log of a chunk before any state moves (a bad one stops the chunk). Logs
- * of addresses that are neither the factory, a vault nor a valuation topic (Swap, Mint, AnswerUpdated, Transfer) are not ours (topic-only
- * filters bring them); a valuation-topic log that does not decode from an untracked address neither.
- */
-export function decodeAll(
-  logs: readonly IndexerLog[],
-  factory: Address,
-  isVault: (address: Address) => boolean,
-): { map: Map<IndexerLog, DecodeLogResult>; failures: { log: IndexerLog; reason: string }[] } {
-  const map = new Map<IndexerLog, DecodeLogResult>();
-  const failures: { log: IndexerLog; reason: string }[] = [];
-  for (const l of logs) {
-    const addr = l.address;
-    const vault = isVault(addr);
-    const topic0 = l.topics[0];
-    const isValuation =
-      topic0 === eventTopics.swap ||
-      topic0 === eventTopics.answerUpdated ||
-      topic0 === eventTopics.transfer ||
-      topic0 === eventTopics.mint;
-    if (addr !== factory && !vault && !isValuation) continue;
-    const r = decodeLog(l);
-    if (!r.ok) {
-      if (!vault && addr !== factory) continue;
-      failures.push({ log: l, reason: r.reason });
-      continue;
+/** The ranges of [from, to], each `fetch`ed in the planner's sizes, `concurrency` at most at once. */
+export function createChunkQueue(o: {
+  planner: RangePlanner;
+  concurrency: number;
+  from: number;
+  to: number;
+  fetch: (from: number, to: number) => Promise<FetchedChunk>;
+}): ChunkQueue {
+  const { planner } = o;
+  const inFlight: { from: number; to: number; p: Promise<FetchedChunk> }[] = [];
+  let next = o.from;
+  const dispatch = () => {
+    while (next <= o.to && planner.mayDispatch(inFlight, o.concurrency)) {
+      const f = next;
+      const t = Math.min(o.to, f + planner.chunkSize - 1);
+      next = t + 1;
+      const p = o.fetch(f, t);
+      p.catch(() => {}); // observed when its turn comes
+      inFlight.push({ from: f, to: t, p });
     }
-    if (vault && (r.kind !== 'record' || r.record.vault !== addr)) {
-      failures.push({
-        log: l,
-        reason: `vault log decoded as ${r.kind === 'valuation' ? r.event.kind : r.record.type}`,
-      });
-      continue;
-    }
-    map.set(l, r);
-  }
-  return { map, failures };
+  };
+  return {
+    get size() {
+      return inFlight.length;
+    },
+    dispatch,
+    take: () => inFlight.shift()?.p,
+    adapt(chunk) {
+      planner.adapt(chunk);
+      dispatch();
+    },
+    settled: () => Promise.allSettled(inFlight.map((c) => c.p)),
+  };
 }

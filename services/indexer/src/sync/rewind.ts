@@ -1,58 +1,27 @@
-import type { BlockHeader } from '@vault-yield/chain';
-import type { Logger } from '@vault-yield/common';
+import { getHeadNumber, readVaultPositions } from '@vault-yield/chain';
 import type { ValuationContext, VaultRecord } from '@vault-yield/domain';
-import type { IndexerStore, StoredBlock, StoredIndexerVault } from '@vault-yield/store';
-import type { IndexerMetrics } from '../metrics.js';
-import type { PriceWatch, ValuedSet } from '../price-watch.js';
-import { emptyMarkState, rangeFlags, type VaultEntry, type VaultRegistry } from '../vaults.js';
-import { planReorg, revertRecord } from './reorg.js';
+import type { StoredBlock, StoredIndexerVault } from '@vault-yield/store';
+import type { IndexerState } from '../state.js';
+import { emptyMarkState, rangeFlags, storedVault, type VaultEntry } from '../vaults.js';
+import type { IndexerContext } from './context.js';
+import { planReorg, type ReorgPlan, revertRecord } from './reorg.js';
 import { revertSeqs } from './sequence.js';
-import type { Cursor } from './types.js';
 
-type Address = `0x${string}`;
 type Hash = `0x${string}`;
 
-/** What a rewind reads and moves: the engine's state and reads, nothing else. */
-export interface RewindHost {
-  readonly chainId: number;
-  /** The chain head now (a vault born after the ancestor is valued there). */
-  latest(): Promise<number>;
-  readonly reorgWindow: number;
-  readonly topic: string;
-  cursor: Cursor;
-  watch: PriceWatch;
-  readonly blocks: Map<number, StoredBlock>;
-  readonly registry: VaultRegistry;
-  readonly aheadVaults: Map<Address, VaultEntry>;
-  readonly store: IndexerStore;
-  readonly log: Logger;
-  readonly metrics: IndexerMetrics;
-  headers(numbers: readonly number[]): Promise<Map<number, BlockHeader>>;
-  watchAt(block: number, vaults: readonly ValuedSet[], lenient: boolean): Promise<PriceWatch>;
-  /** The vault's context at `block` (by its hash when given: EIP-1898). */
-  value(block: number, vault: ValuedSet & { vault: Address }, blockHash?: Hash): Promise<ValuationContext>;
-  positionsAt(
-    vault: Address,
-    block: number,
-  ): Promise<{ positionId: string; tickLower: number; tickUpper: number }[]>;
-  /** Publishes and counts records (resolves once Kafka acknowledged them). */
-  publish(records: VaultRecord[]): Promise<void>;
-  stored(v: VaultEntry): StoredIndexerVault;
-}
-
 /**
- * Compares the kept blocks with the canonical chain. On a difference: finds the common ancestor,
- * publishes a revert for every vault touched by an orphaned block, and moves the checkpoint,
- * registry and valuation state back to the ancestor. A reorg deeper than the window halts
+ * The rewind stage. Compares the kept blocks with the canonical chain. On a difference: finds the
+ * common ancestor, publishes a revert for every vault touched by an orphaned block, and moves the
+ * checkpoint, registry and price watch back to the ancestor. A reorg deeper than the window halts
  * (planReorg throws ReorgTooDeepError with what to do).
  */
-export async function rewindOnReorg(h: RewindHost): Promise<void> {
-  if (h.blocks.size === 0) return;
-  const canon = await h.headers([...h.blocks.keys()]);
-  const plan = planReorg(h.blocks.values(), canon, h.reorgWindow);
+export async function rewindOnReorg(ctx: IndexerContext, state: IndexerState): Promise<void> {
+  if (state.blocks.size === 0) return;
+  const canon = await ctx.chain.headers([...state.blocks.keys()]);
+  const plan = planReorg(state.blocks.values(), canon, ctx.options.reorgWindow);
   if (!plan) return;
   const { ancestor, orphaned, depth, touched } = plan;
-  h.log.warn(
+  ctx.log.warn(
     {
       ancestor: ancestor.blockNumber,
       depth,
@@ -62,78 +31,115 @@ export async function rewindOnReorg(h: RewindHost): Promise<void> {
     'reorg: reverting to the common ancestor',
   );
   const A = ancestor.blockNumber;
-  const rewindState = A < h.cursor.number;
+  const rewindState = A < state.cursor.number;
 
-  // Valuation at the ancestor for every vault concerned (a vault born in an orphaned block may
+  // Price watch at the ancestor for every vault concerned (a vault born in an orphaned block may
   // use contracts that did not exist then: its revert is valued at the head, below).
-  const involved = [...h.registry.all(), ...h.aheadVaults.values()].filter(
+  const involved = [...state.registry.all(), ...state.aheadVaults.values()].filter(
     (v) => rewindState || touched.has(v.vault),
   );
-  const atA = await h.watchAt(A, involved, true);
+  const atA = await ctx.chain.prices.watchAt(A, involved, true);
+  const { reverts, reverted } = await revertsOf(ctx, state, plan);
+
+  const changedVaults: StoredIndexerVault[] = [];
+  if (rewindState) {
+    for (const v of [...state.registry.all()]) if (v.createdBlock > A) state.registry.remove(v.vault);
+    state.watch = atA;
+    for (const vault of touched.keys()) {
+      const v = state.registry.get(vault);
+      if (!v) continue;
+      await resetToAncestor(ctx, state, v, A);
+      changedVaults.push(storedVault(v));
+    }
+  }
+
+  // The numbers the reverts took are saved with the rewind (the vaults' next numbers).
+  if (!rewindState) for (const v of reverted) if (v.createdBlock <= A) changedVaults.push(storedVault(v));
+  if (reverts.length > 0) await ctx.publisher.publish(reverts);
+  // Back to the ancestor, or (orphaned write-ahead rows only) to the unchanged checkpoint.
+  const back = rewindState ? { number: A, hash: ancestor.blockHash } : state.cursor;
+  await storeRewind(ctx, state, back, orphaned, changedVaults);
+  state.cursor = back;
+  for (const n of [...state.blocks.keys()]) if (n > back.number) state.blocks.delete(n);
+  state.aheadVaults.clear();
+  ctx.metrics.reorgs.inc();
+  ctx.metrics.reorgDepth.set(depth);
+  ctx.metrics.checkpointBlock.set(state.cursor.number);
+}
+
+/** A revert for every vault the orphaned blocks touched, valued at the ancestor, numbered past the orphaned rows. */
+async function revertsOf(
+  ctx: IndexerContext,
+  state: IndexerState,
+  { ancestor, touched }: ReorgPlan,
+): Promise<{ reverts: VaultRecord[]; reverted: VaultEntry[] }> {
+  const A = ancestor.blockNumber;
+  const { chain } = ctx;
+  const value = async (block: number, v: VaultEntry, hash?: Hash) =>
+    (await chain.rpc(() => chain.valuator.read(block, [v], hash))).get(v.vault)!;
   // The ancestor by its hash: a read that fails fails the rewind (retried from the checkpoint),
   // never stands in another block's state. A vault born after the ancestor (in an orphaned block)
-  // may use contracts that did not exist there: it is valued at the head.
-  const contextFor = async (v: VaultEntry): Promise<ValuationContext> =>
-    v.createdBlock > A ? h.value(await h.latest(), v) : h.value(A, v, ancestor.blockHash as Hash);
+  // may use contracts that did not exist there: it is valued at the head (read when asked: a check
+  // on restart comes before any step has read the head).
+  const contextFor = async (v: VaultEntry): Promise<ValuationContext> => {
+    if (v.createdBlock <= A) return value(A, v, ancestor.blockHash as Hash);
+    state.head = await chain.rpc(() => getHeadNumber(chain.client));
+    return value(state.head, v);
+  };
   const reverts: VaultRecord[] = [];
-  const orphanSeqs = await h.store.seqsAbove(h.chainId, A);
+  const orphanSeqs = await ctx.store.seqsAbove(state.chainId, A);
   const reverted: VaultEntry[] = [];
   for (const vault of [...touched.keys()].sort()) {
-    const v = h.registry.get(vault) ?? h.aheadVaults.get(vault);
+    const v = state.registry.get(vault) ?? state.aheadVaults.get(vault);
     if (!v) {
-      h.log.warn({ vault }, 'reorg: touched vault unknown to the registry; skipping its revert');
+      ctx.log.warn({ vault }, 'reorg: touched vault unknown to the registry; skipping its revert');
       continue;
     }
     const seqs = revertSeqs(
       v.state,
       orphanSeqs.filter((o) => o.vault === vault),
     );
-    reverts.push(revertRecord(h.chainId, ancestor, vault, touched.get(vault)!, await contextFor(v), seqs));
+    reverts.push(
+      revertRecord(state.chainId, ancestor, vault, touched.get(vault)!, await contextFor(v), seqs),
+    );
     reverted.push(v);
   }
+  return { reverts, reverted };
+}
 
-  const changedVaults: StoredIndexerVault[] = [];
-  if (rewindState) {
-    for (const v of [...h.registry.all()]) if (v.createdBlock > A) h.registry.remove(v.vault);
-    h.watch = atA;
-    for (const vault of touched.keys()) {
-      const v = h.registry.get(vault);
-      if (!v) continue;
-      const positions = await h.positionsAt(vault, A);
-      const state = { ...emptyMarkState(), nextSeq: v.state.nextSeq };
-      for (const p of positions) state.positions[p.positionId] = [p.tickLower, p.tickUpper];
-      state.flags = rangeFlags(state.positions, h.watch.poolTick(v.pool));
-      v.state = state;
-      // Its last published context is gone: mark it at the next price move.
-      h.registry.setDirty(v, true);
-      changedVaults.push(h.stored(v));
-    }
-  }
+/** A vault's mark state as at the ancestor: its positions read there, its next number kept, due for a mark. */
+async function resetToAncestor(ctx: IndexerContext, state: IndexerState, v: VaultEntry, A: number) {
+  const { chain } = ctx;
+  const positions = await chain.rpc(() => readVaultPositions(chain.client, v.vault, A));
+  const mark = { ...emptyMarkState(), nextSeq: v.state.nextSeq };
+  for (const p of positions) mark.positions[p.positionId] = [p.tickLower, p.tickUpper];
+  mark.flags = rangeFlags(mark.positions, state.watch.poolTick(v.pool));
+  v.state = mark;
+  // Its last published context is gone: mark it at the next price move.
+  state.registry.setDirty(v, true);
+}
 
-  // The numbers the reverts took are saved with the rewind (the vaults' next numbers).
-  if (!rewindState) for (const v of reverted) if (v.createdBlock <= A) changedVaults.push(h.stored(v));
-  if (reverts.length > 0) await h.publish(reverts);
-  // Back to the ancestor, or (orphaned write-ahead rows only) to the unchanged checkpoint.
-  const back = rewindState ? { number: A, hash: ancestor.blockHash } : h.cursor;
+/** The rewind in Postgres: back to `back`, or only the orphaned write-ahead rows dropped before any checkpoint. */
+async function storeRewind(
+  ctx: IndexerContext,
+  state: IndexerState,
+  back: IndexerState['cursor'],
+  orphaned: readonly StoredBlock[],
+  changedVaults: StoredIndexerVault[],
+): Promise<void> {
   if (back.hash === null) {
     // Nothing checkpointed yet (fresh start): only drop the orphaned write-ahead rows.
-    await h.store.dropBlocks(
-      h.chainId,
+    await ctx.store.dropBlocks(
+      state.chainId,
       orphaned.map((o) => o.blockHash),
     );
-    await h.store.saveBlocks(h.chainId, [], changedVaults);
-  } else {
-    await h.store.rewind(h.chainId, {
-      ancestor: { blockNumber: back.number, blockHash: back.hash },
-      topic: h.topic,
-      vaultsCreatedAbove: back.number,
-      vaults: changedVaults,
-    });
+    await ctx.store.saveBlocks(state.chainId, [], changedVaults);
+    return;
   }
-  h.cursor = back;
-  for (const n of [...h.blocks.keys()]) if (n > back.number) h.blocks.delete(n);
-  h.aheadVaults.clear();
-  h.metrics.reorgs.inc();
-  h.metrics.reorgDepth.set(depth);
-  h.metrics.checkpointBlock.set(h.cursor.number);
+  await ctx.store.rewind(state.chainId, {
+    ancestor: { blockNumber: back.number, blockHash: back.hash },
+    topic: ctx.options.kafka.topic,
+    vaultsCreatedAbove: back.number,
+    vaults: changedVaults,
+  });
 }
