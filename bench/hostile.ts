@@ -7,7 +7,7 @@
  * (the projector folds them: commits, NOTIFYs, stream events, callbacks). The reader runs as a
  * child process with the product's defaults (rate limit, per-client concurrency, stream caps,
  * per-address connection caps, write and header deadlines), so its RSS is its own; the webhooks
- * deliverer (`vault-yield webhooks run`) too, delivering to receivers on loopback
+ * deliverer (services/webhooks) too, delivering to receivers on loopback
  * (WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8), its retry period and parked retention shortened
  * (BENCH_RETRY_PERIOD_MS, BENCH_PARKED_RETENTION_MS) so their bound shows within the run.
  *
@@ -321,7 +321,7 @@ async function main() {
       ).id;
     const healthyId = await endpoint(healthy.url);
     children.push(
-      service('services/cli/src/main.ts', ['webhooks', 'run'], {
+      service('services/webhooks/src/main.ts', [], {
         DATABASE_URL: db.webhooksUrl,
         PROJECTION_SCHEMA: SCHEMA,
         VIEWS_SCHEMA: 'bench_no_views',

@@ -4,7 +4,7 @@
  *   npm run bench:webhooks [-- --rows 20000 --vaults 100 --concurrency 16]
  *
  * A fresh database gets one endpoint (every vault) and `rows` ledger rows spread over `vaults`
- * vaults; then `vault-yield webhooks run` starts as its own process and delivers them to a
+ * vaults; then the deliverer (services/webhooks) starts as its own process and delivers them to a
  * receiver on 127.0.0.1 that answers 200 at once. Measured: from the deliverer's start to the
  * last row received (its start-up, ≈ 1–2 s of tsx, excluded by timing from the first delivery).
  * Ends with `webhooks: N deliveries/s (…)`.
@@ -79,7 +79,7 @@ try {
   await w.end();
 
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/cli/src/main.ts', 'webhooks', 'run'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/webhooks/src/main.ts'], {
     env: {
       ...process.env,
       DATABASE_URL: db.writerUrl,

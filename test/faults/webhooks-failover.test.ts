@@ -14,7 +14,7 @@ import {
 import { freePortPair, type OwnPostgres, startOwnPostgres, until } from './support.js';
 
 /**
- * The webhook deliverer (`vault-yield webhooks run` ×2, a deliverer and its standby, as compose
+ * The webhook deliverer (the webhooks service ×2, a deliverer and its standby, as compose
  * runs them) with its database failing under it, on a Postgres cluster of this file's own (never
  * the machine's) and receivers on loopback. Every row must reach every endpoint, in order per
  * vault (at least once: the first answered delivery of each webhook-id counts), none left pending,

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIOME, generate } from '../../scripts/boundaries.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const biome = join(repo, 'node_modules', '.bin', 'biome');
@@ -43,6 +44,19 @@ function lint(path: string, source: string): string[] {
 }
 
 const use = (spec: string) => `import { x } from '${spec}';\nexport const y = x;\n`;
+
+describe('the boundaries are written once', () => {
+  it('biome.json holds what scripts/boundaries.ts generates (every service under services/ covered)', () => {
+    const current = readFileSync(BIOME, 'utf8');
+    // On failure: npm run lint:boundaries
+    expect(JSON.parse(current)).toEqual(JSON.parse(generate(current)));
+    const covered = (JSON.parse(current) as { overrides: { includes: string[] }[] }).overrides.map(
+      (o) => o.includes[0],
+    );
+    for (const d of readdirSync(join(repo, 'services'), { withFileTypes: true }))
+      if (d.isDirectory()) expect(covered).toContain(`services/${d.name}/**`);
+  });
+});
 
 describe('lint refuses imports across the boundaries', () => {
   it.each([

@@ -4,6 +4,7 @@ export { kafkaEnv, sharedEnv } from './config/fields.js';
 export {
   baseConfigSchema,
   ConfigError,
+  configInt,
   createConfig,
   type Env,
   envField,

@@ -5,6 +5,7 @@ import {
   doc,
   type Env,
   envField,
+  configInt as int,
   kafkaEnv,
   kafkaSecurity,
   type Logger,
@@ -197,8 +198,6 @@ export type IndexerEnv = z.output<typeof indexerEnvSchema>;
 export function loadIndexerEnv(env: Env = process.env): IndexerEnv {
   return createConfig(indexerEnvSchema, env);
 }
-
-const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 
 /**
  * The indexer's one config shape (camelCase), with every default. `createIndexer` parses what it

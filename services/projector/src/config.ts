@@ -5,6 +5,7 @@ import {
   doc,
   type Env,
   envField,
+  configInt as int,
   kafkaEnv,
   kafkaSecurity,
   type Logger,
@@ -108,8 +109,6 @@ export type ProjectorEnv = z.output<typeof projectorEnvSchema>;
 export function loadProjectorEnv(env: Env = process.env): ProjectorEnv {
   return createConfig(projectorEnvSchema, env);
 }
-
-const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 
 /**
  * The vault projector's one config shape (camelCase), with every default. `createProjector`

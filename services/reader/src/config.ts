@@ -6,6 +6,7 @@ import {
   doc,
   type Env,
   envField,
+  configInt as int,
   type KafkaSecurity,
   kafkaSecurity,
   type LogFormat,
@@ -21,8 +22,6 @@ import {
   STREAM_PAGE_ROWS,
   STREAM_REPLAY_BYTES_PER_SECOND,
 } from './stream/hub.js';
-
-const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 
 /**
  * The reader's one config shape (camelCase). Its defaults are the environment's

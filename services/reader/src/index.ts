@@ -53,9 +53,6 @@ function declareApi(deps: RouteDeps, ops: Omit<OpsDeps, keyof RouteDeps>, live: 
     .route('/', dashboardRoutes());
 }
 
-/** The reader's routes as a type: what `hc` (and @vault-yield/client) reads its types from. */
-export type ReaderApi = ReturnType<typeof declareApi>;
-
 export interface Reader {
   app: OpenAPIHono;
   pool: Pool;

@@ -5,6 +5,7 @@ import {
   doc,
   type Env,
   envField,
+  configInt as int,
   type Logger,
   requireDirectUrl,
   sharedEnv,
@@ -207,7 +208,6 @@ export function loadWebhooksEnv(
   return e;
 }
 
-const int = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/);
 
 /**

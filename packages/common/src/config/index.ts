@@ -58,6 +58,12 @@ export function requireDirectUrl(
     );
 }
 
+/**
+ * An integer of a service's config shape (camelCase, parsed after the env: numbers already), in
+ * [min, max]: every service's config schema uses this one.
+ */
+export const configInt = (min = 0, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+
 /** Reusable env field parsers. */
 export const envField = {
   /** Comma-separated list of host:port pairs. */
