@@ -217,7 +217,7 @@ describe('chain package against a real anvil', () => {
     const kinds = new Set<string>();
     for (const log of logs) {
       const r = decodeLog(log);
-      if (r.ok && r.kind === 'valuation') {
+      if (r.ok && r.kind === 'watched') {
         kinds.add(r.event.kind);
         if (r.event.kind === 'answer' && r.event.blockNumber === Number(demo.priceMoves[0]!.blockNumber)) {
           expect(r.event.answer).toBe('324000000000');
@@ -233,11 +233,9 @@ describe('chain package against a real anvil', () => {
     expect(own).toBeDefined();
     const mint = logs
       .map((l) => decodeLog(l))
-      .find(
-        (r) => r.ok && r.kind === 'valuation' && r.event.kind === 'mint' && r.event.txHash === own!.txHash,
-      );
+      .find((r) => r.ok && r.kind === 'watched' && r.event.kind === 'mint' && r.event.txHash === own!.txHash);
     const p = own!.payload as { tickLower: number; tickUpper: number; liquidity: string; amount0: string };
-    expect(mint?.ok && mint.kind === 'valuation' && mint.event).toMatchObject({
+    expect(mint?.ok && mint.kind === 'watched' && mint.event).toMatchObject({
       kind: 'mint',
       owner: own!.vault,
       sender: own!.vault,

@@ -26,7 +26,7 @@ export {
   type RawLog,
   recordTypeOfEvent,
   refOf,
-  type ValuationEvent,
+  type WatchedEvent,
 } from './decode/index.js';
 export {
   answerUpdatedEventAbi,

@@ -6,7 +6,7 @@ export {
   type IndexerCheckpoint,
   type IndexerCommit,
   type IndexerRewind,
-  type IndexerSnapshot,
+  type IndexerProgress,
   type IndexerStore,
   type SeqCompaction,
   type SpanLimits,

@@ -28,7 +28,7 @@ import type {
   LogPosition,
   LogRef,
   RawLog,
-  ValuationEvent,
+  WatchedEvent,
 } from './types.js';
 
 export { asciiToBytes32, bytes32ToAscii } from './bytes32.js';
@@ -192,7 +192,7 @@ export function decodeLogReference(log: RawLog): DecodeLogResult {
 export function decodeVaultLog(log: RawLog): DecodeVaultLogResult {
   const r = decodeLog(log);
   if (!r.ok) return r;
-  if (r.kind === 'valuation') return fail(log, `not a vault record event: ${r.event.kind}`);
+  if (r.kind === 'watched') return fail(log, `not a vault record event: ${r.event.kind}`);
   return { ok: true, record: r.record };
 }
 
@@ -228,7 +228,7 @@ function decodeUnsafe(log: RawLog, fast: boolean): DecodeLogResult {
   const { eventName, args } = decoded;
 
   if (!recordTopics.has(topic0))
-    return { ok: true, kind: 'valuation', event: marketEvent(log, pos, eventName, args) };
+    return { ok: true, kind: 'watched', event: watchedEvent(log, pos, eventName, args) };
 
   const entry = eventsByTopic.get(topic0)!;
   const raw: Record<string, unknown> = {};
@@ -267,12 +267,12 @@ function parsePayload(type: ChainRecordType, raw: Record<string, unknown>, fast:
   return `${type} payload: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`;
 }
 
-function marketEvent(
+function watchedEvent(
   log: RawLog,
   pos: LogPosition,
   eventName: string,
   args: Record<string, unknown>,
-): ValuationEvent {
+): WatchedEvent {
   // A format check, not viem's getAddress: its checksum (a keccak per log) was thrown away here.
   if (!ADDRESS.test(log.address)) throw new Error(`log address ${String(log.address)} is not an address`);
   const address = lower(log.address);

@@ -134,7 +134,7 @@ describe('static ABI fast path', () => {
       .sample(fc.oneof(wellShaped, mutated), { numRuns: 2000, seed: 7 })
       .map((l) => decodeLog(l));
     expect(outcomes.filter((r) => r.ok && r.kind === 'record').length).toBeGreaterThan(100);
-    expect(outcomes.filter((r) => r.ok && r.kind === 'valuation').length).toBeGreaterThan(10);
+    expect(outcomes.filter((r) => r.ok && r.kind === 'watched').length).toBeGreaterThan(10);
     expect(outcomes.filter((r) => !r.ok).length).toBeGreaterThan(100);
   });
 
@@ -147,7 +147,7 @@ describe('static ABI fast path', () => {
       data: `0x${[pad('5'), twos(-7n), pad((1n << 96n).toString(16)), pad('64'), twos(-3n)].join('')}`,
     };
     const ok = decodeLog(swap);
-    expect(ok).toMatchObject({ ok: true, kind: 'valuation', event: { pool: swap.address.toLowerCase() } });
+    expect(ok).toMatchObject({ ok: true, kind: 'watched', event: { pool: swap.address.toLowerCase() } });
     // Mixed case is an address whatever its checksum; a short or non-hex one is not.
     const mixed = `0x${'aB'.repeat(20)}` as Hex;
     expect(decodeLog({ ...swap, address: mixed })).toMatchObject({

@@ -47,8 +47,13 @@ export interface LogPosition {
   logIndex: number;
 }
 
-/** Non-vault events the indexer uses for discovery, valuation and mark-to-market. */
-export type ValuationEvent =
+/**
+ * The chain events the indexer watches beside the vaults' own records (the glossary's *watched
+ * events*): the pools' Swap and Mint, the feeds' AnswerUpdated, tokens leaving a vault, the
+ * factory's FeedSet and RolesSet. They decide when a mark falls due (the price watch) and what is
+ * followed; they value nothing (the block valuator reads the chain at the block).
+ */
+export type WatchedEvent =
   | (LogPosition & {
       kind: 'swap';
       pool: Address;
@@ -78,7 +83,7 @@ export type DecodeFailure = { ok: false; reason: string; log: LogRef };
 
 export type DecodeLogResult =
   | { ok: true; kind: 'record'; record: ChainRecord }
-  | { ok: true; kind: 'valuation'; event: ValuationEvent }
+  | { ok: true; kind: 'watched'; event: WatchedEvent }
   | DecodeFailure;
 
 export type DecodeVaultLogResult = { ok: true; record: ChainRecord } | DecodeFailure;

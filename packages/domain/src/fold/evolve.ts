@@ -135,7 +135,7 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
  * record of a later block does first when the open block's last record never reached the fold
  * (a dead letter). Its holdings are the block's end already (every record of a block carries
  * them), so the book is reconciled against them — the lost record's flows are booked as
- * reconciliations — and the block's flows, marks and return are settled as at any block end.
+ * reconciliations — and the block's flows, its high water and basket, and its return are settled as at any block end.
  * The result's `reconciled` lists what the close booked.
  */
 export function closeBlock(state: VaultState): VaultState {
@@ -204,20 +204,21 @@ function settleBlock(d: Draft, start: VaultState | null, flows: readonly BlockFl
     v -= flows[k]!.kind === 'in' ? values[k]! : -values[k]!;
     before[k] = v;
   }
-  const marks: Marks = { highWaterUsd: start?.highWaterUsd ?? 0n, benchmark: start?.benchmark ?? {} };
-  for (let k = 0; k < flows.length; k++) moveMarks(marks, flows[k]!, values[k]!, before[k]!);
-  d.highWaterUsd = marks.highWaterUsd;
-  d.benchmark = marks.benchmark;
+  const bases: FlowBases = { highWaterUsd: start?.highWaterUsd ?? 0n, benchmark: start?.benchmark ?? {} };
+  for (let k = 0; k < flows.length; k++) moveBases(bases, flows[k]!, values[k]!, before[k]!);
+  d.highWaterUsd = bases.highWaterUsd;
+  d.benchmark = bases.benchmark;
 }
 
-type Marks = Pick<Draft, 'highWaterUsd' | 'benchmark'>;
+/** What capital flows move: the performance fee's basis (high water) and the benchmark basket. */
+type FlowBases = Pick<Draft, 'highWaterUsd' | 'benchmark'>;
 
 /**
  * How one capital flow of value `w` moves the high water and the benchmark basket, the vault
  * worth `before` just before it: capital in adds to both; capital out scales both by
  * (1 − w / before); a fee charge raises the high water by the gain it settled, net of the charge (fees.ts).
  */
-function moveMarks(m: Marks, f: BlockFlow, w: Fixed, before: Fixed): void {
+function moveBases(m: FlowBases, f: BlockFlow, w: Fixed, before: Fixed): void {
   if (f.kind === 'in') {
     m.highWaterUsd += w;
     m.benchmark = { ...m.benchmark, [f.token]: (m.benchmark[f.token] ?? 0n) + f.raw * ONE };
@@ -235,7 +236,7 @@ function moveMarks(m: Marks, f: BlockFlow, w: Fixed, before: Fixed): void {
  * of several is settled again at its end, `settleBlock`), and joins the block's flows.
  */
 function recordFlow(d: Draft, f: BlockFlow, w: Fixed, flows: BlockFlow[]): void {
-  moveMarks(d, f, w, f.kind === 'in' ? d.valueUsd - w : d.valueUsd + w);
+  moveBases(d, f, w, f.kind === 'in' ? d.valueUsd - w : d.valueUsd + w);
   flows.push(f);
 }
 

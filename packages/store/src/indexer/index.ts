@@ -1,7 +1,7 @@
 import { type Pool, type PoolClient, pgArrayOf, withTransaction } from '../pool/index.js';
 import {
   DEFAULT_SPAN_LIMITS,
-  foldIntoSpans,
+  compactIntoSpans,
   packMarks,
   type SeqRow,
   type SpanLimits,
@@ -48,7 +48,7 @@ export interface StoredVaultSeq {
 
 /** What one compaction of the sequence rows did (IndexerStore.compactSeqs). */
 export interface SeqCompaction {
-  /** Rows folded into spans (and deleted). */
+  /** Rows compacted into spans (and deleted). */
   rows: number;
   /** Spans written (new or extended). */
   spans: number;
@@ -79,7 +79,8 @@ export interface BadLogRow {
   log: unknown;
 }
 
-export interface IndexerSnapshot {
+/** What the indexer stored of its progress: its checkpoint, the blocks it keeps, the vaults it found. */
+export interface IndexerProgress {
   checkpoint: StoredCheckpoint | null;
   /** Kept blocks, highest first (may include write-ahead rows above the checkpoint). */
   blocks: StoredBlock[];
@@ -108,7 +109,7 @@ export interface IndexerRewind {
 }
 
 export interface IndexerStore {
-  load(chainId: number): Promise<IndexerSnapshot>;
+  load(chainId: number): Promise<IndexerProgress>;
   /** The stored checkpoint alone (null when none): what start() checks before it touches Kafka. */
   checkpoint(chainId: number): Promise<StoredCheckpoint | null>;
   /**
@@ -316,7 +317,7 @@ async function compact(
   );
   const lastOf = new Map(lasts.map((r) => [r.vault, storedSpan(r)]));
   const spans: StoredVaultSeqSpan[] = [];
-  for (const [vault, list] of byVault) spans.push(...foldIntoSpans(lastOf.get(vault) ?? null, list, limits));
+  for (const [vault, list] of byVault) spans.push(...compactIntoSpans(lastOf.get(vault) ?? null, list, limits));
   await upsertSpans(c, chainId, spans);
   await c.query(
     `delete from indexer_vault_seqs s using unnest($2::text[], $3::int8[]) as d(v, n)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { foldIntoSpans, packMarks, type SeqRow, unpackMarks } from './spans.js';
+import { compactIntoSpans, packMarks, type SeqRow, unpackMarks } from './spans.js';
 
 const h = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 const A = `0x${'a'.repeat(40)}`;
@@ -27,7 +27,7 @@ describe('folding rows into spans', () => {
   });
 
   it('keeps a run of numbers as one span: blocks counted, marks (and single rows of unknown kind) listed', () => {
-    const spans = foldIntoSpans(null, [
+    const spans = compactIntoSpans(null, [
       row(A, 10, 1, 3, false),
       row(A, 12, 4, 4, true),
       row(A, 15, 5, 5, false),
@@ -58,7 +58,7 @@ describe('folding rows into spans', () => {
       blocks: 4,
       marks: [12],
     };
-    const spans = foldIntoSpans(
+    const spans = compactIntoSpans(
       last,
       [
         row(A, 20, 7, 7, true),
@@ -111,7 +111,7 @@ describe('folding rows into spans', () => {
     // The span given is not changed.
     expect(last.marks).toEqual([12]);
     // Too many blocks: 30 is outside a span of 20 blocks from 10 (the span given is not rewritten).
-    expect(foldIntoSpans(last, [row(A, 30, 7, 7, false)], { maxBlocks: 20, maxMarks: 10 })).toMatchObject([
+    expect(compactIntoSpans(last, [row(A, 30, 7, 7, false)], { maxBlocks: 20, maxMarks: 10 })).toMatchObject([
       { fromBlock: 30, firstSeq: 7 },
     ]);
   });

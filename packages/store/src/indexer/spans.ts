@@ -94,12 +94,12 @@ export function unpackMarks(from: number, packed: Uint8Array): number[] {
 const single = (r: SeqRow) => r.firstSeq === r.lastSeq && r.mark !== false;
 
 /**
- * Folds a vault's rows (ascending blocks, all above `last`'s) into its spans: a row extends the
+ * Compacts a vault's rows (ascending blocks, all above `last`'s) into its spans: a row extends the
  * last span when its first number follows the span's last, it is above the span's last block,
  * and the span stays within `limits`; else it begins a new span. Returns the spans to write, in
  * order: `last` extended (when it was), and the new ones.
  */
-export function foldIntoSpans(
+export function compactIntoSpans(
   last: StoredVaultSeqSpan | null,
   rows: readonly SeqRow[],
   limits: SpanLimits = DEFAULT_SPAN_LIMITS,

@@ -84,7 +84,7 @@ describe('processBlock: when vaults fall due for a record', () => {
     const w = walk(1000);
     const transfer: DecodeLogResult = {
       ok: true,
-      kind: 'valuation',
+      kind: 'watched',
       event: { ...pos(6), kind: 'transfer', token: T1, from: a(0x99), to: VAULT, value: '5000000' },
     } as DecodeLogResult;
     const out = run(w, 6, 1_020, [transfer]);
@@ -95,7 +95,7 @@ describe('processBlock: when vaults fall due for a record', () => {
     // a transfer between addresses that are no vaults marks nothing
     const stray: DecodeLogResult = {
       ok: true,
-      kind: 'valuation',
+      kind: 'watched',
       event: { ...pos(7), kind: 'transfer', token: T1, from: a(0x98), to: a(0x99), value: '1' },
     } as DecodeLogResult;
     expect(run(w, 7, 1_030, [stray]).records).toEqual([]);
@@ -109,7 +109,7 @@ describe('processBlock: when vaults fall due for a record', () => {
       txHash,
       logIndex,
     });
-    const valuation = (event: object) => ({ ok: true, kind: 'valuation', event }) as DecodeLogResult;
+    const valuation = (event: object) => ({ ok: true, kind: 'watched', event }) as DecodeLogResult;
     const out = (from: Address, to: Address, value: string, block: number, logIndex: number, txh = tx(1)) =>
       valuation({ ...at(block, logIndex, txh), kind: 'transfer', token: T0, from, to, value });
     // a drain (an abused approval): the vault's tokens leave with no vault event; the cadence
@@ -148,7 +148,7 @@ describe('processBlock: when vaults fall due for a record', () => {
     const w = walk(1000);
     const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as const;
     const at = (logIndex: number, txHash: `0x${string}`) => ({ ...pos(8), txHash, logIndex });
-    const valuation = (event: object) => ({ ok: true, kind: 'valuation', event }) as DecodeLogResult;
+    const valuation = (event: object) => ({ ok: true, kind: 'watched', event }) as DecodeLogResult;
     // tx 1: the owner's deposit (transferFrom then Deposited); tx 2: a plain transfer; tx 3: to the other vault.
     const deposit = {
       ok: true,
@@ -179,7 +179,7 @@ describe('processBlock: when vaults fall due for a record', () => {
     const w = walk(1000);
     const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as const;
     const at = (logIndex: number, txHash: `0x${string}`) => ({ ...pos(9), txHash, logIndex });
-    const valuation = (event: object) => ({ ok: true, kind: 'valuation', event }) as DecodeLogResult;
+    const valuation = (event: object) => ({ ok: true, kind: 'watched', event }) as DecodeLogResult;
     const mint = (
       logIndex: number,
       txHash: `0x${string}`,
@@ -258,7 +258,7 @@ describe('processBlock: when vaults fall due for a record', () => {
     const mint = (logIndex: number, owner: Address, sender: Address, ticks: [number, number]) =>
       ({
         ok: true,
-        kind: 'valuation',
+        kind: 'watched',
         event: {
           ...at(logIndex),
           kind: 'mint',
@@ -307,7 +307,7 @@ describe('processBlock: when vaults fall due for a record', () => {
     const w = walk(0);
     const swap: DecodeLogResult = {
       ok: true,
-      kind: 'valuation',
+      kind: 'watched',
       event: {
         ...pos(6),
         kind: 'swap',

@@ -1,4 +1,4 @@
-import type { ChainRecord, DecodeLogResult, IndexerLog, ValuationEvent } from '@vault-yield/chain';
+import type { ChainRecord, DecodeLogResult, IndexerLog, WatchedEvent } from '@vault-yield/chain';
 import { SCHEMA_VERSION, type ValuationContext, type VaultRecord, ZERO_HASH } from '@vault-yield/domain';
 import type { PriceReading, PriceWatch } from '../price-watch.js';
 import {
@@ -78,7 +78,7 @@ export function markRecord(
  * event explains it (receivedRecords); undefined for any other log, or one moving nothing.
  */
 export function receivedRecord(
-  e: ValuationEvent,
+  e: WatchedEvent,
   vaultOf: (address: Address) => { pool: Address } | undefined,
 ): ChainRecord | undefined {
   const { blockNumber, blockHash, txHash, txIndex, logIndex } = e;

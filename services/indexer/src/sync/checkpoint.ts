@@ -3,7 +3,7 @@ import {
   checkRoleSettings,
   createIndexerStore,
   createPgPool,
-  type IndexerSnapshot,
+  type IndexerProgress,
   type IndexerStore,
   type Pool,
   type SeqCompaction,
@@ -45,7 +45,7 @@ export async function openStore(c: IndexerCommon, pool: Pool): Promise<IndexerSt
  * leave that topic without every record below it. One without a topic (written before
  * migration 0008) is adopted: the next checkpoint writes this indexer's topic.
  */
-export function checkTopic(c: IndexerCommon, chainId: number, cp: IndexerSnapshot['checkpoint']): void {
+export function checkTopic(c: IndexerCommon, chainId: number, cp: IndexerProgress['checkpoint']): void {
   const { schema } = c.options;
   const { topic } = c.options.kafka;
   if (!cp || cp.topic === null || cp.topic === topic) return;
@@ -98,7 +98,7 @@ export async function loadCheckpoint(ctx: IndexerContext, state: IndexerState): 
 async function resumeAt(
   ctx: IndexerContext,
   state: IndexerState,
-  checkpoint: IndexerSnapshot['checkpoint'],
+  checkpoint: IndexerProgress['checkpoint'],
 ): Promise<void> {
   const o = ctx.options;
   const end = o.endBlock;
@@ -167,7 +167,7 @@ export async function commitBatch(ctx: IndexerContext, state: IndexerState, batc
 }
 
 /**
- * Folds the sequence rows below the kept window into spans (the store's compactSeqs): what
+ * Compacts the sequence rows below the kept window into spans (the store's compactSeqs): what
  * `republish` needs of them, no reorg reaching below the window. Once the window slid
  * `everyBlocks` since the last run, and again at the next batch while rows are left.
  */

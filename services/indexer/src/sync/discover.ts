@@ -97,7 +97,7 @@ export async function planSegment(
         pool: p.pool,
         rewardToken: p.token0, // replaced below by the vault's own rewardToken()
       });
-    } else if (r.kind === 'valuation' && r.event.kind === 'feedSet') {
+    } else if (r.kind === 'watched' && r.event.kind === 'feedSet') {
       feedSets.push({ token: r.event.token, feed: r.event.feed, block: r.event.blockNumber });
     }
   }

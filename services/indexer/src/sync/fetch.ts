@@ -209,7 +209,7 @@ export function decodeAll(
     if (vault && (r.kind !== 'record' || r.record.vault !== addr)) {
       failures.push({
         log: l,
-        reason: `vault log decoded as ${r.kind === 'valuation' ? r.event.kind : r.record.type}`,
+        reason: `vault log decoded as ${r.kind === 'watched' ? r.event.kind : r.record.type}`,
       });
       continue;
     }
