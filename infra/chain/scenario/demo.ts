@@ -57,7 +57,7 @@ export interface DemoResult {
 const ONE_RWD = 10n ** 18n;
 
 /**
- * A realistic history on the reference stack (see infra/chain/README.md for the script):
+ * A realistic history on the reference stack (played by `npm start`: the README's "The two commands"):
  * three vaults on real Uniswap v3 pools (alice / WETH-USDC 0.05% narrow, bob / WETH-USDC 0.3%
  * wide, carol / USDC-ARB 0.3% with gauge rewards), deposits in both tokens, in-range positions,
  * trading fees from real swap volume, rewards, WETH 3000 → 3240 and ARB 0.8 → 0.864 (narrow

@@ -24,7 +24,6 @@ export {
   type LogPosition,
   type LogRef,
   type RawLog,
-  recordTypeOfEvent,
   refOf,
   type WatchedEvent,
 } from './decode/index.js';
@@ -32,7 +31,6 @@ export {
   answerUpdatedEventAbi,
   eventTopics,
   factoryEventsAbi,
-  feedSetEventAbi,
   swapEventAbi,
   transferEventAbi,
   vaultCreatedEventAbi,
@@ -53,7 +51,6 @@ export { BlockValuationError } from './valuation/errors.js';
 export {
   createValuationReader,
   type TokenInfo,
-  ValuationError,
   type ValuationReader,
   type ValuationReaderConfig,
   type VaultInfo,

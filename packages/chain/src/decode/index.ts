@@ -41,7 +41,7 @@ type RecordEventName = (typeof vaultCreatedEventAbi)['name'] | (typeof vaultEven
  * Solidity event name → record type (the table in packages/domain payloads.ts). Exhaustive over
  * the ABI: a vault event added to the contract fails to compile here until it has a record type.
  */
-export const recordTypeOfEvent = {
+const recordTypeOfEvent = {
   VaultCreated: 'vault.created',
   Deposited: 'deposit',
   Withdrawn: 'withdrawal',

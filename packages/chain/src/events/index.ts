@@ -44,7 +44,7 @@ export const transferEventAbi = parseAbiItem(
   'event Transfer(address indexed from, address indexed to, uint256 value)',
 );
 export const vaultCreatedEventAbi = eventNamed(vaultFactoryAbi, 'VaultCreated');
-export const feedSetEventAbi = eventNamed(vaultFactoryAbi, 'FeedSet');
+const feedSetEventAbi = eventNamed(vaultFactoryAbi, 'FeedSet');
 
 function topicsOf(events: readonly AbiEvent[]): Hex[] {
   return events.map((e) => toEventSelector(e));

@@ -73,7 +73,7 @@ function joinComponents(child: Logger): void {
 
 /**
  * pino logger shared by every process: one line per event, ISO time in JSON. Every line passes
- * through the redaction of packages/common/redact: passwords in URLs, RPC keys in a URL's path or
+ * through the redaction of packages/common/src/redact: passwords in URLs, RPC keys in a URL's path or
  * query, and fields named like a secret never reach the output.
  */
 export function createLogger({ name, level = 'info', destination, format = 'auto' }: LoggerConfig): Logger {
