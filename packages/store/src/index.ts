@@ -67,10 +67,12 @@ export {
   type ProjectionStore,
   type ProjectionTx,
   type RecordKey,
+  type RunnerTx,
   type SnapshotRow,
   STREAM_CHANNEL,
   STREAM_COMMITS_KEPT,
   type StoredVault,
+  type VaultWrites,
 } from './projection/index.js';
 export * from './queries/index.js';
 export * from './strategy/index.js';

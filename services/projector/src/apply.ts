@@ -2,11 +2,14 @@ import type { Logger } from '@vault-yield/common';
 import type { LogBatch } from '@vault-yield/log';
 import type { DeadLetterKind, ProjectionTx } from '@vault-yield/store';
 import type { CachedVault, StateCache } from './cache.js';
-import { createVaultProjection } from './projection.js';
+import { createVaultProjection, type VaultBatchOut } from './projection.js';
 import type { Decoded } from './rows.js';
-import { runBatch } from './runner/index.js';
+import { type Applied, runBatch } from './runner/index.js';
 
-/** The projector's batch: the exactly-once runner (runner/) feeding the vault projection (projection.ts). */
+/**
+ * The projector's batch: the exactly-once runner (runner/) feeding the vault projection
+ * (projection.ts), and its report (the stream notice is the runner's last write).
+ */
 
 export interface BatchStats {
   applied: number;
@@ -61,10 +64,12 @@ export async function applyBatch(
   opts: ApplyOptions = {},
 ): Promise<ApplyResult> {
   const run = await runBatch(tx, batch, createVaultProjection({ log, ...opts }));
-  if (run.kind === 'gap') return run;
+  return run.kind === 'gap' ? run : applyResult(run);
+}
+
+/** What the runner made of a vault batch, as the projector reports it. */
+export function applyResult(run: Applied<VaultBatchOut>): Extract<ApplyResult, { kind: 'applied' }> {
   const out = run.out;
-  // The transaction's last write: one notification for the batch (live streams, migration 0021).
-  if (out && out.states.size > 0) await tx.noteCommit(out.states.keys());
   return {
     kind: 'applied',
     stats: {

@@ -1,10 +1,11 @@
 /**
  * @vault-yield/projector — folds the log into the projection schema: the exactly-once runner
- * (runner/), the projections it feeds (the vault projection: projection.ts and its rows, rows.ts;
- * the strategy side: market/), and `startProjections`, the one wiring of them all that the
- * projector's main, `vault-yield dev` and the builds of `rebuild` use.
+ * (runner/: every decision whether a record is applied, and the one consume loop), the
+ * projections it feeds (the vault projection: projection.ts, its fold loop fold.ts and its rows
+ * rows.ts; the strategy side: strategy/), and `startProjections`, the one wiring of them all that
+ * the projector's main, `vault-yield dev` and the builds of `rebuild` use.
  */
-export { type ApplyResult, applyBatch, type BatchStats } from './apply.js';
+export { type ApplyResult, applyBatch, applyResult, type BatchStats } from './apply.js';
 export {
   loadProjectorEnv,
   PROJECTOR_BATCH_DEFAULTS,
@@ -18,7 +19,12 @@ export {
   strategyProjectionConfigSchema,
 } from './config.js';
 export { createProjectorMetrics, type ProjectorMetrics } from './metrics.js';
-export { createVaultProjection, type VaultBatchOut, type VaultProjectionOptions } from './projection.js';
+export {
+  createVaultProjection,
+  type VaultBatchOut,
+  type VaultProjectionOptions,
+  vaultStreams,
+} from './projection.js';
 export {
   type FollowingProjections,
   type FollowOptions,
@@ -44,13 +50,25 @@ export {
 } from './rows.js';
 export {
   type Accepted,
+  type Applied,
+  type ApplyRefusal,
+  createRunnerConsumer,
   type Decoding,
   type Projection,
   type ProjectionRun,
   type Refusal,
+  type RunnerConsumerConfig,
   type RunnerItem,
+  type RunnerStore,
   type RunResult,
   runBatch,
+  runStreams,
+  type SequencedRecord,
+  type StreamBatch,
+  type StreamCounts,
+  type StreamProjection,
+  type StreamState,
+  type Whole,
 } from './runner/index.js';
 export {
   createStrategyProjection,

@@ -1,20 +1,24 @@
 import type { Server } from 'node:http';
-import { serveMetrics } from '@vault-yield/common';
+import { type Logger, serveMetrics } from '@vault-yield/common';
 import { FOLD_VERSION } from '@vault-yield/domain';
-import { type BatchConsumer, createBatchConsumer, createLogAdmin } from '@vault-yield/log';
+import { type BatchConsumer, createLogAdmin, type LogBatch, type LogSecurity } from '@vault-yield/log';
 import {
   checkRoleSettings,
   createPgPool,
   createProjectionStore,
   migrate,
   type Pool,
+  type ProjectionStore,
+  type ProjectionTx,
   projectionFoldVersion,
 } from '@vault-yield/store';
-import { type ApplyResult, applyBatch } from './apply.js';
-import { createStateCache } from './cache.js';
-import { type ProjectorConfig, projectorConfigSchema } from './config.js';
+import { applyResult } from './apply.js';
+import { createStateCache, type StateCache } from './cache.js';
+import { type ProjectorConfig, projectorConfigSchema, type ResolvedProjectorConfig } from './config.js';
 import { createProjectorMetrics, type ProjectorMetrics } from './metrics.js';
+import { createVaultProjection, type VaultBatchOut } from './projection.js';
 import { type Decoded, decode } from './rows.js';
+import { type Applied, createRunnerConsumer } from './runner/index.js';
 
 export interface Projector {
   start(): Promise<void>;
@@ -69,70 +73,6 @@ export function createProjector(input: ProjectorConfig): Projector {
       .catch((err: unknown) => log.warn({ err }, 'heartbeat failed (retried at the next beat)'));
   };
 
-  const handleBatch: Parameters<typeof createBatchConsumer<Decoded>>[0]['handleBatch'] = async (
-    batch,
-    control,
-  ) => {
-    if (!control.isActive()) return undefined;
-    const end = metrics.batchSeconds.startTimer();
-    const partition = batch.partition;
-    const run = (copyLedger: boolean) =>
-      store.transaction((tx) => applyBatch(tx, batch, log, { cache, copyLedger }));
-    let result: ApplyResult;
-    try {
-      try {
-        result = await run(true);
-      } catch (err) {
-        if (!store.isUniqueViolation(err)) throw err;
-        // A record already in the ledger at another position (see ApplyOptions.copyLedger):
-        // the batch rolled back whole; redo it with `on conflict do nothing`.
-        log.warn({ partition }, 'ledger COPY met an existing record; re-applying the batch with inserts');
-        cache.drop(partition);
-        result = await run(false);
-      }
-    } catch (err) {
-      // The commit's outcome is unknown: forget the partition's states (Postgres has the truth).
-      cache.drop(partition);
-      throw err;
-    }
-    if (result.kind === 'gap') return { seekTo: result.seekTo };
-    cache.commit(partition, `${result.nextOffset}@${result.epoch}`, result.vaults);
-    const { stats } = result;
-    const seconds = end();
-    metrics.batches.inc();
-    metrics.applied.inc(stats.applied);
-    metrics.duplicates.inc(stats.duplicates);
-    metrics.reverts.inc(stats.reverts);
-    metrics.released.inc(stats.released);
-    for (const [feed, n] of stats.stale) metrics.stalePrices.inc({ feed }, n);
-    metrics.unexplainedOutflows.inc(stats.unexplainedOutflows);
-    for (const [kind, n] of Object.entries(stats.deadLetters))
-      if (n > 0) metrics.deadLetters.inc({ kind }, n);
-    if (result.letters.length > 0) {
-      // Loud: each leaves its vault behind (snapshot `behind`, /ready, `vault-yield status`).
-      log.error(
-        { partition, ...stats.deadLetters, letters: result.letters },
-        'records dead-lettered: `vault-yield dead-letters list`, then `retry` after a fix',
-      );
-    }
-    metrics.lag.set(
-      { partition: String(batch.partition) },
-      Number(BigInt(batch.highWatermark) - BigInt(batch.commit.nextOffset)),
-    );
-    log.debug(
-      {
-        partition: batch.partition,
-        next: batch.commit.nextOffset,
-        records: batch.messages.length,
-        seconds,
-        ...stats,
-      },
-      'batch committed',
-    );
-    config.onBatch?.(batch.partition, stats);
-    return { applied: true };
-  };
-
   return {
     metrics,
     assignment: () => consumer?.assignment() ?? [],
@@ -149,27 +89,7 @@ export function createProjector(input: ProjectorConfig): Projector {
         );
       if (config.metricsPort !== undefined)
         server = await serveMetrics(metrics.registry, config.metricsPort, config.metricsHost);
-      const { concurrency, maxBatchBytes } = config;
-      consumer = createBatchConsumer<Decoded>({
-        brokers: [...kafka.brokers],
-        ...security,
-        clientId: kafka.clientId,
-        logger: log,
-        groupId: kafka.groupId ?? groupId,
-        offsetsGroupId: groupId,
-        topic,
-        decode,
-        sessionTimeoutMs: kafka.sessionTimeoutMs,
-        storedOffsets: (t, partitions) => store.storedOffsets(groupId, t, partitions),
-        handleBatch,
-        partitionsConsumedConcurrently: concurrency,
-        maxBytesPerPartition: maxBatchBytes,
-        // One fetch answers for every assigned partition: room for four full batches, so a fetch
-        // over several partitions does not cut them short (fewer records per batch costs more
-        // per record: a vault's snapshot is written once per batch).
-        maxBytes: 4 * maxBatchBytes,
-        onReplace: (reason) => metrics.consumerReplacements.inc({ reason }),
-      });
+      consumer = vaultConsumer(config, { store, cache, metrics });
       await consumer.start();
       const every = config.heartbeatMs;
       if (every > 0) heartbeat = { timer: setInterval(beat, every).unref(), pending: Promise.resolve() };
@@ -189,28 +109,145 @@ export function createProjector(input: ProjectorConfig): Projector {
       await pool.end();
       log.info('projector stopped');
     },
-    async caughtUp({ timeoutMs = 120_000, pollMs = 200 } = {}) {
-      const admin = await createLogAdmin({
-        brokers: [...kafka.brokers],
-        ...security,
-        clientId: 'projector-caught-up',
-      });
-      try {
-        const high = await admin.offsets(topic);
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const stored = await store.storedOffsets(
-            groupId,
-            topic,
-            high.map((h) => h.partition),
-          );
-          if (high.every((h) => BigInt(stored.get(h.partition) ?? '0') >= BigInt(h.high))) return;
-          if (Date.now() > deadline) throw new Error(`projector not caught up after ${timeoutMs} ms`);
-          await new Promise((r) => setTimeout(r, pollMs));
-        }
-      } finally {
-        await admin.close();
-      }
-    },
+    caughtUp: (opts) => waitCaughtUp({ store, kafka, security, groupId, topic }, opts),
   };
+}
+
+/** What the projector does with a committed batch: its partition's states, metrics and logs. */
+function reportBatch(
+  {
+    cache,
+    metrics,
+    log,
+    onBatch,
+  }: Pick<ResolvedProjectorConfig, 'onBatch'> & {
+    cache: StateCache;
+    metrics: ProjectorMetrics;
+    log: Logger;
+  },
+  batch: LogBatch<Decoded>,
+  run: Applied<VaultBatchOut>,
+  seconds: number,
+): void {
+  const result = applyResult(run);
+  const partition = batch.partition;
+  cache.commit(partition, `${result.nextOffset}@${result.epoch}`, result.vaults);
+  const { stats } = result;
+  metrics.batchSeconds.observe(seconds);
+  metrics.batches.inc();
+  metrics.applied.inc(stats.applied);
+  metrics.duplicates.inc(stats.duplicates);
+  metrics.reverts.inc(stats.reverts);
+  metrics.released.inc(stats.released);
+  for (const [feed, n] of stats.stale) metrics.stalePrices.inc({ feed }, n);
+  metrics.unexplainedOutflows.inc(stats.unexplainedOutflows);
+  for (const [kind, n] of Object.entries(stats.deadLetters)) if (n > 0) metrics.deadLetters.inc({ kind }, n);
+  if (result.letters.length > 0) {
+    // Loud: each leaves its vault behind (snapshot `behind`, /ready, `vault-yield status`).
+    log.error(
+      { partition, ...stats.deadLetters, letters: result.letters },
+      'records dead-lettered: `vault-yield dead-letters list`, then `retry` after a fix',
+    );
+  }
+  metrics.lag.set(
+    { partition: String(batch.partition) },
+    Number(BigInt(batch.highWatermark) - BigInt(batch.commit.nextOffset)),
+  );
+  log.debug(
+    {
+      partition: batch.partition,
+      next: batch.commit.nextOffset,
+      records: batch.messages.length,
+      seconds,
+      ...stats,
+    },
+    'batch committed',
+  );
+  onBatch?.(batch.partition, stats);
+}
+
+/** Resolves once the group's stored offsets reach the topic's high watermarks (see Projector.caughtUp). */
+async function waitCaughtUp(
+  {
+    store,
+    kafka,
+    security,
+    groupId,
+    topic,
+  }: {
+    store: ProjectionStore;
+    kafka: ResolvedProjectorConfig['kafka'];
+    security: LogSecurity;
+    groupId: string;
+    topic: string;
+  },
+  { timeoutMs = 120_000, pollMs = 200 }: { timeoutMs?: number; pollMs?: number } = {},
+): Promise<void> {
+  const admin = await createLogAdmin({
+    brokers: [...kafka.brokers],
+    ...security,
+    clientId: 'projector-caught-up',
+  });
+  try {
+    const high = await admin.offsets(topic);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const stored = await store.storedOffsets(
+        groupId,
+        topic,
+        high.map((h) => h.partition),
+      );
+      if (high.every((h) => BigInt(stored.get(h.partition) ?? '0') >= BigInt(h.high))) return;
+      if (Date.now() > deadline) throw new Error(`projector not caught up after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  } finally {
+    await admin.close();
+  }
+}
+
+/** The projector's consumer: the runner's consume loop feeding the vault projection. */
+function vaultConsumer(
+  config: ResolvedProjectorConfig,
+  { store, cache, metrics }: { store: ProjectionStore; cache: StateCache; metrics: ProjectorMetrics },
+): BatchConsumer {
+  const { kafka, logger: log, concurrency, maxBatchBytes } = config;
+  const { topic, consumerGroup: groupId } = kafka;
+  // SASL/TLS of the config (none: what the process default says).
+  const security = kafka.security ?? {};
+  return createRunnerConsumer<Decoded, VaultBatchOut, ProjectionTx>({
+    brokers: [...kafka.brokers],
+    ...security,
+    clientId: kafka.clientId,
+    logger: log,
+    groupId: kafka.groupId ?? groupId,
+    offsetsGroupId: groupId,
+    topic,
+    decode,
+    sessionTimeoutMs: kafka.sessionTimeoutMs,
+    store,
+    // Ledger rows go by COPY; a batch that met a record already in the ledger at another
+    // position (see ApplyOptions.copyLedger) rolled back whole and is redone with inserts.
+    projection: (attempt) => createVaultProjection({ log, cache, copyLedger: attempt === 0 }),
+    retry(err, batch) {
+      if (!store.isUniqueViolation(err)) return false;
+      log.warn(
+        { partition: batch.partition },
+        'ledger COPY met an existing record; re-applying the batch with inserts',
+      );
+      cache.drop(batch.partition);
+      return true;
+    },
+    // The commit's outcome is unknown: forget the partition's states (Postgres has the truth).
+    onFailed: (batch) => cache.drop(batch.partition),
+    onApplied: (batch, run, seconds) =>
+      reportBatch({ cache, metrics, log, onBatch: config.onBatch }, batch, run, seconds),
+    partitionsConsumedConcurrently: concurrency,
+    maxBytesPerPartition: maxBatchBytes,
+    // One fetch answers for every assigned partition: room for four full batches, so a fetch
+    // over several partitions does not cut them short (fewer records per batch costs more
+    // per record: a vault's snapshot is written once per batch).
+    maxBytes: 4 * maxBatchBytes,
+    onReplace: (reason) => metrics.consumerReplacements.inc({ reason }),
+  });
 }

@@ -1,15 +1,9 @@
 import type { Logger } from '@vault-yield/common';
-import {
-  checkSeq,
-  decodeRecord,
-  equityBasis,
-  nextSeqPosition,
-  recordId,
-  type VaultRecord,
-} from '@vault-yield/domain';
+import { decodeRecord, equityBasis, recordId, type VaultRecord } from '@vault-yield/domain';
 import type { ProjectionStore, RecordKey } from '@vault-yield/store';
-import { NO_HEAD, refoldVault, type VaultWork, writeVaults } from './projection.js';
+import { NO_HEAD, refoldVault, type VaultWork, writeVaults } from './fold.js';
 import { bodyOf, ledgerRow, offLedger } from './rows.js';
+import { retriedFollow } from './runner/index.js';
 
 export interface RetryOutcome {
   vault: string | null;
@@ -21,28 +15,6 @@ export interface RetryOutcome {
 }
 
 class StillRefused extends Error {}
-
-/**
- * Letters re-applied by a retry must not fold past a gap: their numbers, with what the vault
- * folded, must leave none missing (held records are retried once the missing ones arrived, and
- * the projector re-applies those by itself). Returns the vault's last number after the retry.
- */
-function checkHeld(
-  lastSeq: number | null,
-  hasState: boolean,
-  records: readonly { record: VaultRecord }[],
-): number | null {
-  let at = lastSeq;
-  const numbered = records.map((r) => r.record).filter((r) => r.seq !== undefined);
-  for (const r of numbered.sort((a, b) => a.seq! - b.seq!)) {
-    if (checkSeq({ lastSeq: at, hasState: hasState || at !== null }, r) === 'gap')
-      throw new StillRefused(
-        `records ${(at ?? 0) + 1}..${r.seq! - 1} of ${r.vault} are still missing: republish them (vault-yield republish)`,
-      );
-    at = nextSeqPosition({ lastSeq: at, hasState }, r);
-  }
-  return at;
-}
 
 /**
  * Re-applies dead letters after a fix is deployed: for each vault, in one transaction, decodes its
@@ -92,7 +64,13 @@ export async function retryDeadLetters(
         }
         const target = records[0]!.record.vault;
         const stored = (await tx.loadVaults([target])).get(target);
-        const lastSeq = checkHeld(stored?.lastSeq ?? null, stored !== undefined, records);
+        const follows = retriedFollow(
+          target,
+          { lastSeq: stored?.lastSeq ?? null, hasState: stored !== undefined },
+          records.map((r) => r.record),
+        );
+        if (!follows.ok) throw new StillRefused(follows.reason);
+        const lastSeq = follows.lastSeq;
         await tx.insertLedger(records.filter((r) => !offLedger(r.record)).map((r) => ledgerRow(r.record)));
         await tx.copyBundles(new Map([[target, records.map((r) => bodyOf(r.record, r.value))]]));
         const w: VaultWork = {

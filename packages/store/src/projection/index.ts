@@ -3,6 +3,7 @@ import { isUniqueViolation, type ProjectionTx, projectionTx } from './tx.js';
 
 export type { CopyBuffer } from './copy.js';
 export type * from './rows.js';
+export type { RunnerTx } from './runner-tx.js';
 export {
   type CommitNotice,
   commitNotice,
@@ -14,6 +15,7 @@ export {
   STREAM_CHANNEL,
   STREAM_COMMITS_KEPT,
 } from './tx.js';
+export type { VaultWrites } from './vault-writes.js';
 
 /** The projector's side of the store: batch transactions and the offsets it seeks to. */
 export interface ProjectionStore {

@@ -1,124 +1,15 @@
 import { bytesToHex, copyHex, hexToBytes, type PoolClient } from '../pool/index.js';
 import { LEDGER_ROW_SQL } from '../queries/ledger.js';
 import { type BinaryField, CopyBuffer, type CopyWriter, copyBinary, copyRows, copyText } from './copy.js';
-import type {
-  DeadLetterRow,
-  EquityRow,
-  LedgerPosition,
-  LedgerRow,
-  PartitionOffset,
-  PositionRow,
-  RecordKey,
-  SnapshotRow,
-  StoredVault,
-} from './rows.js';
+import type { DeadLetterRow, EquityRow, LedgerPosition, LedgerRow, StoredVault } from './rows.js';
+import type { RunnerTx } from './runner-tx.js';
+import type { BodyIdentity, RecordIdentity, StoredRecord, VaultWrites } from './vault-writes.js';
 
 /**
- * The projector's writes inside one batch transaction. Every write is one statement for the whole
- * batch (COPY, or json_to_recordset over one JSON array: parsed in one pass, its json fields kept
- * as written), so a batch costs a fixed handful of round trips whatever its size; only reverts
- * (rare) read and write per vault.
+ * A batch transaction of the vault projection: the runner's part (offsets, epochs, dead letters,
+ * stream notices) and the vault projection's writes, on one connection. `projectionTx` makes one.
  */
-export interface ProjectionTx {
-  /**
-   * Locks the partition's offset row until commit and returns the stored next offset (null when
-   * the partition was never applied). Two instances that both believe they own a partition
-   * (a rebalance in flight) serialise here, and the second sees the first one's offset.
-   */
-  lockPartition(groupId: string, topic: string, partition: number): Promise<string | null>;
-  /**
-   * `lockPartition`, plus the partition's epoch: bumped by anything that rewrites a vault of the
-   * partition outside the consumers' batches (`bumpEpochs`: a dead-letter retry), so a cache of
-   * fold states keyed by (offset, epoch) is dropped when it changes.
-   */
-  lockPartitionAt(
-    groupId: string,
-    topic: string,
-    partition: number,
-  ): Promise<{ offset: string | null; epoch: string }>;
-  /** Locks every group's offsets row of the partition and bumps its epoch (see lockPartitionAt). */
-  bumpEpochs(topic: string, partition: number): Promise<void>;
-  /**
-   * Locks and returns dead letters for a retry, in log order: the one `id`, or all of them
-   * (`for update`: two retries never re-apply the same letter).
-   */
-  lockDeadLetters(id?: number): Promise<(DeadLetterRow & { id: number })[]>;
-  deleteDeadLetters(ids: readonly number[]): Promise<void>;
-  /** Deletes the vault's `balance.reconciled` ledger rows (a re-fold derives them again). */
-  deleteReconciled(vault: string): Promise<void>;
-  /**
-   * Stores the partition's next offset and how far it has been folded (`folded_to`: the latest
-   * block time among the snapshots this transaction wrote, never moving back), and names the
-   * partition as the one of each vault whose snapshot this transaction wrote (migration 0024):
-   * a vault's realised figures count up to how far its partition was folded.
-   */
-  savePartition(offset: PartitionOffset): Promise<void>;
-  loadVaults(vaults: readonly string[]): Promise<Map<string, StoredVault>>;
-  /** The keys (of those given) already in the ledger. */
-  existingRecords(keys: readonly RecordKey[]): Promise<RecordKey[]>;
-  /** Inserts the rows, skipping any whose identity is already in the ledger (`on conflict do nothing`). */
-  insertLedger(rows: readonly LedgerRow[]): Promise<number>;
-  /** Sets the `amounts` of ledger rows by their identity (rows written before their fold knew them). */
-  setLedgerAmounts(rows: readonly (RecordKey & { amounts: string })[]): Promise<void>;
-  /**
-   * COPYs the rows into the ledger: several times cheaper for Postgres than `insertLedger`, but
-   * a row whose identity is already there fails the statement (and with it the transaction) with
-   * a unique violation (see `isUniqueViolation`): only for rows known to be new.
-   */
-  copyLedger(rows: readonly LedgerRow[] | CopyBuffer<LedgerRow>): Promise<void>;
-  /**
-   * Stores the records' bodies: one bundle row per vault, its records as read from the log (either
-   * encoding), each framed by its length, in log order. Re-folds read them back by identity.
-   */
-  copyBundles(bundles: ReadonlyMap<string, readonly Uint8Array[]>): Promise<void>;
-  insertEquity(rows: readonly EquityRow[] | CopyBuffer<EquityRow>): Promise<void>;
-  upsertSnapshots(rows: readonly SnapshotRow[]): Promise<void>;
-  /** Deletes every row of these vaults' positions, then inserts `rows`. */
-  replacePositions(vaults: readonly string[], rows: readonly PositionRow[]): Promise<void>;
-  insertDeadLetters(rows: readonly DeadLetterRow[]): Promise<void>;
-  /**
-   * Writes `behind` into the snapshot of each of these vaults that has dead letters (their count,
-   * kinds and first position); others keep the fold's `behind: null`. Call after the snapshots.
-   */
-  markBehind(vaults: readonly string[]): Promise<void>;
-  /**
-   * Locks (`for update`) and returns the held records (dead letters of kind `gap`) of these
-   * vaults, in sequence order.
-   */
-  lockHeld(vaults: readonly string[]): Promise<(DeadLetterRow & { id: number })[]>;
-  /**
-   * Revert: deletes the vault's ledger rows at blockNumber ≥ fromBlock in the orphaned blocks. Their
-   * ids are kept for this transaction's commit (noteCommit): streams that sent them retract them.
-   */
-  deleteOrphaned(vault: string, fromBlock: number, blockHashes: readonly string[]): Promise<number>;
-  /**
-   * The vault's records in fold order, for a re-fold: the body of each of its ledger rows (matched
-   * by identity, the latest body winning; throws when a row has none) and the records that have no
-   * ledger row (`offLedger`: sequenced marks, migration 0013) from the bundles that are their
-   * authority. `decode` returns undefined for bytes that are not a record.
-   */
-  vaultRecords<R extends RecordIdentity>(
-    vault: string,
-    opts: { decode: (body: Buffer) => R | undefined; offLedger: (r: R) => boolean },
-  ): Promise<StoredRecord<R>[]>;
-  /**
-   * Replaces the vault's bundles by one holding `bodies` (in fold order), the authority on its
-   * marks: after a revert, what survives it (none: the vault's bundles are dropped).
-   */
-  rewriteBundles(vault: string, bodies: readonly Uint8Array[]): Promise<void>;
-  /** Removes a vault's derived rows (snapshot, positions, equity) before a re-fold rewrites them. */
-  clearVault(vault: string, opts: { snapshot: boolean }): Promise<void>;
-  /**
-   * The batch's last write: numbers this commit in `stream_commits` (migration 0021) under a
-   * transaction advisory lock held to the commit, so numbers commit in order, and sends ONE
-   * `NOTIFY` on STREAM_CHANNEL (delivered after the commit): `{"schema","seq","vaults"}`, or
-   * `{"schema","seq","count"}` when the vault list would not fit a notification. Readers never
-   * trust the payload for content: they read the commits after their cursor. The ids of the
-   * ledger rows deleteOrphaned removed in this transaction go with it (`retracted`, migration
-   * 0022). Returns the number (null: no vault touched, nothing written or sent).
-   */
-  noteCommit(vaults: Iterable<string>): Promise<string | null>;
-}
+export interface ProjectionTx extends RunnerTx, VaultWrites {}
 
 /** The channel of the projection's commit notifications (see ProjectionTx.noteCommit). */
 export const STREAM_CHANNEL = 'vault_yield_commits';
@@ -142,26 +33,6 @@ export function commitNotice(schema: string, seq: string, vaults: readonly strin
   return Buffer.byteLength(full) < NOTIFY_MAX
     ? full
     : JSON.stringify({ schema, seq, count: vaults.length } satisfies CommitNotice);
-}
-
-/** What identifies a record body in the ledger (hashes lowercase, as stored). */
-export interface BodyIdentity {
-  chainId: number;
-  blockHash: string;
-  txHash: string;
-  logIndex: number;
-}
-
-/** A record's identity and its place in the fold order (block, tx, log; then the identity). */
-export interface RecordIdentity extends BodyIdentity {
-  blockNumber: number;
-  txIndex: number;
-}
-
-/** A record read back for a re-fold, with its body as stored (a subarray of its bundle). */
-export interface StoredRecord<R> {
-  record: R;
-  body: Buffer;
 }
 
 /** The ledger's fold order (`order by block_number, tx_index, log_index, chain_id, tx_hash, block_hash`). */

@@ -1,7 +1,7 @@
 import type { Logger } from '@vault-yield/common';
-import { type BatchConsumer, createBatchConsumer, createLogAdmin, type LogBatch } from '@vault-yield/log';
-import { type ApplyOutcome, createStrategyStore, type Pool } from '@vault-yield/store';
-import { type RunResult, runBatch } from '../runner/index.js';
+import { type BatchConsumer, createLogAdmin, type LogBatch } from '@vault-yield/log';
+import { type ApplyOutcome, createStrategyStore, type Pool, type StrategyTx } from '@vault-yield/store';
+import { type Applied, createRunnerConsumer } from '../runner/index.js';
 import { type DecodedStrategyRecord, decodeStrategyRecord, type StrategyRecordKind } from './decode.js';
 import { createStrategyProjection, type StrategyApplied } from './projection.js';
 import { refreshStrategyStats } from './stats.js';
@@ -44,9 +44,12 @@ export interface StrategyProjector {
 
 /**
  * Projects the strategy topics (screen results, strategy catalogue): the strategy projection fed by
- * the exactly-once runner, one consumer per topic — newest wins, atomically, with the topic offset
- * stored in the same transaction; bad messages go to dead letters; a batch that does not start at
- * the stored offset is re-read from it.
+ * the exactly-once runner, one consumer per topic (the runner's consume loop) — newest wins,
+ * atomically, with the topic offset stored in the same transaction; bad messages go to dead
+ * letters; a batch that does not start at the stored offset is re-read from it. Their records are
+ * keyed by topic ('screen', 'catalogue') and carry no sequence number: no gap can be told, and a
+ * duplicate is caught by its content (a screen's run id and time, a catalogue's time), not by the
+ * runner.
  */
 export function createStrategyProjector(options: StrategyProjectorOptions): StrategyProjector {
   const { pool, logger: log } = options;
@@ -59,9 +62,8 @@ export function createStrategyProjector(options: StrategyProjectorOptions): Stra
   function logBatch(
     kind: StrategyRecordKind,
     batch: LogBatch<DecodedStrategyRecord>,
-    run: RunResult<StrategyApplied[]>,
+    run: Applied<StrategyApplied[]>,
   ) {
-    if (run.kind !== 'applied') return;
     const { topic } = batch;
     const letters = new Map(run.letters.map((l) => [l.offset, l]));
     const applied = new Map<string, ApplyOutcome>(run.out?.map((a) => [a.offset, a.outcome]));
@@ -77,7 +79,7 @@ export function createStrategyProjector(options: StrategyProjectorOptions): Stra
 
   function consumerFor(kind: StrategyRecordKind, topic: string): BatchConsumer {
     const offsetsGroup = strategyGroups(options.groupId)[kind];
-    return createBatchConsumer<DecodedStrategyRecord>({
+    return createRunnerConsumer<DecodedStrategyRecord, StrategyApplied[], StrategyTx>({
       brokers: options.brokers,
       clientId: `vault-yield-market-${kind}`,
       logger: log,
@@ -86,14 +88,9 @@ export function createStrategyProjector(options: StrategyProjectorOptions): Stra
       sessionTimeoutMs: options.sessionTimeoutMs,
       topic,
       decode: (value) => decodeStrategyRecord(kind, value),
-      storedOffsets: (t, partitions) => store.storedOffsets(offsetsGroup, t, partitions),
-      async handleBatch(batch, control) {
-        if (!control.isActive()) return undefined;
-        const run = await store.transaction((tx) => runBatch(tx, batch, projection));
-        if (run.kind === 'gap') return { seekTo: run.seekTo };
-        logBatch(kind, batch, run);
-        return { applied: true };
-      },
+      store,
+      projection: () => projection,
+      onApplied: (batch, run) => logBatch(kind, batch, run),
     });
   }
 
