@@ -1,16 +1,17 @@
 import type { ScreenResult, StrategyCatalogue } from '@vault-yield/domain';
 import { type Pool, withTransaction } from '../pool/index.js';
 import { createProjectionStore } from '../projection/index.js';
-import { type ProjectionTx, projectionTx } from '../projection/tx.js';
+import type { RunnerTx } from '../projection/runner-tx.js';
+import { projectionTx } from '../projection/tx.js';
 import { type ApplyOutcome, applyScreen } from './screen.js';
 import { applyCatalogue } from './strategies.js';
 
 /**
- * The strategy side's writes inside one batch transaction, beside the offsets and dead letters of
- * every projection's transaction (ProjectionTx). Newest wins: an older or duplicate screen or
- * catalogue changes nothing (see applyScreen, applyCatalogue).
+ * The strategy side's writes inside one batch transaction, beside the runner's part (offsets, dead
+ * letters: RunnerTx) — never the vault projection's writes. Newest wins: an older or duplicate
+ * screen or catalogue changes nothing (see applyScreen, applyCatalogue).
  */
-export interface StrategyTx extends ProjectionTx {
+export interface StrategyTx extends RunnerTx {
   applyScreen(screen: ScreenResult): Promise<ApplyOutcome>;
   applyCatalogue(catalogue: StrategyCatalogue): Promise<ApplyOutcome>;
 }

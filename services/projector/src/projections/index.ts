@@ -61,7 +61,7 @@ export function startProjections(config: ProjectionsConfig): Projections {
       ? createPgPool({
           url: v.databaseUrl,
           schema: v.schema,
-          applicationName: 'vault-yield-market',
+          applicationName: 'vault-yield-strategy',
           max: 2,
           pooling: v.pooling,
         })

@@ -81,7 +81,7 @@ export function createStrategyProjector(options: StrategyProjectorOptions): Stra
     const offsetsGroup = strategyGroups(options.groupId)[kind];
     return createRunnerConsumer<DecodedStrategyRecord, StrategyApplied[], StrategyTx>({
       brokers: options.brokers,
-      clientId: `vault-yield-market-${kind}`,
+      clientId: `vault-yield-strategy-${kind}`,
       logger: log,
       groupId: options.kafkaGroupSuffix ? `${offsetsGroup}.${options.kafkaGroupSuffix}` : offsetsGroup,
       offsetsGroupId: offsetsGroup,
@@ -102,7 +102,7 @@ export function createStrategyProjector(options: StrategyProjectorOptions): Stra
     async start() {
       const admin = await createLogAdmin({
         brokers: options.brokers,
-        clientId: 'vault-yield-market-admin',
+        clientId: 'vault-yield-strategy-admin',
         logger: log,
       });
       try {
