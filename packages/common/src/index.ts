@@ -10,6 +10,14 @@ export {
   envField,
   requireDirectUrl,
 } from './config/index.js';
+export {
+  type Context,
+  type ContextOptions,
+  createContext,
+  type KafkaConnection,
+  kafkaConnection,
+  securityOf,
+} from './context/index.js';
 export { createLogger, type LogFormat, type Logger, type LoggerConfig } from './logger/index.js';
 export { type HealthCheck, type MetricsSource, serveMetrics } from './metrics/index.js';
 export { isSecretName, REDACTED, redactText, redactValue, shownValue } from './redact/index.js';

@@ -20,12 +20,9 @@ export {
 } from './consumer/index.js';
 export {
   BrokersUnansweredError,
-  defaultLogSecurity,
   kafkaTlsOptions,
   type LogClientConfig,
   type LogSecurity,
-  setConnectBudget,
-  setDefaultLogSecurity,
 } from './kafka.js';
 export { createPublisher, type Publisher, type PublisherConfig, type RawMessage } from './publisher/index.js';
 export {

@@ -1,13 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '@vault-yield/common';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  BrokersUnansweredError,
-  brokersAnswer,
-  kafkaClient,
-  kafkaTlsOptions,
-  setConnectBudget,
-} from './kafka.js';
+import { describe, expect, it } from 'vitest';
+import { BrokersUnansweredError, brokersAnswer, kafkaClient, kafkaTlsOptions } from './kafka.js';
 
 describe('kafkajs lines in our logs', () => {
   const capture = () => {
@@ -72,18 +66,17 @@ describe('TLS options handed to kafkajs', () => {
 });
 
 describe("a one-shot process's connect budget (the CLI's KAFKA_CONNECT_BUDGET_MS)", () => {
-  afterEach(() => setConnectBudget(null));
   const closed = { brokers: ['127.0.0.1:1'], clientId: 't' };
 
   it('a broker that does not answer fails the first client once the budget is spent, naming the cause', async () => {
-    setConnectBudget(300);
-    const err = await brokersAnswer(closed).catch((e: unknown) => e);
+    const budgeted = { ...closed, connectBudgetMs: 300 };
+    const err = await brokersAnswer(budgeted).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BrokersUnansweredError);
     expect((err as Error).message).toMatch(
       /^no broker of 127\.0\.0\.1:1 answered within 300 ms \(.*ECONNREFUSED/,
     );
     // Not remembered as failed: the next client of the process tries again.
-    await expect(brokersAnswer(closed)).rejects.toBeInstanceOf(BrokersUnansweredError);
+    await expect(brokersAnswer(budgeted)).rejects.toBeInstanceOf(BrokersUnansweredError);
   });
 
   it('without a budget (services, `dev`), nothing is probed: the clients retry as configured', async () => {

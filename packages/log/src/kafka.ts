@@ -22,23 +22,11 @@ export interface LogClientConfig extends LogSecurity {
   retries?: number;
   /** How long one connection attempt to a broker may take (10 s unless set). */
   connectionTimeoutMs?: number;
-}
-
-let processSecurity: LogSecurity = {};
-
-/**
- * Sets the SASL/TLS settings of every log client this process creates without settings of its
- * own (a process talks to one Kafka cluster). Each service's entry point sets it from its
- * validated config (`kafkaSecurity(env)`), so code that only knows the broker list connects
- * securely too.
- */
-export function setDefaultLogSecurity(security: LogSecurity): void {
-  processSecurity = { ...security };
-}
-
-/** The settings `setDefaultLogSecurity` set (e.g. to hand them to a worker thread). */
-export function defaultLogSecurity(): LogSecurity {
-  return { ...processSecurity };
+  /**
+   * A one-shot process's budget for reaching the brokers (ms; null or unset: none, the client's
+   * own retries alone — the services, `dev`). See `brokersAnswer`.
+   */
+  connectBudgetMs?: number | null;
 }
 
 const levels = { error: logLevel.ERROR, warn: logLevel.WARN, info: logLevel.INFO, debug: logLevel.DEBUG };
@@ -73,8 +61,9 @@ export function kafkaTlsOptions(ssl: NonNullable<LogSecurity['ssl']>): true | Co
 
 /** Builds the kafkajs client, its log lines routed into pino. Internal to this package. */
 export function kafkaClient(config: LogClientConfig): Kafka {
-  const { logger } = config;
-  const { sasl, ssl } = config.sasl || config.ssl ? config : processSecurity;
+  // SASL/TLS only as the config says (a process's context hands them to every client);
+  // nothing configured: plaintext (a test or dev broker).
+  const { logger, sasl, ssl } = config;
   return new Kafka({
     clientId: config.clientId,
     brokers: [...config.brokers],
@@ -111,20 +100,14 @@ export function kafkaClient(config: LogClientConfig): Kafka {
 }
 
 /**
- * A one-shot process's budget for reaching the brokers (ms; null: none, the clients' own retries
- * alone). With a budget, the first client a process creates for a broker list first checks, within
- * the budget, that one of them answers — a broker that does not fails there in seconds, instead of
- * after every retry of the client's schedule (≈ 40 s on a closed port). Once one answered, the
- * clients keep their full retries for what follows (a leader election in a long fold).
+ * A one-shot process's budget for reaching the brokers (`connectBudgetMs`; the CLI's
+ * KAFKA_CONNECT_BUDGET_MS). With a budget, the first client a process creates for a broker list
+ * first checks, within the budget, that one of them answers — a broker that does not fails there
+ * in seconds, instead of after every retry of the client's schedule (≈ 40 s on a closed port).
+ * Once one answered, the clients keep their full retries for what follows (a leader election in a
+ * long fold). Keyed by the list and the budget.
  */
-let connectBudgetMs: number | null = null;
 const probes = new Map<string, Promise<void>>();
-
-/** Sets the connect budget of every log client this process creates (the CLI: KAFKA_CONNECT_BUDGET_MS). */
-export function setConnectBudget(ms: number | null): void {
-  connectBudgetMs = ms;
-  probes.clear();
-}
 
 /** No broker of the list answered within the connect budget. */
 export class BrokersUnansweredError extends Error {
@@ -185,15 +168,16 @@ async function probe(config: LogClientConfig, budgetMs: number): Promise<void> {
 }
 
 /**
- * Within the process's connect budget (`setConnectBudget`), resolves once a broker of the list
+ * Within the config's connect budget (`connectBudgetMs`), resolves once a broker of the list
  * answered — once per list and process — or throws `BrokersUnansweredError`; without a budget, at once.
  */
 export function brokersAnswer(config: LogClientConfig): Promise<void> {
-  if (connectBudgetMs === null) return Promise.resolve();
-  const key = [...config.brokers].sort().join(',');
+  const budget = config.connectBudgetMs;
+  if (budget === null || budget === undefined) return Promise.resolve();
+  const key = `${[...config.brokers].sort().join(',')}@${budget}`;
   let p = probes.get(key);
   if (!p) {
-    p = probe(config, connectBudgetMs);
+    p = probe(config, budget);
     probes.set(key, p);
     p.catch(() => probes.delete(key));
   }

@@ -1,8 +1,7 @@
-import { createConfig, kafkaSecurity, kafkaSecurityShape, redactText } from '@vault-yield/common';
-import { setConnectBudget, setDefaultLogSecurity } from '@vault-yield/log';
-import { z } from 'zod';
+import { kafkaSecurity, redactText } from '@vault-yield/common';
 import { commands } from './commands/index.js';
-import { opsEnvSchema } from './ops/env.js';
+import { processEnvSchema } from './config.js';
+import { commandContext, readEnv } from './context.js';
 import { describeFailure } from './ops/failure.js';
 
 /** The service's version: the root package.json's (one version for the repository). */
@@ -65,15 +64,20 @@ async function main(argv: string[]): Promise<Outcome> {
     return done(0);
   }
   try {
-    // Every Kafka client a command creates connects with KAFKA_SASL_* / KAFKA_SSL* (validated here).
-    setDefaultLogSecurity(kafkaSecurity(createConfig(z.object(kafkaSecurityShape))));
-    // A one-shot command reports a broker that does not answer in seconds, not after the
-    // client's whole retry schedule; `dev` runs services, which ride a broker's restart out.
-    const { KAFKA_CONNECT_BUDGET_MS: budget } = createConfig(
-      opsEnvSchema.pick({ KAFKA_CONNECT_BUDGET_MS: true }),
-    );
-    setConnectBudget(name === 'dev' || budget === 0 ? null : budget);
-    return done(await command.run(rest));
+    // The environment, read once: what every command shares is checked here, whatever the
+    // command; a command's own variables when it first asks for its context.
+    const env = process.env;
+    const shared = readEnv(env, processEnvSchema);
+    // Every Kafka client a command creates connects with KAFKA_SASL_* / KAFKA_SSL*. A one-shot
+    // command reports a broker that does not answer in seconds, not after the client's whole
+    // retry schedule; `dev` runs services, which ride a broker's restart out.
+    const budget = shared.KAFKA_CONNECT_BUDGET_MS;
+    const context = commandContext(command, {
+      env,
+      security: kafkaSecurity(shared),
+      connectBudgetMs: name === 'dev' || budget === 0 ? null : budget,
+    });
+    return done(await command.run(rest, context));
   } catch (err) {
     // Whatever a command throws: one line naming the cause (and the cure), redacted; no stack
     // unless asked for. A value refused is a usage error (2), anything else a failure (1).

@@ -1,4 +1,4 @@
-import { CONFIG_DEFAULTS, createLogger } from '@vault-yield/common';
+import { CONFIG_DEFAULTS, type Context, createLogger } from '@vault-yield/common';
 import {
   createPgPool,
   type LiveSwitchWatch,
@@ -48,8 +48,12 @@ interface LogTarget {
  * only) and from the bookkeeping every `intervalMs`. Before any reindex, `config`'s topic and
  * schema are used.
  */
-export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOptions): FollowingIndexer {
-  const logger = config.logger ?? createLogger({ name: 'indexer' });
+export function followLiveIndexer(
+  config: IndexerConfig,
+  follow: IndexerFollowOptions,
+  ctx?: Context,
+): FollowingIndexer {
+  const logger = ctx?.log ?? config.logger ?? createLogger({ name: 'indexer' });
   const log = logger.child({ component: 'follow-live' });
   const pool = createPgPool({
     url: config.databaseUrl,
@@ -116,12 +120,15 @@ export function followLiveIndexer(config: IndexerConfig, follow: IndexerFollowOp
 
   /** Starts an indexer on `t`; its halt (not its stop for a move) ends the follower. */
   const launch = async (t: LogTarget): Promise<void> => {
-    const next = createIndexer({
-      ...config,
-      logger,
-      kafka: { ...config.kafka, topic: t.topic },
-      schema: t.schema,
-    });
+    const next = createIndexer(
+      {
+        ...config,
+        logger,
+        kafka: { ...config.kafka, topic: t.topic },
+        schema: t.schema,
+      },
+      ctx,
+    );
     current = next;
     await next.start();
     running = true;

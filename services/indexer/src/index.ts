@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
-import { createLogger, serveMetrics } from '@vault-yield/common';
-import { setDefaultLogSecurity } from '@vault-yield/log';
+import { type Context, createLogger, securityOf, serveMetrics } from '@vault-yield/common';
 import { type IndexerConfig, indexerConfigSchema } from './config.js';
 import { createIndexerEngine, type IndexerStatus } from './indexer.js';
 import { createIndexerMetrics, type IndexerMetrics } from './metrics.js';
@@ -65,18 +64,22 @@ export interface Indexer {
   readonly metrics: IndexerMetrics;
 }
 
-export function createIndexer(input: IndexerConfig): Indexer {
+/**
+ * The indexer of `input`, handed the process's context (its logger, registry and Kafka security);
+ * without one (a test), its own logger (`input.logger`) and registry.
+ */
+export function createIndexer(input: IndexerConfig, ctx?: Context): Indexer {
   const parsed = indexerConfigSchema.safeParse(input);
   if (!parsed.success)
     throw new RangeError(
       `invalid indexer config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
     );
   const config = parsed.data;
-  const logger = config.logger ?? createLogger({ name: 'indexer' });
-  const resolved = { ...config, logger };
-  if (config.kafka.security) setDefaultLogSecurity(config.kafka.security);
-  const metrics = createIndexerMetrics();
-  const engine = createIndexerEngine({ ...resolved, logger, metrics });
+  const logger = ctx?.log ?? config.logger ?? createLogger({ name: 'indexer' });
+  // Every Kafka client of the indexer (the publisher thread's too) connects with these.
+  const kafka = { ...config.kafka, security: config.kafka.security ?? securityOf(ctx?.kafka) };
+  const metrics = createIndexerMetrics(ctx?.metrics ?? true);
+  const engine = createIndexerEngine({ ...config, kafka, logger, metrics });
   let server: Server | undefined;
   let resolveDone!: () => void;
   let rejectDone!: (err: unknown) => void;

@@ -1,4 +1,4 @@
-import { ConfigError, createLogger, onShutdown } from '@vault-yield/common';
+import { ConfigError, createContext, kafkaConnection } from '@vault-yield/common';
 import {
   createIndexer,
   followLiveIndexer,
@@ -8,9 +8,10 @@ import {
 } from './index.js';
 
 /**
- * The indexer process: env → createIndexer; SIGINT/SIGTERM finish the batch in flight and exit.
- * With END_BLOCK, it exits 0 once that block is checkpointed. FOLLOW_LIVE: it publishes the log
- * the live projection of VIEWS_SCHEMA folds, moving to a reindex's log once it is switched live.
+ * The indexer process: env → one context (logger, registry, Kafka connection, shutdown) →
+ * createIndexer; SIGINT/SIGTERM finish the batch in flight and exit. With END_BLOCK, it exits 0
+ * once that block is checkpointed. FOLLOW_LIVE: it publishes the log the live projection of
+ * VIEWS_SCHEMA folds, moving to a reindex's log once it is switched live.
  */
 let env: ReturnType<typeof loadIndexerEnv>;
 try {
@@ -21,12 +22,18 @@ try {
   process.stderr.write(`${err.message}\n`);
   process.exit(2);
 }
-const logger = createLogger({ name: 'indexer', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
+const ctx = createContext({
+  service: 'indexer',
+  config: env,
+  log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
+  kafka: kafkaConnection(env),
+});
+const logger = ctx.log;
 const config = indexerConfigFromEnv(env, logger);
 const indexer = env.FOLLOW_LIVE
-  ? followLiveIndexer(config, { viewsSchema: env.VIEWS_SCHEMA, intervalMs: env.FOLLOW_LIVE_INTERVAL_MS })
-  : createIndexer(config);
-onShutdown(logger, () => indexer.stop());
+  ? followLiveIndexer(config, { viewsSchema: env.VIEWS_SCHEMA, intervalMs: env.FOLLOW_LIVE_INTERVAL_MS }, ctx)
+  : createIndexer(config, ctx);
+ctx.shutdown(() => indexer.stop());
 try {
   await indexer.start();
 } catch (err) {

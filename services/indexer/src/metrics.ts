@@ -5,13 +5,18 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 const RPC_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
- * Prometheus metrics of one indexer (its own registry, so tests can run several in-process), with
- * the process's default metrics under their stock names (`process_*`, `nodejs_*`) unless
- * `defaults` is false.
+ * Prometheus metrics of one indexer, on the process's registry (its context's, default metrics
+ * already in it) or on one of their own (so tests can run several in-process), with the
+ * process's default metrics under their stock names (`process_*`, `nodejs_*`) unless `defaults`
+ * is false.
  */
-export function createIndexerMetrics(defaults = true) {
-  const registry = new Registry();
-  if (defaults) collectDefaultMetrics({ register: registry });
+export function createIndexerMetrics(defaults: boolean | Registry = true) {
+  const registry = defaults instanceof Registry ? defaults : new Registry();
+  if (defaults === true) collectDefaultMetrics({ register: registry });
+  // On the process's registry, an indexer before this one (a follower's, moved to another log)
+  // leaves its metrics there: this one's replace them.
+  for (const m of registry.getMetricsAsArray())
+    if (m.name.startsWith('indexer_')) registry.removeSingleMetric(m.name);
   const rpcCalls = new Counter({
     name: 'indexer_rpc_calls_total',
     help: 'JSON-RPC calls sent to the node (each call of a batch counts), by method',

@@ -243,7 +243,14 @@ export interface RepublishOptions {
   databaseUrl: string;
   /** The indexer's schema (indexer_vaults, indexer_vault_seqs, checkpoint). */
   schema: string;
-  kafka: { brokers: readonly string[]; topic: string; security?: KafkaSecurity; encoding?: RecordEncoding };
+  kafka: {
+    brokers: readonly string[];
+    topic: string;
+    security?: KafkaSecurity;
+    encoding?: RecordEncoding;
+    /** A one-shot command's wait for a broker to answer (the CLI's budget; unset: none). */
+    connectBudgetMs?: number | null;
+  };
   heartbeats: { default: number; byFeed: Record<string, number> };
   /** How the valuation lens runs (VALUATION_LENS; default auto). */
   valuationLens?: LensMode | 'auto';
@@ -320,6 +327,7 @@ export async function republishVault(o: RepublishOptions): Promise<RepublishResu
         topic: o.kafka.topic,
         logger: o.logger,
         encoding: o.kafka.encoding,
+        connectBudgetMs: o.kafka.connectBudgetMs ?? null,
         ...o.kafka.security,
       });
       try {

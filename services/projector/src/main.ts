@@ -1,5 +1,4 @@
-import { ConfigError, createLogger, kafkaSecurity, onShutdown } from '@vault-yield/common';
-import { setDefaultLogSecurity } from '@vault-yield/log';
+import { ConfigError, createContext, kafkaConnection } from '@vault-yield/common';
 import { loadProjectorEnv, type ProjectorEnv, projectorConfigFromEnv } from './config.js';
 import { followLiveProjections, startProjections } from './projections/index.js';
 
@@ -12,16 +11,26 @@ try {
   process.stderr.write(`${err.message}\n`);
   process.exit(2);
 }
-// Every Kafka client of the process (the strategy side's too) connects with these.
-setDefaultLogSecurity(kafkaSecurity(env));
-const logger = createLogger({ name: 'projector', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
+// The process's one context: every Kafka client (the strategy side's too) connects with its
+// SASL/TLS; one logger, one registry, one shutdown.
+const ctx = createContext({
+  service: 'projector',
+  config: env,
+  log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
+  kafka: kafkaConnection(env),
+});
+const logger = ctx.log;
 const config = projectorConfigFromEnv(env, logger);
 // FOLLOW_LIVE: the live schema of VIEWS_SCHEMA, moving at each switch; otherwise pinned.
 const projections = env.FOLLOW_LIVE
-  ? followLiveProjections(config, { viewsSchema: env.VIEWS_SCHEMA, intervalMs: env.FOLLOW_LIVE_INTERVAL_MS })
-  : startProjections(config);
+  ? followLiveProjections(
+      config,
+      { viewsSchema: env.VIEWS_SCHEMA, intervalMs: env.FOLLOW_LIVE_INTERVAL_MS },
+      ctx,
+    )
+  : startProjections(config, ctx);
 
-onShutdown(logger, () => projections.stop());
+ctx.shutdown(() => projections.stop());
 projections.started.catch((err: unknown) => {
   logger.fatal({ err }, 'projector failed to start');
   process.exit(1);

@@ -5,9 +5,16 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
  * tests), with the process's default metrics under their stock names (`process_*`, `nodejs_*`)
  * unless `defaults` is false.
  */
-export function createProjectorMetrics(defaults = true) {
-  const registry = new Registry();
-  if (defaults) collectDefaultMetrics({ register: registry });
+export function createProjectorMetrics(
+  /** true/false: a registry of its own, with or without the default metrics; a Registry: the process's. */
+  defaults: boolean | Registry = true,
+) {
+  const registry = defaults instanceof Registry ? defaults : new Registry();
+  if (defaults === true) collectDefaultMetrics({ register: registry });
+  // On the process's registry, a projector before this one (a follower's, moved to another
+  // schema) leaves its metrics there: this one's replace them.
+  for (const m of registry.getMetricsAsArray())
+    if (m.name.startsWith('projector_')) registry.removeSingleMetric(m.name);
   const metrics = {
     registry,
     applied: new Counter({

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { type Logger, serveMetrics } from '@vault-yield/common';
+import { type Context, type Logger, securityOf, serveMetrics } from '@vault-yield/common';
 import { FOLD_VERSION } from '@vault-yield/domain';
 import { type BatchConsumer, createLogAdmin, type LogBatch, type LogSecurity } from '@vault-yield/log';
 import {
@@ -39,8 +39,14 @@ export interface Projector {
  * one Postgres transaction per partition batch, offsets stored in that transaction. Run any
  * number of instances with the same group; partitions are shared between them.
  */
-export function createProjector(input: ProjectorConfig): Projector {
-  const config = projectorConfigSchema.parse(input);
+export function createProjector(input: ProjectorConfig, ctx?: Context): Projector {
+  const parsed = projectorConfigSchema.parse(input);
+  // The process's logger and Kafka SASL/TLS when handed its context (the config's own first).
+  const config: ResolvedProjectorConfig = {
+    ...parsed,
+    logger: ctx?.log ?? parsed.logger,
+    kafka: { ...parsed.kafka, security: parsed.kafka.security ?? securityOf(ctx?.kafka) },
+  };
   const { kafka, schema, logger: log } = config;
   const pool: Pool = createPgPool({
     url: config.databaseUrl,
@@ -51,10 +57,10 @@ export function createProjector(input: ProjectorConfig): Projector {
     pooling: config.pooling,
   });
   const store = createProjectionStore(pool);
-  const metrics = createProjectorMetrics();
+  const metrics = createProjectorMetrics(ctx?.metrics ?? true);
   const cache = createStateCache(config.stateCacheVaults);
   const { topic, consumerGroup: groupId } = kafka;
-  // SASL/TLS of the config (none: what the process default says).
+  // SASL/TLS of the config or the context (none: plaintext, a test or dev broker).
   const security = kafka.security ?? {};
   let consumer: BatchConsumer | null = null;
   let server: Server | null = null;

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { createLogger, type Logger } from '@vault-yield/common';
+import { type Context, createLogger, type Logger } from '@vault-yield/common';
 import { checkRoleSettings, createPgPool, type Pool } from '@vault-yield/store';
 import { compress } from 'hono/compress';
 import { methodNotAllowed } from 'hono/method-not-allowed';
@@ -80,9 +80,15 @@ const EXPOSED = [
   'X-Screened-At',
 ];
 
-export function createReader(config: ReaderConfig): Reader {
+/**
+ * The reader of `config`, handed the process's context (its logger and registry); without one (a
+ * test, a bench), its own logger (`config.logger`, else one from the config) and registry.
+ */
+export function createReader(config: ReaderConfig, ctx?: Context): Reader {
   const log =
-    config.logger ?? createLogger({ name: 'reader', level: config.logLevel, format: config.logFormat });
+    ctx?.log ??
+    config.logger ??
+    createLogger({ name: 'reader', level: config.logLevel, format: config.logFormat });
   const pool = createPgPool({
     url: config.databaseUrl,
     schema: config.schema,
@@ -114,7 +120,7 @@ export function createReader(config: ReaderConfig): Reader {
     log.child({ component: 'connections' }),
   );
   const metrics = createMetrics(
-    true,
+    ctx?.metrics ?? true,
     () => freshness.read(),
     () => hub.stats(),
     () => connectionCap.stats(),

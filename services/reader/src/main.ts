@@ -1,4 +1,4 @@
-import { ConfigError, onShutdown } from '@vault-yield/common';
+import { ConfigError, createContext } from '@vault-yield/common';
 import { readerConfigFromEnv } from './config.js';
 import { createReader } from './index.js';
 
@@ -10,6 +10,15 @@ try {
   console.error(err.message);
   process.exit(2);
 }
-const reader = createReader(config);
+// The process's one context: its logger, registry, shutdown and Kafka connection (the freshness
+// probe's, when KAFKA_BROKERS is set).
+const kafka = config.freshness.kafka;
+const ctx = createContext({
+  service: 'reader',
+  config,
+  log: config.logger ?? { level: config.logLevel, format: config.logFormat },
+  kafka: kafka ? { brokers: kafka.brokers, ...kafka.security, connectBudgetMs: null } : null,
+});
+const reader = createReader(config, ctx);
 await reader.start();
-onShutdown(reader.log, () => reader.stop());
+ctx.shutdown(() => reader.stop());

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { type HealthCheck, redactText, serveMetrics } from '@vault-yield/common';
+import { type Context, type HealthCheck, redactText, serveMetrics } from '@vault-yield/common';
 import { activityTypes } from '@vault-yield/domain';
 import {
   createPgPool,
@@ -48,9 +48,13 @@ function dbFailureText(err: unknown): string {
 /** Delay before trying again after `failures` failed rounds in a row: ½ s doubling, at most 10 s. */
 const retryDelay = (failures: number) => Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
 
-export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDeliverer {
+/**
+ * The deliverer of `input`, handed the process's context (its logger and registry); without one
+ * (a test), `input.logger` and a registry of its own.
+ */
+export function createWebhookDeliverer(input: WebhookDelivererConfig, ctx?: Context): WebhookDeliverer {
   const config: ResolvedWebhookDelivererConfig = webhookDelivererConfigSchema.parse(input);
-  const log = config.logger;
+  const log = ctx?.log ?? config.logger;
   // What /health and webhooks_deliverer_healthy say: the last round's failure, when it failed,
   // and when a round (standing by: a lock attempt) last completed.
   let failing: string | null = null;
@@ -63,7 +67,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig): WebhookDe
       return { ok: false, reason: `no round completed for ${Math.round(silent / 1000)} s` };
     return { ok: true, status: role };
   };
-  const metrics = createWebhookMetrics(true, () => health().ok);
+  const metrics = createWebhookMetrics(ctx?.metrics ?? true, () => health().ok);
   const roundOk = () => {
     failing = null;
     lastOkAt = Date.now();

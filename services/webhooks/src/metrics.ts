@@ -5,9 +5,13 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
  * tests), with the process's default metrics under their stock names unless `defaults` is false.
  * `healthy`: what `/health` says, read at each scrape.
  */
-export function createWebhookMetrics(defaults = true, healthy: () => boolean = () => true) {
-  const registry = new Registry();
-  if (defaults) collectDefaultMetrics({ register: registry });
+export function createWebhookMetrics(
+  /** true/false: a registry of its own, with or without the default metrics; a Registry: the process's. */
+  defaults: boolean | Registry = true,
+  healthy: () => boolean = () => true,
+) {
+  const registry = defaults instanceof Registry ? defaults : new Registry();
+  if (defaults === true) collectDefaultMetrics({ register: registry });
   return {
     registry,
     attempts: new Counter({

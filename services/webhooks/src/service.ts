@@ -1,4 +1,4 @@
-import { createLogger, type Env, onShutdown } from '@vault-yield/common';
+import { createContext, type Env } from '@vault-yield/common';
 import { STREAM_CHANNEL } from '@vault-yield/store';
 import { loadWebhooksEnv, webhookConfigFromEnv } from './config.js';
 import { createWebhookDeliverer } from './deliverer.js';
@@ -13,14 +13,23 @@ import { listenWakeUp } from './wake.js';
  */
 export async function runWebhooks(environment: Env = process.env): Promise<number> {
   const env = loadWebhooksEnv(environment, 'deliverer');
-  const log = createLogger({ name: 'webhooks', level: env.LOG_LEVEL, format: env.LOG_FORMAT });
-  const deliverer = createWebhookDeliverer({
-    ...webhookConfigFromEnv(env, log),
-    ...(env.WEBHOOK_LISTEN
-      ? { wakeUp: listenWakeUp(env.DATABASE_DIRECT_URL ?? env.DATABASE_URL, STREAM_CHANNEL, log) }
-      : {}),
+  // The process's one context (no Kafka: the deliverer reads Postgres alone).
+  const ctx = createContext({
+    service: 'webhooks',
+    config: env,
+    log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
   });
-  onShutdown(log, () => deliverer.stop());
+  const { log } = ctx;
+  const deliverer = createWebhookDeliverer(
+    {
+      ...webhookConfigFromEnv(env, log),
+      ...(env.WEBHOOK_LISTEN
+        ? { wakeUp: listenWakeUp(env.DATABASE_DIRECT_URL ?? env.DATABASE_URL, STREAM_CHANNEL, log) }
+        : {}),
+    },
+    ctx,
+  );
+  ctx.shutdown(() => deliverer.stop());
   try {
     await deliverer.start();
     await deliverer.done;

@@ -4,9 +4,12 @@ import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
  * `vault-yield audit --every`'s Prometheus metrics, on a registry of its own (several audits per
  * process in tests), with the process's default metrics unless `defaults` is false.
  */
-export function createAuditMetrics(defaults = true) {
-  const registry = new Registry();
-  if (defaults) collectDefaultMetrics({ register: registry });
+export function createAuditMetrics(
+  /** true/false: a registry of its own, with or without the default metrics; a Registry: the process's. */
+  defaults: boolean | Registry = true,
+) {
+  const registry = defaults instanceof Registry ? defaults : new Registry();
+  if (defaults === true) collectDefaultMetrics({ register: registry });
   return {
     registry,
     difference: new Gauge({

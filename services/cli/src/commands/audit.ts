@@ -1,34 +1,22 @@
 import { parseArgs } from 'node:util';
-import { createConfig, doc, envField, redactText, serveMetrics, sharedEnv } from '@vault-yield/common';
-import { indexerEnvSchema } from '@vault-yield/indexer/config';
+import { redactText, serveMetrics } from '@vault-yield/common';
 import { z } from 'zod';
 import type { AuditMetrics, AuditMode, AuditReport, AuditSelection } from '../audit/index.js';
 import type { Command } from '../command.js';
-import { cliLogger, opsEnvSchema, optionValue, parseDuration, usageError } from '../ops/env.js';
+import { auditEnvSchema } from '../config.js';
+import { optionValue, parseDuration, usageError } from '../ops/env.js';
 import { describeFailure } from '../ops/failure.js';
-
-/** The environment of `vault-yield audit`: the chain, the reader it checks, and --every's metrics. */
-export const auditEnvSchema = z.object({
-  RPC_URL: indexerEnvSchema.shape.RPC_URL,
-  /** Where the pool's Mint logs for a vault are searched from (the indexer's first block). */
-  START_BLOCK: indexerEnvSchema.shape.START_BLOCK,
-  READER_URL: doc(
-    envField.httpUrl(),
-    'the reader whose served snapshots `audit` checks (GET /v1/vaults, /v1/vault/{address}/snapshot), e.g. http://reader:8080',
-  ),
-  METRICS_PORT: sharedEnv.METRICS_PORT.optional(),
-  METRICS_HOST: sharedEnv.METRICS_HOST,
-  LOG_LEVEL: opsEnvSchema.shape.LOG_LEVEL,
-  LOG_FORMAT: opsEnvSchema.shape.LOG_FORMAT,
-});
-export type AuditEnv = z.output<typeof auditEnvSchema>;
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x address (40 hex digits)');
 const count = z.coerce.number().int().min(1, 'expected a whole number ≥ 1').max(1_000_000);
 const tolerance = z.string().regex(/^\d+(\.\d+)?$/, 'expected dollars ≥ 0, e.g. 0.01');
 const mode = z.enum(['auto', 'simulate', 'call']);
 
-export const auditCommand: Command = {
+export const auditCommand: Command<typeof auditEnvSchema> = {
+  env: auditEnvSchema,
+  log: { name: 'audit', format: true },
+  // --every serves /metrics: the process's default metrics with the audit's.
+  defaultMetrics: true,
   help: `usage: vault-yield audit [--vaults N | --all | --vault 0x…] [--tolerance 0.01] [--every DURATION]
                        [--path auto|simulate|call] [--json]
 
@@ -69,7 +57,7 @@ options:
 environment:
   RPC_URL, READER_URL (required); START_BLOCK (where the pool's Mint logs for a vault are searched
   from: default the factory's deploymentBlock); METRICS_PORT, METRICS_HOST (--every); LOG_LEVEL, LOG_FORMAT`,
-  async run(argv) {
+  async run(argv, context) {
     const { values } = parseArgs({
       args: argv,
       options: {
@@ -97,8 +85,8 @@ environment:
     const pathMode: AuditMode = optionValue('path', mode, values.path);
     const toleranceText = optionValue('tolerance', tolerance, values.tolerance);
 
-    const env = createConfig(auditEnvSchema);
-    const log = cliLogger('audit', env.LOG_LEVEL, env.LOG_FORMAT);
+    const ctx = context();
+    const { config: env, log } = ctx;
     // viem loads only once the arguments and environment are good (a fast refusal otherwise).
     const { createChainClient, getHeadNumber } = await import('@vault-yield/chain');
     const {
@@ -132,7 +120,7 @@ environment:
       return report.exitCode;
     }
 
-    const metrics = createAuditMetrics();
+    const metrics = createAuditMetrics(ctx.metrics);
     const server =
       env.METRICS_PORT === undefined
         ? null

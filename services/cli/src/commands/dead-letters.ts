@@ -1,13 +1,10 @@
 import { parseArgs } from 'node:util';
-import { createConfig, createLogger, envField } from '@vault-yield/common';
+import { envField } from '@vault-yield/common';
 import { retryDeadLetters } from '@vault-yield/projector';
 import { createPgPool, createProjectionStore, listDeadLetters, liveRecord } from '@vault-yield/store';
 import type { Command } from '../command.js';
-import { infoLogLevel, opsEnvSchema, optionValue } from '../ops/env.js';
-
-const envSchema = opsEnvSchema
-  .pick({ DATABASE_URL: true, VIEWS_SCHEMA: true, PROJECTION_SCHEMA: true })
-  .extend(infoLogLevel);
+import { deadLettersEnvSchema } from '../config.js';
+import { optionValue } from '../ops/env.js';
 
 const help = `usage: vault-yield dead-letters list [--json] [--schema NAME]
        vault-yield dead-letters retry [--id N] [--schema NAME]
@@ -35,9 +32,11 @@ options:
 environment:
   DATABASE_URL (required), VIEWS_SCHEMA, PROJECTION_SCHEMA, LOG_LEVEL`;
 
-export const deadLettersCommand: Command = {
+export const deadLettersCommand: Command<typeof deadLettersEnvSchema> = {
+  env: deadLettersEnvSchema,
+  log: { name: 'cli', stdout: true },
   help,
-  async run(argv) {
+  async run(argv, context) {
     const { values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
@@ -56,8 +55,7 @@ export const deadLettersCommand: Command = {
       }
       id = Number(values.id);
     }
-    const env = createConfig(envSchema);
-    const log = createLogger({ name: 'cli', level: env.LOG_LEVEL });
+    const { config: env, log } = context();
     const admin = createPgPool({
       url: env.DATABASE_URL,
       applicationName: 'vault-yield-dead-letters',

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CONFIG_DEFAULTS, createConfig, createLogger, envField } from '@vault-yield/common';
+import { CONFIG_DEFAULTS, createContext, envField, securityOf } from '@vault-yield/common';
 import {
   DEMO_STEPS,
   deployReferenceStack,
@@ -29,9 +29,9 @@ import {
 } from '@vault-yield/store';
 import { createWebhookDeliverer, listenWakeUp } from '@vault-yield/webhooks';
 import type { Command } from '../command.js';
+import { devEnvSchema } from '../config.js';
 import { ensureDatabase, ensureKafka, type Stop } from '../dev/services.js';
 import { demoCatalogue, demoScreen } from '../dev/strategy.js';
-import { infoLogLevel, opsEnvSchema } from '../ops/env.js';
 
 /**
  * The demo's own topics, recreated at every start, and its consumer groups. DEV_KAFKA_PREFIX
@@ -47,19 +47,6 @@ function kafkaNames(prefix: string) {
     marketGroup: own ? `${prefix}-market` : 'vault-yield-market',
   };
 }
-
-/** What `dev` reads, picked from the cli's one ops schema. */
-const devEnvSchema = opsEnvSchema
-  .pick({
-    PROJECTION_SCHEMA: true,
-    VIEWS_SCHEMA: true,
-    DEV_KAFKA_PREFIX: true,
-    PORT: true,
-    DATABASE_ADMIN_URL: true,
-    DATABASE_NAME: true,
-    LOG_FORMAT: true,
-  })
-  .extend({ ...infoLogLevel, KAFKA_BROKERS: opsEnvSchema.shape.KAFKA_BROKERS.optional() });
 
 const help = `usage: vault-yield dev [--port N] [--no-live]
 
@@ -120,16 +107,18 @@ export function operatorEnv(vars: Record<string, string>): string {
 /** How long `dev` waits for each part it started to stop. */
 const STOP_TIMEOUT_MS = 15_000;
 
-export const devCommand: Command = {
+export const devCommand: Command<typeof devEnvSchema> = {
+  env: devEnvSchema,
+  log: { name: 'dev', stdout: true, format: true },
   help,
-  async run(argv) {
+  async run(argv, context) {
     const { values } = parseArgs({
       args: argv,
       options: { port: { type: 'string' }, 'no-live': { type: 'boolean', default: false } },
     });
     const env = process.env;
-    const devEnv = createConfig(devEnvSchema, env);
-    const log = createLogger({ name: 'dev', level: devEnv.LOG_LEVEL, format: devEnv.LOG_FORMAT });
+    const ctx = context();
+    const { config: devEnv, log } = ctx;
     const port = values.port === undefined ? devEnv.PORT : envField.port().parse(values.port);
     const schema = devEnv.PROJECTION_SCHEMA;
     const views = devEnv.VIEWS_SCHEMA;
@@ -206,7 +195,18 @@ export const devCommand: Command = {
 
       const kafka = await ensureKafka(log, devEnv.KAFKA_BROKERS);
       stops.push(['kafka', kafka.stop]);
-      const admin = await createLogAdmin({ brokers: kafka.brokers, clientId: 'vault-yield-dev' });
+      // KAFKA_BROKERS' SASL/TLS (none for the broker it started); no connect budget: services.
+      const security = securityOf(ctx.kafka);
+      const connection = { brokers: kafka.brokers, ...security, connectBudgetMs: null };
+      /** A part's context: a component of the dev logger, its own registry (its /metrics as deployed). */
+      const part = (component: string) =>
+        createContext({
+          service: 'dev',
+          config: devEnv,
+          log: log.child({ component }),
+          kafka: connection,
+        });
+      const admin = await createLogAdmin({ ...connection, clientId: 'vault-yield-dev' });
       try {
         for (const topic of [TOPICS.records, TOPICS.screen, TOPICS.catalogue]) await admin.deleteTopic(topic);
         await admin.ensureTopic({ topic: TOPICS.records, partitions: 8 });
@@ -248,21 +248,27 @@ export const devCommand: Command = {
           databaseUrl: db.writerUrl,
           schema,
           pollIntervalMs: 500,
-          logger: log.child({ component: 'indexer' }),
         },
         { viewsSchema: views, intervalMs: 2_000 },
+        part('indexer'),
       );
       await indexer.start();
       stops.push(['indexer', () => indexer.stop()]);
 
       // Follows the live schema of the views: after `vault-yield rebuild` it folds into the new one.
+      const projectorCtx = part('projector');
       const projections = followLiveProjections(
         {
-          kafka: { brokers: kafka.brokers, topic: TOPICS.records, consumerGroup: TOPICS.projectorGroup },
+          kafka: {
+            brokers: kafka.brokers,
+            topic: TOPICS.records,
+            consumerGroup: TOPICS.projectorGroup,
+            security,
+          },
           databaseUrl: db.writerUrl,
           schema,
           migrate: false,
-          logger: log.child({ component: 'projector' }),
+          logger: projectorCtx.log,
           strategy: {
             screenTopic: TOPICS.screen,
             catalogueTopic: TOPICS.catalogue,
@@ -272,6 +278,7 @@ export const devCommand: Command = {
           },
         },
         { viewsSchema: views, intervalMs: 2_000 },
+        projectorCtx,
       );
       stops.push(['projections', () => projections.stop()]);
       await projections.started;
@@ -280,30 +287,24 @@ export const devCommand: Command = {
         [TOPICS.catalogue, demoCatalogue(now)],
         [TOPICS.screen, demoScreen({ chainId: stack.chainId, tokens: stack.tokens }, now)],
       ] as const) {
-        const publisher = await createPublisher({
-          brokers: kafka.brokers,
-          clientId: 'vault-yield-dev',
-          topic,
-        });
+        const publisher = await createPublisher({ ...connection, clientId: 'vault-yield-dev', topic });
         await publisher.publishRaw([{ key: topic, value: Buffer.from(JSON.stringify(value)) }]);
         await publisher.close();
       }
 
-      const reader = createReader({
-        ...readerConfigFromEnv({
-          ...env,
-          DATABASE_URL: db.readerUrl,
-          // The views, like a deployment's reader: a rebuild's switch reaches it.
-          PROJECTION_SCHEMA: views,
-          PORT: String(port),
-          // Freshness: the demo topic's high watermarks, the demo indexer's checkpoint (after a
-          // reindex, those of the live build's log).
-          KAFKA_BROKERS: kafka.brokers.join(','),
-          KAFKA_TOPIC: TOPICS.records,
-          INDEXER_SCHEMA: schema,
-        }),
-        logger: log.child({ component: 'reader' }),
+      const readerConfig = readerConfigFromEnv({
+        ...env,
+        DATABASE_URL: db.readerUrl,
+        // The views, like a deployment's reader: a rebuild's switch reaches it.
+        PROJECTION_SCHEMA: views,
+        PORT: String(port),
+        // Freshness: the demo topic's high watermarks, the demo indexer's checkpoint (after a
+        // reindex, those of the live build's log).
+        KAFKA_BROKERS: kafka.brokers.join(','),
+        KAFKA_TOPIC: TOPICS.records,
+        INDEXER_SCHEMA: schema,
       });
+      const reader = createReader(readerConfig, part('reader'));
       const { url } = await reader.start();
       stops.push(['reader', () => reader.stop()]);
 
@@ -312,21 +313,25 @@ export const devCommand: Command = {
       // recreated at every start.
       // It runs as the webhooks role (the only one, with the migrator, that reads the webhook
       // tables) with a key of this run's own sealing the signing secrets (in a file named below).
-      const webhookLog = log.child({ component: 'webhooks' });
       const webhookKey = randomBytes(32).toString('base64');
       // The key never reaches the output: a file only this user reads, named by the webhooks: line.
       const keyFile = join(await mkdtemp(join(tmpdir(), 'vault-yield-dev-')), 'webhook-secret-key');
       await writeFile(keyFile, `${webhookKey}\n`, { mode: 0o600 });
       stops.push(['webhook key file', () => rm(dirname(keyFile), { recursive: true, force: true })]);
-      const webhooks = createWebhookDeliverer({
-        databaseUrl: db.webhooksUrl,
-        schema,
-        projectionSchema: schema,
-        allowNetworks: '127.0.0.0/8,::1/128', // receivers on this machine (WEBHOOK_ALLOW_NETWORKS)
-        secretKeys: webhookSecretKeys(webhookKey),
-        logger: webhookLog,
-        wakeUp: listenWakeUp(db.webhooksUrl, STREAM_CHANNEL, webhookLog),
-      });
+      const webhookCtx = part('webhooks');
+      const webhookLog = webhookCtx.log;
+      const webhooks = createWebhookDeliverer(
+        {
+          databaseUrl: db.webhooksUrl,
+          schema,
+          projectionSchema: schema,
+          allowNetworks: '127.0.0.0/8,::1/128', // receivers on this machine (WEBHOOK_ALLOW_NETWORKS)
+          secretKeys: webhookSecretKeys(webhookKey),
+          logger: webhookLog,
+          wakeUp: listenWakeUp(db.webhooksUrl, STREAM_CHANNEL, webhookLog),
+        },
+        webhookCtx,
+      );
       await webhooks.start();
       stops.push(['webhooks', () => webhooks.stop()]);
 

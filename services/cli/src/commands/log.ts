@@ -1,16 +1,9 @@
 import { parseArgs } from 'node:util';
-import { createConfig, kafkaSecurity } from '@vault-yield/common';
 import { decodeRecord, encodingOf } from '@vault-yield/domain';
 import { createBatchConsumer, createLogAdmin, type LogMessage } from '@vault-yield/log';
 import type { Command } from '../command.js';
-import { cliLogger, failure, kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
-
-const envSchema = opsEnvSchema.pick({
-  KAFKA_BROKERS: true,
-  ...kafkaSecurityPick,
-  KAFKA_TOPIC: true,
-  LOG_LEVEL: true,
-});
+import { logEnvSchema } from '../config.js';
+import { failure } from '../ops/env.js';
 
 const help = `usage: vault-yield log tail [--last N] [--partition P [--from-offset O]] [--vault 0x…] [--follow] [--topic NAME]
 
@@ -64,9 +57,11 @@ const parse = (argv: string[]) =>
     },
   });
 
-export const logCommand: Command = {
+export const logCommand: Command<typeof logEnvSchema> = {
+  env: logEnvSchema,
+  log: { name: 'log' },
   help,
-  async run(argv) {
+  async run(argv, context) {
     const fail = (message: string) => {
       console.error(`log: ${message}\n\n${help}`);
       return 2;
@@ -92,12 +87,11 @@ export const logCommand: Command = {
     const only = values.partition === undefined ? undefined : Number(values.partition);
     const vault = values.vault?.toLowerCase();
 
-    const env = createConfig(envSchema);
+    const { config: env, kafka, log } = context();
     const topic = values.topic ?? env.KAFKA_TOPIC;
     const client = {
-      brokers: env.KAFKA_BROKERS,
-      ...kafkaSecurity(env),
-      logger: cliLogger('log', env.LOG_LEVEL),
+      ...kafka!,
+      logger: log,
       // The command reports a failure in one line: the client's retries are debug detail.
       kafkaLinesAtDebug: true,
     };

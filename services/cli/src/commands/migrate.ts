@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createConfig, createLogger, envField } from '@vault-yield/common';
+import { envField } from '@vault-yield/common';
 import {
   createPgPool,
   MigrationChecksumError,
@@ -8,17 +8,8 @@ import {
   migrationStatus,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
-import { ddlUrl, infoLogLevel, opsEnvSchema, optionValue } from '../ops/env.js';
-
-export const migrateConfigSchema = opsEnvSchema
-  .pick({
-    DATABASE_URL: true,
-    MIGRATE_DATABASE_URL: true,
-    PROJECTION_SCHEMA: true,
-    READER_ROLE: true,
-    WRITER_ROLE: true,
-  })
-  .extend(infoLogLevel);
+import { migrateConfigSchema } from '../config.js';
+import { ddlUrl, optionValue } from '../ops/env.js';
 
 /** The status as an operator reads it: one line per migration, then what to do about it. */
 export function formatMigrationStatus(status: MigrationStatus): string {
@@ -52,7 +43,9 @@ export function formatMigrationStatus(status: MigrationStatus): string {
   return lines.join('\n');
 }
 
-export const migrateCommand: Command = {
+export const migrateCommand: Command<typeof migrateConfigSchema> = {
+  env: migrateConfigSchema,
+  log: { name: 'cli', stdout: true },
   help: `usage: vault-yield migrate [--schema NAME] [--status [--json]]
 
 Applies the versioned migrations of packages/store to the projection schema, in one
@@ -77,7 +70,7 @@ environment:
   PROJECTION_SCHEMA     default schema name
   WRITER_ROLE           role granted select, insert, update, delete on the schema (optional)
   READER_ROLE           role granted read-only access to the schema (optional)`,
-  async run(argv) {
+  async run(argv, context) {
     const { values } = parseArgs({
       args: argv,
       options: {
@@ -86,8 +79,7 @@ environment:
         json: { type: 'boolean', default: false },
       },
     });
-    const config = createConfig(migrateConfigSchema);
-    const log = createLogger({ name: 'cli', level: config.LOG_LEVEL });
+    const { config, log } = context();
     const schema =
       values.schema === undefined
         ? config.PROJECTION_SCHEMA

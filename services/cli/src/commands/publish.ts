@@ -1,25 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createConfig, kafkaSecurity } from '@vault-yield/common';
 import { screenResult, strategyCatalogue } from '@vault-yield/domain';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import { createPgPool, liveSchema, schemaExists } from '@vault-yield/store';
 import type { Command } from '../command.js';
-import { kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
+import { type PublishEnv, publishEnvSchema } from '../config.js';
+import type { CliContext } from '../context.js';
 import { liveSources, namedTopics, refuseOtherTopics } from '../ops/live-topics.js';
-
-const configSchema = opsEnvSchema
-  .pick({
-    KAFKA_BROKERS: true,
-    ...kafkaSecurityPick,
-    SCREEN_TOPIC: true,
-    CATALOGUE_TOPIC: true,
-    VIEWS_SCHEMA: true,
-    PROJECTION_SCHEMA: true,
-  })
-  // Optional here: with it, the topic is the one the live projection reads.
-  .extend({ DATABASE_URL: opsEnvSchema.shape.DATABASE_URL.optional() });
-type PublishEnv = ReturnType<typeof createConfig<typeof configSchema>>;
 
 const kinds = {
   screen: { schema: screenResult, topic: 'SCREEN_TOPIC', key: 'screen' },
@@ -46,7 +33,9 @@ export function validateStrategyFile(
   };
 }
 
-export const publishCommand: Command = {
+export const publishCommand: Command<typeof publishEnvSchema> = {
+  env: publishEnvSchema,
+  log: { name: 'publish' },
   help: `usage: vault-yield publish <screen|catalogue> FILE [--dry-run]
 
 Validates FILE (JSON) against the screen-result or strategy-catalogue schema and publishes it to
@@ -65,7 +54,7 @@ environment:
   VIEWS_SCHEMA, PROJECTION_SCHEMA  which projection is live
   SCREEN_TOPIC      unset: the live projection's (else default screen-results)
   CATALOGUE_TOPIC   unset: the live projection's (else default strategy-catalogue)`,
-  async run(argv) {
+  async run(argv, context) {
     const { values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
@@ -94,10 +83,10 @@ environment:
       console.log(`${file}: valid ${kind}`);
       return 0;
     }
-    const config = createConfig(configSchema);
+    const ctx = context();
     let target: { topic: string; note: string };
     try {
-      target = await targetTopic(kind, config);
+      target = await targetTopic(kind, ctx);
     } catch (err) {
       if (err instanceof TypeError && 'code' in err) throw err;
       const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
@@ -107,7 +96,7 @@ environment:
       return 1;
     }
     const { topic, note } = target;
-    const client = { brokers: config.KAFKA_BROKERS, clientId: 'vault-yield-cli', ...kafkaSecurity(config) };
+    const client = { ...ctx.kafka!, clientId: 'vault-yield-cli' };
     const admin = await createLogAdmin(client);
     try {
       await admin.ensureTopic({ topic, partitions: 1 });
@@ -133,7 +122,11 @@ environment:
  * `/v1/strategies`. An environment naming another is refused (usage error, nothing published);
  * without DATABASE_URL, or before the live projection folded that side, the environment's.
  */
-async function targetTopic(kind: Kind, config: PublishEnv): Promise<{ topic: string; note: string }> {
+async function targetTopic(
+  kind: Kind,
+  ctx: CliContext<PublishEnv>,
+): Promise<{ topic: string; note: string }> {
+  const { config } = ctx;
   const fallback = config[kinds[kind].topic];
   if (!config.DATABASE_URL)
     return { topic: fallback, note: ' (DATABASE_URL unset: not checked against the live projection)' };
@@ -143,7 +136,7 @@ async function targetTopic(kind: Kind, config: PublishEnv): Promise<{ topic: str
     if (!(await schemaExists(pool, live)))
       return { topic: fallback, note: ` (no live projection: schema ${live} does not exist)` };
     const sources = await liveSources(pool, config.VIEWS_SCHEMA, live);
-    refuseOtherTopics('publish', live, sources, namedTopics(), [kind]);
+    refuseOtherTopics('publish', live, sources, namedTopics(ctx), [kind]);
     const source = sources[kind];
     return source
       ? { topic: source.topic, note: `, the topic the live projection ${live} reads` }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createConfig, envField, onShutdown } from '@vault-yield/common';
+import { envField } from '@vault-yield/common';
 import {
   type BuildRecord,
   createPgPool,
@@ -12,14 +12,18 @@ import {
   switchLive,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
+import { buildEnvSchema, type OpsEnv } from '../config.js';
+import type { CliContext } from '../context.js';
 import { runBuild } from '../ops/build.js';
-import { buildEnvSchema, cliLogger, ddlUrl, optionValue, parseDuration, stamp } from '../ops/env.js';
+import { ddlUrl, optionValue, parseDuration, stamp } from '../ops/env.js';
 import { type LiveSources, liveSources, namedTopics, refuseOtherTopics } from '../ops/live-topics.js';
 
 const DEFAULT_GRACE = '1h';
 const DEFAULT_QUIET = '60s';
 
-export const rebuildCommand: Command = {
+export const rebuildCommand: Command<typeof buildEnvSchema> = {
+  env: buildEnvSchema,
+  log: { name: 'rebuild' },
   help: `usage: vault-yield rebuild [--schema NAME] [--group NAME] [--topic NAME] [--dry-run]
                          [--follow] [--retire-old] [--grace DURATION] [--quiet-for DURATION]
                          [--no-market] [--unlogged] [--all-indexes]
@@ -87,7 +91,7 @@ environment:
   the new schema, besides the roles that read the views already); WRITER_ROLE (granted DML on the
   new schema, besides the roles that write the live one); SCREEN_TOPIC, CATALOGUE_TOPIC; MIN_DAILY_RETURNS; PROJECTOR_CONCURRENCY (2);
   PROJECTOR_MAX_BATCH_BYTES (8 MiB); PG_POOL_MAX (6); LOG_LEVEL (warn)`,
-  run: (argv) => rebuild(argv),
+  run: (argv, context) => rebuild(argv, context),
 };
 
 /**
@@ -97,6 +101,7 @@ environment:
  */
 export async function rebuild(
   argv: string[],
+  context: () => CliContext<OpsEnv>,
   purpose: 'rebuild' | 'reindex' = 'rebuild',
   indexerSchema?: string,
 ): Promise<number> {
@@ -123,8 +128,10 @@ export async function rebuild(
     console.error('usage: vault-yield rebuild [switch|retire|list] [options] (see --help)');
     return 2;
   }
-  const env = createConfig(buildEnvSchema);
-  const log = cliLogger('rebuild', env.LOG_LEVEL);
+  const ctx = context();
+  const env = ctx.config;
+  // Under a reindex, the rebuild's lines are a component of the reindex's.
+  const log = ctx.service === 'rebuild' ? ctx.log : ctx.log.child({ component: 'rebuild' });
   const views = env.VIEWS_SCHEMA;
   const graceMs = parseDuration(values.grace);
   const quietMs = parseDuration(values['quiet-for']);
@@ -179,7 +186,7 @@ export async function rebuild(
       'rebuild',
       live,
       sources,
-      namedTopics(),
+      namedTopics(ctx),
       values.topic ? ['screen', 'catalogue'] : undefined,
     );
     const topic = values.topic ?? sources.vault?.topic ?? env.KAFKA_TOPIC;
@@ -208,6 +215,7 @@ export async function rebuild(
 
     const handle = await runBuild({
       env: buildEnv,
+      ctx,
       schema,
       groupId: group,
       topic,
@@ -251,7 +259,7 @@ export async function rebuild(
       if (values.follow) {
         process.stderr.write(`following ${topic} into ${schema}; SIGINT/SIGTERM stops\n`);
         await new Promise<void>((resolve) => {
-          onShutdown(log, async () => {
+          ctx.shutdown(async () => {
             await stop();
             resolve();
           });

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { ChainClient } from '@vault-yield/chain';
-import { createConfig, envField } from '@vault-yield/common';
-// The indexer's env schema only (zod, no viem): the package's index loads the whole indexer,
+import { envField, type KafkaConnection } from '@vault-yield/common';
+// The indexer's config schema only (zod, no viem): the package's index loads the whole indexer,
 // which this command imports once its arguments and environment have been checked.
-import { indexerConfigSchema, indexerEnvSchema } from '@vault-yield/indexer/config';
+import { indexerConfigSchema } from '@vault-yield/indexer/config';
 import { createLogAdmin } from '@vault-yield/log';
 import {
   createPgPool,
@@ -18,46 +18,13 @@ import {
   viewReaders,
   withRoles,
 } from '@vault-yield/store';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Command } from '../command.js';
-import {
-  buildEnvSchema,
-  cliLogger,
-  ddlUrl,
-  failure,
-  opsEnvSchema,
-  optionValue,
-  parseDuration,
-  usageError,
-} from '../ops/env.js';
+import { reindexEnvSchema } from '../config.js';
+import { ddlUrl, failure, optionValue, parseDuration, usageError } from '../ops/env.js';
 import { endpointOf, errorText } from '../ops/failure.js';
 import { createProgress } from '../ops/progress.js';
 
-/**
- * The operator environment plus the live indexer's own settings, with the indexer's defaults:
- * the new log is cut exactly like the live one (mark cadence, confirmations, start block).
- */
-/** The environment of `vault-yield reindex` (also read by scripts/config-table.ts). */
-export const reindexEnvSchema = z.object({
-  ...buildEnvSchema.shape,
-  ...indexerEnvSchema.pick({
-    RPC_URL: true,
-    CHAIN_ID: true,
-    FACTORY_ADDRESS: true,
-    START_BLOCK: true,
-    CONFIRMATIONS: true,
-    MAX_BLOCK_RANGE: true,
-    CONCURRENCY: true,
-    REORG_WINDOW: true,
-    MARK_INTERVAL_BLOCKS: true,
-    MARK_MIN_INTERVAL_MS: true,
-    FEED_HEARTBEAT_SECONDS: true,
-    FEED_HEARTBEATS: true,
-    VALUATION_LENS: true,
-  }).shape,
-  /** Schema of the live indexer's checkpoint (default PROJECTION_SCHEMA): never reused. */
-  INDEXER_SCHEMA: opsEnvSchema.shape.INDEXER_SCHEMA,
-});
 type ReindexEnv = z.output<typeof reindexEnvSchema>;
 
 /** The default checkpoint namespace of a topic: stable, so a re-run resumes the same one. */
@@ -86,7 +53,9 @@ const REBUILD_OPTIONS = [
 /** Partitions of a topic reindex creates, unless --partitions says otherwise. */
 const DEFAULT_PARTITIONS = 12;
 
-export const reindexCommand: Command = {
+export const reindexCommand: Command<typeof reindexEnvSchema> = {
+  env: reindexEnvSchema,
+  log: { name: 'reindex', format: true },
   help: `usage: vault-yield reindex --topic NEW [--namespace NAME] [--partitions N] [--start-block N]
                          [--no-rebuild] [rebuild options: --schema, --group, --dry-run, --follow, …]
 
@@ -127,7 +96,7 @@ environment:
   START_BLOCK, CONFIRMATIONS (0), MAX_BLOCK_RANGE, CONCURRENCY, REORG_WINDOW, MARK_INTERVAL_BLOCKS,
   MARK_MIN_INTERVAL_MS, FEED_HEARTBEAT_SECONDS, FEED_HEARTBEATS, VALUATION_LENS; KAFKA_TOPIC (the live topic,
   vault-records); INDEXER_SCHEMA (default PROJECTION_SCHEMA); and those of rebuild`,
-  async run(argv) {
+  async run(argv, context) {
     const { values, tokens } = parseArgs({
       args: argv,
       tokens: true,
@@ -180,8 +149,9 @@ environment:
     // Rebuild options are checked now, not after the log is rebuilt.
     if (values.grace !== undefined) parseDuration(values.grace);
     if (values['quiet-for'] !== undefined) parseDuration(values['quiet-for']);
-    const env = createConfig(reindexEnvSchema);
-    const log = cliLogger('reindex', env.LOG_LEVEL, env.LOG_FORMAT);
+    const ctx = context();
+    const env = ctx.config;
+    const kafka = ctx.kafka!;
     if (topic === env.KAFKA_TOPIC) {
       throw usageError(
         `--topic ${topic} is the live topic (KAFKA_TOPIC): reindex writes a NEW topic, then switches to it`,
@@ -199,7 +169,7 @@ environment:
       await checkSchemas(pool, env, namespace, schemaArg);
       const stored = (await indexerCheckpoints(pool, namespace))[0] ?? null;
       checkpoint = stored?.blockNumber ?? null;
-      await checkTopicMatches(env, topic, namespace, stored, requestedPartitions);
+      await checkTopicMatches(kafka, topic, namespace, stored, requestedPartitions);
       const { createChainClient, describeRpcError, getHeadNumber, readFactoryInfo } = await import(
         '@vault-yield/chain'
       );
@@ -269,24 +239,26 @@ environment:
     }
 
     const { createIndexer } = await import('@vault-yield/indexer');
-    const indexer = createIndexer({
-      rpcUrl: env.RPC_URL,
-      chainId: env.CHAIN_ID,
-      factory: env.FACTORY_ADDRESS,
-      startBlock,
-      confirmations: confirmations,
-      endBlock: target,
-      kafka: { brokers: env.KAFKA_BROKERS, topic, partitions },
-      databaseUrl: ddlUrl(env),
-      schema: namespace,
-      maxBlockRange: env.MAX_BLOCK_RANGE,
-      concurrency: env.CONCURRENCY,
-      reorgWindow: env.REORG_WINDOW,
-      mark: { intervalBlocks: env.MARK_INTERVAL_BLOCKS, minIntervalMs: env.MARK_MIN_INTERVAL_MS },
-      heartbeats: { default: env.FEED_HEARTBEAT_SECONDS, byFeed: env.FEED_HEARTBEATS },
-      valuationLens: env.VALUATION_LENS,
-      logger: log,
-    });
+    const indexer = createIndexer(
+      {
+        rpcUrl: env.RPC_URL,
+        chainId: env.CHAIN_ID,
+        factory: env.FACTORY_ADDRESS,
+        startBlock,
+        confirmations: confirmations,
+        endBlock: target,
+        kafka: { brokers: env.KAFKA_BROKERS, topic, partitions },
+        databaseUrl: ddlUrl(env),
+        schema: namespace,
+        maxBlockRange: env.MAX_BLOCK_RANGE,
+        concurrency: env.CONCURRENCY,
+        reorgWindow: env.REORG_WINDOW,
+        mark: { intervalBlocks: env.MARK_INTERVAL_BLOCKS, minIntervalMs: env.MARK_MIN_INTERVAL_MS },
+        heartbeats: { default: env.FEED_HEARTBEAT_SECONDS, byFeed: env.FEED_HEARTBEATS },
+        valuationLens: env.VALUATION_LENS,
+      },
+      ctx,
+    );
     const progress = createProgress(`reindex ${topic}`, process.stderr, { unit: 'blocks' });
     await indexer.start();
     const from = indexer.status().checkpoint.blockNumber;
@@ -327,7 +299,7 @@ environment:
       t.value === undefined ? [`--${t.name}`] : [`--${t.name}`, t.value],
     );
     const { rebuild } = await import('./rebuild.js');
-    return rebuild(['--topic', topic, ...passthrough], 'reindex', namespace);
+    return rebuild(['--topic', topic, ...passthrough], context, 'reindex', namespace);
   },
 };
 
@@ -380,7 +352,7 @@ async function checkSchemas(
  * no topic and is adopted, as the indexer does.
  */
 async function checkTopicMatches(
-  env: ReindexEnv,
+  kafka: KafkaConnection,
   topic: string,
   namespace: string,
   stored: IndexerCheckpointRow | null,
@@ -392,7 +364,7 @@ async function checkTopicMatches(
         `resuming it would leave ${topic} without the history up to that block; pick a new namespace ` +
         '(default vault_yield_idx_<topic>)',
     );
-  const admin = await createLogAdmin({ brokers: env.KAFKA_BROKERS, clientId: 'vault-yield-reindex' });
+  const admin = await createLogAdmin({ ...kafka, clientId: 'vault-yield-reindex' });
   try {
     const exists = (await admin.listTopics()).includes(topic);
     if (exists && requestedPartitions !== undefined) {

@@ -1,39 +1,18 @@
 import { parseArgs } from 'node:util';
-import { createConfig, kafkaSecurity } from '@vault-yield/common';
-import { indexerEnvSchema } from '@vault-yield/indexer/config';
+import { securityOf } from '@vault-yield/common';
 import { createPgPool, indexerCheckpoints } from '@vault-yield/store';
 import { z } from 'zod';
 import type { Command } from '../command.js';
-import { cliLogger, failure, kafkaSecurityPick, opsEnvSchema, optionValue, usageError } from '../ops/env.js';
+import { republishEnvSchema } from '../config.js';
+import { failure, optionValue, usageError } from '../ops/env.js';
 import { namedTopics } from '../ops/live-topics.js';
-
-/** The environment of `vault-yield republish` (also read by scripts/config-table.ts). */
-export const republishEnvSchema = z.object({
-  ...opsEnvSchema.pick({
-    DATABASE_URL: true,
-    KAFKA_BROKERS: true,
-    KAFKA_TOPIC: true,
-    PROJECTION_SCHEMA: true,
-    LOG_LEVEL: true,
-    ...kafkaSecurityPick,
-    /** Schema of the indexer's tables (default PROJECTION_SCHEMA). */
-    INDEXER_SCHEMA: true,
-  }).shape,
-  ...indexerEnvSchema.pick({
-    RPC_URL: true,
-    CHAIN_ID: true,
-    FACTORY_ADDRESS: true,
-    FEED_HEARTBEAT_SECONDS: true,
-    VALUATION_LENS: true,
-    FEED_HEARTBEATS: true,
-    RECORD_ENCODING: true,
-  }).shape,
-});
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x-prefixed 20-byte address');
 const block = z.coerce.number().int().nonnegative();
 
-export const republishCommand: Command = {
+export const republishCommand: Command<typeof republishEnvSchema> = {
+  env: republishEnvSchema,
+  log: { name: 'republish' },
   help: `usage: vault-yield republish --vault 0x… --from-block N [--to-block M] [--dry-run] [--json]
 
 Publishes a vault's records of blocks N..M (default M: the indexer's checkpoint) to the log again,
@@ -59,7 +38,7 @@ environment:
   DATABASE_URL, KAFKA_BROKERS, RPC_URL, FACTORY_ADDRESS (required); KAFKA_TOPIC (the topic of the indexer's checkpoint, else vault-records; another is refused);
   CHAIN_ID; FEED_HEARTBEAT_SECONDS, FEED_HEARTBEATS, VALUATION_LENS (the indexer's); INDEXER_SCHEMA (default
   PROJECTION_SCHEMA); KAFKA_SASL_*, KAFKA_SSL*`,
-  async run(argv) {
+  async run(argv, context) {
     const { values } = parseArgs({
       args: argv,
       options: {
@@ -77,14 +56,14 @@ environment:
     const toBlock =
       values['to-block'] === undefined ? undefined : optionValue('to-block', block, values['to-block']);
     if (toBlock !== undefined && toBlock < fromBlock) throw usageError('--to-block is below --from-block');
-    const env = createConfig(republishEnvSchema);
-    const logger = cliLogger('republish', env.LOG_LEVEL);
+    const ctx = context();
+    const { config: env, log: logger } = ctx;
     const schema = env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA;
     const found = await indexerCheckpoint(env.DATABASE_URL, schema, env.CHAIN_ID);
     const checkpoint = found?.blockNumber ?? null;
     // The records go where the indexer publishes: the topic its checkpoint is of. KAFKA_TOPIC
     // naming another (an environment left from before a reindex) is refused, not obeyed.
-    const named = namedTopics().vault;
+    const named = namedTopics(ctx).vault;
     if (found?.topic && named !== undefined && named !== found.topic)
       throw usageError(
         `KAFKA_TOPIC=${named}, but the indexer of ${schema} publishes to ${found.topic}: unset KAFKA_TOPIC or set it to ${found.topic} (republish refused, nothing published)`,
@@ -105,7 +84,8 @@ environment:
       kafka: {
         brokers: env.KAFKA_BROKERS,
         topic,
-        security: kafkaSecurity(env),
+        security: securityOf(ctx.kafka),
+        connectBudgetMs: ctx.kafka?.connectBudgetMs ?? null,
         encoding: env.RECORD_ENCODING,
       },
       heartbeats: {

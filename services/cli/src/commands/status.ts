@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createConfig, envField, redactText } from '@vault-yield/common';
+import { redactText } from '@vault-yield/common';
 import { FOLD_VERSION } from '@vault-yield/domain';
 import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
 import {
@@ -23,28 +23,9 @@ import {
   WEBHOOKS_ROLE,
   webhookSecretsStatus,
 } from '@vault-yield/store';
-import { webhooksEnvSchema } from '@vault-yield/webhooks';
 import type { Command } from '../command.js';
-import { kafkaSecurityPick, opsEnvSchema } from '../ops/env.js';
+import { statusEnvSchema } from '../config.js';
 import { liveSources } from '../ops/live-topics.js';
-
-const statusEnvSchema = opsEnvSchema
-  .pick({
-    DATABASE_URL: true,
-    ...kafkaSecurityPick,
-    VIEWS_SCHEMA: true,
-    PROJECTION_SCHEMA: true,
-    KAFKA_TOPIC: true,
-    /** Schema holding indexer_checkpoint (default: PROJECTION_SCHEMA, where the indexer writes). */
-    INDEXER_SCHEMA: true,
-  })
-  .extend({
-    /** Optional here: without brokers, status reports no lag. */
-    KAFKA_BROKERS: opsEnvSchema.shape.KAFKA_BROKERS.optional(),
-    RPC_URL: envField.httpUrl().optional(),
-    /** Where the webhook secrets are (default PROJECTION_SCHEMA), as for `vault-yield webhooks`. */
-    WEBHOOKS_SCHEMA: webhooksEnvSchema.shape.WEBHOOKS_SCHEMA,
-  });
 
 export interface PartitionLag {
   partition: number;
@@ -110,7 +91,9 @@ export interface StatusReport {
   webhookSecrets?: { schema: string; plaintext: number | null; sealed: number | null; role?: string };
 }
 
-export const statusCommand: Command = {
+export const statusCommand: Command<typeof statusEnvSchema> = {
+  env: statusEnvSchema,
+  log: { name: 'status' },
   help: `usage: vault-yield status [--json]
 
 Reports, for operators:
@@ -143,9 +126,9 @@ environment:
   DATABASE_URL (required); KAFKA_BROKERS; RPC_URL; VIEWS_SCHEMA (vault_yield_api);
   PROJECTION_SCHEMA (vault_yield); INDEXER_SCHEMA (default PROJECTION_SCHEMA);
   WEBHOOKS_SCHEMA (default PROJECTION_SCHEMA)`,
-  async run(argv) {
+  async run(argv, context) {
     const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false } } });
-    const env = createConfig(statusEnvSchema);
+    const { config: env, kafka } = context();
     const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-status', max: 2 });
     let admin: LogAdmin | null = null;
     try {
@@ -190,8 +173,7 @@ environment:
         const k = `${r.groupId}\u0000${r.topic}`;
         groups.set(k, [...(groups.get(k) ?? []), r]);
       }
-      if (env.KAFKA_BROKERS)
-        admin = await createLogAdmin({ brokers: env.KAFKA_BROKERS, clientId: 'vault-yield-status' });
+      if (kafka) admin = await createLogAdmin({ ...kafka, clientId: 'vault-yield-status' });
       const projector: StatusReport['projector'] = [];
       for (const rows of groups.values()) {
         const { groupId, topic } = rows[0] as (typeof offsets)[number];

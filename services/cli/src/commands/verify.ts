@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createConfig, envField, type Logger } from '@vault-yield/common';
+import { envField, type Logger } from '@vault-yield/common';
 import { FOLD_VERSION } from '@vault-yield/domain';
 import {
   compareSchemas,
@@ -18,21 +18,16 @@ import {
   withSnapshot,
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
+import { buildEnvSchema, type OpsEnv } from '../config.js';
+import type { CliContext } from '../context.js';
 import { type BuildHandle, runBuild } from '../ops/build.js';
-import {
-  buildEnvSchema,
-  cliLogger,
-  ddlUrl,
-  type OpsEnv,
-  optionValue,
-  parseDuration,
-  stamp,
-  usageError,
-} from '../ops/env.js';
+import { ddlUrl, optionValue, parseDuration, stamp, usageError } from '../ops/env.js';
 import { liveSources, namedTopics, refuseOtherTopics } from '../ops/live-topics.js';
 import { refreshStrategyStats, strategyGroups } from '../ops/strategy.js';
 
-export const verifyCommand: Command = {
+export const verifyCommand: Command<typeof buildEnvSchema> = {
+  env: buildEnvSchema,
+  log: { name: 'verify', format: true },
   help: `usage: vault-yield verify [--live NAME] [--schema NAME] [--keep] [--timeout DURATION] [--json]
                         [--no-market]
 
@@ -69,7 +64,7 @@ options:
 
 environment: as for rebuild (MIGRATE_DATABASE_URL, DATABASE_URL, KAFKA_BROKERS, VIEWS_SCHEMA, …);
   the topic variables may stay unset (the live projection's are taken)`,
-  async run(argv) {
+  async run(argv, context) {
     const { values } = parseArgs({
       args: argv,
       options: {
@@ -81,8 +76,8 @@ environment: as for rebuild (MIGRATE_DATABASE_URL, DATABASE_URL, KAFKA_BROKERS, 
         'no-market': { type: 'boolean', default: false },
       },
     });
-    const env = createConfig(buildEnvSchema);
-    const log = cliLogger('verify', env.LOG_LEVEL, env.LOG_FORMAT);
+    const ctx = context();
+    const { config: env, log } = ctx;
     const timeoutMs = parseDuration(values.timeout);
     const suffix = stamp();
     const scratch = values.schema
@@ -92,6 +87,7 @@ environment: as for rebuild (MIGRATE_DATABASE_URL, DATABASE_URL, KAFKA_BROKERS, 
     // (dropped as the writer, it outlived the run: "must be owner of schema").
     const pool = createPgPool({ url: ddlUrl(env), applicationName: 'vault-yield-verify', max: 2 });
     const run: Run = {
+      ctx,
       pool,
       env,
       log,
@@ -132,6 +128,7 @@ environment: as for rebuild (MIGRATE_DATABASE_URL, DATABASE_URL, KAFKA_BROKERS, 
 
 /** One verify run: its admin pool (the migrator's), its scratch schema and group, its fold. */
 interface Run {
+  ctx: CliContext<OpsEnv>;
   pool: Pool;
   env: OpsEnv;
   log: Logger;
@@ -178,7 +175,7 @@ async function cleanUp(run: Run, keep: boolean): Promise<void> {
 async function topicsOf(run: Run, live: string, noMarket: boolean) {
   const { env } = run;
   const sources = await liveSources(run.pool, env.VIEWS_SCHEMA, live);
-  refuseOtherTopics('verify', live, sources, namedTopics(), noMarket ? ['vault'] : undefined);
+  refuseOtherTopics('verify', live, sources, namedTopics(run.ctx), noMarket ? ['vault'] : undefined);
   return {
     vault: sources.vault ?? { topic: env.KAFKA_TOPIC, group: env.CONSUMER_GROUP },
     screen: sources.screen ?? { topic: env.SCREEN_TOPIC, group: '' },
@@ -206,6 +203,7 @@ async function verify(run: Run, values: VerifyOptions): Promise<number> {
   run.owned = true;
   const handle = await runBuild({
     env: { ...env, SCREEN_TOPIC: topics.screen.topic, CATALOGUE_TOPIC: topics.catalogue.topic },
+    ctx: run.ctx,
     schema: scratch,
     groupId: group,
     topic: topics.vault.topic,

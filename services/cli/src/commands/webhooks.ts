@@ -24,6 +24,7 @@ import {
   type WebhooksEnv,
 } from '@vault-yield/webhooks';
 import type { Command } from '../command.js';
+import { noEnvSchema } from '../config.js';
 import { usageError } from '../ops/env.js';
 
 const help = `usage: vault-yield webhooks add URL (--vault 0x… [--vault 0x…] | --all) [--types T,T…] [--description TEXT] [--json]
@@ -178,7 +179,10 @@ async function withStore<T>(
   }
 }
 
-export const webhooksCommand: Command = {
+export const webhooksCommand: Command<typeof noEnvSchema> = {
+  // The webhooks service's own schema (loadWebhooksEnv), as its process reads it.
+  env: noEnvSchema,
+  log: { name: 'webhooks' },
   help,
   async run(argv) {
     const { values, positionals } = parseArgs({

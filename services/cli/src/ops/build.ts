@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '@vault-yield/common';
+import type { Context, Logger } from '@vault-yield/common';
 import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
 import { startProjections } from '@vault-yield/projector';
 import {
@@ -15,12 +15,15 @@ import {
   recordBuild,
   storedOffsetRows,
 } from '@vault-yield/store';
-import { ddlUrl, type OpsEnv, usageError } from './env.js';
+import type { OpsEnv } from '../config.js';
+import { ddlUrl, usageError } from './env.js';
 import { createProgress } from './progress.js';
 import { refreshStrategyStats, strategyGroups } from './strategy.js';
 
 export interface BuildSpec {
   env: OpsEnv;
+  /** The command's context: the brokers of `env` with their SASL/TLS and connect budget, its registry. */
+  ctx: Context;
   schema: string;
   groupId: string;
   topic: string;
@@ -93,7 +96,7 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
     applicationName: 'vault-yield-build',
     max: 2,
   });
-  const admin = await createLogAdmin({ brokers: env.KAFKA_BROKERS, clientId: 'vault-yield-build-admin' });
+  const admin = await createLogAdmin({ ...spec.ctx.kafka!, clientId: 'vault-yield-build-admin' });
   let folders: Folders | null = null;
   const cleanup = async () => {
     if (folders) await folders.stop().catch(() => {});
@@ -158,40 +161,44 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
      */
     const startFolders = async (durable: boolean): Promise<Folders> => {
       const run = randomBytes(3).toString('hex');
-      const projections = startProjections({
-        kafka: {
-          brokers: env.KAFKA_BROKERS,
-          topic: spec.topic,
-          consumerGroup: spec.groupId,
-          // A Kafka group of its own per run: a resumed build never waits for a killed run's
-          // session to expire; the offsets that matter are the ones stored in the schema.
-          groupId: `${spec.groupId}.${run}`,
-          clientId: 'vault-yield-build',
-          sessionTimeoutMs: 30_000,
+      const projections = startProjections(
+        {
+          kafka: {
+            brokers: env.KAFKA_BROKERS,
+            topic: spec.topic,
+            consumerGroup: spec.groupId,
+            // A Kafka group of its own per run: a resumed build never waits for a killed run's
+            // session to expire; the offsets that matter are the ones stored in the schema.
+            groupId: `${spec.groupId}.${run}`,
+            clientId: 'vault-yield-build',
+            sessionTimeoutMs: 30_000,
+          },
+          databaseUrl: url,
+          schema: spec.schema,
+          migrate: false,
+          synchronousCommit: durable ? 'on' : 'off',
+          concurrency: env.PROJECTOR_CONCURRENCY,
+          pgPoolMax: env.PG_POOL_MAX,
+          maxBatchBytes: env.PROJECTOR_MAX_BATCH_BYTES,
+          logger: log,
+          // The strategy topics into the build schema too, under a Kafka group of their own per run
+          // as well; strategy figures are refreshed by the build once the fold is done, not on a timer.
+          strategy: market
+            ? {
+                screenTopic: market.screenTopic,
+                catalogueTopic: market.catalogueTopic,
+                groupId: spec.groupId,
+                statsIntervalMs: 0,
+                minDailyReturns: env.MIN_DAILY_RETURNS,
+                pool: schemaPool,
+                kafkaGroupSuffix: run,
+                sessionTimeoutMs: 30_000,
+              }
+            : null,
         },
-        databaseUrl: url,
-        schema: spec.schema,
-        migrate: false,
-        synchronousCommit: durable ? 'on' : 'off',
-        concurrency: env.PROJECTOR_CONCURRENCY,
-        pgPoolMax: env.PG_POOL_MAX,
-        maxBatchBytes: env.PROJECTOR_MAX_BATCH_BYTES,
-        logger: log,
-        // The strategy topics into the build schema too, under a Kafka group of their own per run
-        // as well; strategy figures are refreshed by the build once the fold is done, not on a timer.
-        strategy: market
-          ? {
-              screenTopic: market.screenTopic,
-              catalogueTopic: market.catalogueTopic,
-              groupId: spec.groupId,
-              statsIntervalMs: 0,
-              minDailyReturns: env.MIN_DAILY_RETURNS,
-              pool: schemaPool,
-              kafkaGroupSuffix: run,
-              sessionTimeoutMs: 30_000,
-            }
-          : null,
-      });
+        // The command's context, its lines the build's (a reindex's rebuild: a component).
+        { ...spec.ctx, log },
+      );
       try {
         await projections.started;
       } catch (err) {

@@ -1,6 +1,6 @@
-import { createConfig } from '@vault-yield/common';
 import { getBuild, type Pool, type StoredOffsetRow, storedOffsetRows } from '@vault-yield/store';
-import { z } from 'zod';
+import { namedTopicsSchema } from '../config.js';
+import type { CliContext } from '../context.js';
 import { usageError } from './env.js';
 import { strategyGroups } from './strategy.js';
 
@@ -72,15 +72,9 @@ export async function liveSources(db: Queryable, viewsSchema: string, schema: st
   };
 }
 
-const namedTopicsSchema = z.object({
-  KAFKA_TOPIC: z.string().optional(),
-  SCREEN_TOPIC: z.string().optional(),
-  CATALOGUE_TOPIC: z.string().optional(),
-});
-
 /** The topic variables the environment sets (unset ones are absent: their defaults do not count). */
-export function namedTopics(): Partial<Record<SourceKind, string>> {
-  const env = createConfig(namedTopicsSchema);
+export function namedTopics(ctx: Pick<CliContext<unknown>, 'read'>): Partial<Record<SourceKind, string>> {
+  const env = ctx.read(namedTopicsSchema);
   const out: Partial<Record<SourceKind, string>> = {};
   for (const kind of Object.keys(TOPIC_VARIABLE) as SourceKind[]) {
     const value = env[TOPIC_VARIABLE[kind]];

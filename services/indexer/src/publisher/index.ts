@@ -7,7 +7,7 @@ import {
   recordJson,
   type VaultRecord,
 } from '@vault-yield/domain';
-import { defaultLogSecurity } from '@vault-yield/log';
+import type { LogSecurity } from '@vault-yield/log';
 import { type EncodedBatch, type FromPublisher, fromThreadError, type ToPublisher } from './protocol.js';
 
 /** Publishes record batches from a thread of its own; same contract as packages/log's Publisher. */
@@ -25,6 +25,11 @@ export interface RecordPublisher {
 
 export interface ThreadedPublisherConfig {
   brokers: readonly string[];
+  /**
+   * SASL/TLS of the brokers (the thread shares no state with this one: handed in its data);
+   * unset: plaintext (a test broker).
+   */
+  security?: LogSecurity;
   clientId: string;
   topic: string;
   logger: Logger;
@@ -45,7 +50,7 @@ export async function createThreadedPublisher(config: ThreadedPublisherConfig): 
   const worker = new Worker(new URL('./boot.mjs', import.meta.url), {
     workerData: {
       brokers: [...config.brokers],
-      security: defaultLogSecurity(),
+      security: config.security ?? {},
       clientId: config.clientId,
       topic: config.topic,
       logLevel: logger.level,

@@ -34,7 +34,7 @@ export type FromPublisher =
 /** The publisher settings the thread needs (the logger stays in the indexer thread). */
 export interface PublisherThreadConfig {
   brokers: readonly string[];
-  /** SASL/TLS of the parent process (`defaultLogSecurity()`): threads do not share module state. */
+  /** SASL/TLS of the brokers, from the indexer's config: threads do not share module state. */
   security: LogSecurity;
   clientId: string;
   topic: string;

@@ -51,6 +51,7 @@ function startPublisher(c: IndexerCommon, state: IndexerState): Promise<RecordPu
   const t0 = performance.now();
   const p = createThreadedPublisher({
     brokers: c.options.kafka.brokers,
+    security: c.options.kafka.security ?? {},
     clientId: 'indexer',
     topic: c.options.kafka.topic,
     logger: c.log,
@@ -70,7 +71,12 @@ function startPublisher(c: IndexerCommon, state: IndexerState): Promise<RecordPu
 /** Creates the records topic when it is missing (partitions and replication from the config). */
 export async function ensureTopic(c: IndexerCommon): Promise<void> {
   const { kafka } = c.options;
-  const admin = await createLogAdmin({ brokers: kafka.brokers, clientId: 'indexer-admin', logger: c.log });
+  const admin = await createLogAdmin({
+    brokers: kafka.brokers,
+    ...kafka.security,
+    clientId: 'indexer-admin',
+    logger: c.log,
+  });
   try {
     await admin.ensureTopic({
       topic: kafka.topic,

@@ -1,4 +1,4 @@
-import { CONFIG_DEFAULTS } from '@vault-yield/common';
+import { CONFIG_DEFAULTS, type Context, securityOf } from '@vault-yield/common';
 import {
   createPgPool,
   getBuild,
@@ -49,10 +49,10 @@ export interface Projections {
  * run, so a caller can arrange their stop first (a signal during start stops them too); await
  * `started` for them to run (and handle its rejection).
  */
-export function startProjections(config: ProjectionsConfig): Projections {
+export function startProjections(config: ProjectionsConfig, ctx?: Context): Projections {
   const { strategy: strategyInput, ...vaultInput } = config;
   const v = projectorConfigSchema.parse(vaultInput);
-  const vault = createProjector(v);
+  const vault = createProjector(v, ctx);
   const m = strategyInput
     ? { ...strategyProjectionConfigSchema.parse(strategyInput), pool: strategyInput.pool }
     : null;
@@ -71,8 +71,10 @@ export function startProjections(config: ProjectionsConfig): Projections {
     m && pool
       ? createStrategyProjector({
           brokers: v.kafka.brokers,
+          // Both sides connect as the config or the process's context says.
+          security: v.kafka.security ?? securityOf(ctx?.kafka),
           pool,
-          logger: m.logger ?? v.logger,
+          logger: m.logger ?? ctx?.log ?? v.logger,
           screenTopic: m.screenTopic,
           catalogueTopic: m.catalogueTopic,
           groupId: m.groupId ?? `${v.kafka.consumerGroup}-market`,
@@ -136,8 +138,9 @@ interface FollowTarget {
 export function followLiveProjections(
   config: ProjectionsConfig,
   follow: FollowOptions,
+  ctx?: Context,
 ): FollowingProjections {
-  const log = config.logger.child({ component: 'follow-live' });
+  const log = (ctx?.log ?? config.logger).child({ component: 'follow-live' });
   const pool = createPgPool({ url: config.databaseUrl, applicationName: 'vault-yield-follow', max: 1 });
   const fallback = config.schema ?? CONFIG_DEFAULTS.projectionSchema;
   const baseGroup = config.kafka.consumerGroup ?? CONFIG_DEFAULTS.projectorGroup;
@@ -176,13 +179,16 @@ export function followLiveProjections(
           groupId: t.group === baseGroup ? config.strategy.groupId : t.group,
         }
       : config.strategy;
-    return startProjections({
-      ...config,
-      schema: t.schema,
-      migrate: first ? config.migrate : false,
-      kafka: { ...config.kafka, topic: t.topic, consumerGroup: t.group, groupId: kafkaGroup },
-      strategy,
-    });
+    return startProjections(
+      {
+        ...config,
+        schema: t.schema,
+        migrate: first ? config.migrate : false,
+        kafka: { ...config.kafka, topic: t.topic, consumerGroup: t.group, groupId: kafkaGroup },
+        strategy,
+      },
+      ctx,
+    );
   };
 
   /** Moves to the live schema if it changed (serialised: one look at a time). */

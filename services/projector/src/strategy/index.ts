@@ -1,5 +1,5 @@
 import type { Logger } from '@vault-yield/common';
-import { type BatchConsumer, createLogAdmin, type LogBatch } from '@vault-yield/log';
+import { type BatchConsumer, createLogAdmin, type LogBatch, type LogSecurity } from '@vault-yield/log';
 import { type ApplyOutcome, createStrategyStore, type Pool, type StrategyTx } from '@vault-yield/store';
 import { type Applied, createRunnerConsumer } from '../runner/index.js';
 import { type DecodedStrategyRecord, decodeStrategyRecord, type StrategyRecordKind } from './decode.js';
@@ -12,6 +12,8 @@ export { refreshStrategyStats } from './stats.js';
 
 export interface StrategyProjectorOptions {
   brokers: readonly string[];
+  /** SASL/TLS of the brokers (unset: plaintext, a test or dev broker). */
+  security?: LogSecurity;
   pool: Pool;
   logger: Logger;
   screenTopic: string;
@@ -81,6 +83,7 @@ export function createStrategyProjector(options: StrategyProjectorOptions): Stra
     const offsetsGroup = strategyGroups(options.groupId)[kind];
     return createRunnerConsumer<DecodedStrategyRecord, StrategyApplied[], StrategyTx>({
       brokers: options.brokers,
+      ...options.security,
       clientId: `vault-yield-strategy-${kind}`,
       logger: log,
       groupId: options.kafkaGroupSuffix ? `${offsetsGroup}.${options.kafkaGroupSuffix}` : offsetsGroup,
@@ -102,6 +105,7 @@ export function createStrategyProjector(options: StrategyProjectorOptions): Stra
     async start() {
       const admin = await createLogAdmin({
         brokers: options.brokers,
+        ...options.security,
         clientId: 'vault-yield-strategy-admin',
         logger: log,
       });

@@ -33,13 +33,14 @@ export type StreamSource = () => {
 export type ConnectionSource = () => ConnectionStats;
 
 export function createMetrics(
-  defaults = true,
+  /** true/false: a registry of its own, with or without the default metrics; a Registry: the process's. */
+  defaults: boolean | Registry = true,
   lag?: LagSource,
   streams?: StreamSource,
   connections?: ConnectionSource,
 ): Metrics {
-  const registry = new Registry();
-  if (defaults) collectDefaultMetrics({ register: registry });
+  const registry = defaults instanceof Registry ? defaults : new Registry();
+  if (defaults === true) collectDefaultMetrics({ register: registry });
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests served, by route pattern, method and status',
