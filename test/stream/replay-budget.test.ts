@@ -128,6 +128,37 @@ describe('replay budget: streams behind the head share a byte rate, streams at t
     }
   }, 120_000);
 
+  it('a commit too large for a page is read in slices, each taking its turn: a replay never reads a large commit whole for free', async () => {
+    // One commit of 40 rows of 16 KiB (640 KiB) above the history, read in 64 KiB slices, and a
+    // commit after it (the large one is behind the head); a second replay opened meanwhile waits
+    // its turn too.
+    await commit(40, ROW_KIB);
+    await commit(1, 1);
+    const r = await reader(RATE);
+    try {
+      // From before the large commit: its 40 rows, then the last commit's one.
+      const { head } = await r.reader.hub.refresh();
+      const from = encodeStreamCursor({ seq: head - 2n, pos: 0 });
+      const first = await openStream(`${r.url}/v1/stream`, { 'Last-Event-ID': from });
+      await until(async () => (stats(r).waiting === 1 ? true : undefined), 15_000, 10);
+      expect(ledger(first).length).toBeLessThan(40);
+      const second = await openStream(`${r.url}/v1/stream`, { 'Last-Event-ID': from });
+      await until(async () => (stats(r).waiting === 2 ? true : undefined), 15_000, 10);
+      // Both get the whole commit in the end, the same rows.
+      await until(
+        async () => (ledger(first).length >= 41 && ledger(second).length >= 41 ? true : undefined),
+        60_000,
+        20,
+      );
+      const idsOf = (s: RawStream) => s.events.map((e) => `${e.id} ${e.event}`);
+      expect(idsOf(second)).toEqual(idsOf(first));
+      first.close();
+      second.close();
+    } finally {
+      await r.stop();
+    }
+  }, 90_000);
+
   it('a wait longer than a heartbeat sends keep-alives (a proxy never cuts a replay held back)', async () => {
     // 16 KiB/s: after its first page (the burst), each 64 KiB page holds the replay 4 s.
     const r = await reader(16 * KIB);

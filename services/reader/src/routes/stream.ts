@@ -230,15 +230,34 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
     for (const e of initial) await out.event({ id: encodeStreamCursor(cursor), ...e });
 
     /**
-     * After a page read behind the head (more commits were visible beyond it): its characters are
-     * charged to the replay budget and the stream waits its turn before it reads on, a keep-alive
-     * every heartbeat meanwhile. A page that reached the head is never charged.
+     * Whether this stream reads behind the head (a replay): its last page did not reach the head,
+     * or it opens more than a page of commits behind it. Its reads then take turns in the replay
+     * budget (STREAM_REPLAY_KIB_S), a keep-alive every heartbeat while it waits; a stream at the
+     * head reads at once.
      */
-    const holdBack = async (chars: number) => {
-      let wait = hub.replay.charge(chars);
-      if (wait <= 0) return;
+    let behind = hub.head() - cursor.seq > BigInt(hub.pageSize);
+    /** What its next read behind the head is expected to hold (its last one's characters). */
+    let expected = hub.pageBytes;
+    /** A read behind the head, in its turn; null when the stream ended while it waited (nothing read). */
+    const readBehind = async <T>(read: () => Promise<T>, size: (v: T) => number): Promise<T | null> => {
+      const turn = hub.replay.turn(expected);
+      let chars = 0;
+      try {
+        if (turn.wait > 0) await hold(turn.wait);
+        if (signal.aborted) return null;
+        const v = await read();
+        chars = size(v);
+        expected = Math.max(1, chars);
+        return v;
+      } finally {
+        // What was read (0: given up, the reservation goes back).
+        turn.settle(chars);
+      }
+    };
+    const hold = async (ms: number) => {
       const done = hub.replay.waiting();
       try {
+        let wait = ms;
         while (wait > 0 && !signal.aborted) {
           const step = Math.min(wait, heartbeatMs);
           await sleep(step, undefined, { signal }).catch(() => undefined);
@@ -249,6 +268,7 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
         done();
       }
     };
+    const rowChars = (rows: readonly string[]) => rows.reduce((n, r) => n + r.length, 0);
 
     /** A reset still to send (its reason): a resume that could not go on, or a rebuild. */
     let pendingReset = firstReset;
@@ -272,17 +292,17 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
         if (cursor.pos > 0 || (head > cursor.seq && (force || hub.relevant(checked, filter)))) {
           force = false;
           const after = cursor.pos > 0 ? cursor.seq - 1n : cursor.seq;
-          const commits = await capped(() => hub.commitsAfter(after));
+          const page = () => capped(() => hub.commitsAfter(after));
+          const commits = behind ? ((await readBehind(page, charsOf)) ?? []) : await page();
           if (commits.length === 0 && cursor.pos > 0) cursor = { seq: cursor.seq, pos: 0 };
-          /** Characters of the slices of large commits read for this page. */
-          let sliced = 0;
           for (const commit of commits) {
             if (signal.aborted) break;
             const skip = commit.seq === cursor.seq ? cursor.pos : 0;
-            const slice = async (vault: string, from: number) => {
-              const rows = await capped(() => hub.rowsOf(commit.seq, vault, from));
-              for (const r of rows) sliced += r.length;
-              return rows;
+            // The rows of a commit too large for a page, read in slices: behind the head, each
+            // slice takes its turn too.
+            const slice = (vault: string, from: number) => {
+              const rows = () => capped(() => hub.rowsOf(commit.seq, vault, from));
+              return commit.seq < hub.head() ? readBehind(rows, rowChars).then((r) => r ?? []) : rows();
             };
             for await (const { pos, e } of eventsOf(commit, filter, skip, slice)) {
               if (signal.aborted) break;
@@ -294,7 +314,7 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
             cursor = { seq: commit.seq, pos: 0 };
           }
           const last = commits.at(-1);
-          if (last && last.seq < hub.head() && !signal.aborted) await holdBack(charsOf(commits) + sliced);
+          behind = last !== undefined && last.seq < hub.head();
           // Read up to the cursor (a page may be one read a moment ago, shorter than what is
           // visible now: the notices then say so, and the next turn reads on from the cursor).
           if (commits.length === 0 && cursor.pos === 0 && head > checked) checked = head;

@@ -13,19 +13,47 @@ describe('replay budget', () => {
   it('a quiet budget lets its burst through at once, then holds to the rate', () => {
     const { budget, at } = budgetAt(1_000, 2_000);
     at(10_000);
-    expect(budget.charge(1_000)).toBe(0);
-    expect(budget.charge(1_000)).toBe(0);
-    // The burst is spent: 500 bytes more wait half a second.
-    expect(budget.charge(500)).toBeCloseTo(500);
-    // A later charge waits behind the earlier ones (first come, first served).
-    expect(budget.charge(1_000)).toBeCloseTo(1_500);
-    expect(budget.stats().bytes).toBe(3_500);
-    expect(budget.stats().waitedMs).toBeCloseTo(2_000);
+    const a = budget.turn(1_000);
+    expect(a.wait).toBe(0);
+    a.settle(1_000);
+    const b = budget.turn(1_000);
+    expect(b.wait).toBe(0);
+    b.settle(1_500);
+    // The burst is spent, and 500 more: the next read waits half a second.
+    const c = budget.turn(1_000);
+    expect(c.wait).toBeCloseTo(500);
+    // A turn taken meanwhile waits behind it (first come, first served): behind its reservation.
+    const d = budget.turn(1_000);
+    expect(d.wait).toBeCloseTo(1_500);
+    // c read less than it reserved: the clock gives the difference back to later turns.
+    c.settle(200);
+    expect(budget.turn(0).wait).toBeCloseTo(1_700);
+    expect(budget.stats().bytes).toBe(2_700);
+    expect(budget.stats().waitedMs).toBeCloseTo(500 + 1_500 + 1_700);
+  });
+
+  it('a new stream does not read for free while the budget is spent', () => {
+    const { budget, at } = budgetAt(1_000, 1_000);
+    at(0);
+    budget.turn(0).settle(5_000); // a replay read 5 s worth at once
+    expect(budget.turn(100).wait).toBeCloseTo(4_000);
+  });
+
+  it('a turn given up gives its reservation back, once', () => {
+    const { budget, at } = budgetAt(1_000, 0);
+    at(0);
+    const a = budget.turn(2_000);
+    a.settle(0);
+    a.settle(5_000);
+    expect(budget.turn(0).wait).toBe(0);
+    expect(budget.stats().bytes).toBe(0);
   });
 
   it('0 bytes a second: never waits (unbounded), still counts', () => {
     const { budget } = budgetAt(0);
-    expect(budget.charge(10 ** 9)).toBe(0);
+    const t = budget.turn(10 ** 9);
+    expect(t.wait).toBe(0);
+    t.settle(10 ** 9);
     expect(budget.stats().bytes).toBe(10 ** 9);
   });
 
@@ -41,44 +69,41 @@ describe('replay budget', () => {
     expect(budget.stats().waiting).toBe(0);
   });
 
-  it('whatever the charges: what is read between two turns never exceeds burst + rate × their distance, turns in the order charged', () => {
+  it('whatever the reads: what is read between two turns never exceeds burst + rate × their distance, turns in the order taken', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 1_000_000 }),
-        fc.integer({ min: 1, max: 4_000_000 }),
+        fc.integer({ min: 0, max: 4_000_000 }),
         fc.array(
           fc.record({
             gap: fc.integer({ min: 0, max: 5_000 }),
+            estimate: fc.integer({ min: 0, max: 2_000_000 }),
             bytes: fc.integer({ min: 0, max: 2_000_000 }),
           }),
-          {
-            maxLength: 60,
-          },
+          { maxLength: 60 },
         ),
-        (rate, burst, charges) => {
+        (rate, burst, reads) => {
           const { budget, at } = budgetAt(rate, burst);
           let t = 0;
-          /** Each charge's bytes and when it is served (its read may go on). */
-          const served: { bytes: number; at: number }[] = [];
-          for (const c of charges) {
-            t += c.gap;
+          /** Each read's bytes and when it started (after its turn's wait). */
+          const started: { bytes: number; at: number }[] = [];
+          for (const r of reads) {
+            // One stream: each read is settled before the next turn is taken.
+            t = Math.max(t + r.gap, started.at(-1)?.at ?? 0);
             at(t);
-            const wait = budget.charge(c.bytes);
-            expect(wait).toBeGreaterThanOrEqual(0);
-            served.push({ bytes: c.bytes, at: t + wait });
+            const turn = budget.turn(r.estimate);
+            expect(turn.wait).toBeGreaterThanOrEqual(0);
+            started.push({ bytes: r.bytes, at: t + turn.wait });
+            turn.settle(r.bytes);
           }
-          // First come, first served (with a charge of 0 bytes served at once).
-          const paid = served.filter((s) => s.bytes > 0);
-          for (let i = 1; i < paid.length; i++)
-            expect(paid[i]!.at).toBeGreaterThanOrEqual(paid[i - 1]!.at - 1e-6);
-          // A charge is paid after its read: the stream's next read waits until it is served. So
-          // the bytes charged after one is served, up to and with another, fit burst + rate × the
-          // time between them.
-          for (let i = 0; i < paid.length; i++) {
+          for (let i = 1; i < started.length; i++)
+            expect(started[i]!.at).toBeGreaterThanOrEqual(started[i - 1]!.at - 1e-6);
+          // The reads from i up to (not with) j fit burst + rate × the time from i's start to j's.
+          for (let i = 0; i < started.length; i++) {
             let sum = 0;
-            for (let j = i + 1; j < paid.length; j++) {
-              sum += paid[j]!.bytes;
-              const window = paid[j]!.at - paid[i]!.at;
+            for (let j = i + 1; j < started.length; j++) {
+              sum += started[j - 1]!.bytes;
+              const window = started[j]!.at - started[i]!.at;
               expect(sum).toBeLessThanOrEqual(burst + (rate / 1_000) * window + 1e-6 * sum + 1e-3);
             }
           }
