@@ -29,7 +29,6 @@ export {
   kafkaSecurityIssues,
   kafkaSecurityShape,
   postgresTlsIssue,
-  readableFile,
   type SaslMechanism,
 } from './security/index.js';
 export { onShutdown } from './shutdown/index.js';

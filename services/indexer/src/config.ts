@@ -234,8 +234,8 @@ export const indexerConfigSchema = z.object({
     /** Replication factor of the topic the indexer creates; unset: 3, or 1 on a single broker. */
     replicationFactor: int(1, 16).optional(),
     /**
-     * SASL/TLS for every Kafka client of this process (the publisher thread included); unset
-     * leaves what `setDefaultLogSecurity` set (plaintext by default).
+     * SASL/TLS for every Kafka client of this process (the publisher thread included); unset: the
+     * process context's (plaintext without one).
      */
     security: z.custom<LogSecurity>().optional(),
     /** How records are written to the log (packages/domain records/codec.ts). */

@@ -28,7 +28,6 @@ export {
   RepublishError,
   type RepublishOptions,
   type RepublishResult,
-  rederiveVaultRecords,
   republishVault,
 } from './republish.js';
 export {

@@ -136,7 +136,7 @@ export const projectorConfigSchema = z.object({
     groupId: z.string().min(1).max(200).optional(),
     clientId: z.string().min(1).default(CONFIG_DEFAULTS.projectorGroup),
     sessionTimeoutMs: int(6_000, 300_000).default(30_000),
-    /** SASL/TLS of its Kafka clients; unset: what `setDefaultLogSecurity` set. */
+    /** SASL/TLS of its Kafka clients; unset: the process context's (plaintext without one). */
     security: z.custom<LogSecurity>().optional(),
   }),
   /** Partitions this instance folds at once (their Postgres transactions overlap). */
@@ -211,7 +211,11 @@ export type StrategyProjectionInput = z.input<typeof strategyProjectionConfigSch
 export function projectorConfigFromEnv(
   env: ProjectorEnv,
   logger: Logger,
-): ProjectorConfig & { strategy: StrategyProjectionInput | null } {
+): ProjectorConfig & {
+  strategy: StrategyProjectionInput | null;
+  /** FOLLOW_LIVE: the live schema of `viewsSchema` to fold into, read every `intervalMs`; null: pinned. */
+  follow: { viewsSchema: string; intervalMs: number } | null;
+} {
   return {
     databaseUrl: env.DATABASE_URL,
     pooling: env.DATABASE_POOLING,
@@ -243,6 +247,9 @@ export function projectorConfigFromEnv(
           minDailyReturns: env.MIN_DAILY_RETURNS,
           logger: logger.child({ component: 'market' }),
         }
+      : null,
+    follow: env.FOLLOW_LIVE
+      ? { viewsSchema: env.VIEWS_SCHEMA, intervalMs: env.FOLLOW_LIVE_INTERVAL_MS }
       : null,
   };
 }

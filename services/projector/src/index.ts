@@ -23,7 +23,6 @@ export {
   createVaultProjection,
   type VaultBatchOut,
   type VaultProjectionOptions,
-  vaultStreams,
 } from './projection.js';
 export {
   type FollowingProjections,

@@ -22,12 +22,8 @@ const ctx = createContext({
 const logger = ctx.log;
 const config = projectorConfigFromEnv(env, logger);
 // FOLLOW_LIVE: the live schema of VIEWS_SCHEMA, moving at each switch; otherwise pinned.
-const projections = env.FOLLOW_LIVE
-  ? followLiveProjections(
-      config,
-      { viewsSchema: env.VIEWS_SCHEMA, intervalMs: env.FOLLOW_LIVE_INTERVAL_MS },
-      ctx,
-    )
+const projections = config.follow
+  ? followLiveProjections(config, config.follow, ctx)
   : startProjections(config, ctx);
 
 ctx.shutdown(() => projections.stop());

@@ -30,13 +30,11 @@ export {
   type ReaderConfig,
   readerConfig,
   readerConfigFromEnv,
-  readerConfigSchema,
   readerEnvSchema,
 } from './config.js';
 export { clientKey, clientKeys } from './middleware/client-address.js';
 export type { ConnectionStats, RefusalReason } from './middleware/connection-cap.js';
 export { createMetrics as createReaderMetrics } from './middleware/metrics.js';
-export { buildOpenApi } from './openapi/document.js';
 export { readInterfaceDoc } from './openapi/read-interface-doc.js';
 export { routes } from './openapi/routes.js';
 export { encodeStreamCursor, LIMITS, parseStreamCursor, parseTime, type StreamCursor } from './params.js';

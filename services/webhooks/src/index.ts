@@ -21,7 +21,6 @@ export {
   backoffDelay,
   classify,
   type Destinations,
-  NO_ANSWER,
   outcomeOf,
 } from './attempt.js';
 export { type BreakerConfig, type Breakers, createBreakers } from './breaker.js';
@@ -41,5 +40,5 @@ export { createWebhookDeliverer, type WebhookDeliverer } from './deliverer.js';
 export { createDelivererLock, type DelivererLock, LockLost } from './lock.js';
 export { createWebhookMetrics, type WebhookMetrics } from './metrics.js';
 export { runWebhooks } from './service.js';
-export { generateSecret, SECRET_PREFIX, secretKey, signature, webhookHeaders } from './sign.js';
+export { generateSecret, SECRET_PREFIX, signature, webhookHeaders } from './sign.js';
 export { listenWakeUp } from './wake.js';

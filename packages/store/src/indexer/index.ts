@@ -1,7 +1,7 @@
 import { type Pool, type PoolClient, pgArrayOf, withTransaction } from '../pool/index.js';
 import {
-  DEFAULT_SPAN_LIMITS,
   compactIntoSpans,
+  DEFAULT_SPAN_LIMITS,
   packMarks,
   type SeqRow,
   type SpanLimits,
@@ -317,7 +317,8 @@ async function compact(
   );
   const lastOf = new Map(lasts.map((r) => [r.vault, storedSpan(r)]));
   const spans: StoredVaultSeqSpan[] = [];
-  for (const [vault, list] of byVault) spans.push(...compactIntoSpans(lastOf.get(vault) ?? null, list, limits));
+  for (const [vault, list] of byVault)
+    spans.push(...compactIntoSpans(lastOf.get(vault) ?? null, list, limits));
   await upsertSpans(c, chainId, spans);
   await c.query(
     `delete from indexer_vault_seqs s using unnest($2::text[], $3::int8[]) as d(v, n)

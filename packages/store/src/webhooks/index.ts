@@ -650,17 +650,6 @@ export async function webhookSecretsStatus(
 export const WEBHOOKS_ROLE = 'vault_yield_webhooks';
 
 /**
- * The webhook tables (0020, 0025): the API serves none of them. lockWebhookTables takes every
- * table and sequence named `webhook_…`, these and any a later migration adds.
- */
-export const WEBHOOK_TABLES = [
-  'webhook_endpoints',
-  'webhook_vault_marks',
-  'webhook_deliveries',
-  'webhook_secrets',
-];
-
-/**
  * The webhook tables of `schema` belong to their owner (the migrator) and the webhooks role
  * alone: every privilege any other role (the reader, the writer, PUBLIC) holds on them or their
  * sequences — from a blanket `grant … on all tables`, or default privileges when a migration

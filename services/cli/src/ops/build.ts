@@ -61,7 +61,7 @@ export interface BuildHandle {
   catchUp(): Promise<void>;
 }
 
-interface Folders {
+interface BuildProjections {
   stop(): Promise<void>;
 }
 
@@ -97,10 +97,10 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
     max: 2,
   });
   const admin = await createLogAdmin({ ...spec.ctx.kafka!, clientId: 'vault-yield-build-admin' });
-  let folders: Folders | null = null;
+  let projections: BuildProjections | null = null;
   const cleanup = async () => {
-    if (folders) await folders.stop().catch(() => {});
-    folders = null;
+    if (projections) await projections.stop().catch(() => {});
+    projections = null;
     await admin.close().catch(() => {});
     await schemaPool.end().catch(() => {});
     await pool.end().catch(() => {});
@@ -156,12 +156,12 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
     /**
      * `durable: false` only for the first pass of a build not yet finalized: nothing serves the
      * schema then, a commit lost to a crash is folded again from the offsets that survived, and
-     * finalizing (or the switch) commits — flushing the WAL — before anything reads it. Folders that
+     * finalizing (or the switch) commits — flushing the WAL — before anything reads it. Projections that
      * may still run once the schema is live (`rebuild --follow`) commit durably.
      */
-    const startFolders = async (durable: boolean): Promise<Folders> => {
+    const startBuildProjections = async (durable: boolean): Promise<BuildProjections> => {
       const run = randomBytes(3).toString('hex');
-      const projections = startProjections(
+      const running = startProjections(
         {
           kafka: {
             brokers: env.KAFKA_BROKERS,
@@ -200,12 +200,12 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
         { ...spec.ctx, log },
       );
       try {
-        await projections.started;
+        await running.started;
       } catch (err) {
-        await projections.stop().catch(() => {});
+        await running.stop().catch(() => {});
         throw err;
       }
-      return { stop: () => projections.stop() };
+      return { stop: () => running.stop() };
     };
 
     /** Applied vs available, main topic; caught up when every source's partitions are. */
@@ -250,20 +250,20 @@ export async function runBuild(spec: BuildSpec): Promise<BuildHandle> {
     const t0 = performance.now();
     const before = (await getBuild(pool, views, spec.schema)) as BuildRecord;
     const finalizing = spec.finalize && (before.unlogged || before.deferredIndexes.length > 0);
-    folders = await startFolders(!finalizing);
+    projections = await startBuildProjections(!finalizing);
     let applied = await foldToHead(spec.quiet ?? false);
     const foldSeconds = (performance.now() - t0) / 1000;
     let finalized: FinalizeReport | null = null;
     if (finalizing) {
-      await folders.stop();
-      folders = null;
+      await projections.stop();
+      projections = null;
       finalized = await finalizeBuildSchema(pool, views, spec.schema);
       if (!spec.quiet) {
         process.stderr.write(
           `${label}: built ${finalized.indexes.length} indexes, logged ${finalized.loggedTables.length} tables in ${finalized.seconds.toFixed(1)} s\n`,
         );
       }
-      folders = await startFolders(true);
+      projections = await startBuildProjections(true);
       applied = await foldToHead(true);
     }
     if (market) await refreshStrategyStats(schemaPool, env.MIN_DAILY_RETURNS, log);
