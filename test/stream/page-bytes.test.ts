@@ -1,7 +1,13 @@
-import { encodeStreamCursor, parseStreamCursor } from '@vault-yield/reader';
+import { encodeStreamCursor, parseStreamCursor, SNAPSHOTS_PER_READ } from '@vault-yield/reader';
 import { hexToBytes } from '@vault-yield/store';
 import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
-import { startReader, type Writer, writer } from '@vault-yield/test-kit/reader';
+import {
+  insertSnapshots,
+  makeSnapshot,
+  startReader,
+  type Writer,
+  writer,
+} from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStream, until } from './support.js';
 
@@ -113,6 +119,85 @@ describe('stream pages bounded by bytes (large rows)', () => {
     expect(mid).toBeGreaterThan(0);
     const rest = whole.events.slice(mid + 1);
     const resumed = await replay(256 * KIB, whole.events[mid]!.split(' ')[0]!, rest.length);
+    expect(resumed.events).toEqual(rest);
+  });
+});
+
+/**
+ * A commit touching many vaults (marks: snapshots, no ledger rows) is bounded by its snapshots'
+ * bytes too: a page stops before the commit that would take its snapshots past STREAM_PAGE_KIB,
+ * and a first commit touching more comes alone, the rest of its snapshots read in slices of
+ * SNAPSHOTS_PER_READ as the stream gets there — the same events, ids and order as unbounded.
+ */
+describe('stream pages bounded by their snapshots (a commit touching many vaults)', () => {
+  let db: TestDatabase;
+  let w: Writer;
+  const vaults = Array.from({ length: 150 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`);
+
+  beforeAll(async () => {
+    db = await createTestDatabase('stream_snaps');
+    w = writer(db.writerUrl, db.schema);
+    await insertSnapshots(
+      w,
+      vaults.map((vault) => makeSnapshot({ vault })),
+    );
+    // One commit touching every vault, then commits of 40 and 10 vaults.
+    const commits = [vaults, vaults.slice(0, 40), vaults.slice(100, 140), vaults.slice(5, 15)];
+    for (const touched of commits)
+      await w.query('insert into stream_commits (vaults) values ($1::text[])', [[...touched].sort()]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await w?.end();
+    await db?.drop();
+  });
+
+  const replay = async (pageBytes: number, from: string, expected: number) => {
+    const reader = await startReader(db, {
+      streams: {
+        maxTotal: 4,
+        perClient: 4,
+        heartbeatMs: 1_000,
+        writeTimeoutMs: 30_000,
+        pageRows: 1_000_000,
+        pageBytes,
+        cacheBytes: 1024 ** 3,
+        replayBytesPerSecond: 0,
+      },
+    });
+    try {
+      const s = await openStream(`${reader.url}/v1/stream`, { 'Last-Event-ID': from });
+      try {
+        await until(async () => (s.events.length >= expected ? true : undefined), 60_000, 20);
+        return {
+          largest: reader.reader.hub.stats().cache.largest,
+          events: s.events.map((e) => `${e.id} ${e.event} ${e.data}`),
+        };
+      } finally {
+        s.close();
+      }
+    } finally {
+      await reader.stop();
+    }
+  };
+
+  it('32 KiB pages: the same snapshot events as unbounded, no read above a slice of snapshots', async () => {
+    const total = 150 + 40 + 40 + 10;
+    const start = encodeStreamCursor({ seq: 0n, pos: 0 });
+    const whole = await replay(1024 ** 3, start, total);
+    const paged = await replay(32 * KIB, start, total);
+    expect(whole.events).toHaveLength(total);
+    expect(whole.events.every((e) => e.split(' ')[1] === 'snapshot')).toBe(true);
+    expect(paged.events).toEqual(whole.events);
+    // Unbounded: the first page held all 150 snapshots; bounded: a slice of them at most.
+    const one = whole.largest / 150;
+    expect(paged.largest).toBeLessThanOrEqual(SNAPSHOTS_PER_READ * one * 1.5);
+    expect(paged.largest * 2).toBeLessThan(whole.largest);
+    // Resumed inside the large commit (its 100th snapshot): the rest of it, then the rest.
+    const mid = whole.events.findIndex((e) => parseStreamCursor(e.split(' ')[0]!)?.pos === 100);
+    expect(mid).toBeGreaterThan(0);
+    const rest = whole.events.slice(mid + 1);
+    const resumed = await replay(32 * KIB, whole.events[mid]!.split(' ')[0]!, rest.length);
     expect(resumed.events).toEqual(rest);
   });
 });

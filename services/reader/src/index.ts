@@ -39,7 +39,7 @@ export { readInterfaceDoc } from './openapi/read-interface-doc.js';
 export { routes } from './openapi/routes.js';
 export { encodeStreamCursor, LIMITS, parseStreamCursor, parseTime, type StreamCursor } from './params.js';
 export * as schemas from './schemas.js';
-export type { StreamHub } from './stream/hub.js';
+export { SNAPSHOTS_PER_READ, type StreamHub } from './stream/hub.js';
 
 /** Every route of the reader, declared once (openapi/routes.ts), with its handler. */
 function declareApi(deps: RouteDeps, ops: Omit<OpsDeps, keyof RouteDeps>, live: StreamDeps) {

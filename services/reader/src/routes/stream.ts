@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpBindings } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { snapshotsOf } from '@vault-yield/store';
+import { type SnapshotJson, snapshotsOf } from '@vault-yield/store';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { badRequest, errorResponse, notFound } from '../errors.js';
 import { routes } from '../openapi/routes.js';
 import { encodeStreamCursor, parseStreamCursor, type StreamCursor } from '../params.js';
-import { charsOf, type LoadedCommit, type StreamHub } from '../stream/hub.js';
+import { charsOf, type LoadedCommit, SNAPSHOTS_PER_READ, type StreamHub } from '../stream/hub.js';
 import { createTimedWriter, type StreamOut } from '../stream/writer.js';
 import { validationHook } from './declare.js';
 import type { RouteDeps } from './deps.js';
@@ -32,14 +32,21 @@ const snapshotData = (vault: string, etag: string, json: string) =>
 /**
  * A commit's events for a stream following `vaults` (null: all), from the `skip`-th, each with its
  * position (1-based): per vault the rows a revert removed (`retract`, `{ vault, ids }`), its new
- * rows, then its snapshot. Rows a page left out (a large commit) are read in slices as they go.
+ * rows, then its snapshot. Rows a page left out (a large commit) are read in slices as they go;
+ * snapshots a page left out (a commit touching many vaults) too, SNAPSHOTS_PER_READ at a time in
+ * fixed slices of the commit's (shared by every stream reading them).
  */
 async function* eventsOf(
   commit: LoadedCommit,
   vaults: ReadonlySet<string> | null,
   skip: number,
   slice: (vault: string, from: number) => Promise<string[]>,
+  later: (vaults: readonly string[]) => Promise<ReadonlyMap<string, SnapshotJson>>,
 ): AsyncGenerator<{ pos: number; e: Event }> {
+  const deferred = commit.vaults.filter((v) => v.deferred).map((v) => v.vault);
+  const sliceOf = new Map(deferred.map((v, k) => [v, Math.floor(k / SNAPSHOTS_PER_READ)]));
+  let read = -1;
+  let got: ReadonlyMap<string, SnapshotJson> = new Map();
   let i = 0;
   for (const v of commit.vaults) {
     if (vaults && !vaults.has(v.vault)) continue;
@@ -67,11 +74,20 @@ async function* eventsOf(
       }
       i += v.count;
     }
-    if (v.snapshot) {
+    let snapshot = v.snapshot;
+    if (v.deferred) {
+      const k = sliceOf.get(v.vault)!;
+      if (k !== read) {
+        got = await later(deferred.slice(k * SNAPSHOTS_PER_READ, (k + 1) * SNAPSHOTS_PER_READ));
+        read = k;
+      }
+      snapshot = got.get(v.vault) ?? null;
+    }
+    if (snapshot) {
       if (i >= skip)
         yield {
           pos: i + 1,
-          e: { event: 'snapshot', data: snapshotData(v.vault, v.snapshot.etag, v.snapshot.json) },
+          e: { event: 'snapshot', data: snapshotData(v.vault, snapshot.etag, snapshot.json) },
         };
       i += 1;
     }
@@ -269,6 +285,11 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
       }
     };
     const rowChars = (rows: readonly string[]) => rows.reduce((n, r) => n + r.length, 0);
+    const snapshotChars = (snaps: ReadonlyMap<string, SnapshotJson>) => {
+      let n = 0;
+      for (const s of snaps.values()) n += s.json.length;
+      return n;
+    };
 
     /** A reset still to send (its reason): a resume that could not go on, or a rebuild. */
     let pendingReset = firstReset;
@@ -304,7 +325,14 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
               const rows = () => capped(() => hub.rowsOf(commit.seq, vault, from));
               return commit.seq < hub.head() ? readBehind(rows, rowChars).then((r) => r ?? []) : rows();
             };
-            for await (const { pos, e } of eventsOf(commit, filter, skip, slice)) {
+            // Its snapshots a page left out, a slice at a time: behind the head, in turns too.
+            const later = (vs: readonly string[]) => {
+              const snaps = () => capped(() => hub.snapshotsOf(commit.seq, vs));
+              return commit.seq < hub.head()
+                ? readBehind(snaps, snapshotChars).then((m) => m ?? new Map<string, SnapshotJson>())
+                : snaps();
+            };
+            for await (const { pos, e } of eventsOf(commit, filter, skip, slice, later)) {
               if (signal.aborted) break;
               await out.event({ id: encodeStreamCursor({ seq: commit.seq, pos }), ...e });
               // (a failed slice read goes on from here)

@@ -39,6 +39,11 @@ export interface LoadedCommit {
     rows: string[] | null;
     count: number;
     snapshot: SnapshotJson | null;
+    /**
+     * Its snapshot was left out of the page (the commit touched more vaults than a page's bytes
+     * hold of their snapshots: it comes alone, the rest read in slices with `snapshotsOf`).
+     */
+    deferred?: true;
   }[];
 }
 
@@ -76,6 +81,11 @@ export interface StreamHub {
    * a commit whose rows a page left out, from the `from`-th.
    */
   rowsOf(seq: bigint, vault: string, from: number): Promise<string[]>;
+  /**
+   * The snapshots of `vaults` (at most SNAPSHOTS_PER_READ: a slice of those a commit's page left
+   * out), read now and shared by the streams that ask for the same slice.
+   */
+  snapshotsOf(seq: bigint, vaults: readonly string[]): Promise<Map<string, SnapshotJson>>;
   /** Ledger rows a page holds at most. */
   readonly pageRows: number;
   /** Bytes of ledger rows' JSON (UTF-8) a page holds at most (a slice: unless its first row alone is more). */
@@ -105,6 +115,8 @@ export interface StreamHub {
 export const STREAM_PAGE_ROWS = 2_000;
 /** Bytes of ledger rows' JSON a page holds at most (as rows: a larger first commit is read in slices). */
 export const STREAM_PAGE_BYTES = 1024 * 1024;
+/** Snapshots read at once for a page (a slice): a page stops before the commit that would take its snapshots past its bytes. */
+export const SNAPSHOTS_PER_READ = 64;
 /** Bytes of the pages kept in memory at most. */
 export const STREAM_CACHE_BYTES = 64 * 1024 * 1024;
 
@@ -285,11 +297,37 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
       });
   };
 
+  /**
+   * A page: the commits after `after` within the page's rows and bytes (streamCommits), and their
+   * vaults' snapshots — SNAPSHOTS_PER_READ at a time, the page stopping before the commit that
+   * would take them past `pageBytes`; a first commit touching more keeps the rest of its
+   * snapshots out (`deferred`: read in slices as its stream gets there).
+   */
   const load = async (after: bigint): Promise<LoadedCommit[]> => {
-    const commits = await streamCommits(o.pool, after.toString(), pageSize, activityTypes, bounds);
-    const all = new Set<string>();
-    for (const c of commits) for (const v of c.vaults) all.add(v);
-    const snaps = all.size > 0 ? await snapshotsOf(o.pool, [...all]) : new Map<string, SnapshotJson>();
+    const all = await streamCommits(o.pool, after.toString(), pageSize, activityTypes, bounds);
+    const snaps = new Map<string, SnapshotJson>();
+    let chars = 0;
+    const commits: typeof all = [];
+    /** The first commit's vaults whose snapshots were left out. */
+    let deferredFrom = Number.POSITIVE_INFINITY;
+    for (const c of all) {
+      const need = c.vaults.filter((v) => !snaps.has(v));
+      let stop = false;
+      for (let k = 0; k < need.length; k += SNAPSHOTS_PER_READ) {
+        if (chars * 2 > pageBytes) {
+          if (commits.length === 0) deferredFrom = c.vaults.indexOf(need[k]!);
+          else stop = true;
+          break;
+        }
+        for (const [v, snap] of await snapshotsOf(o.pool, need.slice(k, k + SNAPSHOTS_PER_READ))) {
+          snaps.set(v, snap);
+          chars += snap.json.length;
+        }
+      }
+      if (stop) break;
+      commits.push(c);
+      if (deferredFrom !== Number.POSITIVE_INFINITY) break;
+    }
     return commits.map((c) => {
       const rows = new Map<string, string[]>();
       for (const r of c.rows) {
@@ -307,12 +345,13 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
       }
       return {
         seq: BigInt(c.seq),
-        vaults: c.vaults.map((vault) => ({
+        vaults: c.vaults.map((vault, i) => ({
           vault,
           retracted: retracted.get(vault) ?? [],
           rows: c.counts ? null : (rows.get(vault) ?? []),
           count: c.counts ? (c.counts.get(vault) ?? 0) : (rows.get(vault)?.length ?? 0),
           snapshot: snaps.get(vault) ?? null,
+          ...(i >= deferredFrom && !snaps.has(vault) ? { deferred: true as const } : {}),
         })),
       };
     });
@@ -420,6 +459,12 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
         () => streamRows(o.pool, seq.toString(), vault, from, bounds, activityTypes),
         (rows) => rows.reduce((n, r) => n + r.length * 2, 0),
       ),
+    snapshotsOf: (seq, vaults) =>
+      cached(
+        `${epoch}:${seq}:snapshots:${vaults[0] ?? ''}:${vaults.length}`,
+        async () => [...(await snapshotsOf(o.pool, vaults))],
+        (got) => got.reduce((n, [, s]) => n + s.json.length * 2, 0),
+      ).then((got) => new Map(got)),
     pageRows,
     pageBytes,
     replay,
