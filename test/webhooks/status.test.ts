@@ -68,7 +68,7 @@ describe('status: webhook secrets still in plaintext', () => {
     expect(before.line).toBe(
       'webhooks      2 signing secrets stored in plaintext (of 3): run `vault-yield webhooks rekey` with WEBHOOK_SECRET_KEY to seal them (the deliverer also seals them when it starts)',
     );
-    expect(before.figures).toEqual({ schema: db.schema, plaintext: 2, sealed: 1 });
+    expect(before.figures).toEqual({ schema: db.schema, plaintext: 2, sealed: 1, table: 'webhook_secrets' });
 
     const rekey = await runCli(['webhooks', 'rekey'], {
       DATABASE_URL: db.webhooksUrl,
@@ -78,7 +78,7 @@ describe('status: webhook secrets still in plaintext', () => {
     expect(rekey.code).toBe(0);
     const after = await status(db.migratorUrl);
     expect(after.line).toBe('webhooks      no signing secret in plaintext (3 sealed)');
-    expect(after.figures).toEqual({ schema: db.schema, plaintext: 0, sealed: 3 });
+    expect(after.figures).toEqual({ schema: db.schema, plaintext: 0, sealed: 3, table: 'webhook_secrets' });
   });
 
   it('as the writer or the reader (refused the secrets) it cannot tell, not 0', async () => {
@@ -90,7 +90,13 @@ describe('status: webhook secrets still in plaintext', () => {
       expect(r.line).toBe(
         `webhooks      cannot tell how many signing secrets are plaintext: role ${role} may not read ${db.schema}.webhook_secrets (run status as the migrator or ${ROLES.webhooks})`,
       );
-      expect(r.figures).toEqual({ schema: db.schema, plaintext: null, sealed: null, role });
+      expect(r.figures).toEqual({
+        schema: db.schema,
+        plaintext: null,
+        sealed: null,
+        role,
+        table: 'webhook_secrets',
+      });
     }
   });
 });

@@ -616,31 +616,48 @@ export async function hasWebhookTables(db: Queryable, schema: string): Promise<b
 export async function webhookSecretsStatus(
   db: Queryable,
   schema: string,
-): Promise<{ readable: false; role: string } | { readable: true; plaintext: number; sealed: number } | null> {
-  const { rows } = await db.query<{ present: boolean; readable: boolean | null; role: string }>(
-    `select c.oid is not null as present, current_user as role,
+): Promise<
+  | { readable: false; role: string; table: SecretsTable }
+  | { readable: true; plaintext: number; sealed: number; table: SecretsTable }
+  | null
+> {
+  // Since 0025 the secrets have a table of their own; before it (0020–0024) they are a column of
+  // the endpoints, plaintext all (nothing sealed them yet).
+  const { rows } = await db.query<{ tbl: string | null; readable: boolean | null; role: string }>(
+    `select c.relname as tbl, current_user as role,
        case when c.oid is not null then has_column_privilege(c.oid, 'secret', 'select') end as readable
        from (select 1) one
        left join pg_namespace n on n.nspname = $1
-       left join pg_class c on c.relnamespace = n.oid and c.relname = 'webhook_secrets' and c.relkind in ('r', 'p')`,
+       left join lateral (
+         select c.oid, c.relname from pg_class c
+          where c.relnamespace = n.oid and c.relkind in ('r', 'p')
+            and (c.relname = 'webhook_secrets'
+                 or (c.relname = 'webhook_endpoints' and exists (
+                       select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'secret' and not a.attisdropped)))
+          order by c.relname = 'webhook_secrets' desc limit 1
+       ) c on true`,
     [schema],
   );
   const r = rows[0];
-  if (!r?.present) return null;
-  if (!r.readable) return { readable: false, role: r.role };
+  if (!r?.tbl) return null;
+  const table = r.tbl as SecretsTable;
+  if (!r.readable) return { readable: false, role: r.role, table };
   try {
     const { rows: counts } = await db.query<{ plaintext: number; sealed: number }>(
       `select count(*) filter (where secret not like 'v1:%')::int as plaintext,
               count(*) filter (where secret like 'v1:%')::int as sealed
-         from ${ident(schema)}.webhook_secrets`,
+         from ${ident(schema)}.${ident(table)}`,
     );
-    return { readable: true, plaintext: counts[0]?.plaintext ?? 0, sealed: counts[0]?.sealed ?? 0 };
+    return { readable: true, plaintext: counts[0]?.plaintext ?? 0, sealed: counts[0]?.sealed ?? 0, table };
   } catch (err) {
     // Refused all the same (the schema's usage, a policy): cannot tell.
-    if ((err as { code?: unknown }).code === '42501') return { readable: false, role: r.role };
+    if ((err as { code?: unknown }).code === '42501') return { readable: false, role: r.role, table };
     throw err;
   }
 }
+
+/** Where the signing secrets are: their own table (0025 on), or the endpoints' column before it. */
+export type SecretsTable = 'webhook_secrets' | 'webhook_endpoints';
 
 /**
  * The role of the deliverer (`vault-yield webhooks run`) and of the operators' `webhooks` CLI

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { switchLive } from '../admin/switch.js';
 import { migrate, migrations } from '../migrations/index.js';
 import { createPgPool, type Pool } from '../pool/index.js';
-import { createWebhookStore } from './index.js';
+import { createWebhookStore, webhookSecretsStatus } from './index.js';
 import { isSealedSecret, openSecret, webhookSecretKeys } from './secrets.js';
 
 /**
@@ -203,5 +203,42 @@ describe('webhook secrets at rest', () => {
     } finally {
       await webhooks.end();
     }
+  });
+});
+
+describe('webhookSecretsStatus (vault-yield status) on every layout', () => {
+  it('before 0025 the plaintext secrets of webhook_endpoints are counted (and said where), after it those of webhook_secrets', async () => {
+    const s = 'ws_status_0024';
+    await migrate(migrator, s, ROLES.reader, {
+      migrations: migrations().filter((m) => m.version <= 24),
+      writerRole: ROLES.writer,
+    });
+    expect(await webhookSecretsStatus(migrator, s)).toEqual({
+      readable: true,
+      plaintext: 0,
+      sealed: 0,
+      table: 'webhook_endpoints',
+    });
+    await migrator.query(
+      `insert into ${s}.webhook_endpoints (url, secret, ledger_schema, cursor_xid)
+       values ('http://127.0.0.1:9/old', $1, $2, '0'::xid8)`,
+      [SECRET, s],
+    );
+    expect(await webhookSecretsStatus(migrator, s)).toEqual({
+      readable: true,
+      plaintext: 1,
+      sealed: 0,
+      table: 'webhook_endpoints',
+    });
+    await migrate(migrator, s);
+    expect(await webhookSecretsStatus(migrator, s)).toEqual({
+      readable: true,
+      plaintext: 1,
+      sealed: 0,
+      table: 'webhook_secrets',
+    });
+    // Before 0019's webhook tables: nothing to say.
+    await migrate(migrator, 'ws_status_0019', undefined, { migrations: upTo19() });
+    expect(await webhookSecretsStatus(migrator, 'ws_status_0019')).toBeNull();
   });
 });

@@ -88,7 +88,14 @@ export interface StatusReport {
    * when this role may not read the secrets (only the migrator and vault_yield_webhooks may): it
    * cannot tell, which is not 0. Absent without webhook tables.
    */
-  webhookSecrets?: { schema: string; plaintext: number | null; sealed: number | null; role?: string };
+  webhookSecrets?: {
+    schema: string;
+    plaintext: number | null;
+    sealed: number | null;
+    role?: string;
+    /** Where they are: `webhook_endpoints` before migration 0025 (then `migrate` moves them). */
+    table: 'webhook_secrets' | 'webhook_endpoints';
+  };
 }
 
 export const statusCommand: Command<typeof statusEnvSchema> = {
@@ -250,8 +257,19 @@ environment:
         ...(secrets
           ? {
               webhookSecrets: secrets.readable
-                ? { schema: webhooksSchema, plaintext: secrets.plaintext, sealed: secrets.sealed }
-                : { schema: webhooksSchema, plaintext: null, sealed: null, role: secrets.role },
+                ? {
+                    schema: webhooksSchema,
+                    plaintext: secrets.plaintext,
+                    sealed: secrets.sealed,
+                    table: secrets.table,
+                  }
+                : {
+                    schema: webhooksSchema,
+                    plaintext: null,
+                    sealed: null,
+                    role: secrets.role,
+                    table: secrets.table,
+                  },
             }
           : {}),
       };
@@ -332,10 +350,12 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
   if (ws)
     out.push(
       ws.plaintext === null
-        ? `webhooks      cannot tell how many signing secrets are plaintext: role ${ws.role ?? '?'} may not read ${ws.schema}.webhook_secrets (run status as the migrator or ${WEBHOOKS_ROLE})`
-        : ws.plaintext > 0
-          ? `webhooks      ${ws.plaintext} signing secret${ws.plaintext === 1 ? '' : 's'} stored in plaintext (of ${ws.plaintext + (ws.sealed ?? 0)}): run \`vault-yield webhooks rekey\` with WEBHOOK_SECRET_KEY to seal ${ws.plaintext === 1 ? 'it' : 'them'} (the deliverer also seals them when it starts)`
-          : `webhooks      no signing secret in plaintext (${ws.sealed ?? 0} sealed)`,
+        ? `webhooks      cannot tell how many signing secrets are plaintext: role ${ws.role ?? '?'} may not read ${ws.schema}.${ws.table} (run status as the migrator or ${WEBHOOKS_ROLE})`
+        : ws.table === 'webhook_endpoints'
+          ? `webhooks      ${ws.plaintext} signing secret${ws.plaintext === 1 ? '' : 's'} stored in plaintext in ${ws.schema}.webhook_endpoints, readable by every role granted the table: run \`vault-yield migrate\` (0025 moves them to a table only the migrator and ${WEBHOOKS_ROLE} may read), then \`vault-yield webhooks rekey\` with WEBHOOK_SECRET_KEY to seal them`
+          : ws.plaintext > 0
+            ? `webhooks      ${ws.plaintext} signing secret${ws.plaintext === 1 ? '' : 's'} stored in plaintext (of ${ws.plaintext + (ws.sealed ?? 0)}): run \`vault-yield webhooks rekey\` with WEBHOOK_SECRET_KEY to seal ${ws.plaintext === 1 ? 'it' : 'them'} (the deliverer also seals them when it starts)`
+            : `webhooks      no signing secret in plaintext (${ws.sealed ?? 0} sealed)`,
     );
   if (r.builds.length) {
     out.push('builds');
