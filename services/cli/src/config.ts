@@ -84,6 +84,23 @@ const opsFields = {
   DATABASE_NAME: doc(z.string().min(1).default('vault_yield_dev'), 'the demo database'),
 };
 
+/** The indexer's settings a log is cut by (reindex cuts the new log exactly like the live one). */
+const CUT_LIKE_THE_LIVE_LOG = {
+  RPC_URL: true,
+  CHAIN_ID: true,
+  FACTORY_ADDRESS: true,
+  START_BLOCK: true,
+  CONFIRMATIONS: true,
+  MAX_BLOCK_RANGE: true,
+  CONCURRENCY: true,
+  REORG_WINDOW: true,
+  MARK_INTERVAL_BLOCKS: true,
+  MARK_MIN_INTERVAL_MS: true,
+  FEED_HEARTBEAT_SECONDS: true,
+  FEED_HEARTBEATS: true,
+  VALUATION_LENS: true,
+} as const;
+
 /**
  * The one environment schema of the cli: the operator variables, the live indexer's settings a
  * reindex, a republish and an audit cut the chain with (the indexer's own fields and defaults),
@@ -91,22 +108,7 @@ const opsFields = {
  */
 export const cliEnvSchema = z.object({
   ...opsFields,
-  ...indexerEnvSchema.pick({
-    RPC_URL: true,
-    CHAIN_ID: true,
-    FACTORY_ADDRESS: true,
-    START_BLOCK: true,
-    CONFIRMATIONS: true,
-    MAX_BLOCK_RANGE: true,
-    CONCURRENCY: true,
-    REORG_WINDOW: true,
-    MARK_INTERVAL_BLOCKS: true,
-    MARK_MIN_INTERVAL_MS: true,
-    FEED_HEARTBEAT_SECONDS: true,
-    FEED_HEARTBEATS: true,
-    VALUATION_LENS: true,
-    RECORD_ENCODING: true,
-  }).shape,
+  ...indexerEnvSchema.pick({ ...CUT_LIKE_THE_LIVE_LOG, RECORD_ENCODING: true }).shape,
   READER_URL: doc(
     envField.httpUrl(),
     'the reader whose served snapshots `audit` checks (GET /v1/vaults, /v1/vault/{address}/snapshot), e.g. http://reader:8080',
@@ -168,21 +170,7 @@ export type OpsEnv = z.output<typeof buildEnvSchema>;
  */
 export const reindexEnvSchema = z.object({
   ...buildEnvSchema.shape,
-  ...cliEnvSchema.pick({
-    RPC_URL: true,
-    CHAIN_ID: true,
-    FACTORY_ADDRESS: true,
-    START_BLOCK: true,
-    CONFIRMATIONS: true,
-    MAX_BLOCK_RANGE: true,
-    CONCURRENCY: true,
-    REORG_WINDOW: true,
-    MARK_INTERVAL_BLOCKS: true,
-    MARK_MIN_INTERVAL_MS: true,
-    FEED_HEARTBEAT_SECONDS: true,
-    FEED_HEARTBEATS: true,
-    VALUATION_LENS: true,
-  }).shape,
+  ...cliEnvSchema.pick(CUT_LIKE_THE_LIVE_LOG).shape,
   /** Schema of the live indexer's checkpoint (default PROJECTION_SCHEMA): never reused. */
   INDEXER_SCHEMA: cli.INDEXER_SCHEMA,
 });
