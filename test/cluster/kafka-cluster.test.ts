@@ -430,22 +430,19 @@ describe('the indexer over SASL/SCRAM through a controller failover', () => {
     const db = await createTestDatabase('cluster-indexer');
     dbs.push(db);
     const topic = uniqueTopic('indexer-sasl');
-    // From here on every Kafka client of this process connects over SASL (the indexer sets it).
+    // Every Kafka client says its own security (no process-wide default: the indexer's reaches
+    // its own clients, the publisher thread included, and nothing else).
+    const security = {
+      sasl: {
+        mechanism: 'scram-sha-512' as const,
+        username: cluster.user.username,
+        password: cluster.user.password,
+      },
+    };
     const indexer = createIndexer({
       rpcUrl: anvil.rpcUrl,
       factory: stack.factory,
-      kafka: {
-        brokers: cluster.saslBrokers,
-        topic,
-        partitions: 4,
-        security: {
-          sasl: {
-            mechanism: 'scram-sha-512',
-            username: cluster.user.username,
-            password: cluster.user.password,
-          },
-        },
-      },
+      kafka: { brokers: cluster.saslBrokers, topic, partitions: 4, security },
       databaseUrl: db.writerUrl,
       schema: db.schema,
       pollIntervalMs: 50,
@@ -465,7 +462,7 @@ describe('the indexer over SASL/SCRAM through a controller failover', () => {
     expect(successor).not.toBe(controller);
 
     const got = new Map(
-      (await readIndexedTopic(cluster.saslBrokers, topic)).map((t) => [
+      (await readIndexedTopic(cluster.saslBrokers, topic, security)).map((t) => [
         recordId(t.record),
         normalized(t.record),
       ]),

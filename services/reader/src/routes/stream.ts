@@ -307,6 +307,8 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
           await startOver(pendingReset);
           pendingReset = null;
           checked = cursor.seq;
+          // Started again at the head: no replay.
+          behind = false;
           continue;
         }
         const head = hub.head();

@@ -12,7 +12,7 @@ import {
 import { createLogger } from '@vault-yield/common';
 import { createRpc } from '@vault-yield/devstack/chain';
 import { decodeRecord, recordId, SCHEMA_VERSION, type VaultRecord } from '@vault-yield/domain';
-import { createBatchConsumer, createLogAdmin, type LogMessage } from '@vault-yield/log';
+import { createBatchConsumer, createLogAdmin, type LogMessage, type LogSecurity } from '@vault-yield/log';
 
 export const silent = createLogger({ name: 'indexer-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
@@ -51,8 +51,13 @@ export interface TopicRecord {
 }
 
 /** Every message of the topic as stored (each partition in offset order), read with the log package's consumer. */
-export async function readMessages(brokers: string[], topic: string): Promise<LogMessage<null>[]> {
-  const admin = await createLogAdmin({ brokers, clientId: 'test-admin' });
+export async function readMessages(
+  brokers: string[],
+  topic: string,
+  /** SASL/TLS of the brokers (none: plaintext): no client of a process inherits another's. */
+  security: LogSecurity = {},
+): Promise<LogMessage<null>[]> {
+  const admin = await createLogAdmin({ brokers, clientId: 'test-admin', ...security });
   let total = 0;
   try {
     for (const o of await admin.offsets(topic)) total += Number(BigInt(o.high) - BigInt(o.low));
@@ -65,6 +70,7 @@ export async function readMessages(brokers: string[], topic: string): Promise<Lo
   const all = new Promise<void>((r) => (resolveAll = r));
   const consumer = createBatchConsumer<null>({
     brokers,
+    ...security,
     clientId: 'test-reader',
     groupId: `test-reader-${Date.now()}-${Math.random().toString(36).slice(2)}`,
     topic,
@@ -86,8 +92,12 @@ export async function readMessages(brokers: string[], topic: string): Promise<Lo
 }
 
 /** Every record of the topic (each partition in offset order); an undecodable one throws. */
-export async function readTopic(brokers: string[], topic: string): Promise<TopicRecord[]> {
-  return (await readMessages(brokers, topic)).map((m) => {
+export async function readTopic(
+  brokers: string[],
+  topic: string,
+  security: LogSecurity = {},
+): Promise<TopicRecord[]> {
+  return (await readMessages(brokers, topic, security)).map((m) => {
     const d = decodeRecord(m.value);
     if (!d.ok) throw new Error(`undecodable record at ${m.partition}/${m.offset}: ${d.reason}`);
     return { partition: m.partition, offset: m.offset, record: d.record };
