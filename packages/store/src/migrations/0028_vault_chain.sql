@@ -91,8 +91,11 @@ begin
 end $$;
 
 -- Served snapshots carry their vault's id and chain first (as the fold writes them from now on):
--- the stored text gains them in place, the rest of it byte for byte (no re-fold).
-update vault_snapshot set snapshot = (
-    '{"id":"eip155:' || chain_id || ':' || vault || '","chainId":' || chain_id || ',' || substr(snapshot::text, 2)
-  )::json
-where snapshot::text like '{"vault":%';
+-- the fold's text gains them in place, the rest of it byte for byte (no re-fold); a snapshot whose
+-- text a `behind` note rewrote (jsonb's form) gains them the way that note would add them.
+update vault_snapshot set snapshot = case
+    when snapshot::text like '{"vault":%' then
+      ('{"id":"eip155:' || chain_id || ':' || vault || '","chainId":' || chain_id || ',' || substr(snapshot::text, 2))::json
+    else (snapshot::jsonb || jsonb_build_object('id', 'eip155:' || chain_id || ':' || vault, 'chainId', chain_id))::json
+  end
+where snapshot::jsonb->'id' is null;

@@ -1,0 +1,220 @@
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { createPublisher } from '@vault-yield/log';
+import { createPgPool, migrate, migrations, type Pool } from '@vault-yield/store';
+import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTopic, deleteTopics, projector } from '../projector/support.js';
+
+/**
+ * #45: a database and a log of the single-chain layout (migration 0027, the build before vaults
+ * were keyed by chain) upgrade without a re-index and are served the same.
+ *
+ * fixtures/ hold what the build of 011753e wrote (fixtures/README.md says how): a schema's rows
+ * after folding 239 records of 4 vaults — one record left out, so a vault is held behind a gap
+ * (29 dead letters of kind gap) — and the log itself as that build's publisher wrote it (key =
+ * vault address, binary records): the folded part, then the rest (the missing record first).
+ *
+ * The upgraded schema continues from its stored offsets on the same log; a fresh schema folds the
+ * whole log with this build. Every projection table and every served figure must be the same.
+ */
+
+const OLD_TOPIC = 'vault-yield-upgrade-0027';
+const CHAIN = 31337;
+const OLD = 'at0027';
+
+interface RawLog {
+  topic: string;
+  folded: { key: string; value: string }[];
+  rest: { key: string; value: string }[];
+}
+
+const fixture = (name: string) => gunzipSync(readFileSync(new URL(`fixtures/${name}`, import.meta.url)));
+
+let db: TestDatabase;
+let pool: Pool;
+let topic: string;
+let log: RawLog;
+
+/** The fixture's rows as SQL for `schema`, on `topic`: pg_dump's INSERTs and setvals, nothing of its session settings. */
+function fixtureSql(schema: string): string {
+  return (
+    fixture('0027-single-chain.sql.gz')
+      .toString()
+      .split('\n')
+      // fold_meta's one row is the migrations' own (0015/0016/0023: fold version 4, as dumped).
+      .filter(
+        (l) =>
+          (l.startsWith('INSERT INTO ') && !l.startsWith('INSERT INTO vault_yield.fold_meta ')) ||
+          l.startsWith('SELECT pg_catalog.setval('),
+      )
+      .join('\n')
+      .replaceAll('vault_yield.', `${schema}.`)
+      .replaceAll(`'${OLD_TOPIC}'`, `'${topic}'`)
+  );
+}
+
+async function publishRaw(messages: RawLog['folded']): Promise<void> {
+  const publisher = await createPublisher({ brokers: kafkaBrokers(), clientId: 'upgrade-test', topic });
+  try {
+    await publisher.publishRaw(messages.map((m) => ({ key: m.key, value: Buffer.from(m.value, 'base64') })));
+  } finally {
+    await publisher.close();
+  }
+}
+
+async function fold(schema: string, group: string): Promise<void> {
+  const p = projector({ brokers: kafkaBrokers(), url: db.writerUrl, schema, topic, group });
+  await p.start();
+  try {
+    await p.caughtUp();
+  } finally {
+    await p.stop();
+  }
+}
+
+/** A table's rows in one order, as JSON, without the columns that say when or in which transaction. */
+async function rows(schema: string, table: string, order: string, minus: string[] = []): Promise<unknown[]> {
+  const drop = minus.map((c) => ` - '${c}'`).join('');
+  const { rows: out } = await pool.query<{ r: unknown }>(
+    `select to_jsonb(t)${drop} as r from ${schema}.${table} t order by ${order}`,
+  );
+  return out.map((r) => r.r);
+}
+
+beforeAll(async () => {
+  log = JSON.parse(fixture('0027-single-chain.log.json.gz').toString()) as RawLog;
+  topic = uniqueTopic('upgrade-0027');
+  await createTopic(kafkaBrokers(), topic);
+  db = await createTestDatabase('upgrade0028');
+  pool = createPgPool({ url: db.writerUrl, applicationName: 'upgrade-0028-test', max: 2 });
+  // The old schema: migrations up to 0027, as the build before this one applied them.
+  await pool.query(`create schema ${OLD}`);
+  const c = await pool.connect();
+  try {
+    await c.query(`set search_path to ${OLD}`);
+    await c.query(
+      'create table schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now(), checksum text)',
+    );
+    for (const m of migrations().filter((m) => m.version <= 27)) {
+      await c.query(m.sql);
+      await c.query('insert into schema_migrations (version, name, checksum) values ($1, $2, $3)', [
+        m.version,
+        m.name,
+        m.checksum,
+      ]);
+    }
+  } finally {
+    c.release();
+  }
+  await pool.query(fixtureSql(OLD));
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+  await deleteTopics();
+});
+
+describe('upgrade from the single-chain layout (0027 → 0028)', () => {
+  let before: { vault: string; snapshot: string }[];
+
+  it('keys every vault row by the schema chain, rewrites no figure, and leaves nothing behind', async () => {
+    before = (
+      await pool.query<{ vault: string; snapshot: string }>(
+        `select vault, snapshot::text as snapshot from ${OLD}.vault_snapshot order by vault`,
+      )
+    ).rows;
+    expect(before).toHaveLength(4);
+    const counts = async () =>
+      (
+        await pool.query<{ t: string; n: number }>(
+          `select 'positions' t, count(*)::int n from ${OLD}.positions union all
+           select 'equity', count(*)::int from ${OLD}.equity_points union all
+           select 'bundles', count(*)::int from ${OLD}.record_bundles union all
+           select 'letters', count(*)::int from ${OLD}.dead_letters union all
+           select 'ledger', count(*)::int from ${OLD}.ledger`,
+        )
+      ).rows;
+    const was = await counts();
+
+    const writer = createPgPool({
+      url: db.writerUrl,
+      schema: OLD,
+      applicationName: 'upgrade-migrate',
+      max: 1,
+    });
+    try {
+      const result = await migrate(writer, OLD);
+      expect(result.applied).toContain(28);
+    } finally {
+      await writer.end();
+    }
+    expect(await counts()).toEqual(was);
+
+    // The snapshot text: the vault's id and chain first, then every byte it had.
+    const after = (
+      await pool.query<{ vault: string; chain_id: number; snapshot: string }>(
+        `select vault, chain_id, snapshot::text as snapshot from ${OLD}.vault_snapshot order by vault`,
+      )
+    ).rows;
+    let rewritten = 0;
+    for (const [i, row] of after.entries()) {
+      const old = before[i] as { vault: string; snapshot: string };
+      expect(row.chain_id).toBe(CHAIN);
+      const id = `eip155:${CHAIN}:${row.vault}`;
+      if (old.snapshot.startsWith('{"vault":'))
+        expect(row.snapshot).toBe(`{"id":"${id}","chainId":${CHAIN},${old.snapshot.slice(1)}`);
+      else {
+        // A snapshot a `behind` note rewrote (the held vault: jsonb's text): the same object plus both.
+        rewritten++;
+        expect(JSON.parse(row.snapshot)).toEqual({ ...JSON.parse(old.snapshot), id, chainId: CHAIN });
+      }
+    }
+    expect(rewritten).toBe(1);
+    for (const table of ['positions', 'equity_points', 'record_bundles', 'dead_letters']) {
+      const { rows: chains } = await pool.query<{ chain_id: number | null; n: number }>(
+        `select chain_id, count(*)::int n from ${OLD}.${table} group by chain_id`,
+      );
+      expect(chains, table).toEqual([{ chain_id: CHAIN, n: expect.any(Number) }]);
+    }
+    const { rows: commits } = await pool.query<{ vaults: string[] }>(
+      `select vaults from ${OLD}.stream_commits order by seq`,
+    );
+    expect(commits.length).toBeGreaterThan(0);
+    for (const c of commits)
+      for (const v of c.vaults) expect(v).toMatch(new RegExp(`^eip155:${CHAIN}:0x[0-9a-f]{40}$`));
+  });
+
+  it('continues the log it was folding and ends where a fresh fold of the whole log ends', async () => {
+    await publishRaw(log.folded);
+    await publishRaw(log.rest);
+    // The upgraded schema resumes at its stored offsets (the rest, whose first record releases the
+    // held vault); a fresh schema folds the whole log with this build.
+    await fold(OLD, 'live');
+    await fold(db.schema, 'fresh');
+
+    const fresh = db.schema;
+    const { rows: held } = await pool.query<{ n: number }>(`select count(*)::int n from ${OLD}.dead_letters`);
+    expect(held[0]?.n).toBe(0);
+
+    // Served text, byte for byte: the snapshot the reader sends as stored.
+    const served = async (schema: string) =>
+      (
+        await pool.query<{ id: string; snapshot: string }>(
+          `select chain_id || ':' || vault id, snapshot::text snapshot from ${schema}.vault_snapshot order by chain_id, vault`,
+        )
+      ).rows;
+    const upgradedSnapshots = await served(OLD);
+    expect(upgradedSnapshots).toHaveLength(4);
+    expect(upgradedSnapshots).toEqual(await served(fresh));
+
+    // Every projection row, but where it was read from (log_topic) and in which transaction.
+    const same = async (table: string, order: string, minus: string[] = []) =>
+      expect(await rows(OLD, table, order, minus), table).toEqual(await rows(fresh, table, order, minus));
+    await same('vault_snapshot', 'chain_id, vault');
+    await same('positions', 'chain_id, vault, position_id');
+    await same('equity_points', 'chain_id, vault, ts, seq');
+    await same('ledger', 'chain_id, vault, block_number, tx_index, log_index, block_hash', ['commit_xid']);
+  });
+});
