@@ -246,7 +246,12 @@ describe('webhooks run', () => {
       expectSigned(filtered.received, one);
       expectInOrderPerVault(filtered.received);
       // `data` is the row exactly as GET /v1/vault/{address}/events serves it.
-      const page = await ledgerPage(pool, { vault: vaults[1]!, types: activityTypes, limit: 500 });
+      const page = await ledgerPage(pool, {
+        chainId: 31337,
+        vault: vaults[1]!,
+        types: activityTypes,
+        limit: 500,
+      });
       const served = new Map(
         page.rows.map((t) => [(JSON.parse(t) as { id: string }).id, JSON.parse(t) as unknown]),
       );

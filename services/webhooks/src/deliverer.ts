@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { type Context, type HealthCheck, redactText, serveMetrics } from '@vault-yield/common';
-import { activityTypes } from '@vault-yield/domain';
+import { activityTypes, vaultIdOf } from '@vault-yield/domain';
 import {
   createPgPool,
   createWebhookLimits,
@@ -44,6 +44,12 @@ function dbFailureText(err: unknown): string {
   }
   return 'unknown error';
 }
+
+/**
+ * A delivery's queue: its endpoint and its vault (chain and address: the same address on two
+ * chains is two queues, one's held row never holds the other's).
+ */
+const queueKey = (d: DueDelivery): string => `${d.endpointId}:${vaultIdOf(d)}`;
 
 /** Delay before trying again after `failures` failed rounds in a row: ½ s doubling, at most 10 s. */
 const retryDelay = (failures: number) => Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
@@ -145,7 +151,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig, ctx?: Cont
     });
 
   /**
-   * (endpoint, vault) pairs with a delivery in flight: their next one waits for its outcome. A
+   * (endpoint, vault id) pairs with a delivery in flight: their next one waits for its outcome. A
    * pair stays here until its outcome is recorded (or dropped when another deliverer took over).
    */
   const inFlight = new Map<string, Promise<void>>();
@@ -156,7 +162,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig, ctx?: Cont
   const finished: { key: string; outcome: DeliveryOutcome }[] = [];
 
   function send(d: DueDelivery): void {
-    const key = `${d.endpointId}:${d.vault}`;
+    const key = queueKey(d);
     const started = performance.now();
     const sentAt = Date.now();
     metrics.inFlight.inc();
@@ -176,7 +182,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig, ctx?: Cont
             url: redactText(d.url),
             delivery: d.id,
             webhookId: d.msgId,
-            vault: d.vault,
+            vault: vaultIdOf(d),
             status: outcome.status,
             error: outcome.error,
           },
@@ -286,8 +292,7 @@ export function createWebhookDeliverer(input: WebhookDelivererConfig, ctx?: Cont
           busy = true;
           break;
         }
-        if (inFlight.has(`${d.endpointId}:${d.vault}`) || breakers.room(d.endpointId, inFlightOf, now) <= 0)
-          continue;
+        if (inFlight.has(queueKey(d)) || breakers.room(d.endpointId, inFlightOf, now) <= 0) continue;
         breakers.sending(d.endpointId);
         inFlightOf.set(d.endpointId, (inFlightOf.get(d.endpointId) ?? 0) + 1);
         send(d);

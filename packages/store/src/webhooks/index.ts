@@ -10,7 +10,8 @@
  * what the endpoint had reached).
  */
 import { createHash } from 'node:crypto';
-import { bytesToHex, hexToBytes, ident, type Pool, type PoolClient, withTransaction } from '../pool/index.js';
+import { parseVaultId, vaultId } from '@vault-yield/domain';
+import { bytesToHex, ident, type Pool, type PoolClient, withTransaction } from '../pool/index.js';
 import { openSecret, sealedKeyId, sealSecret, type WebhookSecretKeys } from './secrets.js';
 
 type Queryable = Pick<Pool, 'query'>;
@@ -18,7 +19,10 @@ type Queryable = Pick<Pool, 'query'>;
 export interface WebhookEndpoint {
   id: number;
   url: string;
-  /** Null: every vault. Lowercase "0x…" addresses otherwise. */
+  /**
+   * Null: every vault. Otherwise vault ids (`eip155:{chainId}:0x…`: that vault on that chain) and
+   * bare addresses (`0x…`: that address on every chain), lowercase, as given.
+   */
   vaults: string[] | null;
   /** Null: every activity type. */
   types: string[] | null;
@@ -36,6 +40,7 @@ export interface NewWebhookEndpoint {
   url: string;
   /** The signing secret (whsec_…): stored sealed under the store's current key (webhook_secrets). */
   secret: string;
+  /** Null: every vault. Vault ids (`eip155:{chainId}:0x…`) and bare addresses (every chain). */
   vaults: readonly string[] | null;
   types: readonly string[] | null;
   description?: string;
@@ -49,6 +54,7 @@ export interface WebhookDelivery {
   id: number;
   endpointId: number;
   msgId: string;
+  chainId: number;
   vault: string;
   type: string;
   blockNumber: number;
@@ -66,13 +72,14 @@ export interface WebhookDelivery {
   doneAt: Date | null;
 }
 
-/** A delivery to attempt now: the oldest pending one of its (endpoint, vault). */
+/** A delivery to attempt now: the oldest pending one of its (endpoint, chain, vault). */
 export interface DueDelivery {
   id: number;
   endpointId: number;
   url: string;
   secret: string;
   msgId: string;
+  chainId: number;
   vault: string;
   body: string;
   attempts: number;
@@ -130,10 +137,31 @@ const BODY = `json_build_object(
       'blockNumber', l.block_number, 'blockHash', ${bytesToHex('l.block_hash')}, 'txIndex', l.tx_index,
       'logIndex', l.log_index, 'ts', l.ts, 'data', l.payload, 'amounts', l.amounts))::text`;
 
-/** The scan order of the ledger (commit_xid first: the order rows became visible, near enough). */
-const KEY = 'commit_xid, vault, block_number, tx_index, log_index, block_hash, tx_hash, chain_id';
+/**
+ * The scan order of the ledger (commit_xid first: the order rows became visible, near enough; then
+ * the vault, its chain beside its address: migration 0029).
+ */
+const KEY = 'commit_xid, chain_id, vault, block_number, tx_index, log_index, block_hash, tx_hash';
 const CURSOR =
-  'cursor_xid, cursor_vault, cursor_block, cursor_tx_index, cursor_log_index, cursor_block_hash, cursor_tx_hash, cursor_chain_id';
+  'cursor_xid, cursor_chain_id, cursor_vault, cursor_block, cursor_tx_index, cursor_log_index, cursor_block_hash, cursor_tx_hash';
+
+/**
+ * Whether ledger row `l` passes endpoint `e`'s vault filter: none, or its vault id or its bare
+ * address (every chain) listed (migration 0029).
+ */
+const VAULT_MATCH = `(e.vaults is null or ${bytesToHex('l.vault')} = any(e.vaults)
+  or 'eip155:' || l.chain_id || ':' || ${bytesToHex('l.vault')} = any(e.vaults))`;
+
+/**
+ * An endpoint's vault filter entry, normalised: a vault id (`eip155:{chainId}:0x…`) or a bare
+ * address (`0x…`: every chain), lowercase; null for anything else.
+ */
+export function webhookVaultFilter(entry: string): string | null {
+  const ref = parseVaultId(entry.trim());
+  if (ref) return vaultId(ref.chainId, ref.vault);
+  const bare = entry.trim();
+  return /^0x[0-9a-fA-F]{40}$/.test(bare) ? bare.toLowerCase() : null;
+}
 
 interface EndpointRow {
   id: number;
@@ -152,6 +180,7 @@ interface DeliveryRow {
   id: number;
   endpoint_id: number;
   msg_id: string;
+  chain_id: number;
   vault: string;
   type: string;
   block_number: number;
@@ -173,6 +202,7 @@ const deliveryOf = (r: DeliveryRow): WebhookDelivery => ({
   id: r.id,
   endpointId: r.endpoint_id,
   msgId: r.msg_id,
+  chainId: r.chain_id,
   vault: r.vault,
   type: r.type,
   blockNumber: r.block_number,
@@ -266,7 +296,7 @@ export function createWebhookStore(pool: Pool, schema: string, keys?: WebhookSec
   const selectEndpoints = (
     where: string,
   ) => `select e.id, e.url, e.description, e.created_at, e.ledger_schema, e.types,
-      case when e.vaults is null then null else (select array_agg(${bytesToHex('v')}) from unnest(e.vaults) as v) end as vaults,
+      e.vaults,
       (select count(*) from ${deliveries} d where d.endpoint_id = e.id and d.state = 'pending')::int as pending,
       (select count(*) from ${deliveries} d where d.endpoint_id = e.id and d.state = 'delivered')::int as delivered,
       (select count(*) from ${deliveries} d where d.endpoint_id = e.id and d.state = 'parked')::int as parked
@@ -303,12 +333,12 @@ export function createWebhookStore(pool: Pool, schema: string, keys?: WebhookSec
     if (old[0]?.ok)
       await client.query(
         `with e as (select * from ${endpoints} where id = $1)
-         insert into ${marks} (endpoint_id, vault, block_number, tx_index, log_index)
-         select distinct on (l.vault) $1, l.vault, l.block_number, l.tx_index, l.log_index
+         insert into ${marks} (endpoint_id, chain_id, vault, block_number, tx_index, log_index)
+         select distinct on (l.chain_id, l.vault) $1, l.chain_id, l.vault, l.block_number, l.tx_index, l.log_index
            from e, ${ident(from)}.ledger l
           where (l.${KEY.split(', ').join(', l.')}) <= (e.${CURSOR.split(', ').join(', e.')})
-          order by l.vault, l.block_number desc, l.tx_index desc, l.log_index desc
-         on conflict (endpoint_id, vault) do update
+          order by l.chain_id, l.vault, l.block_number desc, l.tx_index desc, l.log_index desc
+         on conflict (endpoint_id, chain_id, vault) do update
            set block_number = excluded.block_number, tx_index = excluded.tx_index, log_index = excluded.log_index
            where (excluded.block_number, excluded.tx_index, excluded.log_index)
                > (webhook_vault_marks.block_number, webhook_vault_marks.tx_index, webhook_vault_marks.log_index)`,
@@ -368,15 +398,28 @@ export function createWebhookStore(pool: Pool, schema: string, keys?: WebhookSec
     },
     async addEndpoint(e) {
       const stored = keys ? sealSecret(e.secret, keys) : e.secret;
+      const vaults =
+        e.vaults === null
+          ? null
+          : [
+              ...new Set(
+                e.vaults.map((v) => {
+                  const entry = webhookVaultFilter(v);
+                  if (entry === null)
+                    throw new Error(
+                      `not a vault id (eip155:{chainId}:0x…) nor an address: ${JSON.stringify(v)}`,
+                    );
+                  return entry;
+                }),
+              ),
+            ];
       const { rows } = await pool.query<{ id: number }>(
         `with e as (
            insert into ${endpoints} (url, vaults, types, description, ledger_schema, cursor_xid)
-           values ($1, case when $3::text[] is null then null
-                     else (select array_agg(${hexToBytes('v')}) from unnest($3::text[]) as v) end,
-                   $4::text[], $5, $6, pg_snapshot_xmin(pg_current_snapshot()))
+           values ($1, $3::text[], $4::text[], $5, $6, pg_snapshot_xmin(pg_current_snapshot()))
            returning id)
          insert into ${secrets} (endpoint_id, secret) select id, $2 from e returning endpoint_id as id`,
-        [e.url, stored, e.vaults, e.types, e.description ?? null, e.ledgerSchema],
+        [e.url, stored, vaults, e.types, e.description ?? null, e.ledgerSchema],
       );
       const id = rows[0]?.id;
       if (id === undefined) throw new Error('webhook endpoint not inserted');
@@ -412,7 +455,7 @@ export function createWebhookStore(pool: Pool, schema: string, keys?: WebhookSec
           `with e as (select * from ${endpoints} where id = $1),
            batch as materialized (
              select l.*, (l.commit_xid < e.rescan_below and exists (
-                 select 1 from ${marks} m where m.endpoint_id = $1 and m.vault = l.vault
+                 select 1 from ${marks} m where m.endpoint_id = $1 and m.chain_id = l.chain_id and m.vault = l.vault
                    and (m.block_number, m.tx_index, m.log_index) >= (l.block_number, l.tx_index, l.log_index))) as seen
                from e, ${l} l
               where l.commit_xid >= e.cursor_xid
@@ -421,19 +464,19 @@ export function createWebhookStore(pool: Pool, schema: string, keys?: WebhookSec
               order by l.${KEY.split(', ').join(', l.')}
               limit $2),
            ins as (
-             insert into ${deliveries} (endpoint_id, msg_id, vault, type, block_number, tx_index, log_index, tx_hash, body, deadline)
-             select $1, ${MSG_ID}, l.vault, l.type, l.block_number, l.tx_index, l.log_index, l.tx_hash, ${BODY}, $4
+             insert into ${deliveries} (endpoint_id, msg_id, chain_id, vault, type, block_number, tx_index, log_index, tx_hash, body, deadline)
+             select $1, ${MSG_ID}, l.chain_id, l.vault, l.type, l.block_number, l.tx_index, l.log_index, l.tx_hash, ${BODY}, $4
                from batch l, e
               where l.type = any($3::text[]) and (e.types is null or l.type = any(e.types))
-                and (e.vaults is null or l.vault = any(e.vaults)) and not coalesce(l.seen, false)
+                and ${VAULT_MATCH} and not coalesce(l.seen, false)
               order by l.${KEY.split(', ').join(', l.')}
              on conflict (endpoint_id, msg_id) do nothing
              returning 1),
            mark as (
-             insert into ${marks} (endpoint_id, vault, block_number, tx_index, log_index)
-             select distinct on (vault) $1, vault, block_number, tx_index, log_index from batch
-              order by vault, block_number desc, tx_index desc, log_index desc
-             on conflict (endpoint_id, vault) do update
+             insert into ${marks} (endpoint_id, chain_id, vault, block_number, tx_index, log_index)
+             select distinct on (chain_id, vault) $1, chain_id, vault, block_number, tx_index, log_index from batch
+              order by chain_id, vault, block_number desc, tx_index desc, log_index desc
+             on conflict (endpoint_id, chain_id, vault) do update
                set block_number = excluded.block_number, tx_index = excluded.tx_index, log_index = excluded.log_index
                where (excluded.block_number, excluded.tx_index, excluded.log_index)
                    > (webhook_vault_marks.block_number, webhook_vault_marks.tx_index, webhook_vault_marks.log_index)
@@ -469,27 +512,30 @@ export function createWebhookStore(pool: Pool, schema: string, keys?: WebhookSec
         url: string;
         secret: string;
         msg_id: string;
+        chain_id: number;
         vault: string;
         body: string;
         attempts: number;
         deadline: Date;
       }>(
-        // A loose index scan of webhook_deliveries_queue: each (endpoint, vault) with pending
-        // deliveries, then its oldest one; two index probes a vault, however long its queue. Then
-        // round robin: an endpoint with many due rows never fills the batch before the others.
+        // A loose index scan of webhook_deliveries_queue: each (endpoint, chain, vault) with
+        // pending deliveries, then its oldest one; two index probes a vault, however long its
+        // queue. Then round robin: an endpoint with many due rows never fills the batch before
+        // the others.
         `select * from (with recursive pairs as (
-           (select endpoint_id, vault from ${deliveries} where state = 'pending' order by endpoint_id, vault limit 1)
+           (select endpoint_id, chain_id, vault from ${deliveries} where state = 'pending'
+             order by endpoint_id, chain_id, vault limit 1)
            union all
-           select n.endpoint_id, n.vault from pairs p, lateral (
-             select endpoint_id, vault from ${deliveries}
-              where state = 'pending' and (endpoint_id, vault) > (p.endpoint_id, p.vault)
-              order by endpoint_id, vault limit 1) n),
+           select n.endpoint_id, n.chain_id, n.vault from pairs p, lateral (
+             select endpoint_id, chain_id, vault from ${deliveries}
+              where state = 'pending' and (endpoint_id, chain_id, vault) > (p.endpoint_id, p.chain_id, p.vault)
+              order by endpoint_id, chain_id, vault limit 1) n),
          heads as (
            select h.id, h.next_attempt_at from pairs p, lateral (
              select id, next_attempt_at from ${deliveries}
-              where state = 'pending' and endpoint_id = p.endpoint_id and vault = p.vault
+              where state = 'pending' and endpoint_id = p.endpoint_id and chain_id = p.chain_id and vault = p.vault
               order by id limit 1) h)
-         select d.id, d.endpoint_id, e.url, k.secret, d.msg_id, ${bytesToHex('d.vault')} as vault, d.body,
+         select d.id, d.endpoint_id, e.url, k.secret, d.msg_id, d.chain_id, ${bytesToHex('d.vault')} as vault, d.body,
                 d.attempts, d.deadline, h.next_attempt_at,
                 row_number() over (partition by d.endpoint_id order by h.next_attempt_at, h.id) as rank
            from heads h join ${deliveries} d on d.id = h.id join ${endpoints} e on e.id = d.endpoint_id
@@ -506,6 +552,7 @@ export function createWebhookStore(pool: Pool, schema: string, keys?: WebhookSec
         url: r.url,
         secret: openSecret(r.secret, keys),
         msgId: r.msg_id,
+        chainId: r.chain_id,
         vault: r.vault,
         body: r.body,
         attempts: r.attempts,
@@ -546,7 +593,7 @@ export function createWebhookStore(pool: Pool, schema: string, keys?: WebhookSec
         where.push(`state = $${values.length}`);
       }
       const { rows } = await pool.query<DeliveryRow>(
-        `select id, endpoint_id, msg_id, ${bytesToHex('vault')} as vault, type, block_number, tx_index, log_index,
+        `select id, endpoint_id, msg_id, chain_id, ${bytesToHex('vault')} as vault, type, block_number, tx_index, log_index,
                 ${bytesToHex('tx_hash')} as tx_hash, state, attempts, created_at, deadline, next_attempt_at,
                 last_attempt_at, last_status, last_error, done_at
            from ${deliveries} ${where.length ? `where ${where.join(' and ')}` : ''}

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { envField, redactText } from '@vault-yield/common';
-import { activityTypes } from '@vault-yield/domain';
+import { activityTypes, parseVaultId, vaultId, vaultIdOf } from '@vault-yield/domain';
 import {
   createPgPool,
   createWebhookLimits,
@@ -27,7 +27,7 @@ import type { Command } from '../command.js';
 import { noEnvSchema } from '../config.js';
 import { usageError } from '../ops/env.js';
 
-const help = `usage: vault-yield webhooks add URL (--vault 0x… [--vault 0x…] | --all) [--types T,T…] [--description TEXT] [--json]
+const help = `usage: vault-yield webhooks add URL (--vault VAULT [--vault VAULT] | --all) [--types T,T…] [--description TEXT] [--json]
        vault-yield webhooks list [--json]
        vault-yield webhooks enable ID
        vault-yield webhooks remove ID
@@ -38,11 +38,13 @@ const help = `usage: vault-yield webhooks add URL (--vault 0x… [--vault 0x…]
 
 Callbacks: every ledger row of a matching vault and type is POSTed to each endpoint as JSON,
 signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), at least once and
-in order per vault. See the README, "Callbacks (webhooks)", for the payload and how a receiver
+in order per vault (a vault is its chain and address: each row's data carries its chainId). See the README, "Callbacks (webhooks)", for the payload and how a receiver
 verifies it.
 
   add         registers an endpoint (http:// or https:// only) for the vaults given (--vault,
-              repeatable or comma-separated) or every vault (--all), and the ledger types given
+              repeatable or comma-separated: a vault id eip155:CHAIN:0x… names that vault on
+              that chain, a bare address 0x… that address on every chain) or every vault of
+              every chain (--all), and the ledger types given
               (--types, default every type); rows that enter the ledger from now on are delivered.
               Prints its id and its signing secret (whsec_…): the secret is shown this once.
   list        the endpoints (URLs shown without their path, query or password), with their
@@ -82,8 +84,9 @@ name resolves to (the connection goes to the address checked). WEBHOOK_ALLOW_NET
 allows networks of your own. A delivery that got no answer shows no connection detail.
 
 options:
-  --vault 0x…       a vault to deliver (repeatable, or comma-separated)
-  --all             every vault, present and future
+  --vault VAULT     a vault to deliver: eip155:CHAIN:0x… (one chain) or 0x… (that address on
+                    every chain); repeatable, or comma-separated
+  --all             every vault of every chain, present and future
   --types T,T…      ledger types (${activityTypes.join(', ')})
   --description T   a note shown by list
   --endpoint ID     one endpoint
@@ -147,7 +150,7 @@ function deliveryLine(d: WebhookDelivery): string {
   const when = (d.doneAt ?? d.lastAttemptAt ?? d.createdAt).toISOString();
   const last = d.lastStatus !== null ? `HTTP ${d.lastStatus}` : (d.lastError ?? '-');
   const detail = d.state === 'pending' && d.attempts > 0 ? `  next ${d.nextAttemptAt.toISOString()}` : '';
-  return `${String(d.id).padStart(8)}  ep ${d.endpointId}  ${d.state.padEnd(9)}  ${d.msgId}  ${d.vault}  ${d.type}  block ${d.blockNumber}  attempts ${d.attempts}  ${last}${d.lastError && d.lastStatus !== null ? ` (${d.lastError})` : ''}  ${when}${detail}`;
+  return `${String(d.id).padStart(8)}  ep ${d.endpointId}  ${d.state.padEnd(9)}  ${d.msgId}  ${vaultIdOf(d)}  ${d.type}  block ${d.blockNumber}  attempts ${d.attempts}  ${last}${d.lastError && d.lastStatus !== null ? ` (${d.lastError})` : ''}  ${when}${detail}`;
 }
 
 async function withStore<T>(
@@ -223,9 +226,15 @@ export const webhooksCommand: Command<typeof noEnvSchema> = {
       if (values.all && vaults.length > 0)
         throw usageError('webhooks add: --vault and --all exclude each other');
       if (!values.all && vaults.length === 0)
-        throw usageError('webhooks add: give --vault 0x… (one or more) or --all');
-      for (const v of vaults)
-        if (!/^0x[0-9a-fA-F]{40}$/.test(v)) throw usageError(`--vault ${v}: expected 0x and 40 hex digits`);
+        throw usageError('webhooks add: give --vault eip155:CHAIN:0x… or 0x… (one or more) or --all');
+      const filter = vaults.map((v) => {
+        const ref = parseVaultId(v);
+        if (ref) return vaultId(ref.chainId, ref.vault);
+        if (/^0x[0-9a-fA-F]{40}$/.test(v)) return v.toLowerCase();
+        throw usageError(
+          `--vault ${v}: expected a vault id eip155:CHAIN:0x… (CHAIN a positive integer, 40 hex digits) or an address 0x… (every chain)`,
+        );
+      });
       let types: string[] | null = null;
       if (values.types !== undefined) {
         types = [
@@ -251,7 +260,7 @@ export const webhooksCommand: Command<typeof noEnvSchema> = {
           store.addEndpoint({
             url,
             secret,
-            vaults: values.all ? null : [...new Set(vaults.map((v) => v.toLowerCase()))],
+            vaults: values.all ? null : [...new Set(filter)],
             types,
             ...(values.description ? { description: values.description } : {}),
             ledgerSchema: await ledgerSchema(),
