@@ -201,10 +201,13 @@ describe('metrics of the three services', () => {
       }
     }
     expect(all.indexer.get('indexer_rpc_calls_total')).toMatchObject({ type: 'counter' });
-    expect(all.indexer.get('indexer_rpc_calls_total')?.labels).toEqual(new Set(['method']));
+    expect(all.indexer.get('indexer_rpc_calls_total')?.labels).toEqual(new Set(['method', 'chain']));
     expect(all.indexer.get('indexer_valuation_calls_total')).toMatchObject({ type: 'counter' });
     expect(all.indexer.get('indexer_rpc_duration_seconds')).toMatchObject({ type: 'histogram' });
-    expect(all.indexer.get('indexer_rpc_duration_seconds')?.labels).toEqual(new Set(['method']));
+    expect(all.indexer.get('indexer_rpc_duration_seconds')?.labels).toEqual(new Set(['method', 'chain']));
+    // Several chains' indexers (#45): every indexer series names its chain.
+    for (const [name, m] of all.indexer)
+      if (name.startsWith('indexer_')) expect(m.labels.has('chain'), name).toBe(true);
     expect(all.projector.get('projector_batch_duration_seconds')).toMatchObject({ type: 'histogram' });
     for (const old of ['indexer_rpc_calls', 'indexer_valuation_calls', 'projector_batch_seconds'])
       expect([...all.indexer.keys(), ...all.projector.keys()]).not.toContain(old);
@@ -233,7 +236,7 @@ describe('metrics of the three services', () => {
   });
 
   it('the indexer counts RPC calls and times them by method through its RPC observer', async () => {
-    const m = createIndexerMetrics(false);
+    const m = createIndexerMetrics(false, 31337);
     m.rpc.onCall?.('eth_call');
     m.rpc.onCall?.('eth_call');
     m.rpc.onCall?.('eth_getLogs');
@@ -243,13 +246,36 @@ describe('metrics of the three services', () => {
     m.valuationCallsMade(2); // a new valuator counts from zero
     const text = await m.registry.metrics();
     expect(text).toContain('# TYPE indexer_rpc_calls_total counter');
-    expect(text).toContain('indexer_rpc_calls_total{method="eth_call"} 2');
-    expect(text).toContain('indexer_rpc_calls_total{method="eth_getLogs"} 1');
-    expect(text).toContain('indexer_rpc_duration_seconds_bucket{le="0.5",method="eth_getLogs"} 1');
-    expect(text).toContain('indexer_rpc_duration_seconds_bucket{le="0.25",method="eth_getLogs"} 0');
-    expect(text).toContain('indexer_rpc_duration_seconds_count{method="eth_getLogs"} 1');
+    expect(text).toContain('indexer_rpc_calls_total{method="eth_call",chain="31337"} 2');
+    expect(text).toContain('indexer_rpc_calls_total{method="eth_getLogs",chain="31337"} 1');
+    expect(text).toContain(
+      'indexer_rpc_duration_seconds_bucket{le="0.5",method="eth_getLogs",chain="31337"} 1',
+    );
+    expect(text).toContain(
+      'indexer_rpc_duration_seconds_bucket{le="0.25",method="eth_getLogs",chain="31337"} 0',
+    );
+    expect(text).toContain('indexer_rpc_duration_seconds_count{method="eth_getLogs",chain="31337"} 1');
     expect(text).toContain('# TYPE indexer_valuation_calls_total counter');
-    expect(text).toContain('indexer_valuation_calls_total 9');
+    expect(text).toContain('indexer_valuation_calls_total{chain="31337"} 9');
+  });
+
+  it("two chains' indexers on one registry keep their own series; calls before the chain is known count once it is", async () => {
+    const a = createIndexerMetrics(false, 31337);
+    const b = createIndexerMetrics(a.registry); // the node names its chain later
+    b.rpc.onCall?.('eth_chainId');
+    a.rpc.onCall?.('eth_call');
+    a.checkpointBlock.set(120);
+    b.checkpointBlock.set(7);
+    expect(await a.registry.metrics()).not.toContain('method="eth_chainId"');
+    b.setChain(31338);
+    b.rpc.onCall?.('eth_call');
+    const text = await a.registry.metrics();
+    expect(text).toContain('indexer_rpc_calls_total{method="eth_chainId",chain="31338"} 1');
+    expect(text).toContain('indexer_rpc_calls_total{method="eth_call",chain="31337"} 1');
+    expect(text).toContain('indexer_rpc_calls_total{method="eth_call",chain="31338"} 1');
+    expect(text).toContain('indexer_checkpoint_block{chain="31337"} 120');
+    expect(text).toContain('indexer_checkpoint_block{chain="31338"} 7');
+    expect(() => b.setChain(1)).toThrow(/chain 31338/);
   });
 });
 

@@ -112,6 +112,6 @@ describe('a vault log that does not decode', () => {
       await pool.end();
     }
     const metrics = await indexer.metrics.registry.getSingleMetricAsString('indexer_bad_logs_total');
-    expect(metrics).toMatch(/indexer_bad_logs_total [1-9]/);
+    expect(metrics).toMatch(/indexer_bad_logs_total\{chain="\d+"\} [1-9]/);
   });
 });

@@ -79,27 +79,39 @@ describe('indexer metrics', () => {
     expect(text).toContain('# TYPE indexer_rpc_calls_total counter');
     expect(text).toContain('# TYPE indexer_rpc_duration_seconds histogram');
     expect(text).toContain('# TYPE indexer_valuation_calls_total counter');
-    for (const method of ['eth_blockNumber', 'eth_getLogs', 'eth_call']) {
-      expect(sample(text, `indexer_rpc_calls_total{method="${method}"}`), method).toBeGreaterThan(0);
-      expect(sample(text, `indexer_rpc_duration_seconds_count{method="${method}"}`), method).toBeGreaterThan(
-        0,
-      );
-      expect(sample(text, `indexer_rpc_duration_seconds_sum{method="${method}"}`), method).toBeGreaterThan(0);
+    // No CHAIN_ID: the chain is the node's, and the eth_chainId read that told it is counted too.
+    for (const method of ['eth_chainId', 'eth_blockNumber', 'eth_getLogs', 'eth_call']) {
+      expect(
+        sample(text, `indexer_rpc_calls_total{method="${method}",chain="31337"}`),
+        method,
+      ).toBeGreaterThan(0);
+      expect(
+        sample(text, `indexer_rpc_duration_seconds_count{method="${method}",chain="31337"}`),
+        method,
+      ).toBeGreaterThan(0);
+      expect(
+        sample(text, `indexer_rpc_duration_seconds_sum{method="${method}",chain="31337"}`),
+        method,
+      ).toBeGreaterThan(0);
     }
     // The vault's creation is a record, valued with a lens read.
-    expect(sample(text, 'indexer_valuation_calls_total')).toBeGreaterThan(0);
+    expect(sample(text, 'indexer_valuation_calls_total{chain="31337"}')).toBeGreaterThan(0);
     expect(text).toMatch(/^process_cpu_seconds_total \d/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
     expect(text).not.toMatch(/^(indexer|reader)_(process|nodejs)_/m);
   });
 
-  it('counts every call the client counts (the same calls on the wire), and every lens read', async () => {
+  it('counts every call the client counts (the same calls on the wire, the chain id read included), and every lens read', async () => {
     await indexer.stop(); // nothing moves any more
     const text = await indexer.metrics.registry.metrics();
-    const byMethod = [...text.matchAll(/^indexer_rpc_calls_total\{method="([^"]+)"\} (\d+)$/gm)];
+    const byMethod = [
+      ...text.matchAll(/^indexer_rpc_calls_total\{method="([^"]+)",chain="31337"\} (\d+)$/gm),
+    ];
     const total = byMethod.reduce((a, m) => a + Number(m[2]), 0);
     expect(total).toBeGreaterThan(0);
     expect(total).toBe(indexer.status().rpcCalls);
-    expect(sample(text, 'indexer_valuation_calls_total')).toBe(indexer.status().valuationCalls);
+    expect(sample(text, 'indexer_valuation_calls_total{chain="31337"}')).toBe(
+      indexer.status().valuationCalls,
+    );
   });
 });

@@ -21,7 +21,13 @@ export {
 } from './errors.js';
 export { type FollowingIndexer, followLiveIndexer, type IndexerFollowOptions } from './follow.js';
 export type { IndexerStatus } from './indexer.js';
-export { createIndexerMetrics, type IndexerMetrics } from './metrics.js';
+export {
+  type ChainCounter,
+  type ChainGauge,
+  type ChainHistogram,
+  createIndexerMetrics,
+  type IndexerMetrics,
+} from './metrics.js';
 export { type PriceReading, PriceWatch, type ValuedSet } from './price-watch.js';
 export {
   type RederiveInput,
@@ -77,7 +83,7 @@ export function createIndexer(input: IndexerConfig, ctx?: Context): Indexer {
   const logger = ctx?.log ?? config.logger ?? createLogger({ name: 'indexer' });
   // Every Kafka client of the indexer (the publisher thread's too) connects with these.
   const kafka = { ...config.kafka, security: config.kafka.security ?? securityOf(ctx?.kafka) };
-  const metrics = createIndexerMetrics(ctx?.metrics ?? true);
+  const metrics = createIndexerMetrics(ctx?.metrics ?? true, config.chainId);
   const engine = createIndexerEngine({ ...config, kafka, logger, metrics });
   let server: Server | undefined;
   let resolveDone!: () => void;

@@ -126,6 +126,8 @@ async function open(e: Engine): Promise<void> {
   const chain = await openChain(c, e.node);
   e.chain = chain;
   e.state.chainId = chain.chainId;
+  // Every series of this indexer is its chain's (the node's eth_chainId read, made before, too).
+  c.metrics.setChain(chain.chainId);
   const pool = createStorePool(c);
   e.pool = pool;
   const store = await openStore(c, pool);
@@ -135,7 +137,7 @@ async function open(e: Engine): Promise<void> {
   const publisher = createPublishStage(c, e.state);
   e.publisher = publisher;
   try {
-    await ensureTopic(c);
+    await ensureTopic(c, e.state.chainId);
   } catch (err) {
     await close(e);
     throw err;

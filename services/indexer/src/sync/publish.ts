@@ -52,7 +52,10 @@ function startPublisher(c: IndexerCommon, state: IndexerState): Promise<RecordPu
   const p = createThreadedPublisher({
     brokers: c.options.kafka.brokers,
     security: c.options.kafka.security ?? {},
-    clientId: 'indexer',
+    // The indexers of several chains publish to one topic: each producer names its chain (an
+    // idempotent producer has no transactional id to fence another; the client id tells them apart
+    // in the brokers' logs and quotas).
+    clientId: `indexer-${state.chainId}`,
     topic: c.options.kafka.topic,
     logger: c.log,
     encoding: c.options.kafka.encoding,
@@ -69,12 +72,12 @@ function startPublisher(c: IndexerCommon, state: IndexerState): Promise<RecordPu
 }
 
 /** Creates the records topic when it is missing (partitions and replication from the config). */
-export async function ensureTopic(c: IndexerCommon): Promise<void> {
+export async function ensureTopic(c: IndexerCommon, chainId: number): Promise<void> {
   const { kafka } = c.options;
   const admin = await createLogAdmin({
     brokers: kafka.brokers,
     ...kafka.security,
-    clientId: 'indexer-admin',
+    clientId: `indexer-${chainId}-admin`,
     logger: c.log,
   });
   try {
