@@ -22,12 +22,14 @@ export interface CachedVault {
  * trusted while the offset stored in Postgres (read under the partition's row lock) is the one
  * this instance committed last. Any other writer of the partition (another instance after a
  * rebalance, a lost commit, a rebuild) moves that offset, and the partition's entries are dropped.
+ * Entries are keyed by vault id (`eip155:{chainId}:{address}`): the same address on two chains
+ * is two vaults (and, keyed alike by the bare address, one partition).
  */
 export interface StateCache {
   /** Call under the partition lock: drops the partition's entries unless `stored` is the offset we committed. */
   validate(partition: number, stored: string): void;
-  get(partition: number, vault: string): CachedVault | undefined;
-  /** After a commit: the partition is at `nextOffset`; `vaults` replace (or, null, remove) entries. */
+  get(partition: number, id: string): CachedVault | undefined;
+  /** After a commit: the partition is at `nextOffset`; `vaults` (by vault id) replace (or, null, remove) entries. */
   commit(partition: number, nextOffset: string, vaults: ReadonlyMap<string, CachedVault | null>): void;
   /** After a failed or abandoned transaction whose outcome is unknown. */
   drop(partition: number): void;

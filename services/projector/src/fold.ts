@@ -6,8 +6,10 @@ import {
   equityPoint,
   type Micros,
   recordIdParts,
+  type VaultId,
   type VaultRecord,
   type VaultState,
+  vaultIdOf,
   voidedBy,
 } from '@vault-yield/domain';
 import {
@@ -51,7 +53,8 @@ export { NO_HEAD };
  * (`StreamState`: last number, hold, duplicate checks), which its snapshot row stores.
  */
 export interface VaultWork extends StreamState {
-  vault: string;
+  /** The vault's id (`eip155:{chainId}:{address}`): its stream's key, and its rows' (chain_id, vault). */
+  id: VaultId;
   state: VaultState | null;
   lastRecordId: string;
   head: LedgerPosition;
@@ -67,7 +70,7 @@ export interface VaultWork extends StreamState {
 export interface RowSink {
   ledger: LedgerRow[] | CopyBuffer<LedgerRow>;
   equity: CopyBuffer<EquityRow>;
-  /** Live records' bodies per vault, in log order (one bundle row each per flush). */
+  /** Live records' bodies per vault (by vault id), in log order (one bundle row each per flush). */
   bodies: Map<string, Uint8Array[]>;
 }
 
@@ -108,10 +111,11 @@ export function foldInto(
   }
   if (live) {
     if (!offLedger(r)) addLedger(sink, ledgerRow(r, step.state));
-    let bodies = sink.bodies.get(r.vault);
+    const key = vaultIdOf(r);
+    let bodies = sink.bodies.get(key);
     if (!bodies) {
       bodies = [];
-      sink.bodies.set(r.vault, bodies);
+      sink.bodies.set(key, bodies);
     }
     bodies.push(bodyOf(r, live.raw));
   }
@@ -165,12 +169,12 @@ export async function refoldVault(
   /** Told of each record folded and the state after it (a dead-letter retry reads its rows' amounts so). */
   onFolded?: (r: VaultRecord, s: VaultState) => void,
 ): Promise<{ remaining: number; droppedMarks: number; folded: VaultRecord[] }> {
-  const stored = await tx.vaultRecords<VaultRecord>(w.vault, {
+  const stored = await tx.vaultRecords<VaultRecord>(w.id, {
     decode: (body) => {
       const d = decodeRecord(body);
       if (d.ok) return d.record;
       log.error(
-        { vault: w.vault, reason: d.reason },
+        { vault: w.id, reason: d.reason },
         'record body no longer decodes: its ledger row has no body, the re-fold stops',
       );
       return undefined;
@@ -181,8 +185,8 @@ export async function refoldVault(
     ? voidedBy({ fromBlock: orphaned.fromBlock, orphanedBlockHashes: [...orphaned.blockHashes] })
     : null;
   const kept = voided ? stored.filter(({ record: r }) => !voided(r)) : stored;
-  await tx.clearVault(w.vault, { snapshot: true });
-  await tx.deleteReconciled(w.vault);
+  await tx.clearVault(w.id, { snapshot: true });
+  await tx.deleteReconciled(w.id);
   Object.assign(w, { state: null, micros: null, head: NO_HEAD, lastRecordId: '' });
   const sink = emptySink();
   const folded: VaultRecord[] = [];
@@ -199,31 +203,34 @@ export async function refoldVault(
   // The bundles then hold what survived the revert, and no reverted mark can count again.
   if (orphaned)
     await tx.rewriteBundles(
-      w.vault,
+      w.id,
       kept.map((s) => s.body),
     );
   w.changed = true;
   return { remaining: kept.length, droppedMarks: stored.length - kept.length, folded };
 }
 
-/** Loads the vaults' states: from the cache when it holds them, else from their snapshot rows. */
+/**
+ * Loads the vaults' states (by vault id): from the cache when it holds them, else from their
+ * snapshot rows. A vault is (chain, address): the same address on two chains is two vaults.
+ */
 export async function loadWork(
   tx: ProjectionTx,
-  vaults: readonly string[],
+  vaults: readonly VaultId[],
   partition: number,
   cache?: StateCache,
-): Promise<Map<string, VaultWork>> {
-  const work = new Map<string, VaultWork>();
-  const missing: string[] = [];
+): Promise<Map<VaultId, VaultWork>> {
+  const work = new Map<VaultId, VaultWork>();
+  const missing: VaultId[] = [];
   const fresh = (
-    vault: string,
+    id: VaultId,
     state: VaultState | null,
     lastRecordId: string,
     head: LedgerPosition,
     micros: Micros | null,
     seq: { lastSeq: number | null; held: boolean },
   ): VaultWork => ({
-    vault,
+    id,
     state,
     lastRecordId,
     head,
@@ -254,7 +261,7 @@ export async function loadWork(
   return work;
 }
 
-/** Writes the snapshot and positions of every changed vault; returns the vaults' cache entries. */
+/** Writes the snapshot and positions of every changed vault; returns them (vault ids) and their cache entries. */
 export async function writeVaults(
   tx: ProjectionTx,
   work: Iterable<VaultWork>,
@@ -266,7 +273,7 @@ export async function writeVaults(
   const states = new Map<string, CachedVault | null>();
   for (const w of work) {
     states.set(
-      w.vault,
+      w.id,
       w.state
         ? {
             partition,
@@ -280,7 +287,7 @@ export async function writeVaults(
         : null,
     );
     if (!w.changed || !w.state) continue;
-    touched.push(w.vault);
+    touched.push(w.id);
     snapshots.push(snapshotRow(w.state, w.lastRecordId, w.head, w));
     positions.push(...positionRows(w.state));
   }

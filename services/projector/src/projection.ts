@@ -3,9 +3,13 @@ import {
   closeBlock,
   decodeRecord,
   type RecordHead,
+  refOf,
   stalePrices,
+  type VaultId,
   type VaultRecord,
   type VaultRecordOf,
+  vaultId,
+  vaultIdOf,
   voidedBy,
 } from '@vault-yield/domain';
 import type { ProjectionTx, RecordKey } from '@vault-yield/store';
@@ -32,7 +36,7 @@ export interface VaultBatchOut {
   stale: Map<string, number>;
   /** Outflows no vault event explains found at the batch's block ends (losses, `balance.reconciled`). */
   unexplainedOutflows: number;
-  /** The batch's vaults as they stand once this transaction commits (null: no state). */
+  /** The batch's vaults (by vault id) as they stand once this transaction commits (null: no state). */
   states: Map<string, CachedVault | null>;
   /** Milliseconds spent per phase (for debug logs and profiling). */
   ms: { read: number; fold: number; write: number };
@@ -57,7 +61,7 @@ const keyOf = (r: RecordHead): RecordKey => ({
 /** The vault projection's open batch: its vaults' work, the rows waiting for their statements, its report. */
 async function openBatch(
   tx: ProjectionTx,
-  vaults: readonly string[],
+  vaults: readonly VaultId[],
   partition: number,
   opts: VaultProjectionOptions,
 ): Promise<StreamBatch<Decoded, VaultRecord, VaultWork, VaultBatchOut, ProjectionTx>> {
@@ -124,9 +128,13 @@ async function openBatch(
         out,
         notify: states,
         async finish(tx2, letters) {
-          const flagged = new Set(touched);
-          for (const l of letters) if (l.vault) flagged.add(l.vault);
-          await tx2.markBehind([...flagged]);
+          const flagged = new Set<string>(touched);
+          // A letter whose record did not decode has no chain: its address's vaults on every chain.
+          const anyChain = new Set<string>();
+          for (const l of letters)
+            if (l.vault && l.chainId != null) flagged.add(vaultId(l.chainId, l.vault));
+            else if (l.vault) anyChain.add(l.vault);
+          await tx2.markBehind([...flagged], [...anyChain]);
           lap('write');
         },
       };
@@ -135,7 +143,9 @@ async function openBatch(
 }
 
 /**
- * The vault projection as a declaration: one stream per vault, numbered by the indexer; its
+ * The vault projection as a declaration: one stream per vault — keyed by its vault id
+ * (`eip155:{chainId}:{address}`: the same address on two chains is two streams, whatever the
+ * message key, which stays the bare address for partitioning) — numbered by the indexer; its
  * records decode their head first (the consumer) and the rest when applied; a batch folds what
  * the runner lets through into rows (`openBatch`).
  */
@@ -146,7 +156,9 @@ export function vaultStreams(
     locked(partition, offset, epoch) {
       opts.cache?.validate(partition, `${offset}@${epoch}`);
     },
-    streamOf: (d) => d.head.vault,
+    streamOf: (d) => vaultIdOf(d.head),
+    // A letter names its vault's address and chain (dead_letters.vault, chain_id).
+    letterOf: (key) => refOf(key),
     placeOf: (d) => ({ position: positionOf(d.head), revert: d.head.type === 'revert' }),
     complete: (d) => d.record(),
     decode(value) {
@@ -157,7 +169,7 @@ export function vaultStreams(
     position: positionOf,
     isRevert: (r) => r.type === 'revert',
     voids: (revert, r) => revert.type === 'revert' && voidedBy(revert.payload)(r),
-    open: (tx, vaults, partition) => openBatch(tx, vaults, partition, opts),
+    open: (tx, vaults, partition) => openBatch(tx, vaults as readonly VaultId[], partition, opts),
   };
 }
 
@@ -181,17 +193,17 @@ async function revert(
   log: Logger,
 ): Promise<{ reverted: boolean; refolded: VaultRecord[] | null }> {
   const { fromBlock, orphanedBlockHashes } = r.payload;
-  const removed = await tx.deleteOrphaned(w.vault, fromBlock, orphanedBlockHashes);
+  const removed = await tx.deleteOrphaned(w.id, fromBlock, orphanedBlockHashes);
   // Marks have no ledger rows: a vault whose fold reached the window may have some to drop.
   if (removed === 0 && w.head.blockNumber < fromBlock) return { reverted: false, refolded: null };
   const { remaining, droppedMarks, folded } = await refoldVault(
     tx,
     w,
-    (reason) => log.warn({ vault: w.vault, reason }, 'ledger row refused in re-fold; skipped'),
+    (reason) => log.warn({ vault: w.id, reason }, 'ledger row refused in re-fold; skipped'),
     log,
     { fromBlock, blockHashes: new Set(orphanedBlockHashes) },
   );
   if (removed + droppedMarks === 0) return { reverted: false, refolded: folded };
-  log.info({ vault: w.vault, removed: removed + droppedMarks, remaining }, 'reverted and re-folded vault');
+  log.info({ vault: w.id, removed: removed + droppedMarks, remaining }, 'reverted and re-folded vault');
   return { reverted: true, refolded: folded };
 }

@@ -1,5 +1,5 @@
 import { createLogger } from '@vault-yield/common';
-import { encodeRecord, type VaultRecord } from '@vault-yield/domain';
+import { encodeRecord, type VaultRecord, vaultIdOf } from '@vault-yield/domain';
 import type { LogBatch } from '@vault-yield/log';
 import { createPgPool, createProjectionStore, type Pool, schemaChecksums } from '@vault-yield/store';
 import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
@@ -51,23 +51,27 @@ describe('dead-letter retry', () => {
 
   it('re-applies letters in the vault order, exactly once, and leaves the tables of a clean run', async () => {
     const records = createHistoryGenerator({ vaults: 3, seed: 13 }).take(60);
+    // The same vaults (addresses) on a second chain, folded whole in both runs: a retry of a
+    // vault on one chain re-folds that chain's vault only.
+    const twin = records.map((r) => ({ ...r, chainId: r.chainId + 1 }));
     const all = records.map(message);
+    const twins = twin.map((r, i) => message(r, all.length + i));
     const cleanStore = createProjectionStore(pool(clean));
-    await cleanStore.transaction((tx) => applyBatch(tx, batchOf(all, all.length), log));
+    await cleanStore.transaction((tx) =>
+      applyBatch(tx, batchOf([...all, ...twins], all.length + twins.length), log),
+    );
 
     // The dirty run: two records of one vault became dead letters (as an older, buggy fold
     // would have left them), the vault's later records were folded without them.
     const vault = records[5]!.vault;
+    const id = vaultIdOf(records[5]!);
     const lettered = all.filter((_m, i) => i > 5 && records[i]!.vault === vault).slice(0, 2);
     const dirtyPool = pool(dirty);
     const dirtyStore = createProjectionStore(dirtyPool);
     await dirtyStore.transaction(async (tx) => {
       const r = await applyBatch(
         tx,
-        batchOf(
-          all.filter((m) => !lettered.includes(m)),
-          all.length,
-        ),
+        batchOf([...all.filter((m) => !lettered.includes(m)), ...twins], all.length + twins.length),
         log,
       );
       expect(r.kind).toBe('applied');
@@ -80,15 +84,22 @@ describe('dead-letter retry', () => {
           value: m.value,
           reason: 'fold crashed: a bug since fixed',
           vault,
+          chainId: records[5]!.chainId,
           kind: 'fold' as const,
         })),
       );
-      await tx.markBehind([vault]);
+      await tx.markBehind([id]);
     });
     const behind = await dirtyPool.query<{ b: unknown }>(
-      `select snapshot::jsonb -> 'behind' as b from vault_snapshot where vault = $1`,
-      [vault],
+      `select snapshot::jsonb -> 'behind' as b from vault_snapshot where chain_id = $2 and vault = $1`,
+      [vault, records[5]!.chainId],
     );
+    // The twin on the other chain has no letters: not behind.
+    const twinBehind = await dirtyPool.query<{ b: unknown }>(
+      `select snapshot::jsonb -> 'behind' as b from vault_snapshot where chain_id = $2 and vault = $1`,
+      [vault, records[5]!.chainId + 1],
+    );
+    expect(twinBehind.rows).toEqual([{ b: null }]);
     // Without the two, the vault's later records are a gap in its numbers: held, not folded.
     const held = records.filter((r, i) => r.vault === vault && i > all.indexOf(lettered[0]!)).length - 1;
     expect(behind.rows[0]?.b).toMatchObject({
@@ -99,7 +110,7 @@ describe('dead-letter retry', () => {
     });
 
     const outcomes = await retryDeadLetters(dirtyStore, log);
-    expect(outcomes).toEqual([{ vault, ids: expect.any(Array), ok: true }]);
+    expect(outcomes).toEqual([{ vault: id, ids: expect.any(Array), ok: true }]);
     expect(await retryDeadLetters(dirtyStore, log)).toEqual([]); // exactly once: nothing left
 
     const a = await schemaChecksums(pool(clean), clean.schema);

@@ -1,11 +1,22 @@
 import type { Logger } from '@vault-yield/common';
-import { decodeRecord, equityBasis, recordId, type VaultRecord } from '@vault-yield/domain';
+import {
+  decodeRecord,
+  equityBasis,
+  recordId,
+  type VaultRecord,
+  vaultId,
+  vaultIdOf,
+} from '@vault-yield/domain';
 import type { ProjectionStore, RecordKey } from '@vault-yield/store';
 import { NO_HEAD, refoldVault, type VaultWork, writeVaults } from './fold.js';
 import { bodyOf, ledgerRow, offLedger } from './rows.js';
 import { retriedFollow } from './runner/index.js';
 
 export interface RetryOutcome {
+  /**
+   * The vault's id (`eip155:{chainId}:{address}`) when its letters decoded; else the address the
+   * letters name (their message key), or null.
+   */
   vault: string | null;
   /** Dead-letter ids of this vault that the retry took. */
   ids: number[];
@@ -32,10 +43,15 @@ export async function retryDeadLetters(
   opts: { id?: number } = {},
 ): Promise<RetryOutcome[]> {
   const all = await store.transaction((tx) => tx.lockDeadLetters(opts.id));
+  // By vault id: the same address on two chains is two vaults, retried apart.
   const groups = new Map<string, typeof all>();
   for (const l of all) {
     const decoded = decodeRecord(l.value);
-    const vault = decoded.ok ? decoded.record.vault : l.vault;
+    const vault = decoded.ok
+      ? vaultIdOf(decoded.record)
+      : l.vault && l.chainId != null
+        ? vaultId(l.chainId, l.vault)
+        : l.vault;
     const key = vault ?? `?${l.id}`;
     groups.set(key, [...(groups.get(key) ?? []), l]);
   }
@@ -62,7 +78,7 @@ export async function retryDeadLetters(
           const [topic, partition] = p.split('\u0000') as [string, string];
           await tx.bumpEpochs(topic, Number(partition));
         }
-        const target = records[0]!.record.vault;
+        const target = vaultIdOf(records[0]!.record);
         const stored = (await tx.loadVaults([target])).get(target);
         const follows = retriedFollow(
           target,
@@ -74,7 +90,7 @@ export async function retryDeadLetters(
         await tx.insertLedger(records.filter((r) => !offLedger(r.record)).map((r) => ledgerRow(r.record)));
         await tx.copyBundles(new Map([[target, records.map((r) => bodyOf(r.record, r.value))]]));
         const w: VaultWork = {
-          vault: target,
+          id: target,
           state: null,
           lastRecordId: '',
           head: NO_HEAD,

@@ -180,6 +180,7 @@ export function positionRows(s: VaultState): PositionRow[] {
     const p = s.positions[view.id];
     if (!p) throw new Error(`invariant: position view ${view.id} has no state`);
     return {
+      chainId: s.chainId,
       vault: s.vault,
       positionId: p.id,
       pool: p.pool,

@@ -66,6 +66,7 @@ function expectedSeries(records: readonly VaultRecord[]): EquityPoint[] {
     if (key === last) continue;
     last = key;
     out.push({
+      chainId: s.chainId,
       vault: s.vault,
       ts: s.updatedAt,
       blockNumber: s.blockNumber,
@@ -175,6 +176,7 @@ describe('equity points (the rule)', () => {
     const created = createVaultState(h.created());
     const { row, micros } = equityPoint(null, created);
     expect(row).toEqual({
+      chainId: created.chainId,
       vault: created.vault,
       ts: created.updatedAt,
       blockNumber: created.blockNumber,

@@ -9,6 +9,8 @@ import { formatFixed, formatScaled, toMicros } from '../math/fixed.js';
 
 /** A point of a vault's equity series as written (decimal text at the JSON edge's precision). */
 export interface EquityPoint {
+  /** The vault's chain: a vault is (chainId, vault). */
+  chainId: number;
   vault: string;
   /** Block time, Unix ms. */
   ts: number;
@@ -112,6 +114,7 @@ export function equityPoint(
   }
   return {
     row: {
+      chainId: after.chainId,
       vault: after.vault,
       ts: after.updatedAt,
       blockNumber: after.blockNumber,

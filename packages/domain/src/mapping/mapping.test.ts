@@ -58,6 +58,19 @@ describe('toSnapshotView', () => {
     expect(v.suspension).toBeNull();
   });
 
+  it("begins with the vault's id and chain, then its address, as migration 0028 rewrites stored snapshots", () => {
+    const { s } = scenario();
+    const v = toSnapshotView(s);
+    expect(Object.keys(v).slice(0, 3)).toEqual(['id', 'chainId', 'vault']);
+    expect(v.id).toBe(`eip155:${s.chainId}:${s.vault}`);
+    expect(v.chainId).toBe(s.chainId);
+    // The text 0028 makes of an older row: '{"id":"eip155:' || chain_id || ':' || vault || '","chainId":' || chain_id || ',' || rest.
+    const { id: _id, chainId: _chain, ...older } = v;
+    const migrated = `{"id":"eip155:${s.chainId}:${s.vault}","chainId":${s.chainId},${JSON.stringify(older).slice(1)}`;
+    expect(JSON.stringify(v)).toBe(migrated);
+    expect(snapshotView.parse(v).id).toBe(v.id);
+  });
+
   it('carries the suspension with exitsAvailable: true', () => {
     const { h, s } = scenario();
     const t = evolve(s, h.record('suspended', { reason: 'oracle stale' }));

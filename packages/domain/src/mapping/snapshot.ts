@@ -2,6 +2,7 @@ import { type Address, NOTHING_HELD, type VaultState } from '../fold/state.js';
 import { statusOf } from '../fold/status.js';
 import { pendingRewardsUsd, positionOwedUsd } from '../fold/valuation.js';
 import { microsToNumber, toMicros } from '../math/fixed.js';
+import { vaultIdOf } from '../records/vault-id.js';
 import type {
   EquityPointView,
   FeesView,
@@ -31,6 +32,9 @@ export function toSnapshotView(state: VaultState): SnapshotView {
   const net = value + capitalOut - capitalIn;
   const market = toMicros(s.marketDeltaUsd);
   return {
+    // Identity first, as migration 0028 writes it into stored snapshots (`{"id":…,"chainId":…,"vault":…`).
+    id: vaultIdOf(s),
+    chainId: s.chainId,
     vault: s.vault,
     owner: s.owner,
     status: statusOf(s),

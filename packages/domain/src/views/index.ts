@@ -157,6 +157,13 @@ export const behindView = z.object({
 export type BehindView = z.infer<typeof behindView>;
 
 export const snapshotView = z.object({
+  id: z
+    .string()
+    .regex(/^eip155:[1-9][0-9]*:0x[0-9a-f]{40}$/)
+    .describe(
+      "the vault's id: its chain and address as a CAIP-10 account id, `eip155:{chainId}:{address}` (the same address may be a vault on several chains)",
+    ),
+  chainId: z.number().int().positive().describe('the chain the vault is on (EIP-155 chain id)'),
   vault: addressOut,
   owner: addressOut,
   status: vaultStatus,

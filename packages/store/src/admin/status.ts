@@ -76,6 +76,8 @@ export async function deadLetterCounts(db: Queryable, schema: string): Promise<D
 }
 
 export interface StalePriceRow {
+  /** The vault's chain: a vault is (chainId, vault). */
+  chainId: number;
   vault: string;
   token: string;
   symbol: string;
@@ -94,13 +96,13 @@ export interface StalePriceRow {
 export async function stalePriceRows(db: Queryable, schema: string, limit = 50): Promise<StalePriceRow[]> {
   if (!(await hasTable(db, schema, 'vault_snapshot'))) return [];
   const { rows } = await db.query<StalePriceRow>(
-    `select s.vault, p->>'token' as token, p->>'symbol' as symbol, p->>'feed' as feed,
+    `select s.chain_id as "chainId", s.vault, p->>'token' as token, p->>'symbol' as symbol, p->>'feed' as feed,
             (p->>'ageSeconds')::bigint::float8 as "ageSeconds",
             (p->>'heartbeatSeconds')::int as "heartbeatSeconds",
             s.updated_at::float8 as "updatedAt"
        from ${ident(schema)}.vault_snapshot s,
             json_array_elements(coalesce(s.snapshot->'stalePrices', '[]'::json)) p
-      order by (p->>'ageSeconds')::bigint desc, s.vault
+      order by (p->>'ageSeconds')::bigint desc, s.vault, s.chain_id
       limit $1`,
     [limit],
   );
@@ -116,6 +118,8 @@ export async function projectionFoldVersion(db: Queryable, schema: string): Prom
 
 /** A vault held behind a gap in its stream (snapshot `behind.gap`). */
 export interface HeldVaultRow {
+  /** The vault's chain: a vault is (chainId, vault). */
+  chainId: number;
   vault: string;
   lastSeq: number | null;
   missingFrom: number | null;
@@ -129,14 +133,24 @@ export interface HeldVaultRow {
 export async function heldVaultRows(db: Queryable, schema: string, limit = 50): Promise<HeldVaultRow[]> {
   if (!(await hasTable(db, schema, 'vault_snapshot'))) return [];
   try {
-    const { rows } = await db.query<{ vault: string; g: Record<string, number> | null; held: number }>(
-      `select s.vault, s.snapshot->'behind'->'gap' as g,
-              (select count(*)::int from ${ident(schema)}.dead_letters d where d.vault = s.vault and d.kind = 'gap') as held
+    // The vault's own letters (same chain: dead_letters.chain_id, migration 0028; a schema before
+    // it follows one chain, its letters have none and are the vault's).
+    const { rows } = await db.query<{
+      chain_id: number;
+      vault: string;
+      g: Record<string, number> | null;
+      held: number;
+    }>(
+      `select s.chain_id, s.vault, s.snapshot->'behind'->'gap' as g,
+              (select count(*)::int from ${ident(schema)}.dead_letters d
+                where d.vault = s.vault and d.kind = 'gap'
+                  and coalesce((to_jsonb(d) ->> 'chain_id')::int, s.chain_id) = s.chain_id) as held
          from ${ident(schema)}.vault_snapshot s where s.held
-        order by held desc, s.vault limit $1`,
+        order by held desc, s.vault, s.chain_id limit $1`,
       [limit],
     );
     return rows.map((r) => ({
+      chainId: r.chain_id,
       vault: r.vault,
       lastSeq: r.g?.lastSeq ?? null,
       missingFrom: r.g?.missingFrom ?? null,

@@ -114,18 +114,19 @@ export async function copyRows<T>(client: PoolClient, sql: string, rows: CopyBuf
 }
 
 /**
- * COPY … FROM STDIN (FORMAT binary) of rows whose fields are text, bytes or boolean, each in
- * Postgres' binary send format (text and bytea: their bytes as they are). Bytes need neither hex
+ * COPY … FROM STDIN (FORMAT binary) of rows whose fields are text, bytes, boolean or int4 (a
+ * number), each in Postgres' binary send format (text and bytea: their bytes as they are). Bytes need neither hex
  * nor escaping: half the bytes of the text format's `\x…` for a bytea, and no encoding work on
  * either side. A bytes field may be given in pieces (concatenated, not copied first).
  */
-export type BinaryField = string | boolean | readonly Uint8Array[];
+export type BinaryField = string | boolean | number | readonly Uint8Array[];
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
 function fieldSize(f: BinaryField): number {
   if (typeof f === 'string') return Buffer.byteLength(f, 'utf8');
   if (typeof f === 'boolean') return 1;
+  if (typeof f === 'number') return 4;
   let n = 0;
   for (const p of f) n += p.byteLength;
   return n;
@@ -151,6 +152,9 @@ export function binaryCopyData(rows: readonly (readonly BinaryField[])[]): Buffe
       } else if (typeof f === 'boolean') {
         at = out.writeInt32BE(1, at);
         out[at++] = f ? 1 : 0;
+      } else if (typeof f === 'number') {
+        at = out.writeInt32BE(4, at);
+        at = out.writeInt32BE(f, at);
       } else {
         at = out.writeInt32BE(fieldSize(f), at);
         for (const p of f) {

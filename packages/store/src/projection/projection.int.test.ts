@@ -1,3 +1,4 @@
+import { vaultId } from '@vault-yield/domain';
 import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bytesToHex, createPgPool, hexToBytes, type Pool } from '../pool/index.js';
@@ -28,6 +29,8 @@ afterAll(async () => {
 const h = (n: number, tag = 'b') => `0x${tag.repeat(1)}${n.toString(16).padStart(63, '0')}`;
 const V1 = `0x${'1'.repeat(40)}`;
 const V2 = `0x${'2'.repeat(40)}`;
+/** The vault id of `vault` on chain 1 (these tests' rows' chain). */
+const id = (vault: string) => vaultId(1, vault);
 
 function row(vault: string, block: number, log: number, hashTag = 'b'): LedgerRow {
   return {
@@ -74,13 +77,15 @@ const vaultRecords = (
   decode: (b: Buffer) => Body | undefined = json,
 ) =>
   tx
-    .vaultRecords<Body>(vault, { decode, offLedger: (r) => r.offLedger === true })
+    .vaultRecords<Body>(id(vault), { decode, offLedger: (r) => r.offLedger === true })
     .then((rs) => rs.map((s) => s.record));
 
 function bodies(rows: readonly LedgerRow[]): Map<string, Uint8Array[]> {
   const out = new Map<string, Uint8Array[]>();
-  for (const r of rows)
-    out.set(r.vault, [...(out.get(r.vault) ?? []), Buffer.from(JSON.stringify(recordOf(r)))]);
+  for (const r of rows) {
+    const k = vaultId(r.chainId, r.vault);
+    out.set(k, [...(out.get(k) ?? []), Buffer.from(JSON.stringify(recordOf(r)))]);
+  }
   return out;
 }
 
@@ -184,6 +189,7 @@ describe('projection store', () => {
     expect(n?.n).toBe(2);
 
     const point = (vault: string, seq: number) => ({
+      chainId: 1,
       vault,
       ts: 1000 + seq,
       blockNumber: 10 + seq,
@@ -244,7 +250,7 @@ describe('projection store', () => {
       await tx.copyBundles(bodies(early));
     });
     const removed = await store.transaction((tx) =>
-      tx.deleteOrphaned(V1, 13, [h(13, 'e'), h(14, 'e'), h(10)]),
+      tx.deleteOrphaned(id(V1), 13, [h(13, 'e'), h(14, 'e'), h(10)]),
     );
     expect(removed).toBe(2);
     const records = await store.transaction((tx) => vaultRecords(tx, V1));
@@ -280,8 +286,8 @@ describe('projection store', () => {
     const republished = Buffer.from(JSON.stringify({ ...recordOf(rows[2]!), v: 2 }));
     await store.transaction(async (tx) => {
       await tx.copyLedger(rows);
-      await tx.copyBundles(new Map([[V7, [escaped, bad, first]]]));
-      await tx.copyBundles(new Map([[V7, [republished]]]));
+      await tx.copyBundles(new Map([[id(V7), [escaped, bad, first]]]));
+      await tx.copyBundles(new Map([[id(V7), [republished]]]));
     });
     const seen: Buffer[] = [];
     const keep = (b: Buffer) => {
@@ -302,9 +308,9 @@ describe('projection store', () => {
     await store.transaction((tx) => tx.copyLedger([row(V7, 33, 0)]));
     await expect(store.transaction((tx) => vaultRecords(tx, V7))).rejects.toThrow(/has no record body/);
     await store.transaction(async (tx) => {
-      await tx.deleteOrphaned(V7, 30, [h(30), h(31), h(32), h(33)]);
+      await tx.deleteOrphaned(id(V7), 30, [h(30), h(31), h(32), h(33)]);
       expect(await vaultRecords(tx, V7)).toEqual([]);
-      await tx.rewriteBundles(V7, []);
+      await tx.rewriteBundles(id(V7), []);
     });
     const [left] = (
       await pool.query<{ n: number }>('select count(*)::int as n from record_bundles where vault = $1', [V7])
@@ -320,7 +326,7 @@ describe('projection store', () => {
     await store.transaction(async (tx) => {
       await tx.copyLedger(ledgered);
       await tx.copyBundles(
-        new Map([[V8, [buf(off(43)), ...ledgered.map((r) => buf(recordOf(r))), buf(off(41))]]]),
+        new Map([[id(V8), [buf(off(43)), ...ledgered.map((r) => buf(recordOf(r))), buf(off(41))]]]),
       );
     });
     // A bundle written before 0013 is not the authority on its marks: one whose ledger row a
@@ -328,19 +334,21 @@ describe('projection store', () => {
     const legacy = buf(off(39));
     const length = Buffer.alloc(4);
     length.writeUInt32BE(legacy.length);
-    await pool.query('insert into record_bundles (vault, frames, marks_off_ledger) values ($1, $2, false)', [
-      V8,
-      Buffer.concat([length, legacy]),
-    ]);
+    await pool.query(
+      'insert into record_bundles (chain_id, vault, frames, marks_off_ledger) values (1, $1, $2, false)',
+      [V8, Buffer.concat([length, legacy])],
+    );
     const blocks = async () =>
       (await store.transaction((tx) => vaultRecords(tx, V8))).map((r) => r.blockNumber);
     expect(await blocks()).toEqual([40, 41, 42, 43]);
     // Written again as one bundle (what survives a revert): the authority from then on.
     await store.transaction(async (tx) => {
-      const kept = (await tx.vaultRecords<Body>(V8, { decode: json, offLedger: (r) => r.offLedger === true }))
+      const kept = (
+        await tx.vaultRecords<Body>(id(V8), { decode: json, offLedger: (r) => r.offLedger === true })
+      )
         .filter((s) => s.record.blockNumber !== 43)
         .map((s) => s.body);
-      await tx.rewriteBundles(V8, kept);
+      await tx.rewriteBundles(id(V8), kept);
     });
     expect(await blocks()).toEqual([40, 41, 42]);
     const { rows: bundles } = await pool.query<{ n: number; flagged: boolean }>(
@@ -348,6 +356,23 @@ describe('projection store', () => {
       [V8],
     );
     expect(bundles).toEqual([{ n: 1, flagged: true }]);
+  });
+
+  it('binary COPY carries int4 fields exactly', async () => {
+    const client = await pool.connect();
+    try {
+      await client.query('create temp table ints (n serial, i int4, t text)');
+      const values = [0, 1, 31337, -1, 2 ** 31 - 1, -(2 ** 31)];
+      await copyBinary(
+        client,
+        'copy ints (i, t) from stdin (format binary)',
+        values.map((i) => [i, String(i)]),
+      );
+      const { rows: back } = await client.query<{ i: number; t: string }>('select i, t from ints order by n');
+      expect(back).toEqual(values.map((i) => ({ i, t: String(i) })));
+    } finally {
+      client.release();
+    }
   });
 
   it('binary COPY carries text, bytes given in pieces and booleans exactly', async () => {
@@ -388,27 +413,29 @@ describe('projection store', () => {
       updatedAt: 1000 + records,
       head: { blockNumber: 10 + records, txIndex: 2, logIndex: 3 },
     });
-    const position = (id: string) => ({
+    const position = (pid: string) => ({
+      chainId: 1,
       vault: V1,
-      positionId: id,
+      positionId: pid,
       pool: V2,
       tickLower: -60,
       tickUpper: 60,
       liquidity: '340282366920938463463374607431768211455',
       inRange: true,
-      view: JSON.stringify({ id }),
+      view: JSON.stringify({ id: pid }),
     });
     await store.transaction(async (tx) => {
       await tx.upsertSnapshots([snap(1)]);
-      await tx.replacePositions([V1], [position('1'), position('2')]);
+      await tx.replacePositions([id(V1)], [position('1'), position('2')]);
     });
     await store.transaction(async (tx) => {
       await tx.upsertSnapshots([snap(2)]);
-      await tx.replacePositions([V1], [position('3')]);
+      await tx.replacePositions([id(V1)], [position('3')]);
     });
-    const loaded = await store.transaction((tx) => tx.loadVaults([V1, V2]));
-    expect([...loaded.keys()]).toEqual([V1]);
-    expect(loaded.get(V1)).toEqual({
+    const loaded = await store.transaction((tx) => tx.loadVaults([id(V1), id(V2), vaultId(2, V1)]));
+    expect([...loaded.keys()]).toEqual([id(V1)]);
+    expect(loaded.get(id(V1))).toEqual({
+      chainId: 1,
       vault: V1,
       state: { v: 1, records: 2, big: '123456789012345678901234567890' },
       recordsApplied: 2,
@@ -428,6 +455,7 @@ describe('projection store', () => {
     await store.transaction(async (tx) => {
       await tx.insertEquity([
         {
+          chainId: 1,
           vault: V1,
           ts: 1,
           blockNumber: 1,
@@ -459,6 +487,137 @@ describe('projection store', () => {
     expect(rows[0]?.value.equals(Buffer.from([0, 255, 34]))).toBe(true);
     const { rows: eq } = await pool.query<{ value_usd: string }>('select value_usd::text from equity_points');
     expect(eq).toEqual([{ value_usd: '0.000001' }]);
+  });
+
+  it('keeps the same address on two chains apart in every keyed write, read and delete', async () => {
+    const VX = `0x${'a'.repeat(40)}`;
+    const [A, B] = [vaultId(1, VX), vaultId(2, VX)];
+    const on = (chainId: number, r: LedgerRow): LedgerRow => ({ ...r, chainId });
+    const ledger = [
+      on(1, row(VX, 60, 0)),
+      on(1, row(VX, 61, 0)),
+      on(2, row(VX, 60, 0)),
+      on(2, row(VX, 62, 0)),
+    ];
+    const snapOf = (chainId: number, records: number): SnapshotRow => ({
+      lastSeq: records,
+      held: chainId === 2,
+      vault: VX,
+      chainId,
+      owner: V2,
+      strategy: 's',
+      status: 'idle',
+      snapshot: JSON.stringify({ id: vaultId(chainId, VX), chainId, vault: VX, records, behind: null }),
+      state: JSON.stringify({ chainId, records }),
+      lastRecordId: `id-${chainId}`,
+      recordsApplied: records,
+      createdAt: 1000,
+      updatedAt: 60_000 + chainId,
+      head: { blockNumber: 60 + chainId, txIndex: 0, logIndex: 0 },
+    });
+    const positionOf = (chainId: number, pid: string) => ({
+      chainId,
+      vault: VX,
+      positionId: pid,
+      pool: V2,
+      tickLower: -60,
+      tickUpper: 60,
+      liquidity: '1',
+      inRange: true,
+      view: JSON.stringify({ id: pid }),
+    });
+    const pointOf = (chainId: number, seq: number) => ({
+      chainId,
+      vault: VX,
+      ts: 60_000 + seq,
+      blockNumber: 60 + seq,
+      seq,
+      valueUsd: String(chainId * 100),
+      capitalInUsd: '0',
+      capitalOutUsd: '0',
+      strategy: 's',
+      returnIndex: '1',
+    });
+    const gap = (chainId: number, offset: string) => ({
+      topic: 'two',
+      partition: 0,
+      offset,
+      key: Buffer.from(VX),
+      value: Buffer.from('{}'),
+      reason: 'gap',
+      vault: VX,
+      chainId,
+      kind: 'gap' as const,
+      seq: 9,
+      blockNumber: 70,
+    });
+    await store.transaction(async (tx) => {
+      await tx.insertLedger(ledger);
+      await tx.copyBundles(bodies(ledger));
+      await tx.upsertSnapshots([snapOf(1, 2), snapOf(2, 2)]);
+      // The same position id on both chains: two rows.
+      await tx.replacePositions([A, B], [positionOf(1, '7'), positionOf(2, '7'), positionOf(2, '8')]);
+      await tx.insertEquity([pointOf(1, 1), pointOf(1, 2), pointOf(2, 1)]);
+      await tx.insertDeadLetters([gap(2, '1')]);
+      await tx.markBehind([A, B]);
+      await tx.savePartition({ groupId: 'two', topic: 'two', partition: 3, nextOffset: '2' });
+      expect(await tx.noteCommit([B, A, B])).not.toBeNull();
+    });
+    const count = async (table: string, chainId: number) =>
+      (
+        await pool.query<{ n: number }>(
+          `select count(*)::int as n from ${table} where chain_id = $1 and vault = ${
+            table === 'equity_points' || table === 'ledger' ? hexToBytes('$2') : '$2'
+          }`,
+          [chainId, VX],
+        )
+      ).rows[0]?.n;
+    expect([await count('positions', 1), await count('positions', 2)]).toEqual([1, 2]);
+    expect([await count('equity_points', 1), await count('equity_points', 2)]).toEqual([2, 1]);
+    expect([await count('record_bundles', 1), await count('record_bundles', 2)]).toEqual([1, 1]);
+    const loaded = await store.transaction((tx) => tx.loadVaults([A, B]));
+    expect([...loaded.keys()].sort()).toEqual([A, B]);
+    expect(loaded.get(A)?.state).toEqual({ chainId: 1, records: 2 });
+    expect(loaded.get(B)).toMatchObject({ chainId: 2, vault: VX, held: true, lastRecordId: 'id-2' });
+    // Held letters and `behind` are the chain's own.
+    expect((await store.transaction((tx) => tx.lockHeld([A]))).length).toBe(0);
+    expect(
+      (await store.transaction((tx) => tx.lockHeld([B]))).map((l) => [l.chainId, l.vault, l.seq]),
+    ).toEqual([[2, VX, 9]]);
+    const { rows: behind } = await pool.query<{ chain_id: number; behind: unknown; log_partition: number }>(
+      `select chain_id, snapshot->'behind' as behind, log_partition from vault_snapshot where vault = $1 order by chain_id`,
+      [VX],
+    );
+    expect(behind.map((r) => [r.chain_id, r.behind === null, r.log_partition])).toEqual([
+      [1, true, 3],
+      [2, false, 3],
+    ]);
+    const { rows: commits } = await pool.query<{ vaults: string[] }>(
+      'select vaults from stream_commits order by seq desc limit 1',
+    );
+    expect(commits[0]?.vaults).toEqual([A, B]);
+    // Records read back per chain; a revert on chain 2 leaves chain 1's rows alone.
+    expect(
+      (await store.transaction((tx) => tx.vaultRecords(A, { decode: json, offLedger: () => false }))).map(
+        (r) => [r.record.chainId, r.record.blockNumber],
+      ),
+    ).toEqual([
+      [1, 60],
+      [1, 61],
+    ]);
+    await store.transaction(async (tx) => {
+      expect(await tx.deleteOrphaned(B, 60, [h(60), h(61), h(62)])).toBe(2);
+      await tx.rewriteBundles(B, []);
+      await tx.clearVault(B, { snapshot: true });
+      await tx.deleteReconciled(B);
+    });
+    expect([await count('ledger', 1), await count('ledger', 2)]).toEqual([2, 0]);
+    expect([await count('positions', 1), await count('positions', 2)]).toEqual([1, 0]);
+    expect([await count('equity_points', 1), await count('equity_points', 2)]).toEqual([2, 0]);
+    expect([await count('record_bundles', 1), await count('record_bundles', 2)]).toEqual([1, 0]);
+    expect([await count('vault_snapshot', 1), await count('vault_snapshot', 2)]).toEqual([1, 0]);
+    // The address alone is no vault id: a store call given one throws rather than match every chain.
+    await expect(store.transaction((tx) => tx.loadVaults([VX]))).rejects.toThrow(/not a vault id/);
   });
 
   it('rolls a failed transaction back whole', async () => {

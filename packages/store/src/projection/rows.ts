@@ -37,6 +37,7 @@ export interface LedgerPosition {
 }
 
 export interface SnapshotRow {
+  /** The vault's address; with `chainId`, its identity. */
   vault: string;
   chainId: number;
   owner: string;
@@ -59,6 +60,8 @@ export interface SnapshotRow {
 
 /** What the projector needs back to continue folding a vault. */
 export interface StoredVault {
+  chainId: number;
+  /** The vault's address. */
   vault: string;
   /** The `state` column, parsed JSON. */
   state: unknown;
@@ -71,6 +74,7 @@ export interface StoredVault {
 }
 
 export interface PositionRow {
+  chainId: number;
   vault: string;
   positionId: string;
   pool: string;
@@ -89,8 +93,13 @@ export interface DeadLetterRow {
   key: Buffer | null;
   value: Buffer | null;
   reason: string;
-  /** The vault (the message key) when known. */
+  /** The vault's address (the message key, or the record's vault) when known. */
   vault: string | null;
+  /**
+   * The vault's chain when the record decoded (null: it did not, or names no vault; the message
+   * key is an address only). A vault is (chainId, vault).
+   */
+  chainId?: number | null;
   kind: DeadLetterKind;
   /** The record's sequence number (kind `gap`: the projector re-applies it in this order). */
   seq?: number | null;

@@ -43,13 +43,14 @@ export interface RunnerTx {
   deleteDeadLetters(ids: readonly number[]): Promise<void>;
   /**
    * Locks (`for update`) and returns the held records (dead letters of kind `gap`) of these
-   * vaults, in sequence order.
+   * vaults (vault ids: `eip155:{chainId}:{address}`), in sequence order.
    */
-  lockHeld(vaults: readonly string[]): Promise<(DeadLetterRow & { id: number })[]>;
+  lockHeld(ids: readonly string[]): Promise<(DeadLetterRow & { id: number })[]>;
   /**
    * The batch's last write: numbers this commit in `stream_commits` (migration 0021) under a
    * transaction advisory lock held to the commit, so numbers commit in order, and sends ONE
-   * `NOTIFY` on STREAM_CHANNEL (delivered after the commit): `{"schema","seq","vaults"}`, or
+   * `NOTIFY` on STREAM_CHANNEL (delivered after the commit): `{"schema","seq","vaults"}` (vault
+   * ids, as `vaults` are given: `eip155:{chainId}:{address}`; stored so in stream_commits), or
    * `{"schema","seq","count"}` when the vault list would not fit a notification. Readers never
    * trust the payload for content: they read the commits after their cursor. The ids of the
    * ledger rows deleteOrphaned removed in this transaction go with it (`retracted`, migration

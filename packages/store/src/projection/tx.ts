@@ -1,3 +1,4 @@
+import { refOf, splitVaultIds, vaultId } from '@vault-yield/domain';
 import { bytesToHex, copyHex, hexToBytes, type PoolClient } from '../pool/index.js';
 import { LEDGER_ROW_SQL } from '../queries/ledger.js';
 import { type BinaryField, CopyBuffer, type CopyWriter, copyBinary, copyRows, copyText } from './copy.js';
@@ -22,7 +23,7 @@ export const STREAM_COMMITS_KEPT = 100_000;
 export interface CommitNotice {
   schema: string;
   seq: string;
-  /** The vaults touched; absent when too many to send (then `count`). */
+  /** The vaults touched, by vault id (`eip155:{chainId}:{address}`); absent when too many to send (then `count`). */
   vaults?: string[];
   count?: number;
 }
@@ -62,7 +63,7 @@ function ledgerLine(w: CopyWriter, r: LedgerRow): void {
 /** An equity point as a line of `copy equity_points` (text format). */
 function equityLine(w: CopyWriter, r: EquityRow): void {
   w.text(
-    `${copyHex(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
+    `${r.chainId}\t${copyHex(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
       `${copyText(r.valueUsd)}\t${copyText(r.capitalInUsd)}\t${copyText(r.capitalOutUsd)}\t` +
       `${copyText(r.strategy)}\t${copyText(r.returnIndex)}\n`,
   );
@@ -96,7 +97,7 @@ export function unframe(frames: Buffer): Buffer[] {
 export function projectionTx(client: PoolClient): ProjectionTx {
   /** Ids of the ledger rows this transaction's reverts deleted (for noteCommit's `retracted`). */
   const retracted: string[] = [];
-  /** The vaults whose snapshots this transaction wrote, and the latest block time among them. */
+  /** The vaults whose snapshots this transaction wrote (ids), and the latest block time among them. */
   const folded = { vaults: [] as string[], to: null as number | null };
   return {
     async lockPartition(groupId, topic, partition) {
@@ -134,10 +135,11 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       await client.query('delete from dead_letters where id = any($1::int8[])', [ids]);
     },
 
-    async deleteReconciled(vault) {
+    async deleteReconciled(id) {
+      const { chainId, vault } = refOf(id);
       await client.query(
-        `delete from ledger where vault = ${hexToBytes('$1')} and type = 'balance.reconciled'`,
-        [vault],
+        `delete from ledger where chain_id = $1 and vault = ${hexToBytes('$2')} and type = 'balance.reconciled'`,
+        [chainId, vault],
       );
     },
 
@@ -148,17 +150,21 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         [groupId, topic, partition, nextOffset, folded.to],
       );
       if (folded.vaults.length === 0) return;
+      const ids = splitVaultIds(folded.vaults);
       await client.query(
         `update vault_snapshot set log_topic = $1, log_partition = $2
-         where vault = any($3::text[]) and (log_topic is distinct from $1 or log_partition is distinct from $2)`,
-        [topic, partition, folded.vaults],
+         where (chain_id, vault) in (select * from unnest($3::int[], $4::text[]))
+           and (log_topic is distinct from $1 or log_partition is distinct from $2)`,
+        [topic, partition, ids.chainIds, ids.vaults],
       );
     },
 
-    async loadVaults(vaults) {
+    async loadVaults(ids) {
       const out = new Map<string, StoredVault>();
-      if (vaults.length === 0) return out;
+      if (ids.length === 0) return out;
+      const { chainIds, vaults } = splitVaultIds(ids);
       const { rows } = await client.query<{
+        chain_id: number;
         vault: string;
         state: unknown;
         records_applied: number;
@@ -170,13 +176,14 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         last_seq: string | null;
         held: boolean;
       }>(
-        `select vault, state, records_applied, created_at, last_record_id,
+        `select chain_id, vault, state, records_applied, created_at, last_record_id,
                 head_block_number, head_tx_index, head_log_index, last_seq, held
-         from vault_snapshot where vault = any($1::text[])`,
-        [vaults],
+         from vault_snapshot where (chain_id, vault) in (select * from unnest($1::int[], $2::text[]))`,
+        [chainIds, vaults],
       );
       for (const r of rows) {
-        out.set(r.vault, {
+        out.set(vaultId(r.chain_id, r.vault), {
+          chainId: r.chain_id,
           vault: r.vault,
           state: r.state,
           recordsApplied: Number(r.records_applied),
@@ -274,24 +281,25 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     async copyBundles(bundles) {
       if (bundles.size === 0) return;
       const rows: BinaryField[][] = [];
-      for (const [vault, records] of bundles) {
+      for (const [id, records] of bundles) {
+        const { chainId, vault } = refOf(id);
         const frames: Uint8Array[] = [];
         for (const r of records) frames.push(frameHeader(r.byteLength), r);
         // Written from 0013 on: the bundle is the authority on its sequenced marks.
-        rows.push([vault, frames, true]);
+        rows.push([chainId, vault, frames, true]);
       }
       await copyBinary(
         client,
-        'copy record_bundles (vault, frames, marks_off_ledger) from stdin (format binary)',
+        'copy record_bundles (chain_id, vault, frames, marks_off_ledger) from stdin (format binary)',
         rows,
       );
     },
 
     async insertEquity(rows) {
-      // The key (vault, seq) is new by construction (seq = records applied): COPY, no conflicts.
+      // The key (chain_id, vault, ts, seq) is new by construction (seq = records applied): COPY, no conflicts.
       await copyRows(
         client,
-        'copy equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index) from stdin',
+        'copy equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index) from stdin',
         CopyBuffer.of(rows, equityLine),
       );
     },
@@ -299,7 +307,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     async upsertSnapshots(rows) {
       if (rows.length === 0) return;
       for (const r of rows) {
-        folded.vaults.push(r.vault);
+        folded.vaults.push(vaultId(r.chainId, r.vault));
         if (folded.to === null || r.updatedAt > folded.to) folded.to = r.updatedAt;
       }
       const parts = rows.map(
@@ -317,8 +325,8 @@ export function projectionTx(client: PoolClient): ProjectionTx {
          from json_to_recordset($1::json)
            as x(v text, c int, o text, s text, st text, sn json, sx json, l text, n int8, ca int8, ua int8,
                 hb int8, ht int, hl int, sq int8, hd bool)
-         on conflict (vault) do update set
-           chain_id = excluded.chain_id, owner = excluded.owner, strategy = excluded.strategy,
+         on conflict (chain_id, vault) do update set
+           owner = excluded.owner, strategy = excluded.strategy,
            status = excluded.status, snapshot = excluded.snapshot, state = excluded.state,
            last_record_id = excluded.last_record_id, records_applied = excluded.records_applied,
            created_at = excluded.created_at, updated_at = excluded.updated_at,
@@ -328,20 +336,25 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       );
     },
 
-    async replacePositions(vaults, rows) {
-      if (vaults.length > 0)
-        await client.query('delete from positions where vault = any($1::text[])', [vaults]);
+    async replacePositions(ids, rows) {
+      if (ids.length > 0) {
+        const { chainIds, vaults } = splitVaultIds(ids);
+        await client.query(
+          'delete from positions where (chain_id, vault) in (select * from unnest($1::int[], $2::text[]))',
+          [chainIds, vaults],
+        );
+      }
       if (rows.length === 0) return;
       const parts = rows.map(
         (r) =>
-          `{"v":${JSON.stringify(r.vault)},"id":${JSON.stringify(r.positionId)},"p":${JSON.stringify(r.pool)},` +
+          `{"c":${r.chainId},"v":${JSON.stringify(r.vault)},"id":${JSON.stringify(r.positionId)},"p":${JSON.stringify(r.pool)},` +
           `"tl":${r.tickLower},"tu":${r.tickUpper},"l":${JSON.stringify(r.liquidity)},"ir":${r.inRange},"w":${r.view}}`,
       );
       await client.query(
-        `insert into positions (vault, position_id, pool, tick_lower, tick_upper, liquidity, in_range, view)
-         select v, id, p, tl, tu, l::numeric, ir, w
+        `insert into positions (chain_id, vault, position_id, pool, tick_lower, tick_upper, liquidity, in_range, view)
+         select c, v, id, p, tl, tu, l::numeric, ir, w
          from json_to_recordset($1::json)
-           as x(v text, id text, p text, tl int, tu int, l text, ir bool, w json)`,
+           as x(c int, v text, id text, p text, tl int, tu int, l text, ir bool, w json)`,
         [`[${parts.join(',')}]`],
       );
     },
@@ -349,9 +362,9 @@ export function projectionTx(client: PoolClient): ProjectionTx {
     async insertDeadLetters(rows) {
       if (rows.length === 0) return;
       await client.query(
-        `insert into dead_letters (topic, partition, "offset", key, value, reason, vault, kind, seq, block_number)
+        `insert into dead_letters (topic, partition, "offset", key, value, reason, vault, kind, seq, block_number, chain_id)
          select * from unnest($1::text[], $2::int[], $3::int8[], $4::bytea[], $5::bytea[], $6::text[],
-                              $7::text[], $8::text[], $9::int8[], $10::int8[])
+                              $7::text[], $8::text[], $9::int8[], $10::int8[], $11::int[])
          on conflict (topic, partition, "offset") do nothing`,
         [
           rows.map((r) => r.topic),
@@ -364,14 +377,19 @@ export function projectionTx(client: PoolClient): ProjectionTx {
           rows.map((r) => r.kind),
           rows.map((r) => r.seq ?? null),
           rows.map((r) => r.blockNumber ?? null),
+          // A letter's chain only with its vault (a vault is both).
+          rows.map((r) => (r.vault === null ? null : (r.chainId ?? null))),
         ],
       );
     },
 
-    async markBehind(vaults) {
-      if (vaults.length === 0) return;
+    async markBehind(ids, addresses = []) {
+      if (ids.length === 0 && addresses.length === 0) return;
+      const { chainIds, vaults } = splitVaultIds(ids);
       // Only vaults with dead letters pay for the json rewrite; the others match no row. A vault
       // held behind a gap also says which numbers (and blocks) are missing: what to republish.
+      // A letter of no known chain (its record did not decode; its key names an address) counts
+      // for the vaults at its address on every chain: any of them may miss it.
       await client.query(
         `update vault_snapshot s
          set snapshot = (s.snapshot::jsonb || jsonb_build_object('behind', b.behind || case
@@ -382,43 +400,53 @@ export function projectionTx(client: PoolClient): ProjectionTx {
                  'toBlock', b.held_block))
                end))::json
          from (
-           select vault, jsonb_build_object(
+           select t.chain_id, t.vault, jsonb_build_object(
                     'deadLetters', count(*),
-                    'kinds', jsonb_agg(distinct kind),
-                    'first', (array_agg(jsonb_build_object('partition', partition, 'offset', "offset"::text)
-                                        order by partition, "offset"))[1]) as behind,
-                  min(seq) filter (where kind = 'gap') as held_seq,
-                  (array_agg(block_number order by seq)
-                     filter (where kind = 'gap'))[1] as held_block
-           from dead_letters where vault = any($1::text[]) group by vault
+                    'kinds', jsonb_agg(distinct d.kind),
+                    'first', (array_agg(jsonb_build_object('partition', d.partition, 'offset', d."offset"::text)
+                                        order by d.partition, d."offset"))[1]) as behind,
+                  min(d.seq) filter (where d.kind = 'gap') as held_seq,
+                  (array_agg(d.block_number order by d.seq)
+                     filter (where d.kind = 'gap'))[1] as held_block
+           from vault_snapshot t
+           join dead_letters d on d.vault = t.vault and (d.chain_id = t.chain_id or d.chain_id is null)
+           where (t.chain_id, t.vault) in (select * from unnest($1::int[], $2::text[]))
+              or t.vault = any($3::text[])
+           group by t.chain_id, t.vault
          ) b
-         where s.vault = b.vault`,
-        [vaults],
+         where s.chain_id = b.chain_id and s.vault = b.vault`,
+        [chainIds, vaults, addresses],
       );
     },
 
-    async lockHeld(vaults) {
-      if (vaults.length === 0) return [];
-      return lockLetters(client, "kind = 'gap' and vault = any($1::text[]) order by vault, seq, id", [
-        vaults,
-      ]);
+    async lockHeld(ids) {
+      if (ids.length === 0) return [];
+      const { chainIds, vaults } = splitVaultIds(ids);
+      return lockLetters(
+        client,
+        `kind = 'gap' and (chain_id, vault) in (select * from unnest($1::int[], $2::text[]))
+         order by chain_id, vault, seq, id`,
+        [chainIds, vaults],
+      );
     },
 
-    async deleteOrphaned(vault, fromBlock, blockHashes) {
+    async deleteOrphaned(id, fromBlock, blockHashes) {
+      const { chainId, vault } = refOf(id);
       const res = await client.query<{ id: string }>(
-        `delete from ledger where vault = ${hexToBytes('$1')} and block_number >= $2
+        `delete from ledger where chain_id = $4 and vault = ${hexToBytes('$1')} and block_number >= $2
            and block_hash in (select ${hexToBytes('h')} from unnest($3::text[]) h)
          returning ${LEDGER_ROW_SQL.id} as id`,
-        [vault, fromBlock, blockHashes],
+        [vault, fromBlock, blockHashes, chainId],
       );
       for (const r of res.rows) retracted.push(r.id);
       return res.rowCount ?? 0;
     },
 
     async vaultRecords<R extends RecordIdentity>(
-      vault: string,
+      id: string,
       { decode, offLedger }: { decode: (body: Buffer) => R | undefined; offLedger: (r: R) => boolean },
     ) {
+      const { chainId, vault } = refOf(id);
       const { rows: ids } = await client.query<{
         chainId: number;
         blockHash: string;
@@ -427,13 +455,13 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       }>(
         `select chain_id as "chainId", ${bytesToHex('block_hash')} as "blockHash", ${bytesToHex('tx_hash')} as "txHash",
                 log_index as "logIndex"
-         from ledger where vault = ${hexToBytes('$1')} and type <> 'balance.reconciled'
+         from ledger where chain_id = $2 and vault = ${hexToBytes('$1')} and type <> 'balance.reconciled'
          order by block_number, tx_index, log_index, chain_id, tx_hash, block_hash`,
-        [vault],
+        [vault, chainId],
       );
       const { rows: bundles } = await client.query<{ frames: Buffer; marks_off_ledger: boolean }>(
-        'select frames, marks_off_ledger from record_bundles where vault = $1 order by id',
-        [vault],
+        'select frames, marks_off_ledger from record_bundles where chain_id = $1 and vault = $2 order by id',
+        [chainId, vault],
       );
       const bodies = new Map<string, StoredRecord<R>>();
       // Records without a ledger row, from the bundles that are their authority (0013 on).
@@ -452,7 +480,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
         const k = bodyKey(id);
         const stored = bodies.get(k);
         if (stored === undefined)
-          throw new Error(`ledger row ${k} of ${vault} has no record body in record_bundles`);
+          throw new Error(`ledger row ${k} of ${id} has no record body in record_bundles`);
         unledgered.delete(k);
         return stored;
       });
@@ -461,15 +489,21 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       return out.sort((a, b) => compareFoldOrder(a.record, b.record));
     },
 
-    async rewriteBundles(vault, bodies) {
-      await client.query('delete from record_bundles where vault = $1', [vault]);
-      if (bodies.length > 0) await this.copyBundles(new Map([[vault, bodies]]));
+    async rewriteBundles(id, bodies) {
+      const { chainId, vault } = refOf(id);
+      await client.query('delete from record_bundles where chain_id = $1 and vault = $2', [chainId, vault]);
+      if (bodies.length > 0) await this.copyBundles(new Map([[id, bodies]]));
     },
 
-    async clearVault(vault, { snapshot }) {
-      await client.query(`delete from equity_points where vault = ${hexToBytes('$1')}`, [vault]);
-      await client.query('delete from positions where vault = $1', [vault]);
-      if (snapshot) await client.query('delete from vault_snapshot where vault = $1', [vault]);
+    async clearVault(id, { snapshot }) {
+      const { chainId, vault } = refOf(id);
+      const key = [chainId, vault];
+      await client.query(
+        `delete from equity_points where chain_id = $1 and vault = ${hexToBytes('$2')}`,
+        key,
+      );
+      await client.query('delete from positions where chain_id = $1 and vault = $2', key);
+      if (snapshot) await client.query('delete from vault_snapshot where chain_id = $1 and vault = $2', key);
     },
 
     async noteCommit(touched) {
@@ -513,12 +547,18 @@ async function lockLetters(client: PoolClient, whereOrder: string, params: unkno
     value: Buffer | null;
     reason: string;
     vault: string | null;
+    chain_id: number | null;
     kind: DeadLetterRow['kind'];
     seq: string | null;
   }>(
-    `select id::text, topic, partition, "offset"::text as offset, key, value, reason, vault, kind, seq::text
+    `select id::text, topic, partition, "offset"::text as offset, key, value, reason, vault, chain_id, kind, seq::text
      from dead_letters where ${whereOrder} for update`,
     params,
   );
-  return rows.map((r) => ({ ...r, id: Number(r.id), seq: r.seq === null ? null : Number(r.seq) }));
+  return rows.map(({ chain_id, ...r }) => ({
+    ...r,
+    chainId: chain_id,
+    id: Number(r.id),
+    seq: r.seq === null ? null : Number(r.seq),
+  }));
 }

@@ -3,6 +3,8 @@ import {
   type DailyReturn,
   dailyReturnsByStrategy,
   type EquitySample,
+  refOf,
+  vaultId,
 } from '@vault-yield/domain';
 import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import fc from 'fast-check';
@@ -39,7 +41,8 @@ describe('rollStrategyDays: the daily rollups give the figures of every point (P
   }
 
   interface Pt {
-    vault: string;
+    /** The vault's id (its chain and address). */
+    id: string;
     ts: number;
     seq: number;
     value: number;
@@ -49,10 +52,15 @@ describe('rollStrategyDays: the daily rollups give the figures of every point (P
   async function insert(points: readonly Pt[]): Promise<void> {
     if (points.length === 0) return;
     await pool.query(
-      `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index)
-       select ${hexToBytes('x.vault')}, x.ts, x.seq, x.seq, x.value, 1000, 0, x.strategy, x.x
-       from jsonb_to_recordset($1::jsonb) as x(vault text, ts bigint, seq bigint, value numeric, x numeric, strategy text)`,
-      [JSON.stringify(points)],
+      `insert into equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index)
+       select x.chain, ${hexToBytes('x.vault')}, x.ts, x.seq, x.seq, x.value, 1000, 0, x.strategy, x.x
+       from jsonb_to_recordset($1::jsonb)
+         as x(chain int, vault text, ts bigint, seq bigint, value numeric, x numeric, strategy text)`,
+      [
+        JSON.stringify(
+          points.map(({ id, ...p }) => ({ ...p, chain: refOf(id).chainId, vault: refOf(id).vault })),
+        ),
+      ],
     );
   }
 
@@ -99,19 +107,21 @@ describe('rollStrategyDays: the daily rollups give the figures of every point (P
         async (vaults, advances, pick) => {
           run++;
           await clear();
-          // Every vault's whole history, in fold order.
+          // Every vault's whole history, in fold order. Vaults pair up on one address: the
+          // first of a pair on chain 1, the second on chain 2 (two vaults, never one).
           let seq = 0;
           const all: Pt[][] = vaults.map((v, i) => {
-            const vault = `0x${run.toString(16).padStart(8, '0')}${String(i).padStart(32, '0')}`;
+            const address = `0x${run.toString(16).padStart(8, '0')}${String(i >> 1).padStart(32, '0')}`;
+            const id = vaultId(1 + (i % 2), address);
             let ts = T0 + v.start;
             let x = 1;
             return v.steps.map((s) => {
               ts += s.gap;
               x *= 1 + s.bps / 10_000;
-              return { vault, ts, seq: ++seq, value: s.value, x, strategy: s.strategy };
+              return { id, ts, seq: ++seq, value: s.value, x, strategy: s.strategy };
             });
           });
-          const names = all.map((p) => p[0]!.vault);
+          const names = all.map((p) => p[0]!.id);
           const end = Math.max(...all.flat().map((p) => p.ts));
           const extents = new Map<string, number>();
           const folded = new Map<string, number>(); // points folded so far, per vault
@@ -122,7 +132,7 @@ describe('rollStrategyDays: the daily rollups give the figures of every point (P
           /** The fold reaches `at`: every vault's points by then are stored, its extent moves there. */
           const foldTo = async (at: number, except?: string) => {
             for (const pts of all) {
-              const vault = pts[0]!.vault;
+              const vault = pts[0]!.id;
               if (vault === except) continue;
               const done = folded.get(vault) ?? 0;
               const next = pts.filter((p, i) => i >= done && p.ts <= at);
@@ -141,16 +151,16 @@ describe('rollStrategyDays: the daily rollups give the figures of every point (P
           // A re-fold rewrites a vault's points (deleted, stored again with new seqs).
           const refolded = names[pick % names.length]!;
           const { rows } = await pool.query<{ n: string }>(
-            `with gone as (delete from equity_points where vault = ${hexToBytes('$1::text')} returning *)
+            `with gone as (delete from equity_points where chain_id = $2 and vault = ${hexToBytes('$1::text')} returning *)
              select count(*)::text as n from gone`,
-            [refolded],
+            [refOf(refolded).vault, refOf(refolded).chainId],
           );
-          const kept = all.find((p) => p[0]!.vault === refolded)!.slice(0, Number(rows[0]!.n));
+          const kept = all.find((p) => p[0]!.id === refolded)!.slice(0, Number(rows[0]!.n));
           await insert(kept.map((p) => ({ ...p, seq: ++seq })));
           await check();
           // A vault held at a gap: its extent goes back to its own last point while the others go on.
           const held = names[(pick + 1) % names.length]!;
-          const heldPts = all.find((p) => p[0]!.vault === held)!;
+          const heldPts = all.find((p) => p[0]!.id === held)!;
           const lastFolded = heldPts[(folded.get(held) ?? 0) - 1];
           if (lastFolded) extents.set(held, lastFolded.ts);
           at += 2 * DAY;
@@ -177,10 +187,10 @@ describe('rollStrategyDays: the daily rollups give the figures of every point (P
 
   it('reads each point once: a second refresh with nothing completed reads none', async () => {
     await clear();
-    const vault = `0x${'c3'.repeat(20)}`;
+    const vault = vaultId(1, `0x${'c3'.repeat(20)}`);
     await insert(
       Array.from({ length: 40 }, (_, d) => ({
-        vault,
+        id: vault,
         ts: T0 + d * DAY + 3_600_000,
         seq: d + 1,
         value: 1000,

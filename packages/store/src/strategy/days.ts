@@ -4,8 +4,11 @@ import {
   type DayCarry,
   type DayCell,
   type EquitySample,
+  refOf,
   rollDays,
+  splitVaultIds,
   utcDay,
+  vaultId,
 } from '@vault-yield/domain';
 import { bytesToHex, hexToBytes, type Pool, type PoolClient, withTransaction } from '../pool/index.js';
 
@@ -36,6 +39,9 @@ export interface DailyRollup {
  * reads one row per strategy and day. A vault whose points were deleted (a re-fold rewrites them;
  * the `equity_points_deleted` trigger notes it) is rolled again from its first point.
  *
+ * Vaults are keyed by vault id (`eip155:{chainId}:{address}`), their rows by (chain_id, vault):
+ * the same address on two chains is two vaults.
+ *
  * `extents`: how far each vault has been folded (`vaultFoldExtents`, read before this so every
  * point by then is visible). A vault with a rollup but no extent counts to the latest extent.
  * One repeatable-read transaction under an advisory lock per schema: two refreshes never
@@ -63,30 +69,29 @@ async function roll(c: PoolClient, extents: ReadonlyMap<string, number>): Promis
   await c.query(`select pg_advisory_xact_lock(hashtext('vault-yield-stats:' || current_schema()))`);
   const touched = new Set<number>();
   /** Drops vaults' rollups: they roll again from their first point. */
-  const redo = async (vaults: readonly string[]) => {
-    if (vaults.length === 0) return;
+  const redo = async (ids: readonly string[]) => {
+    if (ids.length === 0) return;
+    const { chainIds, vaults } = splitVaultIds(ids);
+    const keys = `(chain_id, vault) in (select c, ${hexToBytes('v')} from unnest($1::int[], $2::text[]) as k(c, v))`;
     const { rows: gone } = await c.query<{ day: number }>(
-      `delete from vault_days where vault in (select ${hexToBytes('v')} from unnest($1::text[]) v) returning day`,
-      [vaults],
+      `delete from vault_days where ${keys} returning day`,
+      [chainIds, vaults],
     );
     for (const g of gone) touched.add(g.day);
-    await c.query(
-      `delete from vault_days_carry where vault in (select ${hexToBytes('v')} from unnest($1::text[]) v)`,
-      [vaults],
-    );
+    await c.query(`delete from vault_days_carry where ${keys}`, [chainIds, vaults]);
   };
 
   // Vaults whose points were deleted (a re-fold rewrote them).
-  const { rows: stale } = await c.query<{ vault: string; from_ts: string }>(
-    `select ${bytesToHex('vault')} as vault, from_ts::text from vault_days_stale`,
+  const { rows: stale } = await c.query<{ chain_id: number; vault: string; from_ts: string }>(
+    `select chain_id, ${bytesToHex('vault')} as vault, from_ts::text from vault_days_stale`,
   );
   await c.query(
-    `delete from vault_days_stale s using unnest($1::text[], $2::bigint[]) as t(v, f)
-     where s.vault = ${hexToBytes('t.v')} and s.from_ts = t.f`,
-    [stale.map((r) => r.vault), stale.map((r) => r.from_ts)],
+    `delete from vault_days_stale s using unnest($1::int[], $2::text[], $3::bigint[]) as t(c, v, f)
+     where s.chain_id = t.c and s.vault = ${hexToBytes('t.v')} and s.from_ts = t.f`,
+    [stale.map((r) => r.chain_id), stale.map((r) => r.vault), stale.map((r) => r.from_ts)],
   );
   const carries = await readCarries(c);
-  const redone = new Set(stale.map((r) => r.vault));
+  const redone = new Set<string>(stale.map((r) => vaultId(r.chain_id, r.vault)));
 
   let latest = 0;
   for (const at of extents.values()) if (at > latest) latest = at;
@@ -182,20 +187,23 @@ async function roll(c: PoolClient, extents: ReadonlyMap<string, number>): Promis
   return { strategies, vaults: rolled.size, points, days: touched.size, redone: redone.size };
 }
 
-/** The day of each vault's first point (an index probe each); vaults without points are absent. */
-async function firstDays(c: PoolClient, vaults: readonly string[]): Promise<Map<string, number>> {
-  if (vaults.length === 0) return new Map();
-  const { rows } = await c.query<{ vault: string; day: number }>(
-    `select q.v as vault, (f.ts / ${DAY_MS})::int as day
-     from unnest($1::text[]) as q(v)
-     cross join lateral (select ts from equity_points where vault = ${hexToBytes('q.v')} order by ts, seq limit 1) f`,
-    [vaults],
+/** The day of each vault's first point (by vault id; an index probe each); vaults without points are absent. */
+async function firstDays(c: PoolClient, ids: readonly string[]): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const { chainIds, vaults } = splitVaultIds(ids);
+  const { rows } = await c.query<{ chain_id: number; vault: string; day: number }>(
+    `select q.c as chain_id, q.v as vault, (f.ts / ${DAY_MS})::int as day
+     from unnest($1::int[], $2::text[]) as q(c, v)
+     cross join lateral (select ts from equity_points where chain_id = q.c and vault = ${hexToBytes('q.v')}
+                         order by ts, seq limit 1) f`,
+    [chainIds, vaults],
   );
-  return new Map(rows.map((r) => [r.vault, r.day]));
+  return new Map(rows.map((r) => [vaultId(r.chain_id, r.vault), r.day]));
 }
 
 async function readCarries(c: PoolClient): Promise<Map<string, DayCarry<Point>>> {
   const { rows } = await c.query<{
+    chain_id: number;
     vault: string;
     first_day: number;
     next_day: number;
@@ -207,13 +215,13 @@ async function readCarries(c: PoolClient): Promise<Map<string, DayCarry<Point>>>
     s: string;
     x: number;
   }>(
-    `select ${bytesToHex('vault')} as vault, first_day, next_day, ts::text, seq::text, value_usd as v,
+    `select chain_id, ${bytesToHex('vault')} as vault, first_day, next_day, ts::text, seq::text, value_usd as v,
             capital_in_usd as i, capital_out_usd as o, strategy as s, return_index as x
      from vault_days_carry`,
   );
   return new Map(
     rows.map((r) => [
-      r.vault,
+      vaultId(r.chain_id, r.vault),
       {
         firstDay: r.first_day,
         nextDay: r.next_day,
@@ -242,6 +250,7 @@ async function pointsAfter(
   ranges: readonly { vault: string; after: Point | null; to: number }[],
 ): Promise<Map<string, Point[]>> {
   const { rows } = await c.query<{
+    chain_id: number;
     vault: string;
     ts: string;
     seq: string;
@@ -251,29 +260,32 @@ async function pointsAfter(
     s: string;
     x: number;
   }>(
-    `select q.v as vault, e.ts::text as ts, e.seq::text as seq, e.value_usd::float8 as v,
+    `select q.c as chain_id, q.v as vault, e.ts::text as ts, e.seq::text as seq, e.value_usd::float8 as v,
             e.capital_in_usd::float8 as i, e.capital_out_usd::float8 as o, e.strategy as s,
             e.return_index::float8 as x
-     from unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) with ordinality as q(v, ts, seq, hi, n)
+     from unnest($5::int[], $1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
+          with ordinality as q(c, v, ts, seq, hi, n)
      cross join lateral (
        select ts, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index from equity_points
-       where vault = ${hexToBytes('q.v')} and (ts, seq) > (coalesce(q.ts, -1), coalesce(q.seq, -1)) and ts < q.hi
+       where chain_id = q.c and vault = ${hexToBytes('q.v')} and (ts, seq) > (coalesce(q.ts, -1), coalesce(q.seq, -1)) and ts < q.hi
        order by ts, seq offset 0
      ) e
      order by q.n, e.ts, e.seq`,
     [
-      ranges.map((r) => r.vault),
+      ranges.map((r) => refOf(r.vault).vault),
       ranges.map((r) => r.after?.ts ?? null),
       ranges.map((r) => r.after?.seq ?? null),
       ranges.map((r) => r.to),
+      ranges.map((r) => refOf(r.vault).chainId),
     ],
   );
   const out = new Map<string, Point[]>();
   for (const r of rows) {
-    let list = out.get(r.vault);
+    const id = vaultId(r.chain_id, r.vault);
+    let list = out.get(id);
     if (!list) {
       list = [];
-      out.set(r.vault, list);
+      out.set(id, list);
     }
     list.push({
       ts: Number(r.ts),
@@ -291,15 +303,16 @@ async function pointsAfter(
 async function writeCells(c: PoolClient, cells: readonly { vault: string; cell: DayCell }[]): Promise<void> {
   if (cells.length === 0) return;
   await c.query(
-    `insert into vault_days (vault, day, strategy, r, weight_usd)
-     select ${hexToBytes('t.v')}, t.d, t.s, t.r, t.w
-     from unnest($1::text[], $2::int[], $3::text[], $4::float8[], $5::float8[]) as t(v, d, s, r, w)`,
+    `insert into vault_days (chain_id, vault, day, strategy, r, weight_usd)
+     select t.c, ${hexToBytes('t.v')}, t.d, t.s, t.r, t.w
+     from unnest($6::int[], $1::text[], $2::int[], $3::text[], $4::float8[], $5::float8[]) as t(c, v, d, s, r, w)`,
     [
-      cells.map((x) => x.vault),
+      cells.map((x) => refOf(x.vault).vault),
       cells.map((x) => x.cell.day),
       cells.map((x) => x.cell.strategy),
       cells.map((x) => x.cell.r),
       cells.map((x) => x.cell.weightUsd),
+      cells.map((x) => refOf(x.vault).chainId),
     ],
   );
 }
@@ -311,16 +324,16 @@ async function writeCarries(
   if (moved.length === 0) return;
   const col = <T>(f: (k: DayCarry<Point>) => T) => moved.map((m) => f(m.carry));
   await c.query(
-    `insert into vault_days_carry (vault, first_day, next_day, ts, seq, value_usd, capital_in_usd,
+    `insert into vault_days_carry (chain_id, vault, first_day, next_day, ts, seq, value_usd, capital_in_usd,
                                    capital_out_usd, strategy, return_index)
-     select ${hexToBytes('t.v')}, t.f, t.n, t.ts, t.q, t.val, t.i, t.o, t.s, t.x
-     from unnest($1::text[], $2::int[], $3::int[], $4::bigint[], $10::bigint[], $5::float8[], $6::float8[],
-                 $7::float8[], $8::text[], $9::float8[]) as t(v, f, n, ts, q, val, i, o, s, x)
-     on conflict (vault) do update set first_day = excluded.first_day, next_day = excluded.next_day,
+     select t.c, ${hexToBytes('t.v')}, t.f, t.n, t.ts, t.q, t.val, t.i, t.o, t.s, t.x
+     from unnest($11::int[], $1::text[], $2::int[], $3::int[], $4::bigint[], $10::bigint[], $5::float8[], $6::float8[],
+                 $7::float8[], $8::text[], $9::float8[]) as t(c, v, f, n, ts, q, val, i, o, s, x)
+     on conflict (chain_id, vault) do update set first_day = excluded.first_day, next_day = excluded.next_day,
        ts = excluded.ts, seq = excluded.seq, value_usd = excluded.value_usd, capital_in_usd = excluded.capital_in_usd,
        capital_out_usd = excluded.capital_out_usd, strategy = excluded.strategy, return_index = excluded.return_index`,
     [
-      moved.map((m) => m.vault),
+      moved.map((m) => refOf(m.vault).vault),
       col((k) => k.firstDay),
       col((k) => k.nextDay),
       col((k) => k.last.ts),
@@ -330,20 +343,30 @@ async function writeCarries(
       col((k) => k.last.strategy),
       col((k) => k.last.returnIndex),
       col((k) => k.last.seq),
+      moved.map((m) => refOf(m.vault).chainId),
     ],
   );
 }
 
 /**
- * Aggregates `days` again from every vault's cells of those days, members in vault order — the
- * order `strategiesStats` sums them in over `vaultReturnSeries`, so the sums are the same floats.
+ * Aggregates `days` again from every vault's cells of those days, members in (chain, address)
+ * order — the order `strategiesStats` sums them in over `vaultReturnSeries`, so the sums are the
+ * same floats.
  */
 async function aggregateDays(c: PoolClient, days: readonly number[]): Promise<void> {
-  const { rows } = await c.query<{ vault: string; day: number; strategy: string; r: number; w: number }>(
-    `select ${bytesToHex('vault')} as vault, day, strategy, r, weight_usd as w from vault_days
-     where day = any($1::int[]) order by vault, day`,
+  const { rows: cells } = await c.query<{
+    chain_id: number;
+    vault: string;
+    day: number;
+    strategy: string;
+    r: number;
+    w: number;
+  }>(
+    `select chain_id, ${bytesToHex('vault')} as vault, day, strategy, r, weight_usd as w from vault_days
+     where day = any($1::int[]) order by chain_id, vault, day`,
     [days],
   );
+  const rows = cells.map((r) => ({ ...r, vault: vaultId(r.chain_id, r.vault) }));
   // strategy → its members' series over these days, in vault order.
   const members = new Map<string, Map<string, DailyReturn[]>>();
   for (const r of rows) {

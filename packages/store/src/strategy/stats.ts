@@ -1,4 +1,4 @@
-import type { EquitySample } from '@vault-yield/domain';
+import { type EquitySample, vaultId } from '@vault-yield/domain';
 import { bytesToHex, type Pool } from '../pool/index.js';
 
 export type { EquitySample };
@@ -31,7 +31,7 @@ export async function foldExtent(pool: Pool): Promise<number | null> {
 }
 
 /**
- * How far each vault has been folded (Unix ms, block time), by vault: its partition's extent —
+ * How far each vault has been folded (Unix ms, block time), by vault id (`eip155:{chainId}:{address}`): its partition's extent —
  * the block time of the last record folded in the partition its records are folded from
  * (`consumer_offsets.folded_to`, written with the offset; migration 0024) — so a vault that is
  * merely quiet in an up-to-date partition keeps its quiet days. A vault held at a gap stops at its
@@ -40,25 +40,28 @@ export async function foldExtent(pool: Pool): Promise<number | null> {
  * until its next record) counts up to the projection's latest record, as before.
  */
 export async function vaultFoldExtents(pool: Pool): Promise<Map<string, number>> {
-  const { rows } = await pool.query<{ vault: string; at: number }>(
+  const { rows } = await pool.query<{ chain_id: number; vault: string; at: number }>(
     `with parts as (select topic, partition, max(folded_to) as folded_to from consumer_offsets
                     group by topic, partition),
           latest as (select max(updated_at) as at from vault_snapshot)
-     select s.vault, (case when s.held then s.updated_at
+     select s.chain_id, s.vault, (case when s.held then s.updated_at
                            when s.log_partition is null then latest.at
                            else greatest(s.updated_at, p.folded_to) end)::float8 as at
      from vault_snapshot s cross join latest
      left join parts p on p.topic = s.log_topic and p.partition = s.log_partition`,
   );
-  return new Map(rows.map((r) => [r.vault, Number(r.at)]));
+  return new Map(rows.map((r) => [vaultId(r.chain_id, r.vault), Number(r.at)]));
 }
 
 /**
- * Every vault's equity series, in fold order, each point with the strategy then in force: a
- * vault's sub-periods count for the strategy they ran under, not for the vault's current one.
+ * Every vault's equity series, by vault id, in fold order, each point with the strategy then in
+ * force: a vault's sub-periods count for the strategy they ran under, not for the vault's current
+ * one. Vaults in (chain, address) order — the order the daily rollups aggregate their members in
+ * (days.ts), so both sum the same floats.
  */
 export async function vaultReturnSeries(pool: Pool): Promise<Map<string, EquitySample[]>> {
   const { rows } = await pool.query<{
+    chain_id: number;
     vault: string;
     ts: number;
     v: number;
@@ -67,16 +70,17 @@ export async function vaultReturnSeries(pool: Pool): Promise<Map<string, EquityS
     s: string;
     x: number;
   }>(
-    `select ${bytesToHex('vault')} as vault, ts, value_usd::float8 as v, capital_in_usd::float8 as i, capital_out_usd::float8 as o,
-            strategy as s, return_index::float8 as x
-     from equity_points order by vault, seq`,
+    `select chain_id, ${bytesToHex('vault')} as vault, ts, value_usd::float8 as v, capital_in_usd::float8 as i,
+            capital_out_usd::float8 as o, strategy as s, return_index::float8 as x
+     from equity_points order by chain_id, vault, seq`,
   );
   const series = new Map<string, EquitySample[]>();
   for (const r of rows) {
-    let list = series.get(r.vault);
+    const id = vaultId(r.chain_id, r.vault);
+    let list = series.get(id);
     if (!list) {
       list = [];
-      series.set(r.vault, list);
+      series.set(id, list);
     }
     list.push({
       ts: Number(r.ts),

@@ -39,7 +39,10 @@ export interface Refusal {
   offset: string;
   key: Buffer | null;
   value: Buffer | null;
+  /** The vault's address (a dead letter's `vault`). */
   vault: string | null;
+  /** The vault's chain, when the record decoded far enough to say (a vault is both). */
+  chainId?: number | null;
   kind: DeadLetterKind;
   reason: string;
   /** The record's sequence number (held records: kind `gap`). */
@@ -53,7 +56,7 @@ export interface ProjectionRun<Out, Tx extends RunnerTx = RunnerTx> {
   out: Out;
   /** After the batch's dead letters are stored, before the offset (e.g. flag what they leave behind). */
   finish?(tx: Tx, letters: readonly DeadLetterRow[]): Promise<void>;
-  /** The keys (vaults) whose rows readers are told of once the batch commits (RunnerTx.noteCommit). */
+  /** The keys (vault ids) whose rows readers are told of once the batch commits (RunnerTx.noteCommit). */
   notify?: ReadonlySet<string> | ReadonlyMap<string, unknown>;
 }
 
@@ -85,7 +88,10 @@ export type RunResult<Out> =
     }
   | { kind: 'gap'; seekTo: string };
 
-/** The vault a message's key names (vault records are keyed by vault); null for any other key. */
+/**
+ * The vault address a message's key names (vault records are keyed by the bare address, for
+ * partitioning: the record's `chainId` and `vault` are its vault's identity); null for any other key.
+ */
 export const vaultOfKey = (key: Buffer | null): string | null => {
   const text = key?.toString('utf8').toLowerCase() ?? '';
   return /^0x[0-9a-f]{40}$/.test(text) ? text : null;
@@ -137,6 +143,8 @@ export async function runBatch<D extends Decoding, Out, Tx extends RunnerTx>(
           key: m.key,
           value: m.value,
           vault,
+          // Undecoded: no chain is known (the key is an address only).
+          chainId: null,
           kind: 'decode',
           reason: decoded.reason,
         }),

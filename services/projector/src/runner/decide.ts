@@ -14,6 +14,7 @@ import {
   type SequencedRecord,
   type StreamBatch,
   type StreamCounts,
+  type StreamLetter,
   type StreamProjection,
   type StreamState,
   type Whole,
@@ -108,6 +109,14 @@ const newCounts = (): StreamCounts => ({ applied: 0, duplicates: 0, reverts: 0, 
 
 const seqAt = (c: Decisions, w: StreamState) => ({ lastSeq: w.lastSeq, hasState: c.batch.hasState(w) });
 
+/** The vault a dead letter of stream `key` names (StreamProjection.letterOf). */
+const letterOf = (c: Decisions, key: string): StreamLetter =>
+  c.p.letterOf ? c.p.letterOf(key) : { vault: key, chainId: null };
+
+/** Whether `f` is a held record of stream `key` (`l`: the stream's letter, `letterOf`). */
+const heldOf = (f: Refusal, l: StreamLetter) =>
+  f.kind === 'gap' && f.vault === l.vault && (f.chainId ?? null) === l.chainId;
+
 /** A stream's records of the batch, in order; then what they let out of the hold. */
 async function decideStream(
   c: Decisions,
@@ -148,7 +157,12 @@ function step(
   held?: (f: Refusal) => void,
 ): Stepped {
   if (!whole.ok) {
-    c.refused.push({ ...msg, vault: vaultOfKey(msg.key), kind: 'decode', reason: whole.reason });
+    // The letter names the vault its key names (an address), as runBatch's; its chain is the
+    // stream's (the head decoded) when the key is the stream's vault.
+    const l = letterOf(c, key);
+    const vault = vaultOfKey(msg.key);
+    const chainId = vault !== null && vault === l.vault ? l.chainId : null;
+    c.refused.push({ ...msg, vault, chainId, kind: 'decode', reason: whole.reason });
     return 'done';
   }
   const r = whole.record;
@@ -187,7 +201,14 @@ function step(
         : 'record breaks the log rules: dead-lettered',
     );
     const { kind, reason } = no;
-    c.refused.push({ ...msg, vault: key, kind, reason, seq: r.seq ?? null, blockNumber: r.blockNumber });
+    c.refused.push({
+      ...msg,
+      ...letterOf(c, key),
+      kind,
+      reason,
+      seq: r.seq ?? null,
+      blockNumber: r.blockNumber,
+    });
     return 'done';
   }
   // A numbered record's copy is caught by its number (checkSeq); only unnumbered ones need the set.
@@ -206,7 +227,7 @@ function hold(c: Decisions, key: string, w: StreamState, msg: Message, r: Sequen
   const reason = `gap: seq ${r.seq} after ${w.lastSeq ?? 'none'}; missing ${(w.lastSeq ?? 0) + 1}..${(r.seq ?? 0) - 1}`;
   const f: Refusal = {
     ...msg,
-    vault: key,
+    ...letterOf(c, key),
     kind: 'gap',
     reason,
     seq: r.seq ?? null,
@@ -250,15 +271,16 @@ async function dropVoided(c: Decisions, key: string, w: StreamState, r: Sequence
   const gone = letters.filter((l) => isVoid(l.value)).map((l) => l.id);
   await c.tx.deleteDeadLetters(gone);
   let dropped = gone.length;
+  const l = letterOf(c, key);
   for (let i = c.refused.length - 1; i >= 0; i--) {
     const f = c.refused[i]!;
-    if (f.kind === 'gap' && f.vault === key && isVoid(f.value)) {
+    if (heldOf(f, l) && isVoid(f.value)) {
       c.refused.splice(i, 1);
       dropped++;
     }
   }
   if (dropped === 0) return;
-  w.held = letters.length > gone.length || c.refused.some((f) => f.kind === 'gap' && f.vault === key);
+  w.held = letters.length > gone.length || c.refused.some((f) => heldOf(f, l));
   w.changed = w.changed || c.batch.hasState(w);
   c.log.info({ vault: key, dropped, held: w.held }, 'revert: held records of the orphaned blocks dropped');
 }

@@ -31,6 +31,7 @@ export {
   type SequencedRecord,
   type StreamBatch,
   type StreamCounts,
+  type StreamLetter,
   type StreamProjection,
   type StreamState,
   type Whole,

@@ -35,6 +35,12 @@ export interface StreamState {
   changed: boolean;
 }
 
+/** What a dead letter of a stream names: its vault's address and chain (see StreamProjection.letterOf). */
+export interface StreamLetter {
+  vault: string;
+  chainId: number | null;
+}
+
 /** A whole record, or why the bytes are none. */
 export type Whole<R> = { ok: true; record: R } | { ok: false; reason: string };
 
@@ -90,6 +96,11 @@ export interface StreamProjection<
   locked?(partition: number, offset: string, epoch: string): void;
   /** The stream of a message (a vault): its records are applied in order, each stream alone. */
   streamOf(decoded: Accepted<D>): string;
+  /**
+   * The vault (address and chain) a dead letter of stream `key` names: a held or refused record
+   * is stored so (`dead_letters.vault`, `chain_id`). Default: the key itself, no chain.
+   */
+  letterOf?(key: string): StreamLetter;
   /** The place of a message's record, and whether it is a revert, from what was decoded first. */
   placeOf(decoded: Accepted<D>): { position: LedgerPosition; revert: boolean };
   /** The whole record (a decoder may decode a head first and the rest when it is applied). */

@@ -31,23 +31,28 @@ describe('strategy stats: each vault up to its own fold extent (Postgres)', () =
     await db?.drop();
   });
 
-  /** A vault of 1,000 earning +0.1 % a day: equity points at 01:00 of days 0…`days`. */
-  async function earning(vault: string, days: number, strategy = 'even'): Promise<SnapshotRow> {
+  /** A vault of 1,000 earning `daily` (+0.1 %) a day: equity points at 01:00 of days 0…`days`. */
+  async function earning(
+    vault: string,
+    days: number,
+    strategy = 'even',
+    { chainId = 31337, daily = 1.001 }: { chainId?: number; daily?: number } = {},
+  ): Promise<SnapshotRow> {
     const points = Array.from({ length: days + 1 }, (_, d) => ({
       ts: T0 + d * DAY + 3_600_000,
       seq: d,
-      v: 1000 * 1.001 ** d,
-      x: 1.001 ** d,
+      v: 1000 * daily ** d,
+      x: daily ** d,
     }));
     await pool.query(
-      `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index)
-       select ${hexToBytes('$1::text')}, x.ts, x.seq, x.seq, x.v, 1000, 0, $3, x.x
+      `insert into equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index)
+       select $4, ${hexToBytes('$1::text')}, x.ts, x.seq, x.seq, x.v, 1000, 0, $3, x.x
        from jsonb_to_recordset($2::jsonb) as x(ts bigint, seq bigint, v numeric, x numeric)`,
-      [vault, JSON.stringify(points), strategy],
+      [vault, JSON.stringify(points), strategy, chainId],
     );
     return {
       vault,
-      chainId: 31337,
+      chainId,
       owner: vault,
       strategy,
       status: 'earning',
@@ -112,5 +117,32 @@ describe('strategy stats: each vault up to its own fold extent (Postgres)', () =
     expect(held.historyDays).toBe(44);
     expect(held.liveApr).toBeCloseTo(((1.001 ** 44 - 1) * 365) / 44, 9);
     expect(held.sigma).toBeCloseTo(0, 9);
+  });
+
+  it('the same address on two chains is two vaults: each its own days, extent and strategy', async () => {
+    await pool.query(
+      `insert into strategies (id, name, updated_at) values ('twin-a', 'Twin A', 0), ('twin-b', 'Twin B', 0)`,
+    );
+    const same = `0x${'e5'.repeat(20)}`;
+    // Chain 31337: +0.1 % a day for 45 days (partition 2); chain 31338: +0.3 % a day, folded 15 days (partition 3).
+    const a = await earning(same, 45, 'twin-a', { chainId: 31337 });
+    const b = await earning(same, 15, 'twin-b', { chainId: 31338, daily: 1.003 });
+    await batch(2, [a]);
+    await batch(3, [b]);
+    const stats = new Map((await refreshStrategyStats(pool, 2)).map((s) => [s.id, s]));
+    expect(stats.get('twin-a')).toMatchObject({ historyDays: 44 });
+    expect(stats.get('twin-a')!.liveApr).toBeCloseTo(((1.001 ** 44 - 1) * 365) / 44, 9);
+    expect(stats.get('twin-a')!.sigma).toBeCloseTo(0, 9);
+    expect(stats.get('twin-b')).toMatchObject({ historyDays: 14 });
+    expect(stats.get('twin-b')!.liveApr).toBeCloseTo(((1.003 ** 14 - 1) * 365) / 14, 9);
+    const { rows } = await pool.query<{ chain_id: number; days: number; strategies: string[] }>(
+      `select chain_id, count(*)::int as days, array_agg(distinct strategy) as strategies
+         from vault_days where vault = ${hexToBytes('$1')} group by chain_id order by chain_id`,
+      [same],
+    );
+    expect(rows).toEqual([
+      { chain_id: 31337, days: 44, strategies: ['twin-a'] },
+      { chain_id: 31338, days: 14, strategies: ['twin-b'] },
+    ]);
   });
 });
