@@ -28,7 +28,7 @@ describe('vault-yield dev', () => {
     const dev = startDev(database);
     const url = await dev.ready;
     // The URL is printed as soon as the reader listens; the projector catches up meanwhile.
-    let vaults: { vault: string }[] = [];
+    let vaults: { vault: string; chainId?: number; id?: string }[] = [];
     for (let i = 0; i < 120 && vaults.length === 0; i++) {
       vaults = (await (await fetch(`${url}/v1/vaults`)).json()) as { vault: string }[];
       if (vaults.length === 0) await new Promise((r) => setTimeout(r, 500));
@@ -37,7 +37,10 @@ describe('vault-yield dev', () => {
     // The start says what it is doing: the deployment, then each step of the demo.
     expect(dev.out()).toContain('"msg":"deploying the reference contracts');
     for (const n of [1, 10]) expect(dev.out()).toContain(`"step":${n},"of":10,"msg":"demo scenario"`);
-    const snap = await fetch(`${url}/v1/vault/${vaults[0]?.vault}/snapshot`);
+    // Two chains, the same deployer: the address is a vault on both, so it is named by its id.
+    const v0 = vaults[0]!;
+    const ref = v0.id ?? (v0.chainId === undefined ? v0.vault : `eip155:${v0.chainId}:${v0.vault}`);
+    const snap = await fetch(`${url}/v1/vault/${ref}/snapshot`);
     expect(snap.status).toBe(200);
     expect(((await snap.json()) as { status: string }).status).toMatch(
       /^(idle|aiming|earning|attention|exiting|suspended)$/,
@@ -73,13 +76,37 @@ describe('vault-yield dev', () => {
       // …and DML on what the migrator made (the projector's rows).
       const n = await writer.query<{ n: number }>('select count(*)::int as n from vault_yield.ledger');
       expect(n.rows[0]?.n).toBeGreaterThan(0);
+      // Two local chains (#45), an indexer each on the one topic, the projector folding both: the
+      // demo's vaults on both under the same addresses, and one more on the second chain.
+      const chains = await writer.query<{ chain_id: number; vaults: string[] }>(
+        `select chain_id, array_agg(vault order by vault) as vaults from vault_yield.indexer_vaults
+          group by chain_id order by chain_id`,
+      );
+      expect(chains.rows.map((r) => r.chain_id)).toEqual([31337, 31338]);
+      const [a, b] = chains.rows.map((r) => r.vaults) as [string[], string[]];
+      expect(a.length).toBeGreaterThan(0);
+      expect(b.filter((v) => a.includes(v))).toEqual(a);
+      expect(b).toHaveLength(a.length + 1);
+      const folded = await writer.query<{ chain_id: number }>(
+        'select distinct chain_id from vault_yield.ledger order by chain_id',
+      );
+      expect(folded.rows.map((r) => r.chain_id)).toEqual([31337, 31338]);
+      expect(dev.out()).toMatch(/^chain: +http:\S+ \(anvil, chain id 31337;/m);
+      expect(dev.out()).toMatch(/^chain: +http:\S+ \(anvil, chain id 31338;/m);
     } finally {
       await writer.end();
     }
 
     dev.child.kill('SIGINT');
     expect(await waitExit(dev, 60_000)).toBe(0);
-    for (const part of ['reader', 'projector', 'indexer', 'chain'])
+    for (const part of [
+      'reader',
+      'projector',
+      'indexer 31337',
+      'indexer 31338',
+      'chain 31337',
+      'chain 31338',
+    ])
       expect(dev.out()).toContain(`"msg":"${part} stopped"`);
     expect(dev.out()).not.toContain('did not stop in time');
   }, 240_000);
@@ -88,8 +115,8 @@ describe('vault-yield dev', () => {
     const dev = startDev();
     await dev.ready;
     const anvils = descendants(dev.child.pid as number, 'anvil');
-    expect(anvils).toHaveLength(1);
-    process.kill(anvils[0] as number, 'SIGKILL');
+    expect(anvils).toHaveLength(2); // one per demo chain
+    process.kill(anvils[1] as number, 'SIGKILL');
     // Interrupt once the indexer has seen the dead chain (it retries, backing off, before it would
     // give up), so the stop has to cut through a retry in progress.
     for (let i = 0; !dev.out().includes('indexing step failed'); i++) {
@@ -100,7 +127,14 @@ describe('vault-yield dev', () => {
     expect(dev.out()).not.toContain('indexer halted');
     dev.child.kill('SIGINT');
     expect(await waitExit(dev, 90_000)).toBe(0);
-    for (const part of ['reader', 'projector', 'indexer', 'chain'])
+    for (const part of [
+      'reader',
+      'projector',
+      'indexer 31337',
+      'indexer 31338',
+      'chain 31337',
+      'chain 31338',
+    ])
       expect(dev.out()).toContain(`"msg":"${part} stopped"`);
     expect(dev.out()).not.toContain('did not stop in time');
   }, 240_000);

@@ -52,7 +52,9 @@ describe("the README's operator path on npm start", () => {
   it('rebuild ×2, verify, reindex, verify, status, retire, publish: no read fails, nothing moves, new activity is served', async () => {
     // Every client of this test reads from one address: the per-client limits are off, so a 429
     // (by design under load from one address) is never taken for a failure of a switch.
-    const dev = startDev(undefined, ['--no-live'], {
+    // One chain: the README's operator commands name one RPC_URL, and `reindex` cuts the log of
+    // that chain (a second chain's vaults would leave the reindexed log, and the reads with it).
+    const dev = startDev(undefined, ['--no-live', '--one-chain'], {
       DEV_KAFKA_PREFIX: prefix,
       RATE_LIMIT_RPS: '0',
       CLIENT_CONCURRENCY: '0',

@@ -5,14 +5,20 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFIG_DEFAULTS, createContext, envField, securityOf } from '@vault-yield/common';
 import {
+  ANVIL_CHAIN_ID,
+  type AnvilInstance,
+  createVault,
   DEMO_STEPS,
+  type DemoResult,
   deployReferenceStack,
   devChain,
   keepFeedsFresh,
   movePrice,
   playDemoScenario,
+  type ReferenceStack,
   startAnvil,
 } from '@vault-yield/devstack/chain';
+import { vaultId } from '@vault-yield/domain';
 import { followLiveIndexer } from '@vault-yield/indexer';
 import { createLogAdmin, createPublisher } from '@vault-yield/log';
 import { followLiveProjections } from '@vault-yield/projector';
@@ -48,19 +54,22 @@ function kafkaNames(prefix: string) {
   };
 }
 
-const help = `usage: vault-yield dev [--port N] [--no-live]
+const help = `usage: vault-yield dev [--port N] [--no-live] [--one-chain]
 
 The main job on one machine (a fresh demo every run: its schema and its dev-* topics are
 recreated at start): starts what is missing — Postgres (the machine's cluster), Kafka
-(the local KRaft runner; jars fetched with Maven on first use) and a local chain (anvil) —,
-deploys the reference contracts, plays the demo scenario, publishes a demo screen and strategy
-catalogue, and runs indexer, projector and reader in this process. Prints the dashboard's URL
-first, then the API's and the chain's.
+(the local KRaft runner; jars fetched with Maven on first use) and two local chains (anvil,
+chain ids 31337 and 31338, the same deployer: the factory and the demo's vaults have the same
+addresses on both) —, deploys the reference contracts on each, plays the demo scenario on each
+(the second chain's clock steps differ, and it has one vault more), publishes a demo screen and
+strategy catalogue, and runs one indexer per chain, the projector and the reader in this
+process. Prints the dashboard's URL first, then the API's and the chains'.
 Ctrl-C stops everything it started.
 
 options:
-  --port N    reader port (default $PORT or 8080; 0 = any free port)
-  --no-live   do not keep moving prices after the demo
+  --port N     reader port (default $PORT or 8080; 0 = any free port)
+  --no-live    do not keep moving prices after the demo
+  --one-chain  one local chain (31337) only, as before #45
 
 environment:
   KAFKA_BROKERS        use this Kafka instead of starting one
@@ -107,6 +116,43 @@ export function operatorEnv(vars: Record<string, string>): string {
 /** How long `dev` waits for each part it started to stop. */
 const STOP_TIMEOUT_MS = 15_000;
 
+/** The demo's second chain: anvil under another chain id, the same deployer key. */
+export const SECOND_CHAIN_ID = 31_338;
+
+/** One local chain of the demo: its node, the reference contracts on it and the demo played there. */
+interface DemoChain {
+  chainId: number;
+  anvil: AnvilInstance;
+  stack: ReferenceStack;
+  demo: DemoResult;
+}
+
+/**
+ * A local chain with the reference stack and the demo scenario. The first chain plays the demo
+ * as before; the others step their clock by another amount (other timestamps, so other fees and
+ * returns under the same vault addresses) and get one vault of their own (an address only they have).
+ */
+async function playChain(
+  anvil: AnvilInstance,
+  first: boolean,
+  log: { info: (o: object, msg: string) => void },
+): Promise<DemoChain> {
+  const { chainId } = anvil;
+  const stack = await deployReferenceStack(anvil.rpcUrl);
+  const demo = await playDemoScenario(stack, {
+    ...(first ? {} : { stepSeconds: 4 * 3600 }),
+    onStep: (n) => log.info({ chainId, step: n, of: DEMO_STEPS }, 'demo scenario'),
+  });
+  if (!first) {
+    const owner = stack.accounts.owners[0]!;
+    const pool = stack.pools[stack.pools.length - 1]!;
+    const v = await createVault(stack, owner, pool, `chain ${chainId} only`);
+    demo.vaults.push({ address: v.address, owner, pool: pool.address, strategy: `chain ${chainId} only` });
+  }
+  await devChain(anvil.rpcUrl).rpc.call('evm_setIntervalMining', [2]);
+  return { chainId, anvil, stack, demo };
+}
+
 export const devCommand: Command<typeof devEnvSchema> = {
   env: devEnvSchema,
   log: { name: 'dev', stdout: true, format: true },
@@ -114,7 +160,11 @@ export const devCommand: Command<typeof devEnvSchema> = {
   async run(argv, context) {
     const { values } = parseArgs({
       args: argv,
-      options: { port: { type: 'string' }, 'no-live': { type: 'boolean', default: false } },
+      options: {
+        port: { type: 'string' },
+        'no-live': { type: 'boolean', default: false },
+        'one-chain': { type: 'boolean', default: false },
+      },
     });
     const env = process.env;
     const ctx = context();
@@ -214,46 +264,66 @@ export const devCommand: Command<typeof devEnvSchema> = {
         await admin.close();
       }
 
-      // Automine while the demo plays (fast), then a block every 2 s like a live chain.
-      const anvil = await startAnvil();
-      stops.push(['chain', anvil.stop]);
-      log.info({ rpcUrl: anvil.rpcUrl }, 'local chain ready');
-      log.info('deploying the reference contracts (tokens, feeds, Uniswap v3 pools, vault factory)');
-      const stack = await deployReferenceStack(anvil.rpcUrl);
-      log.info({ steps: DEMO_STEPS }, 'playing the demo scenario');
-      const demo = await playDemoScenario(stack, {
-        onStep: (n) => log.info({ step: n, of: DEMO_STEPS }, 'demo scenario'),
-      });
-      await devChain(anvil.rpcUrl).rpc.call('evm_setIntervalMining', [2]);
-      log.info({ vaults: demo.vaults.length, events: demo.eventCounts }, 'demo scenario played');
-      // The demo's feeds beat like live ones (a fresh round before half a heartbeat passes), so
-      // no price reads stale unless a feed really stops.
-      const feedLog = log.child({ component: 'feeds' });
-      const feeds = keepFeedsFresh(stack, {
-        logger: (lvl, msg, { error, ...f }) => feedLog[lvl]({ ...f, ...(error ? { err: error } : {}) }, msg),
-      });
-      stops.push(['feeds', () => feeds.stop()]);
-
-      // Follows the live log of the views: after `vault-yield reindex` it publishes the new topic
-      // from the reindex's checkpoint namespace.
-      const indexer = followLiveIndexer(
-        {
-          rpcUrl: anvil.rpcUrl,
-          // anvil serves WebSocket on its HTTP port: blocks wake the indexer as they land.
-          rpcWsUrl: anvil.rpcUrl.replace(/^http/, 'ws'),
-          chainId: anvil.chainId,
-          factory: stack.factory,
-          startBlock: Number(stack.deploymentBlock),
-          kafka: { brokers: kafka.brokers, topic: TOPICS.records },
-          databaseUrl: db.writerUrl,
-          schema,
-          pollIntervalMs: 500,
-        },
-        { viewsSchema: views, intervalMs: 2_000 },
-        part('indexer'),
+      // Automine while the demo plays (fast), then a block every 2 s like a live chain. Two chains
+      // (#45): each its own anvil, contracts, demo, feeds and indexer; one topic, one projector.
+      const chainIds = values['one-chain'] ? [ANVIL_CHAIN_ID] : [ANVIL_CHAIN_ID, SECOND_CHAIN_ID];
+      const anvils: AnvilInstance[] = [];
+      for (const chainId of chainIds) {
+        const anvil = await startAnvil({ args: ['--chain-id', String(chainId)] });
+        anvils.push(anvil);
+        stops.push([`chain ${chainId}`, anvil.stop]);
+        log.info({ chainId, rpcUrl: anvil.rpcUrl }, 'local chain ready');
+      }
+      log.info(
+        { chains: chainIds },
+        'deploying the reference contracts (tokens, feeds, Uniswap v3 pools, vault factory)',
       );
-      await indexer.start();
-      stops.push(['indexer', () => indexer.stop()]);
+      log.info({ steps: DEMO_STEPS, chains: chainIds }, 'playing the demo scenario');
+      const chains = await Promise.all(anvils.map((a, i) => playChain(a, i === 0, log)));
+      for (const c of chains)
+        log.info(
+          { chainId: c.chainId, vaults: c.demo.vaults.length, events: c.demo.eventCounts },
+          'demo scenario played',
+        );
+      const [main] = chains as [DemoChain, ...DemoChain[]];
+      const { anvil, stack, demo } = main;
+      for (const c of chains) {
+        // The demo's feeds beat like live ones (a fresh round before half a heartbeat passes), so
+        // no price reads stale unless a feed really stops.
+        const feedLog = log.child({ component: 'feeds', chainId: c.chainId });
+        const feeds = keepFeedsFresh(c.stack, {
+          logger: (lvl, msg, { error, ...f }) =>
+            feedLog[lvl]({ ...f, ...(error ? { err: error } : {}) }, msg),
+        });
+        stops.push([`feeds ${c.chainId}`, () => feeds.stop()]);
+      }
+
+      // One indexer per chain (DESIGN §8: a chain's node down or reorganising never delays
+      // another), each with its own RPC, checkpoint and metrics registry, all on the one topic.
+      // Each follows the live log of the views: after `vault-yield reindex` it publishes the new
+      // topic from the reindex's checkpoint namespace.
+      const indexers = chains.map((c) =>
+        followLiveIndexer(
+          {
+            rpcUrl: c.anvil.rpcUrl,
+            // anvil serves WebSocket on its HTTP port: blocks wake the indexer as they land.
+            rpcWsUrl: c.anvil.rpcUrl.replace(/^http/, 'ws'),
+            chainId: c.chainId,
+            factory: c.stack.factory,
+            startBlock: Number(c.stack.deploymentBlock),
+            kafka: { brokers: kafka.brokers, topic: TOPICS.records },
+            databaseUrl: db.writerUrl,
+            schema,
+            pollIntervalMs: 500,
+          },
+          { viewsSchema: views, intervalMs: 2_000 },
+          part(`indexer-${c.chainId}`),
+        ),
+      );
+      for (const [i, indexer] of indexers.entries()) {
+        await indexer.start();
+        stops.push([`indexer ${chains[i]!.chainId}`, () => indexer.stop()]);
+      }
 
       // Follows the live schema of the views: after `vault-yield rebuild` it folds into the new one.
       const projectorCtx = part('projector');
@@ -337,18 +407,23 @@ export const devCommand: Command<typeof devEnvSchema> = {
 
       let live: NodeJS.Timeout | null = null;
       if (!values['no-live']) {
-        // Keep the chain alive: a gentle ETH random walk, so equity and ranges keep moving.
-        let usd = 2950;
+        // Keep the chains alive: a gentle ETH random walk on each (its own), so equity and ranges keep moving.
+        const walks = chains.map((c) => ({ c, usd: 2950 }));
         live = setInterval(() => {
-          usd = Math.max(2000, Math.min(4000, usd * (1 + (Math.random() - 0.5) * 0.01)));
-          movePrice(stack, stack.tokens.weth, Math.round(usd * 100) / 100).catch((err: unknown) =>
-            log.warn({ err }, 'price move failed'),
-          );
+          for (const w of walks) {
+            w.usd = Math.max(2000, Math.min(4000, w.usd * (1 + (Math.random() - 0.5) * 0.01)));
+            movePrice(w.c.stack, w.c.stack.tokens.weth, Math.round(w.usd * 100) / 100).catch((err: unknown) =>
+              log.warn({ err, chainId: w.c.chainId }, 'price move failed'),
+            );
+          }
         }, 10_000);
         stops.push(['price walk', async () => void (live && clearInterval(live))]);
       }
 
       const first = demo.vaults[0]!.address.toLowerCase();
+      // Its address is a vault on every demo chain: the API names it by its CAIP-10 id (a bare
+      // address on several chains answers 409 listing them).
+      const firstId = vaultId(main.chainId, first);
       const owner = demo.vaults[0]!.owner.toLowerCase();
       const weth = stack.tokens.weth.address.toLowerCase();
       console.log(
@@ -357,10 +432,13 @@ export const devCommand: Command<typeof devEnvSchema> = {
           `dashboard: ${url}/dashboard`,
           `reader:    ${url}/v1`,
           `docs:      ${url}/docs`,
-          `snapshot:  ${url}/v1/vault/${first}/snapshot`,
-          `events:    ${url}/v1/vault/${first}/events`,
+          `snapshot:  ${url}/v1/vault/${firstId}/snapshot`,
+          `events:    ${url}/v1/vault/${firstId}/events`,
           `vaults:    ${url}/v1/vaults`,
-          `chain:     ${anvil.rpcUrl} (anvil, chain id ${anvil.chainId}; a block every 2 s; factory ${stack.factory})`,
+          ...chains.map(
+            (c) =>
+              `chain:     ${c.anvil.rpcUrl} (anvil, chain id ${c.chainId}; a block every 2 s; factory ${c.stack.factory}; ${c.demo.vaults.length} vaults)`,
+          ),
           `deposit:   ${depositCommand(anvil.rpcUrl, owner, first, weth, 10n ** 18n)}`,
           `           (Vault.deposit(token, amount) from the vault's owner ${owner}, an unlocked anvil account`,
           `           whose WETH ${weth} and USDC ${stack.tokens.usdc.address.toLowerCase()} are approved to it: 1 WETH here;`,
@@ -386,10 +464,11 @@ export const devCommand: Command<typeof devEnvSchema> = {
       const halted = await new Promise<boolean>((resolve) => {
         process.once('SIGINT', () => resolve(false));
         process.once('SIGTERM', () => resolve(false));
-        indexer.done.catch((err: unknown) => {
-          log.error({ err }, 'indexer halted: stopping everything');
-          resolve(true);
-        });
+        for (const [i, indexer] of indexers.entries())
+          indexer.done.catch((err: unknown) => {
+            log.error({ err, chainId: chains[i]!.chainId }, 'indexer halted: stopping everything');
+            resolve(true);
+          });
       });
       log.info('stopping');
       return await finish(halted ? 1 : 0);
