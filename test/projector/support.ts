@@ -80,24 +80,27 @@ export function projector(
   });
 }
 
-/** Columns compared per table: everything but wall-clock and sequence-generated columns. */
+/**
+ * Columns compared per table: everything but wall-clock and sequence-generated columns. Rows are
+ * ordered by their vault's chain and address (a vault is both: the same address may be on two chains).
+ */
 const TABLES: Record<string, { cols: string; order: string }> = {
   // last_seq is a position in the log, not a figure: after a reorg it stands above a straight
   // run's (reverts take numbers). Held vaults are compared through `held` and the dead letters.
   // log_topic / log_partition (migration 0024) say where the vault's records were read from.
   vault_snapshot: {
-    cols: `vault, to_jsonb(vault_snapshot) - 'last_seq' - 'log_topic' - 'log_partition' as r`,
-    order: 'vault',
+    cols: `chain_id, vault, to_jsonb(vault_snapshot) - 'last_seq' - 'log_topic' - 'log_partition' as r`,
+    order: 'chain_id, vault',
   },
-  positions: { cols: '*', order: 'vault, position_id' },
-  equity_points: { cols: '*', order: 'vault, seq' },
+  positions: { cols: '*', order: 'chain_id, vault, position_id' },
+  equity_points: { cols: '*', order: 'chain_id, vault, seq' },
   // commit_xid (migration 0021): which transaction wrote the row, differs by run.
   ledger: {
     cols: `vault, chain_id, block_hash, tx_hash, log_index, to_jsonb(ledger) - 'commit_xid' as r`,
     order: 'vault, chain_id, block_hash, tx_hash, log_index',
   },
   dead_letters: {
-    cols: 'topic, partition, "offset", key, value, reason',
+    cols: 'topic, partition, "offset", key, value, reason, chain_id',
     order: 'topic, partition, "offset"',
   },
   consumer_offsets: { cols: 'topic, partition, next_offset', order: 'topic, partition' },

@@ -176,8 +176,8 @@ describe('strategy projector (screen + catalogue topics)', () => {
         [vault, strategy, points.length, t0, points.at(-1)!.ts],
       );
       await pool.query(
-        `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index)
-         select ${hexToBytes('$1::text')}, x.ts, x.seq, x.seq, x.v, x.i, x.o, $3, x.x
+        `insert into equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index)
+         select 31337, ${hexToBytes('$1::text')}, x.ts, x.seq, x.seq, x.v, x.i, x.o, $3, x.x
          from jsonb_to_recordset($2::jsonb) as x(ts bigint, seq bigint, v numeric, i numeric, o numeric, x numeric)`,
         [vault, JSON.stringify(points.map((p, seq) => ({ ...p, seq }))), ranUnder],
       );

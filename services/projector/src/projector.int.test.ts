@@ -743,6 +743,14 @@ describe('applyBatch lazy decode', () => {
         'select last_seq::text, held from vault_snapshot',
       );
       expect(rows).toEqual([{ last_seq: '2', held: true }]);
+      // Its head decoded: the letter names the vault's chain too (a vault is both), as held ones do.
+      const { rows: letters } = await p.query<{ chain_id: number | null; kind: string }>(
+        'select chain_id, kind from dead_letters order by "offset"',
+      );
+      expect(letters).toEqual([
+        { chain_id: records[0]!.chainId, kind: 'decode' },
+        ...[3, 4, 5].map(() => ({ chain_id: records[0]!.chainId, kind: 'gap' })),
+      ]);
     } finally {
       await p.end();
     }

@@ -616,6 +616,21 @@ describe('projection store', () => {
     expect([await count('equity_points', 1), await count('equity_points', 2)]).toEqual([2, 0]);
     expect([await count('record_bundles', 1), await count('record_bundles', 2)]).toEqual([1, 0]);
     expect([await count('vault_snapshot', 1), await count('vault_snapshot', 2)]).toEqual([1, 0]);
+    // A letter of no known chain (its record did not decode; its key names the address) leaves
+    // the vaults at its address on every chain behind: either may miss it.
+    await store.transaction(async (tx) => {
+      await tx.upsertSnapshots([snapOf(2, 2)]);
+      await tx.insertDeadLetters([{ ...gap(2, '2'), chainId: null, kind: 'decode', seq: null }]);
+      await tx.markBehind([], [VX]);
+    });
+    const { rows: flagged } = await pool.query<{ chain_id: number; n: number }>(
+      `select chain_id, (snapshot->'behind'->>'deadLetters')::int as n from vault_snapshot where vault = $1 order by chain_id`,
+      [VX],
+    );
+    expect(flagged).toEqual([
+      { chain_id: 1, n: 1 },
+      { chain_id: 2, n: 2 },
+    ]);
     // The address alone is no vault id: a store call given one throws rather than match every chain.
     await expect(store.transaction((tx) => tx.loadVaults([VX]))).rejects.toThrow(/not a vault id/);
   });

@@ -408,10 +408,11 @@ export function projectionTx(client: PoolClient): ProjectionTx {
                   min(d.seq) filter (where d.kind = 'gap') as held_seq,
                   (array_agg(d.block_number order by d.seq)
                      filter (where d.kind = 'gap'))[1] as held_block
-           from vault_snapshot t
+           from (select chain_id, vault from vault_snapshot
+                  where (chain_id, vault) in (select * from unnest($1::int[], $2::text[]))
+                 union
+                 select chain_id, vault from vault_snapshot where vault = any($3::text[])) t
            join dead_letters d on d.vault = t.vault and (d.chain_id = t.chain_id or d.chain_id is null)
-           where (t.chain_id, t.vault) in (select * from unnest($1::int[], $2::text[]))
-              or t.vault = any($3::text[])
            group by t.chain_id, t.vault
          ) b
          where s.chain_id = b.chain_id and s.vault = b.vault`,
