@@ -13,9 +13,16 @@ import {
 import { type VaultRecord, vaultId } from '@vault-yield/domain';
 import { createIndexer, type Indexer, type IndexerConfig } from '@vault-yield/indexer';
 import { createLogAdmin } from '@vault-yield/log';
-import { createPgPool } from '@vault-yield/store';
+import { createPgPool, migrate } from '@vault-yield/store';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
-import { expectedRecords, normalized, readTopic, recordId, silent } from '@vault-yield/test-kit/indexer';
+import {
+  expectedRecords,
+  normalized,
+  readTopic,
+  recordId,
+  runIndexerMain,
+  silent,
+} from '@vault-yield/test-kit/indexer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CuttableProxy, cuttableProxy } from './proxy.js';
 
@@ -93,6 +100,7 @@ describe('two chains on one topic and one schema, each indexed on its own', () =
   let indexerA: Indexer;
   let indexerB: Indexer;
   const topic = uniqueTopic('chains-isolation');
+  const processTopic = uniqueTopic('chains-processes');
 
   const head = async (dev: DevChain) => {
     const n = Number(await dev.blockNumber());
@@ -120,7 +128,7 @@ describe('two chains on one topic and one schema, each indexed on its own', () =
     await indexerA.waitFor(Number(receipt.blockNumber));
     return performance.now() - t0;
   };
-  const records = async () => (await readTopic(kafkaBrokers(), topic)).map((t) => t.record);
+  const records = async (from = topic) => (await readTopic(kafkaBrokers(), from)).map((t) => t.record);
   const ofChain = (rs: readonly VaultRecord[], chainId: number) => rs.filter((r) => r.chainId === chainId);
   /** The chain's records as the projector keeps them (reverts applied, no marks), by identity. */
   const kept = (rs: readonly VaultRecord[]) =>
@@ -181,7 +189,7 @@ describe('two chains on one topic and one schema, each indexed on its own', () =
     await anvilB?.stop();
     await db?.drop();
     const admin = await createLogAdmin({ brokers: kafkaBrokers(), clientId: 'chains-isolation-test' });
-    await admin.deleteTopic(topic).catch(() => {});
+    for (const t of [topic, processTopic]) await admin.deleteTopic(t).catch(() => {});
     await admin.close();
   });
 
@@ -311,4 +319,54 @@ describe('two chains on one topic and one schema, each indexed on its own', () =
     expect(kept(ofChain(rs, B))).toEqual(await expected(anvilB, stackB, checkpointB.blockNumber));
     expectContiguousSeqs(rs);
   });
+  it('as deployed, one process per chain: two indexer processes (RPC_URL, CHAIN_ID, FACTORY_ADDRESS, METRICS_PORT each) on one schema and topic at once', async () => {
+    const schema = 'chains_processes';
+    const pool = createPgPool({ url: db.writerUrl, applicationName: 'chains-test', max: 1 });
+    try {
+      await migrate(pool, schema);
+      const [endA, endB] = [(await head(devA)).number, (await head(devB)).number];
+      const common = {
+        KAFKA_BROKERS: kafkaBrokers().join(','),
+        KAFKA_TOPIC: processTopic,
+        KAFKA_PARTITIONS: '4',
+        DATABASE_URL: db.writerUrl,
+        PROJECTION_SCHEMA: schema,
+        POLL_INTERVAL_MS: '50',
+        LOG_LEVEL: 'error',
+      };
+      const [a, b] = await Promise.all([
+        runIndexerMain({
+          ...common,
+          RPC_URL: anvilA.rpcUrl,
+          CHAIN_ID: String(A),
+          FACTORY_ADDRESS: stackA.factory,
+          END_BLOCK: String(endA),
+          METRICS_PORT: '0',
+        }),
+        runIndexerMain({
+          ...common,
+          RPC_URL: anvilB.rpcUrl,
+          CHAIN_ID: String(B),
+          FACTORY_ADDRESS: stackB.factory,
+          END_BLOCK: String(endB),
+          METRICS_PORT: '0',
+        }),
+      ]);
+      expect(a.code, a.stderr).toBe(0);
+      expect(b.code, b.stderr).toBe(0);
+      const { rows } = await pool.query<{ chain_id: number; block_number: string }>(
+        `select chain_id, block_number from ${schema}.indexer_checkpoint order by chain_id`,
+      );
+      expect(rows.map((r) => [r.chain_id, Number(r.block_number)])).toEqual([
+        [A, endA],
+        [B, endB],
+      ]);
+      const rs = await records(processTopic);
+      expect(kept(ofChain(rs, A))).toEqual(await expected(anvilA, stackA, endA));
+      expect(kept(ofChain(rs, B))).toEqual(await expected(anvilB, stackB, endB));
+      expectContiguousSeqs(rs);
+    } finally {
+      await pool.end();
+    }
+  }, 120_000);
 });
