@@ -40,6 +40,8 @@ const CHARTS = Number(process.env.BENCH_CHARTS ?? 300);
 const LENGTHS = (process.env.BENCH_LENGTHS ?? '1,4,16').split(',').map(Number);
 const KEEP = process.env.BENCH_KEEP === 'true';
 const SCHEMA = 'vault_yield';
+/** The chain the bench's vaults are on (a vault is (chain, address)). */
+const CHAIN = 31337;
 const DAY = 86_400_000;
 const T0 = Date.UTC(2024, 0, 1);
 const STRATEGIES = ['wide', 'narrow'];
@@ -80,6 +82,7 @@ function pointsOfDay(walks: Walk[], day: number): { points: EquityPoint[]; snaps
         w.strategy = STRATEGIES[(STRATEGIES.indexOf(w.strategy) + 1) % STRATEGIES.length]!;
       w.seq++;
       points.push({
+        chainId: CHAIN,
         vault: w.vault,
         ts,
         blockNumber: day * perDay + k + 1,
@@ -211,7 +214,7 @@ async function measure(adminUrl: string, length: number): Promise<Figures> {
     for (let k = 0; k < CHARTS; k++) {
       const vault = vaultOf(k % VAULTS);
       t = performance.now();
-      const got = await equitySeries(reader, { vault, points: 200 });
+      const got = await equitySeries(reader, { chainId: CHAIN, vault, points: 200 });
       lat.push(ms(t));
       if (got.length !== 200) throw new Error(`chart of ${vault}: ${got.length} points`);
     }

@@ -36,9 +36,10 @@ const json =
 const error = (status: number, code: string, headers: Record<string, string> = {}) =>
   json({ error: { code, message: `${code} here` } }, status, headers);
 const vault = (n: number): VaultSummary => ({
+  id: `eip155:31337:0x${String(n).padStart(40, '0')}`,
+  chainId: 31337,
   vault: `0x${String(n).padStart(40, '0')}`,
   owner: `0x${'1'.repeat(40)}`,
-  chainId: 31337,
   strategy: 'core',
   status: 'earning',
   valueUsd: n,
@@ -67,7 +68,7 @@ describe('requests', () => {
       `http://reader.test:8080/v1/vault/${ADDRESS}/equity?points=300&from=5`,
     ]);
     expectTypeOf<Parameters<typeof api.v1.vaults.$get>[0]>().toEqualTypeOf<
-      { query?: { owner?: string; limit?: number; cursor?: string } } | undefined
+      { query?: { owner?: string; chainId?: number; limit?: number; cursor?: string } } | undefined
     >();
     // @ts-expect-error: limit is a number, not a string
     void api.v1.vaults.$get({ query: { limit: '2' } }).catch(() => undefined);

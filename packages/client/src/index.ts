@@ -1,6 +1,7 @@
 import { type RetryOptions, retryingFetch, type Sleep } from './retry.js';
 import { openSubscription } from './stream.js';
 import type {
+  Chain,
   EquityPoint,
   ErrorBody,
   ErrorCode,
@@ -16,6 +17,7 @@ import type {
   TxQuery,
   UniverseAsset,
   UniversePair,
+  VaultId,
   VaultSummary,
 } from './types.js';
 
@@ -32,7 +34,7 @@ export * from './types.js';
  * const api = createClient('http://127.0.0.1:8080');
  * const res = await api.v1.vaults.$get({ query: { limit: 10 } });
  * const vaults = await ok(res); // VaultSummary[], or throws ApiError with the API's message
- * for await (const row of items(api.v1.vault[':address'].events, { param: { address }, query: { type: 'deposit' } }))
+ * for await (const row of items(api.v1.vault[':vault'].events, { param: { vault: 'eip155:8453:0x…' }, query: { type: 'deposit' } }))
  *   if (row.type === 'deposit') console.log(row.data.amount); // data typed by row.type
  * ```
  *
@@ -42,7 +44,7 @@ export * from './types.js';
 /** A time bound: Unix milliseconds, an ISO-8601 date / date-time with offset, or a Date. */
 export type TimeBound = number | string | Date;
 
-/** `GET /v1/vault/{address}/events` query. Bounds are `[since, until)`. */
+/** `GET /v1/vault/{vault}/events` query. Bounds are `[since, until)`. */
 export interface EventsQuery {
   /** One type, several (repeated), or a comma-separated list; any of them matches. */
   type?: LedgerType | readonly LedgerType[] | `${LedgerType},${string}`;
@@ -54,7 +56,7 @@ export interface EventsQuery {
   cursor?: string;
 }
 
-/** `GET /v1/vault/{address}/equity` query. Window `[from, to)`. */
+/** `GET /v1/vault/{vault}/equity` query. Window `[from, to)`. */
 export interface EquityQuery {
   from?: TimeBound;
   to?: TimeBound;
@@ -65,6 +67,8 @@ export interface EquityQuery {
 /** `GET /v1/vaults` query. */
 export interface VaultsQuery {
   owner?: string;
+  /** Vaults of this chain only. */
+  chainId?: number;
   /** Vaults per page, 1–500 (default 50). */
   limit?: number;
   cursor?: string;
@@ -110,28 +114,39 @@ export interface GetOptional<A, T> {
 }
 
 type NoArgs = Record<string, never>;
-type VaultParam = { param: { address: string } };
+/** A vault's operations, named by `P`: `{ vault }` (its id `eip155:{chainId}:0x…` or a bare address). */
+export interface VaultOperations<P> {
+  snapshot: Get<P, Snapshot>;
+  equity: Get<P & { query?: EquityQuery }, EquityPoint[]>;
+  events: Get<P & { query?: EventsQuery }, LedgerRow[]>;
+}
 
-/** The operations, by path, as `hc` (hono/client) would shape them: `api.v1.vault[':address'].snapshot.$get(…)`. */
+/**
+ * The operations, by path, as `hc` (hono/client) would shape them:
+ * `api.v1.vault[':vault'].snapshot.$get({ param: { vault: 'eip155:8453:0x…' } })`. A vault is named
+ * by its id or by a bare address; a bare address that is a vault on several chains answers 409
+ * `ambiguous_vault` (`ApiError.candidates` lists the ids).
+ */
 export interface ReaderClient {
   v1: {
     vault: {
-      ':address': {
-        snapshot: Get<VaultParam, Snapshot>;
-        equity: Get<VaultParam & { query?: EquityQuery }, EquityPoint[]>;
-        events: Get<VaultParam & { query?: EventsQuery }, LedgerRow[]>;
-      };
+      ':vault': VaultOperations<{ param: { vault: string } }>;
+      /** @deprecated The same operations with the parameter named `address` (a vault id is accepted too): use `':vault'`. */
+      ':address': VaultOperations<{ param: { address: string } }>;
     };
     tx: { ':hash': Get<{ param: { hash: string }; query?: TxQuery }, LedgerRow[]> };
     vaults: GetOptional<{ query?: VaultsQuery }, VaultSummary[]>;
+    /** Every chain the deployment follows, with its head, indexer checkpoint and lags. */
+    chains: GetOptional<NoArgs, Chain[]>;
     strategies: GetOptional<NoArgs, Strategy[]>;
     universe: GetOptional<NoArgs, UniverseAsset[]> & { pairs: GetOptional<NoArgs, UniversePair[]> };
   };
   health: GetOptional<NoArgs, Health>;
   ready: GetOptional<NoArgs, Ready>;
   /**
-   * Follows the live stream of one vault (`GET /v1/vault/{address}/stream`), of several
-   * (`GET /v1/stream?vault=…`, at most 100) or of every vault (`'*'`): the handlers get each
+   * Follows the live stream of one vault (`GET /v1/vault/{vault}/stream`: a vault id, or a bare
+   * address on one chain), of several (`GET /v1/stream?vault=…`, at most 100 ids or bare addresses,
+   * a bare address following that address on every chain) or of every vault (`'*'`): the handlers get each
    * `ledger`, `snapshot` and `reset` event and the subscription's state; it reconnects by itself
    * with `Last-Event-ID` (no event missed or repeated) until `signal` aborts or `close()`.
    *
@@ -200,6 +215,11 @@ export function createClient(baseUrl: string, options: ClientOptions = {}): Read
   return {
     v1: {
       vault: {
+        ':vault': {
+          snapshot: op('/v1/vault/:vault/snapshot'),
+          equity: op('/v1/vault/:vault/equity'),
+          events: op('/v1/vault/:vault/events'),
+        },
         ':address': {
           snapshot: op('/v1/vault/:address/snapshot'),
           equity: op('/v1/vault/:address/equity'),
@@ -208,6 +228,7 @@ export function createClient(baseUrl: string, options: ClientOptions = {}): Read
       },
       tx: { ':hash': op('/v1/tx/:hash') },
       vaults: op('/v1/vaults'),
+      chains: op('/v1/chains'),
       strategies: op('/v1/strategies'),
       universe: { ...op('/v1/universe'), pairs: op('/v1/universe/pairs') },
     },
@@ -245,6 +266,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly code?: ErrorCode,
+    /** `ambiguous_vault` (409): the ids of the vaults the bare address names; name one of them. */
+    readonly candidates?: VaultId[],
   ) {
     super(message);
   }
@@ -255,14 +278,16 @@ export async function ok<T>(res: ApiResponse<T>): Promise<T> {
   if (res.ok) return res.json();
   let message = `${res.status} ${res.statusText}`;
   let code: ErrorCode | undefined;
+  let candidates: VaultId[] | undefined;
   try {
     const body = (await res.json()) as Partial<ErrorBody> | undefined;
     if (body?.error?.message) {
       code = body.error.code;
       message = `${res.status} ${code}: ${body.error.message}`;
+      if (Array.isArray(body.error.candidates)) candidates = body.error.candidates;
     }
   } catch {}
-  throw new ApiError(res.status, message, code);
+  throw new ApiError(res.status, message, code, candidates);
 }
 
 /** Arguments of an operation paginated by cursor. */

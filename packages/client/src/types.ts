@@ -81,8 +81,19 @@ export interface Behind {
     | undefined;
 }
 
-/** `GET /v1/vault/{address}/snapshot`: the live state of one vault. */
+/**
+ * A vault's id: its chain and address as a CAIP-10 account id, `eip155:{chainId}:{address}`
+ * (address lowercase). The same address may be a vault on several chains: the id names one.
+ */
+export type VaultId = string;
+
+/** `GET /v1/vault/{vault}/snapshot`: the live state of one vault. */
 export interface Snapshot {
+  /** The vault's id, `eip155:{chainId}:{address}`. */
+  id: VaultId;
+  /** The vault's chain (EIP-155 chain id). */
+  chainId: number;
+  /** The vault's address on that chain. */
   vault: string;
   owner: string;
   status: VaultStatus;
@@ -122,8 +133,10 @@ export interface UnpricedFlow {
   blockNumber: number;
 }
 
-/** One point of `GET /v1/vault/{address}/equity` (oldest first). */
+/** One point of `GET /v1/vault/{vault}/equity` (oldest first). */
 export interface EquityPoint {
+  /** The vault's chain. */
+  chainId: number;
   ts: number;
   blockNumber: number;
   valueUsd: number;
@@ -233,6 +246,7 @@ export interface LedgerColumns {
   /** Stable row id: chainId:blockHash:txHash:logIndex:vault. */
   id: string;
   vault: string;
+  /** The vault's chain: the row's vault is `eip155:{chainId}:{vault}`. */
   chainId: number;
   txHash: string;
   blockNumber: number;
@@ -270,9 +284,12 @@ export type LedgerRow = { [T in LedgerType]: LedgerRowOf<T> }[LedgerType];
 
 /** One entry of `GET /v1/vaults`. */
 export interface VaultSummary {
+  /** The vault's id, `eip155:{chainId}:{address}`. */
+  id: VaultId;
+  chainId: number;
+  /** The vault's address on chainId. */
   vault: string;
   owner: string;
-  chainId: number;
   strategy: string;
   status: VaultStatus;
   valueUsd: number;
@@ -322,6 +339,7 @@ export interface UniversePair {
 export type ErrorCode =
   | 'invalid_request'
   | 'not_found'
+  | 'ambiguous_vault'
   | 'method_not_allowed'
   | 'rate_limited'
   | 'unavailable'
@@ -330,7 +348,39 @@ export type ErrorCode =
 
 /** The one error body of every 4xx / 5xx answer. */
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
+  error: {
+    code: ErrorCode;
+    message: string;
+    /**
+     * `ambiguous_vault` (409) only: the ids of the vaults a bare address names (one per chain,
+     * ascending chain id); ask again with one of them.
+     */
+    candidates?: VaultId[] | undefined;
+  };
+}
+
+/** A block of a chain (`GET /v1/chains`). */
+export interface ChainBlock {
+  blockNumber: number;
+  /** Its block time, Unix ms; null when not kept. */
+  blockTime: number | null;
+}
+
+/** One entry of `GET /v1/chains`: a chain the deployment follows. */
+export interface Chain {
+  chainId: number;
+  /** Vaults served on the chain. */
+  vaults: number;
+  /** The newest block the indexer has read on the chain; null when the reader cannot see the indexer. */
+  head: ChainBlock | null;
+  /** The newest block the indexer published to the log, and when (Unix ms). */
+  checkpoint: (ChainBlock & { updatedAt: number }) | null;
+  /** The newest block of the chain folded into the served figures; null before any. */
+  folded: ChainBlock | null;
+  /** The indexer's lag: head − checkpoint blocks, and seconds since the checkpoint block's time. */
+  lag: { blocks: number | null; seconds: number | null };
+  /** How far the served figures are behind the checkpoint (upper bounds). */
+  foldedLag: { blocks: number | null; seconds: number | null };
 }
 
 export interface Health {
@@ -368,10 +418,13 @@ export interface TxQuery {
   cursor?: string;
 }
 
-// ---- live streams (GET /v1/vault/{address}/stream, GET /v1/stream) -----------------------------
+// ---- live streams (GET /v1/vault/{vault}/stream, GET /v1/stream) -----------------------------
 
 /** `data` of a `snapshot` event: the vault's snapshot with the ETag GET snapshot gives it. */
 export interface StreamSnapshotEvent {
+  /** The vault's id, `eip155:{chainId}:{address}`. */
+  id: VaultId;
+  chainId: number;
   vault: string;
   /** Entity tag (quoted), as GET snapshot's `ETag`. */
   etag: string;
@@ -384,6 +437,9 @@ export interface StreamSnapshotEvent {
  * events). Sent before the commit's new rows and snapshot.
  */
 export interface StreamRetractEvent {
+  /** The vault's id, `eip155:{chainId}:{address}`. */
+  id: VaultId;
+  chainId: number;
   vault: string;
   /** LedgerRow ids, ascending: every row removed (also of types the stream does not send). */
   ids: string[];

@@ -9,25 +9,43 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** Fields of the error object beside code and message (`candidates` of an ambiguous vault). */
+    readonly detail: ErrorDetail = {},
   ) {
     super(message);
   }
 }
 
+/** What an error may say beside its code and message. */
+export interface ErrorDetail {
+  /** `ambiguous_vault`: the ids of the vaults the bare address names, by ascending chain. */
+  candidates?: string[];
+}
+
 export const badRequest = (message: string) => new ApiError(400, 'invalid_request', message);
 export const notFound = (message: string) => new ApiError(404, 'not_found', message);
+/** A bare address that is a vault on several chains: 409 naming each vault's id. */
+export const ambiguousVault = (address: string, candidates: string[]) =>
+  new ApiError(
+    409,
+    'ambiguous_vault',
+    `${address} is a vault on several chains: name one by its id (${candidates.join(', ')})`,
+    {},
+    { candidates },
+  );
 
-/** The one error payload: `{ "error": { "code", "message" } }`. */
+/** The one error payload: `{ "error": { "code", "message" } }` (and `candidates` on a 409). */
 export function errorResponse(
   c: Context,
   status: ContentfulStatusCode,
   code: ErrorCode,
   message: string,
   headers: Record<string, string> = {},
+  detail: ErrorDetail = {},
 ): Response {
   c.header('Cache-Control', 'no-store');
   for (const [k, v] of Object.entries(headers)) c.header(k, v);
-  return c.json({ error: { code, message } }, status);
+  return c.json({ error: { code, message, ...detail } }, status);
 }
 
 // Errors that mean "Postgres is not answering", not "the query is wrong": connection refused or

@@ -195,7 +195,8 @@ export function createReader(config: ReaderConfig, ctx?: Context): Reader {
     return errorResponse(c, 404, 'not_found', `no route for ${path}`);
   });
   app.onError((err, c) => {
-    if (err instanceof ApiError) return errorResponse(c, err.status, err.code, err.message, err.headers);
+    if (err instanceof ApiError)
+      return errorResponse(c, err.status, err.code, err.message, err.headers, err.detail);
     if (isUnavailable(err)) {
       log.warn(
         { err: { message: err.message, code: (err as { code?: string }).code } },

@@ -87,7 +87,7 @@ describe('cursors', () => {
 
   it('rejects a vaults cursor, garbage and out-of-range numbers', () => {
     for (const bad of [
-      encodeVaultsCursor(`0x${'1'.repeat(40)}`),
+      encodeVaultsCursor({ vault: `0x${'1'.repeat(40)}`, chainId: 1 }),
       'Zm9v',
       Buffer.from(`e1:9007199254740993:0:0:0x${'0'.repeat(64)}`).toString('base64url'),
       Buffer.from(`e1:1:2147483648:0:0x${'0'.repeat(64)}`).toString('base64url'),

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { activityTypes } from '@vault-yield/domain';
-import type { LedgerKey, TxLedgerKey } from '@vault-yield/store';
+import { activityTypes, parseVaultId, type VaultId, type VaultRef, vaultIdOf } from '@vault-yield/domain';
+import type { LedgerKey, TxLedgerKey, VaultsKey } from '@vault-yield/store';
 
 /**
  * Path and query parameter schemas: declared once, they validate requests (routes/declare.ts) and
@@ -23,6 +23,38 @@ export const addressParam = z
   .string()
   .regex(/^0x[0-9a-fA-F]{40}$/, 'expected an address: 0x followed by 40 hex digits')
   .transform((a) => a.toLowerCase());
+
+/**
+ * How a request names a vault: by its id (`eip155:{chainId}:0x…`: one vault), or by a bare
+ * address (every chain it is a vault on: one answers, several answer 409, none 404).
+ */
+export type VaultName = { id: VaultId; ref: VaultRef } | { address: string };
+
+/** The largest chain id a deployment may follow (the tables keep it as int4). */
+export const MAX_CHAIN_ID = 2 ** 31 - 1;
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const VAULT_NAME_MESSAGE =
+  'expected a vault id eip155:{chainId}:0x… (chainId a positive integer, 40 hex digits) or an address: 0x followed by 40 hex digits';
+
+/** A vault id or a bare address, or null (any case in; lowercase out). */
+export function parseVaultName(raw: string): VaultName | null {
+  if (ADDRESS.test(raw)) return { address: raw.toLowerCase() };
+  const ref = parseVaultId(raw);
+  // The ledger and snapshot tables keep chain ids as int4.
+  if (!ref || ref.chainId > MAX_CHAIN_ID) return null;
+  return { id: vaultIdOf(ref), ref };
+}
+
+/** A vault id (`eip155:{chainId}:0x…`) or a bare address. */
+export const vaultNameParam = z.string().transform((raw, ctx): VaultName => {
+  const name = raw.length <= 80 ? parseVaultName(raw) : null;
+  if (!name) {
+    ctx.addIssue({ code: 'custom', message: VAULT_NAME_MESSAGE });
+    return z.NEVER;
+  }
+  return name;
+});
 
 export const txHashParam = z
   .string()
@@ -172,17 +204,27 @@ const txCursorParam = z.string().transform((raw, ctx): TxLedgerKey => {
   return { blockNumber, txIndex, logIndex, blockHash: m[4]!, chainId, vault: m[6]! };
 });
 
-export function encodeVaultsCursor(after: string): string {
-  return Buffer.from(`v1:${after}`, 'latin1').toString('base64url');
+/** A vaults page's cursor: the last vault's address and chain (v2; v1, the address alone, is still read). */
+export function encodeVaultsCursor(after: VaultsKey): string {
+  const text = after.chainId === undefined ? `v1:${after.vault}` : `v2:${after.vault}:${after.chainId}`;
+  return Buffer.from(text, 'latin1').toString('base64url');
 }
-const vaultsCursorParam = z.string().transform((raw, ctx) => {
-  const m = /^v1:(0x[0-9a-f]{40})$/.exec(unb64(raw) ?? '');
-  if (!m) {
+const vaultsCursorParam = z.string().transform((raw, ctx): VaultsKey => {
+  const m = /^(?:v1:(0x[0-9a-f]{40})|v2:(0x[0-9a-f]{40}):([1-9]\d{0,9}))$/.exec(unb64(raw) ?? '');
+  if (!m || (m[3] !== undefined && Number(m[3]) > MAX_CHAIN_ID)) {
     ctx.addIssue({ code: 'custom', message: 'invalid cursor: pass back the X-Next-Cursor value unchanged' });
     return z.NEVER;
   }
-  return m[1]!;
+  // v1 (issued before vaults had a chain in their key): every chain of its address is past.
+  return m[1] !== undefined ? { vault: m[1] } : { vault: m[2]!, chainId: Number(m[3]) };
 });
+
+/** `chainId=N`: an EIP-155 chain id. */
+const chainIdParam = z
+  .string()
+  .regex(/^[1-9][0-9]{0,9}$/, `expected a chain id: an integer from 1 to ${MAX_CHAIN_ID}`)
+  .transform(Number)
+  .pipe(z.number().max(MAX_CHAIN_ID, `expected a chain id: an integer from 1 to ${MAX_CHAIN_ID}`));
 
 const before = (lower: number | undefined, upper: number | undefined) =>
   lower === undefined || upper === undefined || lower < upper;
@@ -215,10 +257,13 @@ const cursorText = {
 } as const;
 
 export const vaultPath = z.object({
-  address: addressParam.openapi({
-    param: { name: 'address', in: 'path' },
-    description: 'vault address: 0x + 40 hex digits, any case',
-    example: '0x0000000000000000000000000000000000000001',
+  vault: vaultNameParam.openapi({
+    param: { name: 'vault', in: 'path' },
+    description:
+      'the vault: its id, a CAIP-10 account id `eip155:{chainId}:0x…` (40 hex digits, any case), or its bare address `0x…`. A bare address names the vault at that address on whichever chain has one; when several chains do, the answer is 409 `ambiguous_vault` listing their ids (`error.candidates`): ask again with one of them',
+    type: 'string',
+    pattern: '^(eip155:[1-9][0-9]{0,9}:)?0x[0-9a-fA-F]{40}$',
+    example: 'eip155:8453:0x5fbdb2315678afecb367f032d93f642f64180aa3',
   }),
 });
 
@@ -268,6 +313,13 @@ export const vaultsQuery = z.object({
     type: 'string',
     pattern: '^0x[0-9a-fA-F]{40}$',
   }),
+  chainId: chainIdParam.optional().openapi({
+    description: 'vaults of this chain only (EIP-155 chain id)',
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_CHAIN_ID,
+    example: 8453,
+  }),
   limit: int('vaults per page', LIMITS.vaults.max, LIMITS.vaults.default),
   cursor: vaultsCursorParam.optional().openapi(cursorText),
 });
@@ -302,18 +354,23 @@ export function parseStreamCursor(raw: string): StreamCursor | null {
 /** Most vaults one `GET /v1/stream` may name. */
 export const STREAM_MAX_VAULTS = 100;
 
-/** `vault=a,b` and/or `vault=a&vault=b`: the vaults a multi-vault stream follows. */
+/**
+ * `vault=a,b` and/or `vault=a&vault=b`: the vaults a multi-vault stream follows, each a vault id
+ * or a bare address (the vaults at that address on every chain), as their canonical text (ids with
+ * a lowercase address, addresses lowercase).
+ */
 const vaultsParam = z.union([z.string(), z.array(z.string())]).transform((values, ctx) => {
   const out = new Set<string>();
   for (const item of (Array.isArray(values) ? values : [values]).flatMap((v) => v.split(','))) {
-    if (!/^0x[0-9a-fA-F]{40}$/.test(item)) {
+    const name = item.length <= 80 ? parseVaultName(item) : null;
+    if (!name) {
       ctx.addIssue({
         code: 'custom',
-        message: 'expected vault addresses: 0x followed by 40 hex digits each',
+        message: `expected vaults: each ${VAULT_NAME_MESSAGE.slice('expected '.length)}`,
       });
       return z.NEVER;
     }
-    out.add(item.toLowerCase());
+    out.add('id' in name ? name.id : name.address);
   }
   if (out.size > STREAM_MAX_VAULTS) {
     ctx.addIssue({ code: 'custom', message: `at most ${STREAM_MAX_VAULTS} vaults; leave it out for all` });
@@ -324,10 +381,10 @@ const vaultsParam = z.union([z.string(), z.array(z.string())]).transform((values
 
 export const streamQuery = z.object({
   vault: vaultsParam.optional().openapi({
-    description: `vaults to follow: comma-separated and/or repeated, at most ${STREAM_MAX_VAULTS}; absent: every vault`,
+    description: `vaults to follow: comma-separated and/or repeated, at most ${STREAM_MAX_VAULTS}; absent: every vault. Each is a vault id \`eip155:{chainId}:0x…\` (that vault) or a bare address (the vaults at that address on every chain, those created later included: a stream never answers 409)`,
     param: { style: 'form', explode: true },
     type: 'array',
-    items: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' },
+    items: { type: 'string', pattern: '^(eip155:[1-9][0-9]{0,9}:)?0x[0-9a-fA-F]{40}$' },
     maxItems: STREAM_MAX_VAULTS,
   }),
 });

@@ -16,6 +16,11 @@ const hash = z
   .string()
   .regex(/^0x[0-9a-f]{64}$/)
   .describe('lowercase 0x + 64 hex');
+const vaultIdOut = z
+  .string()
+  .regex(/^eip155:[1-9][0-9]*:0x[0-9a-f]{40}$/)
+  .describe('a vault id: CAIP-10 `eip155:{chainId}:{address}`, the address lowercase');
+const chainId = z.number().int().positive().describe('EIP-155 chain id');
 const unixMs = z.number().int().nonnegative().describe('Unix time in milliseconds');
 
 /** A token amount of a ledger row as people read it (domain mapping/amounts.ts). */
@@ -42,7 +47,7 @@ export const ledgerAmount = z
 const ledgerColumns = {
   id: z.string().describe('stable row id: chainId:blockHash:txHash:logIndex:vault'),
   vault: address,
-  chainId: z.number().int().positive(),
+  chainId: chainId.describe("the vault's chain (EIP-155 chain id): the vault is `eip155:{chainId}:{vault}`"),
   txHash: hash,
   blockNumber: z.number().int().nonnegative(),
   blockHash: hash,
@@ -135,9 +140,12 @@ export const universePair = z
 
 export const vaultSummary = z
   .object({
-    vault: address,
+    id: vaultIdOut,
+    chainId,
+    vault: address.describe(
+      'the vault’s address on chainId (the same address may be a vault on other chains)',
+    ),
     owner: address,
-    chainId: z.number().int().positive(),
     strategy: z.string(),
     status: snapshotView.shape.status,
     valueUsd: z.number(),
@@ -150,6 +158,7 @@ export const vaultSummary = z
 export const errorCodes = [
   'invalid_request',
   'not_found',
+  'ambiguous_vault',
   'method_not_allowed',
   'unauthorized',
   'rate_limited',
@@ -163,6 +172,12 @@ export const errorBody = z
     error: z.object({
       code: z.enum(errorCodes),
       message: z.string().describe('human-readable; for invalid_request it names the parameter path'),
+      candidates: z
+        .array(vaultIdOut)
+        .optional()
+        .describe(
+          '`ambiguous_vault` (409) only: the ids of the vaults a bare address names, one per chain, by ascending chain id; ask again with one of them',
+        ),
     }),
   })
   .openapi('Error');
@@ -245,4 +260,48 @@ function named<T extends z.ZodType>(schema: T, refId: string): T {
 
 /** The snapshot's one shape: the domain's view (additive fields go there). */
 export const snapshot = named(snapshotView, 'Snapshot');
-export const equityPoint = named(equityPointView, 'EquityPoint');
+/** A point of the equity series: the domain's view, with the vault's chain first. */
+export const equityPoint = named(z.object({ chainId }).extend(equityPointView.shape), 'EquityPoint');
+
+const block = z
+  .object({
+    blockNumber: z.number().int().nonnegative(),
+    blockTime: unixMs.nullable().describe('its block time, Unix ms; null when not kept'),
+  })
+  .openapi('ChainBlock');
+const lag = (blocks: string, seconds: string) =>
+  z.object({
+    blocks: z.number().int().nonnegative().nullable().describe(blocks),
+    seconds: z.number().int().nonnegative().nullable().describe(seconds),
+  });
+
+export const chainEntry = z
+  .object({
+    chainId,
+    vaults: z.number().int().nonnegative().describe('vaults served on the chain'),
+    head: block
+      .nullable()
+      .describe(
+        'the newest block the indexer has read on the chain (its kept blocks: read ahead of publishing, so at least the checkpoint); null when the reader cannot read the indexer’s tables (`INDEXER_SCHEMA`) or the chain has no checkpoint',
+      ),
+    checkpoint: block
+      .extend({ updatedAt: unixMs.describe('when the indexer wrote the checkpoint, Unix ms') })
+      .nullable()
+      .describe('the newest block the indexer published to the log; null as for head'),
+    folded: block
+      .nullable()
+      .describe(
+        'the newest block of the chain folded into the served figures (over its vaults; blockTime is its block time); null before anything of the chain was folded',
+      ),
+    lag: lag(
+      'blocks read by the indexer and not yet published: head − checkpoint',
+      'seconds since the checkpoint block’s time: now − its block time. It grows while the chain’s node is down or its indexer stopped (a quiet chain that makes no blocks grows it too)',
+    ).describe('the indexer’s lag on the chain; null figures when not known'),
+    foldedLag: lag(
+      'checkpoint − folded block: an upper bound (blocks without a record of the chain’s vaults count too)',
+      'chain time between the checkpoint block and the newest block folded (the same bound)',
+    ).describe(
+      'how far the served figures of the chain are behind its checkpoint; null figures when not known',
+    ),
+  })
+  .openapi('Chain');

@@ -16,7 +16,11 @@ interface Stored {
 
 const usd = (micro: number) => `${Math.trunc(micro / 1e6)}.${String(micro % 1e6).padStart(6, '0')}`;
 const micro = (x: number) => Math.round(x * 1e6);
+/** The chain the series are read on; every vault also has points on OTHER (which must never show). */
+const CHAIN = 10;
+const OTHER = 8453;
 const served = (p: Stored): EquityPointRow => ({
+  chainId: CHAIN,
   ts: p.ts,
   blockNumber: p.blockNumber,
   valueUsd: Number(usd(p.value)),
@@ -40,9 +44,15 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
   /** Stores `points` for a fresh vault, seq in their order (ts must not decrease). */
   async function store(points: readonly Stored[]): Promise<string> {
     const vault = nextVault();
+    // The same address on another chain, with a history of its own (a vault is (chain, address)).
     await writer.query(
-      `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
-       select ${hexToBytes('$1::text')}, ts, block_number, seq, value_usd::numeric, capital_in_usd::numeric,
+      `insert into equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
+       select $2::int, ${hexToBytes('$1::text')}, 1000 * g, g, g, 999999, 0, 0 from generate_series(1, 3) g`,
+      [vault, OTHER],
+    );
+    await writer.query(
+      `insert into equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
+       select ${CHAIN}, ${hexToBytes('$1::text')}, ts, block_number, seq, value_usd::numeric, capital_in_usd::numeric,
               capital_out_usd::numeric
        from jsonb_to_recordset($2::jsonb) as x(ts bigint, block_number bigint, seq bigint, value_usd text,
          capital_in_usd text, capital_out_usd text)`,
@@ -83,21 +93,21 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
       { ts: 100, blockNumber: 20, value: 2200 * M, capIn: 2000 * M, capOut: 0 },
     ];
     const vault = await store(pts);
-    const two = await equitySeries(reader, { vault, points: 2 });
+    const two = await equitySeries(reader, { chainId: CHAIN, vault, points: 2 });
     expect(two).toEqual([served(pts[0]!), served(pts[3]!)]);
     expect(gainServed(two[0]!, two[1]!)).toBe(200 * M);
     expect(gain(pts[0]!, pts[3]!)).toBe(200 * M);
     // points − 1 = 2 buckets over [0, 100]: [0, 50] keeps 40, [51, 100] keeps 100; 0 comes first.
-    expect(await equitySeries(reader, { vault, points: 3 })).toEqual(
+    expect(await equitySeries(reader, { chainId: CHAIN, vault, points: 3 })).toEqual(
       [pts[0], pts[1], pts[3]].map((p) => served(p!)),
     );
-    expect(await equitySeries(reader, { vault, points: 4 })).toEqual(pts.map(served)); // fits: whole
-    expect(await equitySeries(reader, { vault, points: 1 })).toEqual([served(pts[3]!)]); // latest
-    expect(await equitySeries(reader, { vault, from: 1, to: 100, points: 2 })).toEqual([
+    expect(await equitySeries(reader, { chainId: CHAIN, vault, points: 4 })).toEqual(pts.map(served)); // fits: whole
+    expect(await equitySeries(reader, { chainId: CHAIN, vault, points: 1 })).toEqual([served(pts[3]!)]); // latest
+    expect(await equitySeries(reader, { chainId: CHAIN, vault, from: 1, to: 100, points: 2 })).toEqual([
       served(pts[1]!),
       served(pts[2]!),
     ]);
-    expect(await equitySeries(reader, { vault, from: 101, points: 2 })).toEqual([]);
+    expect(await equitySeries(reader, { chainId: CHAIN, vault, from: 101, points: 2 })).toEqual([]);
   });
 
   const series = fc
@@ -136,7 +146,7 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
             (p) => (from === undefined || p.ts >= from) && (to === undefined || p.ts < to),
           );
           const points = 1 + (seed % (win.length + 2)); // 1 .. N + 2
-          const got = await equitySeries(reader, { vault, from, to, points });
+          const got = await equitySeries(reader, { chainId: CHAIN, vault, from, to, points });
 
           expect(got.length).toBeLessThanOrEqual(points);
           // A subsequence of the stored window, in order (block numbers are unique per vault).
@@ -170,11 +180,11 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
         row_number() over (order by ts, seq) as i, count(*) over () as n,
         ((ts - min(ts) over ()) * ($4::bigint - 1)) / (max(ts) over () - min(ts) over () + 1) as bucket
       from equity_points
-      where vault = ${hexToBytes('$1')} and ts >= coalesce($2::bigint, 0) and ts < coalesce($3::bigint, 9223372036854775807)
+      where chain_id = $5::int and vault = ${hexToBytes('$1')} and ts >= coalesce($2::bigint, 0) and ts < coalesce($3::bigint, 9223372036854775807)
     ), marked as (
       select *, lead(bucket) over (order by ts, seq) as next_bucket from pts
     )
-    select ts, block_number as "blockNumber", round(value_usd, 6)::float8 as "valueUsd",
+    select $5::int as "chainId", ts, block_number as "blockNumber", round(value_usd, 6)::float8 as "valueUsd",
       round(capital_in_usd, 6)::float8 as "capitalInUsd", round(capital_out_usd, 6)::float8 as "capitalOutUsd"
     from marked
     where n <= $4::bigint or (i = 1 and $4::bigint > 1) or next_bucket is distinct from bucket
@@ -205,8 +215,8 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
             i === undefined ? undefined : (pts[Math.min(i, pts.length - 1)]?.ts ?? 0) + shift;
           const from = at(a, 0);
           const to = at(b, 1);
-          const got = await equitySeries(reader, { vault, from, to, points });
-          const { rows } = await reader.query(REFERENCE, [vault, from ?? null, to ?? null, points]);
+          const got = await equitySeries(reader, { chainId: CHAIN, vault, from, to, points });
+          const { rows } = await reader.query(REFERENCE, [vault, from ?? null, to ?? null, points, CHAIN]);
           expect(got).toEqual(rows);
         },
       ),
@@ -218,8 +228,8 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
     const kept = async (n: number) => {
       const vault = nextVault();
       await writer.query(
-        `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
-         select ${hexToBytes('$1::text')}, 1700000000000::bigint + g * 120000::bigint, g, g, g, 0, 0
+        `insert into equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
+         select ${CHAIN}, ${hexToBytes('$1::text')}, 1700000000000::bigint + g * 120000::bigint, g, g, g, 0, 0
          from generate_series(1, $2::int) g`,
         [vault, n],
       );
@@ -235,14 +245,15 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
         null,
         null,
         200,
+        CHAIN,
       ]);
       const json = JSON.stringify(rows[0]);
       return [...json.matchAll(/"Shared Hit Blocks":(\d+)/g)].reduce((a, m) => Math.max(a, Number(m[1])), 0);
     };
     for (const vault of [short, long]) {
-      const served200 = await equitySeries(reader, { vault, points: 200 });
+      const served200 = await equitySeries(reader, { chainId: CHAIN, vault, points: 200 });
       expect(served200).toHaveLength(200);
-      expect(served200).toEqual((await reader.query(REFERENCE, [vault, null, null, 200])).rows);
+      expect(served200).toEqual((await reader.query(REFERENCE, [vault, null, null, 200, CHAIN])).rows);
     }
     const [a, b] = [await touched(EQUITY_SERIES_SQL, short), await touched(EQUITY_SERIES_SQL, long)];
     expect(a).toBeGreaterThan(0);

@@ -1,6 +1,8 @@
 import { hexToBytes, type Pool } from '../pool/index.js';
 
 export interface EquityPointRow {
+  /** The vault's chain. */
+  chainId: number;
   ts: number;
   /** The block at whose end the point is valued (a vault has at most one point per block). */
   blockNumber: number;
@@ -10,6 +12,8 @@ export interface EquityPointRow {
 }
 
 export interface EquityWindow {
+  chainId: number;
+  /** The vault's address (lowercase). */
   vault: string;
   /** Unix ms, inclusive. */
   from?: number;
@@ -35,7 +39,7 @@ export interface EquityWindow {
  * Order is (ts, seq), the primary key's order: ts never decreases as seq grows, so it is the log's.
  *
  * Cost follows `points`, not the history kept: every step is a walk of the primary key
- * (vault, ts, seq) — the window's ends, a count stopped at `points` + 1, and per bucket one probe
+ * (chain_id, vault, ts, seq) — the window's ends, a count stopped at `points` + 1, and per bucket one probe
  * for the last point before the bucket's end (bucket k ends at first + ⌈(k + 1)(span + 1) /
  * (points − 1)⌉) — so an all-time chart of years of points reads ≈ `points` index entries.
  */
@@ -43,13 +47,13 @@ export async function equitySeries(pool: Pool, w: EquityWindow): Promise<EquityP
   const { rows } = await pool.query<EquityPointRow>({
     name: 'reader.equity',
     text: EQUITY_SERIES_SQL,
-    values: [w.vault, w.from ?? null, w.to ?? null, w.points],
+    values: [w.vault, w.from ?? null, w.to ?? null, w.points, w.chainId],
   });
   return rows;
 }
 
 const VAULT = hexToBytes('$1');
-const IN_WINDOW = `vault = ${VAULT} and ts >= coalesce($2::bigint, 0) and ts < coalesce($3::bigint, 9223372036854775807)`;
+const IN_WINDOW = `chain_id = $5::int and vault = ${VAULT} and ts >= coalesce($2::bigint, 0) and ts < coalesce($3::bigint, 9223372036854775807)`;
 const COLUMNS = 'ts, seq, block_number, value_usd, capital_in_usd, capital_out_usd';
 /** The series' statement (exported for its plan's test). */
 export const EQUITY_SERIES_SQL = `with
@@ -75,6 +79,6 @@ export const EQUITY_SERIES_SQL = `with
     where n.n > $4::bigint and $4::bigint > 1
       and b.ts >= span.first + (k * span.width + $4::bigint - 2) / ($4::bigint - 1)
   )
-  select ts, block_number as "blockNumber", round(value_usd, 6)::float8 as "valueUsd",
+  select $5::int as "chainId", ts, block_number as "blockNumber", round(value_usd, 6)::float8 as "valueUsd",
     round(capital_in_usd, 6)::float8 as "capitalInUsd", round(capital_out_usd, 6)::float8 as "capitalOutUsd"
   from picked order by ts, seq`;

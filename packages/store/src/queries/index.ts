@@ -27,6 +27,9 @@ export {
   type TxLedgerPage,
 } from './ledger.js';
 export {
+  type ChainBlock,
+  type ChainStatus,
+  chainStatuses,
   type Freshness,
   type IndexerHead,
   indexerHead,
@@ -34,7 +37,14 @@ export {
   type Readiness,
   readiness,
 } from './readiness.js';
-export { type SnapshotJson, snapshotOf, snapshotsOf, vaultExists } from './snapshot.js';
+export {
+  type SnapshotJson,
+  snapshotOf,
+  snapshotsMatching,
+  snapshotsOf,
+  vaultExists,
+  vaultsAt,
+} from './snapshot.js';
 export {
   type StreamBounds,
   type StreamCommit,
@@ -43,4 +53,10 @@ export {
   streamCommits,
   streamRows,
 } from './stream.js';
-export { type VaultListFilter, type VaultPage, type VaultSummaryRow, vaultPage } from './vaults.js';
+export {
+  type VaultListFilter,
+  type VaultPage,
+  type VaultSummaryRow,
+  type VaultsKey,
+  vaultPage,
+} from './vaults.js';

@@ -100,7 +100,7 @@ afterAll(async () => {
 });
 
 describe('ledger_vault_type_ts serves ?type= on a busy vault', () => {
-  const rare: LedgerFilter = { vault: BUSY, types: ['suspended'], limit: 50 };
+  const rare: LedgerFilter = { chainId: 1, vault: BUSY, types: ['suspended'], limit: 50 };
 
   it('a page of a rare type is an index range of ledger_vault_type_ts (custom and generic plan)', async () => {
     for (const generic of [false, true]) {
@@ -122,6 +122,7 @@ describe('ledger_vault_type_ts serves ?type= on a busy vault', () => {
 
   it('with a window and a cursor, and several types, still per type; every asked type merged in order', async () => {
     const first = await ledgerPage(writer, {
+      chainId: 1,
       vault: BUSY,
       types: ['suspended', 'deposit'],
       limit: 3,
@@ -133,6 +134,7 @@ describe('ledger_vault_type_ts serves ?type= on a busy vault', () => {
       DEPOSITS + RARE - 2,
     ]);
     const f: LedgerFilter = {
+      chainId: 1,
       vault: BUSY,
       types: ['suspended', 'resumed'],
       limit: 4,
@@ -150,7 +152,7 @@ describe('ledger_vault_type_ts serves ?type= on a busy vault', () => {
 
   it('without a type filter (the whole vocabulary) the page still reads ledger_vault_ts newest first', async () => {
     const all = Array.from({ length: PER_TYPE_MAX + 1 }, (_, i) => (i === 0 ? 'deposit' : `t${i}`));
-    const plan = await explain({ vault: BUSY, types: all, limit: 50 });
+    const plan = await explain({ chainId: 1, vault: BUSY, types: all, limit: 50 });
     expect(plan.text).toMatch(/Index Scan using ledger_vault_ts/);
     expect(plan.buffers).toBeLessThan(100);
   });

@@ -15,6 +15,9 @@ export interface LedgerKey {
 }
 
 export interface LedgerFilter {
+  /** The vault's chain (the ledger's indexes lead with the vault; the chain is matched beside it). */
+  chainId: number;
+  /** The vault's address (lowercase). */
   vault: string;
   /** Record types to return; must be non-empty (the reader passes the activity vocabulary). */
   types: readonly string[];
@@ -76,8 +79,12 @@ export const PER_TYPE_MAX = 8;
 export async function ledgerPage(pool: Pool, f: LedgerFilter): Promise<LedgerPage> {
   if (f.types.length === 0) return { rows: [], next: null };
   const perType = f.types.length <= PER_TYPE_MAX;
-  const values: unknown[] = [f.vault, f.types];
-  const where = [`vault = ${hexToBytes('$1')}`, perType ? 'type = t.wanted' : 'type = any($2::text[])'];
+  const values: unknown[] = [f.vault, f.types, f.chainId];
+  const where = [
+    `vault = ${hexToBytes('$1')}`,
+    'chain_id = $3::int',
+    perType ? 'type = t.wanted' : 'type = any($2::text[])',
+  ];
   if (f.since !== undefined) {
     values.push(f.since);
     where.push(`ts >= $${values.length}`);

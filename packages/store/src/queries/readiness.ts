@@ -140,3 +140,131 @@ export async function projectionFreshness(
   }
   return { records, blocks, seconds, folded, head };
 }
+
+/** A block of a chain: its number and time (Unix ms; null when the indexer kept no time for it). */
+export interface ChainBlock {
+  blockNumber: number;
+  blockTime: number | null;
+}
+
+/** One chain the deployment follows, as `GET /v1/chains` serves it. */
+export interface ChainStatus {
+  chainId: number;
+  /** Vaults served on the chain. */
+  vaults: number;
+  /**
+   * The newest block the indexer has read on the chain (its kept blocks, written ahead of
+   * publishing); null when the indexer's tables are not readable or hold nothing for the chain.
+   */
+  head: ChainBlock | null;
+  /** The newest block the indexer published to the log (its checkpoint), with when it was written (Unix ms). */
+  checkpoint: (ChainBlock & { updatedAt: number }) | null;
+  /** The newest block of the chain folded into the served figures (over its vaults); null before any. */
+  folded: ChainBlock | null;
+  /**
+   * The indexer's lag: `blocks` read but not yet published (head − checkpoint), and `seconds`
+   * since the checkpoint block's time (now − its block time: it grows while the chain's node is
+   * down or the indexer stopped). Null when not known.
+   */
+  lag: { blocks: number | null; seconds: number | null };
+  /**
+   * The served figures' lag behind the checkpoint: blocks (checkpoint − folded) and chain seconds
+   * (their block times). Upper bounds: blocks with no record of the chain's vaults count too.
+   * Null without a checkpoint or before anything of the chain was folded.
+   */
+  foldedLag: { blocks: number | null; seconds: number | null };
+}
+
+/**
+ * Every chain the deployment follows — those with an indexer checkpoint (when `indexerSchema` is
+ * given and readable) and those with vaults in `schema` — by ascending chain id, with its head,
+ * checkpoint, the newest block folded and the lags between them. `now` is Unix ms.
+ */
+export async function chainStatuses(
+  db: Queryable,
+  schema: string,
+  o: { indexerSchema?: string | null; now?: number } = {},
+): Promise<ChainStatus[]> {
+  const now = o.now ?? Date.now();
+  const { rows: folded } = await db.query<{
+    chain_id: number;
+    vaults: number;
+    n: string | null;
+    t: string | null;
+  }>(
+    `select chain_id, count(*)::int as vaults, max((snapshot->>'blockNumber')::bigint)::text as n,
+        max(updated_at)::text as t
+       from ${ident(schema)}.vault_snapshot group by chain_id`,
+  );
+  const idx = new Map<
+    number,
+    { cn: string; ct: string | null; cu: string; hn: string | null; ht: string | null }
+  >();
+  if (o.indexerSchema && (await readable(db, o.indexerSchema, 'indexer_checkpoint'))) {
+    const s = ident(o.indexerSchema);
+    const blocks = await readable(db, o.indexerSchema, 'indexer_blocks');
+    const { rows } = await db.query<{
+      chain_id: number;
+      cn: string;
+      ct: string | null;
+      cu: string;
+      hn: string | null;
+      ht: string | null;
+    }>(
+      blocks
+        ? `select c.chain_id, c.block_number::text as cn, cb.block_timestamp::text as ct,
+              (extract(epoch from c.updated_at) * 1000)::bigint::text as cu,
+              h.block_number::text as hn, h.block_timestamp::text as ht
+             from ${s}.indexer_checkpoint c
+             left join ${s}.indexer_blocks cb on cb.chain_id = c.chain_id and cb.block_number = c.block_number
+                                               and cb.block_hash = c.block_hash
+             left join lateral (
+               select b.block_number, b.block_timestamp from ${s}.indexer_blocks b
+                where b.chain_id = c.chain_id order by b.block_number desc limit 1
+             ) h on true`
+        : `select chain_id, block_number::text as cn, null::text as ct,
+              (extract(epoch from updated_at) * 1000)::bigint::text as cu, null::text as hn, null::text as ht
+             from ${s}.indexer_checkpoint`,
+    );
+    for (const r of rows) idx.set(r.chain_id, r);
+  }
+  // indexer_blocks keeps block times in seconds (0 before migration 0003 filled them).
+  const ms = (t: string | null | undefined) => (t ? Number(t) * 1000 || null : null);
+  const byChain = new Map(folded.map((r) => [r.chain_id, r]));
+  const chains = [...new Set([...idx.keys(), ...byChain.keys()])].sort((a, b) => a - b);
+  return chains.map((chainId): ChainStatus => {
+    const f = byChain.get(chainId);
+    const i = idx.get(chainId);
+    const checkpoint = i ? { blockNumber: Number(i.cn), blockTime: ms(i.ct), updatedAt: Number(i.cu) } : null;
+    const hn = i?.hn == null ? null : Number(i.hn);
+    const head =
+      checkpoint === null
+        ? null
+        : hn !== null && hn > checkpoint.blockNumber
+          ? { blockNumber: hn, blockTime: ms(i?.ht) }
+          : { blockNumber: checkpoint.blockNumber, blockTime: checkpoint.blockTime };
+    const foldedBlock =
+      f && f.n !== null ? { blockNumber: Number(f.n), blockTime: f.t === null ? null : Number(f.t) } : null;
+    const diff = (a: number | null | undefined, b: number | null | undefined) =>
+      a == null || b == null ? null : Math.max(0, a - b);
+    const seconds = (a: number | null | undefined, b: number | null | undefined) => {
+      const d = diff(a, b);
+      return d === null ? null : Math.round(d / 1000);
+    };
+    return {
+      chainId,
+      vaults: f?.vaults ?? 0,
+      head,
+      checkpoint,
+      folded: foldedBlock,
+      lag: {
+        blocks: diff(head?.blockNumber, checkpoint?.blockNumber),
+        seconds: seconds(now, checkpoint?.blockTime),
+      },
+      foldedLag: {
+        blocks: diff(checkpoint?.blockNumber, foldedBlock?.blockNumber),
+        seconds: seconds(checkpoint?.blockTime, foldedBlock?.blockTime),
+      },
+    };
+  });
+}

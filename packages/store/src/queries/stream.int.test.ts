@@ -1,4 +1,4 @@
-import { activityTypes } from '@vault-yield/domain';
+import { activityTypes, refOf } from '@vault-yield/domain';
 import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgPool, hexToBytes, type Pool } from '../pool/index.js';
@@ -12,7 +12,9 @@ import { type StreamCommit, type StreamPageBounds, streamCommits, streamRows } f
  */
 
 const KIB = 1024;
-const [V1, V2] = [`0x${'a1'.repeat(20)}`, `0x${'b2'.repeat(20)}`];
+// Two vaults at the same address on two chains (vault ids, as commits name them since 0028).
+const ADDRESS = `0x${'a1'.repeat(20)}`;
+const [V1, V2] = [`eip155:31337:${ADDRESS}`, `eip155:10:${ADDRESS}`];
 const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 const bytes = (rows: readonly string[]) => rows.reduce((n, r) => n + Buffer.byteLength(r), 0);
 
@@ -31,9 +33,9 @@ describe('stream pages bounded by rows and bytes (real Postgres)', () => {
         block += 1;
         await client.query(
           `insert into ledger (chain_id, block_hash, tx_hash, log_index, vault, block_number, tx_index, ts, type, payload)
-           values (31337, ${hexToBytes('$1')}, ${hexToBytes('$2')}, 0, ${hexToBytes('$3')}, $4::int8, 0, $4::int8 * 1000, 'suspended',
+           values ($6::int, ${hexToBytes('$1')}, ${hexToBytes('$2')}, 0, ${hexToBytes('$3')}, $4::int8, 0, $4::int8 * 1000, 'suspended',
                    jsonb_build_object('reason', repeat('é', $5::int * 512)))`,
-          [hash(block), hash(1_000_000 + block), r.vault, block, r.kib],
+          [hash(block), hash(1_000_000 + block), refOf(r.vault).vault, block, r.kib, refOf(r.vault).chainId],
         );
       }
       await client.query('insert into stream_commits (vaults, retracted) values ($1::text[], $2::text[])', [
@@ -57,7 +59,7 @@ describe('stream pages bounded by rows and bytes (real Postgres)', () => {
     ]); // small
     await commit(Array.from({ length: 6 }, (_, i) => ({ vault: i % 2 ? V1 : V2, kib: 40 }))); // 240 KiB
     await commit([{ vault: V2, kib: 3 }]);
-    await commit([], [`31337:${hash(1)}:${hash(1_000_001)}:0:${V1}`]); // a revert's retraction alone: no rows
+    await commit([], [`31337:${hash(1)}:${hash(1_000_001)}:0:${ADDRESS}`]); // a revert's retraction alone: no rows
     await commit(Array.from({ length: 5 }, () => ({ vault: V1, kib: 30 }))); // 150 KiB
     await commit([{ vault: V2, kib: 300 }]); // one row larger than any page
     for (let i = 0; i < 30; i++) await commit([{ vault: i % 2 ? V1 : V2, kib: 8 }]);
@@ -168,6 +170,9 @@ describe('stream pages bounded by rows and bytes (real Postgres)', () => {
     for (const vault of [V1, V2]) {
       const rows = all.out.filter((r) => r.seq === seq && r.vault === vault).map((r) => r.json);
       expect(rows).toHaveLength(3);
+      // Each vault's rows are its chain's (the same address on both).
+      for (const r of rows)
+        expect(JSON.parse(r)).toMatchObject({ chainId: refOf(vault).chainId, vault: ADDRESS });
       for (let k = 0; k <= rows.length; k++) {
         const got: string[] = [];
         for (let at = k; ; ) {

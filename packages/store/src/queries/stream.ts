@@ -1,3 +1,4 @@
+import { refOf } from '@vault-yield/domain';
 import { hexToBytes, type Pool } from '../pool/index.js';
 import { LEDGER_ROW_SQL } from './ledger.js';
 
@@ -12,14 +13,16 @@ import { LEDGER_ROW_SQL } from './ledger.js';
 export interface StreamCommit {
   /** Its number (int8 as decimal text). */
   seq: string;
-  /** The vaults it touched, ascending. */
+  /**
+   * The vaults it touched, by vault id (`eip155:{chainId}:{address}`, migration 0028), ascending.
+   */
   vaults: string[];
-  /** Its ledger rows (served JSON text), by vault, then oldest first. */
+  /** Its ledger rows (served JSON text) with their vault's id, by vault, then oldest first. */
   rows: { vault: string; json: string }[];
   /** Ids of the ledger rows its reverts deleted (migration 0022), ascending. */
   retracted: string[];
   /**
-   * Its rows by vault when they were left out (more than the page's `maxRows`: the commit alone
+   * Its rows by vault id when they were left out (more than the page's `maxRows`: the commit alone
    * in its page); read them in slices with `streamRows`. Absent: `rows` holds them all.
    */
   counts?: Map<string, number>;
@@ -86,8 +89,8 @@ export async function streamCommits(
           select * from (select n.*, sum(rows) over (order by seq) as upto_rows from n) u
           where k = 1 or upto_rows <= $4::int8
         ), l as materialized (
-          select r.seq, ${LEDGER_ROW_SQL.vault} as vault_hex, ${LEDGER_ROW_SQL.row},
-                 vault, block_number, tx_index, log_index, block_hash
+          select r.seq, ${VAULT_ID} as vault_id, ${LEDGER_ROW_SQL.row},
+                 chain_id, vault, block_number, tx_index, log_index, block_hash
           from r join ledger on commit_xid = r.xid and type = any($3::text[])
           where r.rows <= $4::int8
         ), c as (
@@ -98,9 +101,9 @@ export async function streamCommits(
           ) u
           where k = 1 or upto_bytes <= $5::int8
         )
-        select c.seq::text as seq, c.vaults, c.retracted, c.whole, l.vault_hex as vault, l.json
+        select c.seq::text as seq, c.vaults, c.retracted, c.whole, l.vault_id as vault, l.json
         from c left join l on l.seq = c.seq and c.whole
-        order by c.seq, l.vault, l.block_number, l.tx_index, l.log_index, l.block_hash`,
+        order by c.seq, l.vault, l.chain_id, l.block_number, l.tx_index, l.log_index, l.block_hash`,
     values: [after, limit, types, bounds.rows, bounds.bytes],
   });
   const out: StreamCommit[] = [];
@@ -118,10 +121,13 @@ export async function streamCommits(
   return out;
 }
 
+/** A ledger row's vault id (`eip155:{chainId}:{address}`), as the commits name their vaults. */
+const VAULT_ID = `'eip155:' || chain_id || ':' || ${LEDGER_ROW_SQL.vault}`;
+
 const COMMIT_ROWS = `from ledger where commit_xid = (select xid from stream_commits where seq = $1::int8)
   and type = any($2::text[])`;
 
-/** A commit's rows of `types` counted by vault. */
+/** A commit's rows of `types` counted by vault id. */
 async function streamRowCounts(
   pool: Pool,
   seq: string,
@@ -129,14 +135,14 @@ async function streamRowCounts(
 ): Promise<Map<string, number>> {
   const { rows } = await pool.query<{ vault: string; n: string }>({
     name: 'reader.stream-row-counts',
-    text: `select ${LEDGER_ROW_SQL.vault} as vault, count(*)::text as n ${COMMIT_ROWS} group by vault`,
+    text: `select ${VAULT_ID} as vault, count(*)::text as n ${COMMIT_ROWS} group by chain_id, vault`,
     values: [seq, types],
   });
   return new Map(rows.map((r) => [r.vault, Number(r.n)]));
 }
 
 /**
- * A slice of a commit's rows of `types` for `vault`, from the `offset`-th (oldest first): at most
+ * A slice of a commit's rows of `types` for the vault `id` (a vault id), from the `offset`-th (oldest first): at most
  * `bounds.rows` of them, stopping before the row that would take the slice past `bounds.bytes` of
  * served JSON (UTF-8); the first row comes whatever its size, so a slice always moves on. The
  * vault is matched by its bytes (the ledger's vault indexes find its rows), not by its hex text
@@ -145,24 +151,25 @@ async function streamRowCounts(
 export async function streamRows(
   pool: Pool,
   seq: string,
-  vault: string,
+  id: string,
   offset: number,
   bounds: StreamPageBounds,
   types: readonly string[],
 ): Promise<string[]> {
+  const { chainId, vault } = refOf(id);
   const { rows } = await pool.query<{ json: string }>({
     name: 'reader.stream-rows',
     text: `select json from (
         select json, row_number() over o as k, sum(octet_length(json)) over o as upto
         from (
           select ${LEDGER_ROW_SQL.row}, block_number, tx_index, log_index, block_hash
-          ${COMMIT_ROWS} and vault = ${hexToBytes('$3')}
+          ${COMMIT_ROWS} and chain_id = $7::int and vault = ${hexToBytes('$3')}
           order by block_number, tx_index, log_index, block_hash offset $4 limit $5
         ) r
         window o as (order by block_number, tx_index, log_index, block_hash rows unbounded preceding)
       ) s where k = 1 or upto <= $6::int8
       order by k`,
-    values: [seq, types, vault, offset, bounds.rows, bounds.bytes],
+    values: [seq, types, vault, offset, bounds.rows, bounds.bytes, chainId],
   });
   return rows.map((r) => r.json);
 }

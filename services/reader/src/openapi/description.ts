@@ -26,9 +26,35 @@ carrying the deployment's admin token (\`Authorization: Bearer <ADMIN_TOKEN>\`; 
 (schema, migration, dead letters, vaults behind; the reason of a 503) with it — without it,
 \`/ready\` answers its status code alone, for load balancers.
 
+## Many chains: a vault is (chain, address)
+A deployment follows several chains, and the same address may be a vault on more than one of them
+(the same deployer, or CREATE2, gives the same factory and vault addresses on every chain): the
+address alone never names a vault. A vault's **id** is its chain and address as a CAIP-10
+account id, \`eip155:{chainId}:{address}\` (e.g. \`eip155:8453:0x5fbd…0aa3\`, the address
+lowercase in responses). Every served object carries its \`chainId\` (snapshots, vault list
+entries and stream events carry the \`id\` too; ledger rows and equity points the \`chainId\`).
+The path parameter \`{vault}\` takes either form:
+- an **id** \`eip155:{chainId}:0x…\` (any case of the hex; \`:\` may be sent as \`%3A\`): that
+  vault, 404 when it does not exist;
+- a **bare address** \`0x…\`: the vault at that address on whichever chain has one — **409**
+  \`ambiguous_vault\` when several chains do, with \`error.candidates\` listing their ids
+  (ascending chain id): ask again with one of them. 404 when no chain has it. A bare address keeps
+  working for a vault on one chain, so links written before a deployment followed several chains
+  still resolve until a second chain has a vault at the same address.
+A malformed name (a chain id that is not a positive integer of at most 2147483647, hex of the
+wrong length, anything else) is a 400. \`GET /v1/vaults?chainId=N\` keeps one chain's vaults;
+\`GET /v1/chains\` lists the chains followed, each with the newest block its indexer read
+(\`head\`), published (\`checkpoint\`) and the service folded (\`folded\`), and the lags
+between them: a chain whose node is down shows its \`lag.seconds\` growing while the other chains
+go on. A transaction hash may repeat across chains: \`GET /v1/tx/{hash}\` serves the rows of every
+chain. The live streams name vaults by id (a bare address in \`GET /v1/stream?vault=\` follows
+that address on every chain).
+
 ## Formats
-- **Addresses** (path \`:address\`, query \`owner\`): \`0x\` followed by 40 hex digits, any case
+- **Vaults** (path \`{vault}\`): a vault id \`eip155:{chainId}:0x…\` or a bare address (above).
+- **Addresses** (query \`owner\`, a bare \`{vault}\`): \`0x\` followed by 40 hex digits, any case
   accepted; every address in a response is lowercase. Anything else is a 400.
+- **Chain ids** (\`chainId\`): EIP-155 chain ids, positive integers (at most 2147483647).
 - **Transaction hashes**: \`0x\` + 64 hex digits, any case in, lowercase out.
 - **Timestamps** (\`ts\`, \`updatedAt\`, \`createdAt\`, \`suspension.since\`): integers, Unix time in
   **milliseconds** (UTC). Ledger and equity times are block times.
@@ -47,7 +73,7 @@ widens a query), as is an empty value (\`limit=\`), a value longer than ${LIMITS
 characters, or a single-valued parameter given twice. Only \`type\` may repeat.
 
 ## Snapshot
-\`GET /v1/vault/{address}/snapshot\` serves the stored snapshot row as it is (one indexed read).
+\`GET /v1/vault/{vault}/snapshot\` serves the stored snapshot row as it is (one indexed read).
 Rules that always hold: \`netUsd = valueUsd + capitalOutUsd − capitalInUsd\` (deposits never look
 like gains); \`strategyDeltaUsd + marketDeltaUsd = netUsd\`; \`suspension\` is null unless
 \`status = suspended\`, and when non-null carries \`reason\`, \`since\` and \`exitsAvailable: true\`.
@@ -119,7 +145,7 @@ Caching: \`ETag\` changes with every record applied to the vault; send it back i
 \`If-None-Match\` to get a 304 without a body. \`Cache-Control: public, max-age=N\` (a few seconds).
 
 ## Equity
-\`GET /v1/vault/{address}/equity?from=&to=&points=\` returns the series **oldest first**. Window:
+\`GET /v1/vault/{vault}/equity?from=&to=&points=\` returns the series **oldest first**. Window:
 \`from\` inclusive, \`to\` exclusive (both optional; default the vault's whole history).
 Resolution: at most \`points\` points (default ${LIMITS.equity.defaultPoints}, 1–${LIMITS.equity.maxPoints}; out of range is a 400).
 Downsampling happens on the server and never invents a point: a window of at most \`points\`
@@ -196,7 +222,7 @@ event (a Transfer from the vault) are booked at their own block: a vault with no
 marked at once, and the loss and \`drain\` are served at that block.
 
 ## Events (activity ledger)
-\`GET /v1/vault/{address}/events\` returns ledger rows **newest first**, ordered by
+\`GET /v1/vault/{vault}/events\` returns ledger rows **newest first**, ordered by
 (blockNumber, txIndex, logIndex) descending. Event types (\`type\`): ${activityTypes.map((t) => `\`${t}\``).join(', ')}.
 \`mark\` and \`revert\` are internal records and are never served.
 Filters (all optional, combined with AND): \`type\` — one or several types, comma-separated
@@ -211,13 +237,15 @@ header means the last page. The body is always a JSON array.
 Row fields: \`id\` (stable: chainId:blockHash:txHash:logIndex:vault), \`vault\`, \`chainId\`,
 \`type\`, \`txHash\`, \`blockNumber\`, \`blockHash\`, \`txIndex\`, \`logIndex\`, \`ts\`, and \`data\`,
 the event payload as recorded (its fields depend on \`type\`).
-Push delivery (callbacks, streams) is not offered: poll with \`since\` or the cursor.
 
 ## Transactions and vault list
 \`GET /v1/tx/{hash}?limit=&cursor=\` returns the activity rows of one transaction across all
-vaults, newest first (404 when none), paginated like events (limit default ${LIMITS.tx.default},
-1–${LIMITS.tx.max}; next page in \`X-Next-Cursor\` / \`Link\`). \`GET /v1/vaults?owner=&limit=&cursor=\` lists vaults by ascending address,
-optionally of one owner, paginated like events (limit default ${LIMITS.vaults.default}, 1–${LIMITS.vaults.max}).
+vaults and chains (a hash may repeat across chains: each row carries its \`chainId\`), newest
+first, then by chain id descending and vault ascending (404 when none), paginated like events
+(limit default ${LIMITS.tx.default}, 1–${LIMITS.tx.max}; next page in \`X-Next-Cursor\` /
+\`Link\`). \`GET /v1/vaults?owner=&chainId=&limit=&cursor=\` lists vaults by ascending address,
+then chain id (each entry with its \`id\` and \`chainId\`), optionally of one owner and / or one
+chain, paginated like events (limit default ${LIMITS.vaults.default}, 1–${LIMITS.vaults.max}).
 
 ## Strategies and universe
 \`/v1/strategies\`, \`/v1/universe\` and \`/v1/universe/pairs\` take no query parameters and are
@@ -260,9 +288,11 @@ position's \`pool\` and \`range\` (the price of \`a\` in \`b\`) alike, whichever
 
 ## Errors
 Every error has one body: \`{ "error": { "code": string, "message": string } }\`, never a stack
-trace. Codes: \`invalid_request\` (400: a path or query parameter failed validation; the message
+trace (a 409 adds \`candidates\`). Codes: \`invalid_request\` (400: a path or query parameter failed validation; the message
 starts with its path, e.g. \`query.limit: …\`), \`not_found\` (404: unknown vault, transaction or
-route), \`method_not_allowed\` (405, with \`Allow\`), \`unauthorized\` (401, \`/metrics\` without
+route), \`ambiguous_vault\` (409: a bare address that is a vault on several chains;
+\`error.candidates\` lists their ids, e.g. \`{"error":{"code":"ambiguous_vault","message":"…",
+"candidates":["eip155:10:0x…","eip155:8453:0x…"]}}\`), \`method_not_allowed\` (405, with \`Allow\`), \`unauthorized\` (401, \`/metrics\` without
 the admin token), \`rate_limited\` (429, with \`Retry-After\`),
 \`unavailable\` (503: the database is unreachable or not migrated; retry later), \`internal\`
 (500: a server bug; client input never causes one).

@@ -1,4 +1,5 @@
 import type {
+  Chain,
   EquityPoint,
   ErrorBody,
   ErrorCode,
@@ -25,12 +26,17 @@ const USDC = '0x9fe46736679d2d9a65f0992f6d0cd75fb0bf1d4f';
 const POOL = '0xcf7ed3acca5a467e9e704c703e8d87f634fb0fc9';
 const TX = '0x3f1e4a0c1ab0a5d4ad0f6a59f3cf2d9b7f8f2f1c6f1e2d3c4b5a69788796a5b4';
 const BLOCK = '0x8a5f0d2b6f1c4e3a29b7d8c6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6';
-const CHAIN = 31337;
+const CHAIN = 8453;
+const VAULT_ID = `eip155:${CHAIN}:${VAULT}`;
 const TS = 1_735_689_600_000; // 2025-01-01T00:00:00Z
 /** The vault of the live stream's example. */
 export const streamVault = VAULT;
+export const streamChain = CHAIN;
+export const streamVaultId = VAULT_ID;
 
 export const snapshotExample: Snapshot = {
+  id: VAULT_ID,
+  chainId: CHAIN,
   vault: VAULT,
   owner: OWNER,
   status: 'earning',
@@ -62,8 +68,15 @@ export const snapshotExample: Snapshot = {
 };
 
 export const equityExample: EquityPoint[] = [
-  { ts: TS - 86_400_000, blockNumber: 1200, valueUsd: 10_000, capitalInUsd: 10_000, capitalOutUsd: 0 },
-  { ts: TS, blockNumber: 1842, valueUsd: 10_412.5, capitalInUsd: 10_000, capitalOutUsd: 0 },
+  {
+    chainId: CHAIN,
+    ts: TS - 86_400_000,
+    blockNumber: 1200,
+    valueUsd: 10_000,
+    capitalInUsd: 10_000,
+    capitalOutUsd: 0,
+  },
+  { chainId: CHAIN, ts: TS, blockNumber: 1842, valueUsd: 10_412.5, capitalInUsd: 10_000, capitalOutUsd: 0 },
 ];
 
 const row = { vault: VAULT, chainId: CHAIN, txHash: TX, blockNumber: 1201, blockHash: BLOCK, ts: TS };
@@ -101,9 +114,10 @@ export const ledgerExample: LedgerRow[] = [
 
 export const vaultsExample: VaultSummary[] = [
   {
+    id: VAULT_ID,
+    chainId: CHAIN,
     vault: VAULT,
     owner: OWNER,
-    chainId: CHAIN,
     strategy: 'core-eth-usdc',
     status: 'earning',
     valueUsd: 10_412.5,
@@ -151,6 +165,36 @@ export const pairsExample: UniversePair[] = [
   },
 ];
 
+export const chainsExample: Chain[] = [
+  {
+    chainId: 10,
+    vaults: 12,
+    head: { blockNumber: 131_402_220, blockTime: TS + 2_000 },
+    checkpoint: { blockNumber: 131_402_219, blockTime: TS, updatedAt: TS + 900 },
+    folded: { blockNumber: 131_402_205, blockTime: TS - 28_000 },
+    lag: { blocks: 1, seconds: 3 },
+    foldedLag: { blocks: 14, seconds: 28 },
+  },
+  {
+    chainId: CHAIN,
+    vaults: 40,
+    head: { blockNumber: 24_310_118, blockTime: TS },
+    checkpoint: { blockNumber: 24_310_118, blockTime: TS, updatedAt: TS + 700 },
+    folded: { blockNumber: 24_310_118, blockTime: TS },
+    lag: { blocks: 0, seconds: 2 },
+    foldedLag: { blocks: 0, seconds: 0 },
+  },
+];
+
+/** A bare address that is a vault on two chains. */
+export const ambiguousExample: ErrorBody = {
+  error: {
+    code: 'ambiguous_vault',
+    message: `${VAULT} is a vault on several chains: name one by its id (eip155:10:${VAULT}, ${VAULT_ID})`,
+    candidates: [`eip155:10:${VAULT}`, VAULT_ID],
+  },
+};
+
 export const healthExample: Health = { status: 'ok' };
 export const readyExample: Ready = {
   status: 'ready',
@@ -163,7 +207,7 @@ export const readyExample: Ready = {
 
 export const metricsExample = `# HELP http_requests_total HTTP requests served
 # TYPE http_requests_total counter
-http_requests_total{route="/v1/vault/:address/snapshot",status="200"} 42
+http_requests_total{route="/v1/vault/:vault/snapshot",status="200"} 42
 `;
 
 export const openapiExample = {

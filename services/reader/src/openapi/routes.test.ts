@@ -64,7 +64,7 @@ describe('routes declared once', () => {
       const res = await reader.app.request(r.path.replace(/\{\w+\}/, '0xnope'));
       expect(res.status, r.path).toBe(400);
       const body = (await res.json()) as { error: { message: string } };
-      expect(body.error.message).toMatch(/^path\.(address|hash): expected /);
+      expect(body.error.message).toMatch(/^path\.(vault|hash): expected /);
     }
   });
 });

@@ -89,8 +89,16 @@ const healthErrors = { 400: badRequest, 405: notAllowed, 500: internal };
 const opsErrors = { ...healthErrors, 429: commonErrors[429] };
 const vaultNotFound = notFound(
   'unknown vault (`not_found`)',
-  'vault 0x5fbdb2315678afecb367f032d93f642f64180aa3 not found',
+  'vault eip155:8453:0x5fbdb2315678afecb367f032d93f642f64180aa3 not found',
 );
+/** A bare address that is a vault on several chains. */
+const ambiguousVault = json(
+  s.errorBody,
+  'the bare address is a vault on several chains (`ambiguous_vault`): `error.candidates` lists their ids, by ascending chain id; ask again with one of them',
+  ex.ambiguousExample,
+);
+/** The answers of a route naming one vault (an id, or a bare address). */
+const vaultErrors = { 404: vaultNotFound, 409: ambiguousVault };
 
 /** A GET route: its query schema also names the parameters the raw-query check lets through. */
 function get<P extends string, R extends Omit<RouteConfig, 'method' | 'middleware' | 'path'>>(
@@ -107,8 +115,8 @@ function get<P extends string, R extends Omit<RouteConfig, 'method' | 'middlewar
 const STREAM_TEXT = `Server-sent events (\`text/event-stream\`), one after each projection commit that touched a followed vault. Events:
 
 - \`ledger\`: one new row of the vault's ledger; \`data\` is a **LedgerRow** (as GET events serves it). A commit's rows come oldest first, before the vault's snapshot.
-- \`snapshot\`: \`data\` is \`{"vault": string, "etag": string, "snapshot": Snapshot}\`: the vault's snapshot once the commit is visible, with the ETag GET snapshot gives it (send it as If-None-Match there for a 304). A stream of named vaults opens with one for each.
-- \`retract\`: \`data\` is \`{"vault": string, "ids": string[]}\`: a chain reorganisation orphaned the blocks of these rows of the vault (LedgerRow ids, ascending: every row the reorganisation removed, so also rows of types this stream does not send); they are gone from GET events, and the vault's figures were re-folded from the fork (read its equity again). The canonical chain's rows, if any, follow as \`ledger\` events. Sent before the commit's new rows and snapshot. A vault **born** in the orphaned blocks that the canonical chain does not create again is gone: the retract lists every row it had and **no snapshot follows** (nor ever will, unless the chain creates it again: then it starts over from its creation); GET on the vault answers 404 and it leaves GET vaults.
+- \`snapshot\`: \`data\` is \`{"id": string, "chainId": number, "vault": string, "etag": string, "snapshot": Snapshot}\` (\`id\` the vault's id \`eip155:{chainId}:{vault}\`): the vault's snapshot once the commit is visible, with the ETag GET snapshot gives it (send it as If-None-Match there for a 304). A stream of named vaults opens with one for each.
+- \`retract\`: \`data\` is \`{"id": string, "chainId": number, "vault": string, "ids": string[]}\` (\`id\` the vault's id): a chain reorganisation orphaned the blocks of these rows of the vault (LedgerRow ids, ascending: every row the reorganisation removed, so also rows of types this stream does not send); they are gone from GET events, and the vault's figures were re-folded from the fork (read its equity again). The canonical chain's rows, if any, follow as \`ledger\` events. Sent before the commit's new rows and snapshot. A vault **born** in the orphaned blocks that the canonical chain does not create again is gone: the retract lists every row it had and **no snapshot follows** (nor ever will, unless the chain creates it again: then it starts over from its creation); GET on the vault answers 404 and it leaves GET vaults.
 - \`reset\`: \`data\` is \`{"reason": string, "cursor": string}\`: the stream could not resume from \`Last-Event-ID\` (a cursor older than the commits kept, or from another projection schema after a rebuild); it goes on from now: read the resources again.
 
 Every event has an \`id\`: an opaque cursor (a commit number and a position in it, base64url). A client that reconnects with \`Last-Event-ID\` set to the last id it received gets exactly the events after it, no gap and no duplicate. A comment line (\`: keep-alive\`) is sent on a stream idle for ~15 s (\`STREAM_HEARTBEAT_MS\`). \`retry: 2000\` asks EventSource to reconnect after 2 s.
@@ -120,11 +128,11 @@ const STREAM_EXAMPLE = [
   'retry: 2000',
   '',
   'event: snapshot',
-  `data: {"vault":"${ex.streamVault}","etag":"\\"5d41402abc4b2a76b9719d911017c592\\"","snapshot":{"vault":"${ex.streamVault}","status":"earning","valueUsd":10412.5}}`,
+  `data: {"id":"${ex.streamVaultId}","chainId":${ex.streamChain},"vault":"${ex.streamVault}","etag":"\\"5d41402abc4b2a76b9719d911017c592\\"","snapshot":{"id":"${ex.streamVaultId}","chainId":${ex.streamChain},"vault":"${ex.streamVault}","status":"earning","valueUsd":10412.5}}`,
   'id: YzE6NDI',
   '',
   'event: ledger',
-  `data: {"id":"31337:0x8a5f…:0x3f1e…:3:${ex.streamVault}","type":"deposit","blockNumber":1843}`,
+  `data: {"id":"${ex.streamChain}:0x8a5f…:0x3f1e…:3:${ex.streamVault}","vault":"${ex.streamVault}","chainId":${ex.streamChain},"type":"deposit","blockNumber":1843}`,
   'id: YzE6NDM6MQ',
   '',
   ': keep-alive',
@@ -152,7 +160,7 @@ const streamErrors = {
 
 export const routes = {
   snapshot: get({
-    path: '/v1/vault/{address}/snapshot',
+    path: '/v1/vault/{vault}/snapshot',
     operationId: 'getVaultSnapshot',
     summary: 'Live state of one vault (one indexed row)',
     tags: ['vaults'],
@@ -160,12 +168,12 @@ export const routes = {
     responses: {
       200: json(s.snapshot, 'the snapshot', ex.snapshotExample, { ...cacheHeaders, ...rateHeaders }),
       304: notModified,
-      404: vaultNotFound,
+      ...vaultErrors,
       ...commonErrors,
     },
   }),
   equity: get({
-    path: '/v1/vault/{address}/equity',
+    path: '/v1/vault/{vault}/equity',
     operationId: 'getVaultEquity',
     summary:
       'Equity series, oldest first, downsampled on the server keeping the window’s first and last points',
@@ -174,12 +182,12 @@ export const routes = {
     responses: {
       200: json(z.array(s.equityPoint), 'the series', ex.equityExample, { ...cacheHeaders, ...rateHeaders }),
       304: notModified,
-      404: vaultNotFound,
+      ...vaultErrors,
       ...commonErrors,
     },
   }),
   events: get({
-    path: '/v1/vault/{address}/events',
+    path: '/v1/vault/{vault}/events',
     operationId: 'listVaultEvents',
     summary: 'Activity ledger, newest first, cursor-paginated',
     tags: ['vaults'],
@@ -187,25 +195,25 @@ export const routes = {
     responses: {
       200: json(z.array(s.ledgerRow), 'one page of rows', ex.ledgerExample, pageHeaders),
       304: notModified,
-      404: vaultNotFound,
+      ...vaultErrors,
       ...commonErrors,
     },
   }),
   vaultStream: get({
-    path: '/v1/vault/{address}/stream',
+    path: '/v1/vault/{vault}/stream',
     operationId: 'streamVault',
     summary: 'Live: the vault’s new ledger rows and snapshot after each commit (server-sent events)',
     description:
-      'Opens with the vault’s current snapshot (unless resuming with `Last-Event-ID`), then sends what each projection commit brings. See the 200 answer for the events.',
+      'The vault is named by its id `eip155:{chainId}:0x…` or a bare address (409 `ambiguous_vault` when the address is a vault on several chains; a HEAD does not check). Opens with the vault’s current snapshot (unless resuming with `Last-Event-ID`), then sends what each projection commit brings. See the 200 answer for the events.',
     tags: ['live'],
     request: { params: vaultPath },
-    responses: { 200: streamOk, 404: vaultNotFound, ...streamErrors },
+    responses: { 200: streamOk, ...vaultErrors, ...streamErrors },
   }),
   stream: get({
     path: '/v1/stream',
     operationId: 'streamVaults',
     summary: 'Live: several vaults’ (or every vault’s) new ledger rows and snapshots (server-sent events)',
-    description: `\`vault\` names up to ${STREAM_MAX_VAULTS} vaults (the stream opens with their snapshots); without it the stream follows every vault (and opens with none). See the 200 answer for the events.`,
+    description: `\`vault\` names up to ${STREAM_MAX_VAULTS} vaults (the stream opens with their snapshots), each by its id \`eip155:{chainId}:0x…\` or by a bare address: a bare address follows the vaults at that address on **every** chain (those created later too; a stream never answers 409); without it the stream follows every vault of every chain (and opens with none). See the 200 answer for the events.`,
     tags: ['live'],
     request: { query: streamQuery },
     responses: { 200: streamOk, ...streamErrors },
@@ -213,9 +221,9 @@ export const routes = {
   tx: get({
     path: '/v1/tx/{hash}',
     operationId: 'getTransactionEvents',
-    summary: 'Ledger rows of one transaction, across vaults, newest first, cursor-paginated',
+    summary: 'Ledger rows of one transaction, across vaults and chains, newest first, cursor-paginated',
     description:
-      'At most `limit` rows a page (default 100, at most 500); the next page’s cursor is in X-Next-Cursor and Link, as on the events endpoint. The first page holds at least one row (else 404); a later page may be empty if rows were reverted meanwhile.',
+      'A transaction hash may repeat across chains: the rows of every chain are served, each with its `chainId`, in one order (block, transaction index, log index and block hash descending, then chain id descending, then vault ascending) that the cursor follows. At most `limit` rows a page (default 100, at most 500); the next page’s cursor is in X-Next-Cursor and Link, as on the events endpoint. The first page holds at least one row (else 404); a later page may be empty if rows were reverted meanwhile.',
     tags: ['vaults'],
     request: { params: txPath, query: txQuery },
     responses: {
@@ -231,12 +239,31 @@ export const routes = {
   vaults: get({
     path: '/v1/vaults',
     operationId: 'listVaults',
-    summary: 'Vaults by ascending address, optionally of one owner, cursor-paginated',
+    summary:
+      'Vaults by ascending address then chain, optionally of one owner and / or one chain, cursor-paginated',
+    description:
+      'Each entry carries the vault’s `id` (`eip155:{chainId}:{address}`) and `chainId`: the same address may be a vault on several chains, each its own entry. `chainId` keeps the vaults of one chain.',
     tags: ['vaults'],
     request: { query: vaultsQuery },
     responses: {
       200: json(z.array(s.vaultSummary), 'one page of vaults', ex.vaultsExample, pageHeaders),
       304: notModified,
+      ...commonErrors,
+    },
+  }),
+  chains: get({
+    path: '/v1/chains',
+    operationId: 'listChains',
+    summary:
+      'The chains this deployment follows: each with its head, indexer checkpoint, newest block folded and lags',
+    description:
+      'One entry per chain that has an indexer checkpoint (when the reader may read the indexer’s tables, `INDEXER_SCHEMA`) or served vaults, by ascending chain id. Each chain is indexed on its own: one chain’s node down shows as its `lag.seconds` growing while the others’ stay put. Read at most once a second (cached 1 s).',
+    tags: ['vaults'],
+    responses: {
+      200: json(z.array(s.chainEntry), 'the chains', ex.chainsExample, {
+        'Cache-Control': header('public, max-age=1'),
+        ...rateHeaders,
+      }),
       ...commonErrors,
     },
   }),

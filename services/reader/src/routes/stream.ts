@@ -1,16 +1,25 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpBindings } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { type SnapshotJson, snapshotsOf } from '@vault-yield/store';
+import { parseVaultId, vaultIdOf } from '@vault-yield/domain';
+import { type SnapshotJson, snapshotsMatching } from '@vault-yield/store';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { badRequest, errorResponse, notFound } from '../errors.js';
 import { routes } from '../openapi/routes.js';
 import { encodeStreamCursor, parseStreamCursor, type StreamCursor } from '../params.js';
-import { charsOf, type LoadedCommit, SNAPSHOTS_PER_READ, type StreamHub } from '../stream/hub.js';
+import {
+  charsOf,
+  type LoadedCommit,
+  SNAPSHOTS_PER_READ,
+  type StreamHub,
+  type VaultFilter,
+  vaultFilter,
+} from '../stream/hub.js';
 import { createTimedWriter, type StreamOut } from '../stream/writer.js';
 import { validationHook } from './declare.js';
 import type { RouteDeps } from './deps.js';
+import { resolveVault } from './vault.js';
 
 /** Seconds a refused stream is told to wait (Retry-After). */
 const RETRY_AFTER_S = 5;
@@ -25,9 +34,32 @@ interface Event {
 /** The answer to a request whose client left before its stream opened (no one reads it). */
 const gone = (c: Context) => c.body(null, 499 as never);
 
-/** `{ vault, etag, snapshot }`: the snapshot with the ETag GET snapshot gives it. */
-const snapshotData = (vault: string, etag: string, json: string) =>
-  `{"vault":${JSON.stringify(vault)},"etag":${JSON.stringify(`"${etag}"`)},"snapshot":${json}}`;
+/** `{ id, chainId, vault, etag, snapshot }`: the snapshot with the ETag GET snapshot gives it. */
+const snapshotData = (s: SnapshotJson) =>
+  `{"id":${JSON.stringify(s.id)},"chainId":${s.chainId},"vault":${JSON.stringify(s.vault)},"etag":${JSON.stringify(`"${s.etag}"`)},"snapshot":${s.json}}`;
+
+/** `{ id, chainId, vault, ids }`: the rows of the vault `id` a revert removed. */
+const retractData = (id: string, ids: readonly string[]) => {
+  const ref = parseVaultId(id);
+  return JSON.stringify(ref ? { id, chainId: ref.chainId, vault: ref.vault, ids } : { vault: id, ids });
+};
+
+/**
+ * The snapshots of the vaults a stream names (ids and bare addresses: a bare address, its vault
+ * on every chain), in the order named (a bare address's by ascending chain), each vault once.
+ */
+async function namedSnapshots(pool: RouteDeps['pool'], names: readonly string[]): Promise<SnapshotJson[]> {
+  const rows = await snapshotsMatching(
+    pool,
+    names.filter((n) => n.startsWith('eip155:')),
+    names.filter((n) => !n.startsWith('eip155:')),
+  );
+  const out = new Map<string, SnapshotJson>();
+  for (const n of names)
+    for (const r of rows.filter((r) => r.id === n || r.vault === n).sort((a, b) => a.chainId - b.chainId))
+      if (!out.has(r.id)) out.set(r.id, r);
+  return [...out.values()];
+}
 
 /**
  * A commit's events for a stream following `vaults` (null: all), from the `skip`-th, each with its
@@ -38,7 +70,7 @@ const snapshotData = (vault: string, etag: string, json: string) =>
  */
 async function* eventsOf(
   commit: LoadedCommit,
-  vaults: ReadonlySet<string> | null,
+  vaults: VaultFilter | null,
   skip: number,
   slice: (vault: string, from: number) => Promise<string[]>,
   later: (vaults: readonly string[]) => Promise<ReadonlyMap<string, SnapshotJson>>,
@@ -54,7 +86,7 @@ async function* eventsOf(
       if (i >= skip)
         yield {
           pos: i + 1,
-          e: { event: 'retract', data: JSON.stringify({ vault: v.vault, ids: v.retracted }) },
+          e: { event: 'retract', data: retractData(v.vault, v.retracted) },
         };
       i += 1;
     }
@@ -87,7 +119,7 @@ async function* eventsOf(
       if (i >= skip)
         yield {
           pos: i + 1,
-          e: { event: 'snapshot', data: snapshotData(v.vault, snapshot.etag, snapshot.json) },
+          e: { event: 'snapshot', data: snapshotData(snapshot) },
         };
       i += 1;
     }
@@ -129,6 +161,11 @@ const cutConnection = (c: Context) => (c.env as Partial<HttpBindings> | undefine
 export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey, withSlot }: StreamDeps) {
   const { heartbeatMs, writeTimeoutMs } = config.streams;
 
+  /**
+   * A stream of `vaults` (vault ids, or bare addresses: the vaults at that address on every
+   * chain; null: every vault). `single`: the one vault of GET /v1/vault/{vault}/stream (404 when
+   * it has no snapshot).
+   */
   const open = async (c: Context, vaults: string[] | null, single: boolean): Promise<Response> => {
     const lastId = c.req.header('last-event-id');
     let cursor: StreamCursor | null = null;
@@ -171,16 +208,12 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
       // A new stream of named vaults starts with their snapshots (a resumed one needs none).
       // (A reset sends them after it.)
       if (!cursor && vaults) {
-        const snaps = await snapshotsOf(pool, vaults);
+        const snaps = await namedSnapshots(pool, vaults);
         if (signal.aborted) return gone(c);
-        if (single && snaps.size === 0) throw notFound(`vault ${vaults[0]} not found`);
-        if (!reset)
-          initial = vaults.flatMap((v) => {
-            const s = snaps.get(v);
-            return s ? [{ event: 'snapshot' as const, data: snapshotData(v, s.etag, s.json) }] : [];
-          });
+        if (single && snaps.length === 0) throw notFound(`vault ${vaults[0]} not found`);
+        if (!reset) initial = snaps.map((s) => ({ event: 'snapshot' as const, data: snapshotData(s) }));
       }
-      const filter = vaults ? new Set(vaults) : null;
+      const filter = vaults ? vaultFilter(vaults) : null;
       c.header('X-Accel-Buffering', 'no');
       const res = streamSSE(c, async (stream) => {
         const ac = new AbortController();
@@ -221,7 +254,7 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
     start: StreamCursor,
     initial: Event[],
     firstReset: string | null,
-    filter: ReadonlySet<string> | null,
+    filter: VaultFilter | null,
     vaults: string[] | null,
     /** Runs a read of Postgres in one of the client's slots. */
     capped: <T>(read: () => Promise<T>) => Promise<T>,
@@ -233,15 +266,10 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
       const { head } = await capped(() => hub.refresh());
       const id = encodeStreamCursor({ seq: head, pos: 0 });
       // Read before anything is sent: a failed read is tried again with nothing sent twice.
-      const snaps = vaults
-        ? await capped(() => snapshotsOf(pool, vaults))
-        : new Map<string, { etag: string; json: string }>();
+      const snaps = vaults ? await capped(() => namedSnapshots(pool, vaults)) : [];
       cursor = { seq: head, pos: 0 };
       await out.event({ id, event: 'reset', data: JSON.stringify({ reason, cursor: id }) });
-      for (const v of vaults ?? []) {
-        const s = snaps.get(v);
-        if (s) await out.event({ id, event: 'snapshot', data: snapshotData(v, s.etag, s.json) });
-      }
+      for (const s of snaps) await out.event({ id, event: 'snapshot', data: snapshotData(s) });
     };
     for (const e of initial) await out.event({ id: encodeStreamCursor(cursor), ...e });
 
@@ -370,8 +398,16 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
 
   return new OpenAPIHono({ defaultHook: validationHook })
     .openapi(routes.vaultStream, async (c) => {
-      const vault = c.req.valid('param').address;
-      return (await open(c, [vault], true)) as never;
+      const name = c.req.valid('param').vault;
+      // A bare address names one vault here, as GET snapshot (404 on none, 409 on several); a
+      // HEAD checks the parameters only.
+      const id =
+        'id' in name
+          ? name.id
+          : c.req.method === 'HEAD'
+            ? name.address
+            : vaultIdOf((await resolveVault(pool, name)).ref);
+      return (await open(c, [id], true)) as never;
     })
     .openapi(routes.stream, async (c) => {
       const q = c.req.valid('query');

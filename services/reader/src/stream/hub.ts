@@ -1,5 +1,5 @@
 import type { Logger } from '@vault-yield/common';
-import { activityTypes } from '@vault-yield/domain';
+import { activityTypes, parseVaultId } from '@vault-yield/domain';
 import {
   type CommitNotice,
   createListener,
@@ -27,12 +27,41 @@ import { createReplayBudget, type ReplayBudget } from './replay.js';
  */
 
 /**
- * A commit as the streams send it: per vault, the ids of its ledger rows a revert removed, its new
+ * Which vaults a stream follows: `has` a vault id (`eip155:{chainId}:{address}`, as commits and
+ * notices name vaults). A ReadonlySet of ids is one.
+ */
+export interface VaultFilter {
+  has(vault: string): boolean;
+}
+
+const addressOf = (v: string) => v.slice(v.lastIndexOf(':') + 1);
+
+/**
+ * The filter of a stream naming `names`: vault ids (that vault) and bare addresses (the vaults at
+ * that address on every chain). A bare address in a notice (a projector before migration 0028)
+ * matches any name with that address (notices only make streams prompt).
+ */
+export function vaultFilter(names: readonly string[]): VaultFilter {
+  const ids = new Set<string>();
+  const addresses = new Set<string>();
+  for (const n of names) (n.startsWith('eip155:') ? ids : addresses).add(n);
+  const idAddresses = new Set([...ids].map(addressOf));
+  return {
+    has: (v) =>
+      v.startsWith('eip155:')
+        ? ids.has(v) || addresses.has(addressOf(v))
+        : addresses.has(v) || idAddresses.has(v),
+  };
+}
+
+/**
+ * A commit as the streams send it: per vault (by vault id), the ids of its ledger rows a revert removed, its new
  * ledger rows (oldest first) and its snapshot.
  */
 export interface LoadedCommit {
   seq: bigint;
   vaults: {
+    /** The vault's id, `eip155:{chainId}:{address}`. */
     vault: string;
     retracted: string[];
     /** Its rows, or null when the commit is too large for a page: `count` of them, read with `rowsOf`. */
@@ -66,13 +95,13 @@ export interface StreamHub {
    * notifications' vault lists, true when unknown (a compact one, a catch-up, or older than the
    * notices kept). Only promptness rests on it: a stream also reads on every heartbeat.
    */
-  relevant(after: bigint, vaults: ReadonlySet<string> | null): boolean;
+  relevant(after: bigint, vaults: VaultFilter | null): boolean;
   /** Resolves when a commit after `after` is `relevant`, after `timeoutMs`, or when the hub stops / `signal` aborts. */
   wait(
     after: bigint,
     timeoutMs: number,
     signal: AbortSignal,
-    vaults: ReadonlySet<string> | null,
+    vaults: VaultFilter | null,
   ): Promise<WaitResult>;
   /** The next commits after `after` (at most a page), from the tables. */
   commitsAfter(after: bigint): Promise<LoadedCommit[]>;
@@ -186,7 +215,7 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
   let poll: NodeJS.Timeout | null = null;
   const waiters = new Set<{
     after: bigint;
-    vaults: ReadonlySet<string> | null;
+    vaults: VaultFilter | null;
     done: (r: WaitResult) => void;
   }>();
   /** Pages read a moment ago (streams a little behind read them from memory), oldest first; bytes once read. */
@@ -208,10 +237,10 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
   /** Streams refused since start, by the cap that refused them. */
   const refused = { total: 0, client: 0 };
 
-  const concerns = (touched: readonly string[] | null, vaults: ReadonlySet<string> | null) =>
+  const concerns = (touched: readonly string[] | null, vaults: VaultFilter | null) =>
     touched === null || vaults === null || touched.some((v) => vaults.has(v));
 
-  const relevant = (after: bigint, vaults: ReadonlySet<string> | null): boolean => {
+  const relevant = (after: bigint, vaults: VaultFilter | null): boolean => {
     if (after >= head) return false;
     if (vaults === null || after < noticesFrom) return true;
     for (let i = notices.length - 1; i >= 0; i--) {
@@ -306,12 +335,13 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
   const load = async (after: bigint): Promise<LoadedCommit[]> => {
     const all = await streamCommits(o.pool, after.toString(), pageSize, activityTypes, bounds);
     const snaps = new Map<string, SnapshotJson>();
+    // (Commits name vault ids since migration 0028; anything else has no snapshot to read.)
     let chars = 0;
     const commits: typeof all = [];
     /** The first commit's vaults whose snapshots were left out. */
     let deferredFrom = Number.POSITIVE_INFINITY;
     for (const c of all) {
-      const need = c.vaults.filter((v) => !snaps.has(v));
+      const need = c.vaults.filter((v) => !snaps.has(v) && parseVaultId(v) !== null);
       let stop = false;
       for (let k = 0; k < need.length; k += SNAPSHOTS_PER_READ) {
         if (chars * 2 > pageBytes) {
@@ -335,10 +365,10 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
         if (list) list.push(r.json);
         else rows.set(r.vault, [r.json]);
       }
-      // A row id ends with its vault (chainId:blockHash:txHash:logIndex:vault).
+      // A row id begins with its chain and ends with its vault (chainId:blockHash:txHash:logIndex:vault).
       const retracted = new Map<string, string[]>();
       for (const id of c.retracted) {
-        const vault = id.slice(id.lastIndexOf(':') + 1);
+        const vault = `eip155:${id.slice(0, id.indexOf(':'))}:${id.slice(id.lastIndexOf(':') + 1)}`;
         const list = retracted.get(vault);
         if (list) list.push(id);
         else retracted.set(vault, [id]);
@@ -462,7 +492,12 @@ export function createStreamHub(o: StreamHubOptions): StreamHub {
     snapshotsOf: (seq, vaults) =>
       cached(
         `${epoch}:${seq}:snapshots:${vaults[0] ?? ''}:${vaults.length}`,
-        async () => [...(await snapshotsOf(o.pool, vaults))],
+        async () => [
+          ...(await snapshotsOf(
+            o.pool,
+            vaults.filter((v) => parseVaultId(v) !== null),
+          )),
+        ],
         (got) => got.reduce((n, [, s]) => n + s.json.length * 2, 0),
       ).then((got) => new Map(got)),
     pageRows,

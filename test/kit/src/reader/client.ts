@@ -86,12 +86,13 @@ export async function startReader(
   };
 }
 
-/** Asserts the one error shape and returns its code. */
+/** Asserts the one error shape (`candidates` only on `ambiguous_vault`) and returns its code. */
 export function errorCode(r: Res): string {
-  const b = r.body as { error?: { code?: unknown; message?: unknown } } | undefined;
+  const b = r.body as { error?: { code?: unknown; message?: unknown; candidates?: unknown } } | undefined;
   if (!b?.error || typeof b.error.code !== 'string' || typeof b.error.message !== 'string')
     throw new Error(`not the error shape: ${r.status} ${r.text.slice(0, 200)}`);
-  if (Object.keys(b).length !== 1 || Object.keys(b.error).length !== 2)
+  const fields = b.error.code === 'ambiguous_vault' && Array.isArray(b.error.candidates) ? 3 : 2;
+  if (Object.keys(b).length !== 1 || Object.keys(b.error).length !== fields)
     throw new Error(`error body has extra fields: ${r.text.slice(0, 200)}`);
   if (/\n\s+at |node_modules|\.ts:\d+/.test(r.text)) throw new Error(`stack trace leaked: ${r.text}`);
   return b.error.code;

@@ -10,6 +10,7 @@ import {
   SCHEMA_VERSION,
   type SnapshotView,
   snapshotView,
+  vaultId,
   vaultRecord,
 } from '@vault-yield/domain';
 import { hexToBytes } from '@vault-yield/store';
@@ -38,7 +39,12 @@ export function writer(url: string, schema: string): Writer {
 /** Micro-dollar integers → 6-dp numbers, as the fold's mapping does. */
 const usd = (micros: number) => micros / 1e6;
 
+/** The chain fixtures are on unless told (the local devnet's). */
+export const TEST_CHAIN = 31337;
+
 export interface SnapshotSpec {
+  /** The vault's chain (default TEST_CHAIN). */
+  chainId?: number;
   vault?: string;
   owner?: string;
   strategy?: string;
@@ -85,8 +91,12 @@ export function makeSnapshot(spec: SnapshotSpec = {}): SnapshotView {
         : status === 'suspended'
           ? [position('301', true)]
           : [];
+  const chainId = spec.chainId ?? TEST_CHAIN;
+  const vault = (spec.vault ?? randomAddress()).toLowerCase();
   const snap: SnapshotView = {
-    vault: (spec.vault ?? randomAddress()).toLowerCase(),
+    id: vaultId(chainId, vault),
+    chainId,
+    vault,
     owner: (spec.owner ?? randomAddress()).toLowerCase(),
     status,
     strategy: spec.strategy ?? 'steady-eth',
@@ -117,24 +127,30 @@ export function makeSnapshot(spec: SnapshotSpec = {}): SnapshotView {
     uncollectedFeesUsd: positions.length * 0.5,
     stalePrices: [],
   };
-  return snapshotView.parse(snap);
+  // Identity first, as the fold writes it (kept if the view did not list them).
+  const { id: _id, chainId: _chainId, ...rest } = snapshotView.parse(snap);
+  return { id: snap.id, chainId, ...rest };
 }
 
-/** Inserts (or replaces) vault_snapshot and positions rows for each snapshot. */
+/**
+ * Inserts (or replaces) vault_snapshot and positions rows for each snapshot, on the snapshot's
+ * chain (`opts.chainId` overrides it).
+ */
 export async function insertSnapshots(
   db: Writer,
   snaps: readonly SnapshotView[],
   opts: { chainId?: number; recordsApplied?: number; lastRecordId?: string } = {},
 ): Promise<void> {
   if (snaps.length === 0) return;
+  const chainOf = (s: SnapshotView) => opts.chainId ?? (s as { chainId?: number }).chainId ?? TEST_CHAIN;
   const rows = snaps.map((s) => ({
     vault: s.vault,
-    chain_id: opts.chainId ?? 31337,
+    chain_id: chainOf(s),
     owner: s.owner,
     strategy: s.strategy,
     status: s.status,
-    snapshot: s,
-    last_record_id: opts.lastRecordId ?? `31337:${randomHash()}:${randomHash()}:0:${s.vault}`,
+    snapshot: { ...s, id: vaultId(chainOf(s), s.vault), chainId: chainOf(s) },
+    last_record_id: opts.lastRecordId ?? `${chainOf(s)}:${randomHash()}:${randomHash()}:0:${s.vault}`,
     records_applied: opts.recordsApplied ?? 7,
     created_at: s.updatedAt - 86_400_000,
     updated_at: s.updatedAt,
@@ -146,13 +162,14 @@ export async function insertSnapshots(
        created_at, updated_at
      from jsonb_to_recordset($1::jsonb) as x(vault text, chain_id int, owner text, strategy text, status text,
        snapshot jsonb, last_record_id text, records_applied bigint, created_at bigint, updated_at bigint)
-     on conflict (vault) do update set snapshot = excluded.snapshot, status = excluded.status,
+     on conflict (chain_id, vault) do update set snapshot = excluded.snapshot, status = excluded.status,
        last_record_id = excluded.last_record_id, records_applied = excluded.records_applied,
        updated_at = excluded.updated_at`,
     [JSON.stringify(rows)],
   );
   const positions = snaps.flatMap((s) =>
     s.positions.map((p) => ({
+      chain_id: chainOf(s),
       vault: s.vault,
       position_id: p.id,
       pool: randomAddress(),
@@ -165,11 +182,11 @@ export async function insertSnapshots(
   );
   if (positions.length > 0)
     await db.query(
-      `insert into positions (vault, position_id, pool, tick_lower, tick_upper, liquidity, in_range, view)
-       select vault, position_id, pool, tick_lower, tick_upper, liquidity::numeric, in_range, view
-       from jsonb_to_recordset($1::jsonb) as x(vault text, position_id text, pool text, tick_lower int,
+      `insert into positions (chain_id, vault, position_id, pool, tick_lower, tick_upper, liquidity, in_range, view)
+       select chain_id, vault, position_id, pool, tick_lower, tick_upper, liquidity::numeric, in_range, view
+       from jsonb_to_recordset($1::jsonb) as x(chain_id int, vault text, position_id text, pool text, tick_lower int,
          tick_upper int, liquidity text, in_range boolean, view jsonb)
-       on conflict (vault, position_id) do nothing`,
+       on conflict (chain_id, vault, position_id) do nothing`,
       [JSON.stringify(positions)],
     );
 }
@@ -348,12 +365,18 @@ export interface EquitySpec {
   capitalOutUsd: string;
 }
 
-/** Equity points with seq = their order in `points` (offset by `seqFrom`). */
-export async function insertEquity(db: Writer, vault: string, points: readonly EquitySpec[], seqFrom = 1) {
+/** Equity points with seq = their order in `points` (offset by `seqFrom`), on `chainId` (default TEST_CHAIN). */
+export async function insertEquity(
+  db: Writer,
+  vault: string,
+  points: readonly EquitySpec[],
+  seqFrom = 1,
+  chainId = TEST_CHAIN,
+) {
   if (points.length === 0) return;
   await db.query(
-    `insert into equity_points (vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
-     select ${hexToBytes('$1::text')}, ts, ts / 1000, seq, value_usd::numeric, capital_in_usd::numeric, capital_out_usd::numeric
+    `insert into equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
+     select $3::int, ${hexToBytes('$1::text')}, ts, ts / 1000, seq, value_usd::numeric, capital_in_usd::numeric, capital_out_usd::numeric
      from jsonb_to_recordset($2::jsonb) as x(ts bigint, seq bigint, value_usd text, capital_in_usd text,
        capital_out_usd text)`,
     [
@@ -367,6 +390,7 @@ export async function insertEquity(db: Writer, vault: string, points: readonly E
           capital_out_usd: p.capitalOutUsd,
         })),
       ),
+      chainId,
     ],
   );
 }

@@ -617,6 +617,7 @@ function onSnapshot(vault: string, s: Snapshot, etag: string): void {
   const last = equityPoints.at(-1);
   if (!last || s.updatedAt > last.ts || (s.updatedAt === last.ts && s.valueUsd !== last.valueUsd)) {
     const point: EquityPoint = {
+      chainId: s.chainId,
       ts: s.updatedAt,
       blockNumber: s.blockNumber,
       valueUsd: s.valueUsd,
