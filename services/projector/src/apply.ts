@@ -40,8 +40,14 @@ export type ApplyResult =
       epoch: string;
       /** The batch's vaults as they stand once this transaction commits (null: no state). */
       vaults: Map<string, CachedVault | null>;
-      /** The dead letters of the batch (vault, kind, reason) for the logs. */
-      letters: readonly { vault: string | null; offset: string; kind: DeadLetterKind; reason: string }[];
+      /** The dead letters of the batch (vault: address and chain, kind, reason) for the logs. */
+      letters: readonly {
+        vault: string | null;
+        chainId: number | null;
+        offset: string;
+        kind: DeadLetterKind;
+        reason: string;
+      }[];
     }
   | { kind: 'gap'; seekTo: string };
 
@@ -87,6 +93,12 @@ export function applyResult(run: Applied<VaultBatchOut>): Extract<ApplyResult, {
     nextOffset: run.nextOffset,
     epoch: run.epoch,
     vaults: out?.states ?? new Map(),
-    letters: run.letters.map((l) => ({ vault: l.vault, offset: l.offset, kind: l.kind, reason: l.reason })),
+    letters: run.letters.map((l) => ({
+      vault: l.vault,
+      chainId: l.chainId ?? null,
+      offset: l.offset,
+      kind: l.kind,
+      reason: l.reason,
+    })),
   };
 }

@@ -732,9 +732,10 @@ describe('applyBatch lazy decode', () => {
       if (result.kind !== 'applied') throw new Error('expected the batch applied');
       expect(result.stats.applied).toBe(2);
       expect(result.stats.deadLetters).toEqual({ decode: 1, envelope: 0, fold: 0, gap: 3 });
-      // The same letter the runner writes for bytes that do not decode at all.
+      // The letter the runner writes for bytes that do not decode at all, with the chain its head names.
       expect(result.letters[0]).toEqual({
         vault,
+        chainId: records[0]!.chainId,
         offset: '2',
         kind: 'decode',
         reason: (refusal as { reason: string }).reason,
