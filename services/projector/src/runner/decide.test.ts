@@ -171,6 +171,51 @@ describe('the runner decides which records of a stream are applied', () => {
     expect(db.streams.get('a')).toMatchObject({ lastSeq: 3, held: false });
   });
 
+  it("names a letter's vault and chain by the projection's letterOf: a held record of one chain never holds the same address on another", async () => {
+    const db = empty();
+    // Streams `1:a` and `2:a`: the address `a` on chains 1 and 2 (the vault projection's vault ids).
+    const letterOf = (key: string) => ({ vault: key.slice(2), chainId: Number(key[0]) });
+    const tx = fakeTx(db);
+    tx.lockHeld = async (keys) =>
+      db.letters
+        .filter((l) => l.kind === 'gap' && keys.some((k) => k === `${l.chainId}:${l.vault}`))
+        .sort((a, b) => a.seq! - b.seq!);
+    const runWith = async (recs: readonly Rec[]) => {
+      const from = Number(db.offset ?? '0');
+      const r = await runBatch(
+        tx,
+        {
+          topic: 't',
+          partition: 0,
+          messages: recs.map((r, i) => ({
+            partition: 0,
+            offset: String(from + i),
+            key: Buffer.from(r.key),
+            value: Buffer.from(JSON.stringify(r)),
+            timestamp: 0,
+            decoded: { ok: true, rec: r },
+          })),
+          commit: { groupId: 'g', topic: 't', partition: 0, nextOffset: String(from + recs.length) },
+          highWatermark: String(from + recs.length),
+        },
+        runStreams({ ...projection(db), letterOf }, log),
+      );
+      if (r.kind !== 'applied' || !r.out) throw new Error('nothing applied');
+      return r;
+    };
+    const r = await runWith([rec('1:a', 1, 10), rec('2:a', 1, 10), rec('2:a', 3, 30), rec('1:a', 2, 20)]);
+    expect(r.letters.map((l) => [l.vault, l.chainId, l.kind, l.seq])).toEqual([['a', 2, 'gap', 3]]);
+    expect(db.streams.get('1:a')).toMatchObject({ lastSeq: 2, held: false });
+    expect(db.streams.get('2:a')).toMatchObject({ lastSeq: 1, held: true });
+    // Chain 1 goes on alone; chain 2's gap filled releases its held record, and only its.
+    await runWith([rec('1:a', 3, 30)]);
+    expect(db.streams.get('1:a')).toMatchObject({ lastSeq: 3, held: false });
+    expect(db.letters.map((l) => [l.chainId, l.seq])).toEqual([[2, 3]]);
+    await runWith([rec('2:a', 2, 20)]);
+    expect(db.streams.get('2:a')).toMatchObject({ lastSeq: 3, held: false });
+    expect(db.letters).toEqual([]);
+  });
+
   it('a revert re-folds the stream and voids the held records of its orphaned blocks, stored and of the batch', async () => {
     const db = empty();
     await run(db, [rec('a', 1, 10), rec('a', 2, 20), rec('a', 5, 50)]);
