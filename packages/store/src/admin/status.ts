@@ -173,6 +173,11 @@ export interface DeadLetterEntry {
   offset: string;
   /** The vault (message key); null when unknown or written before migration 0009. */
   vault: string | null;
+  /**
+   * The vault's chain (a vault is (chainId, vault)); null when its record did not decode, or
+   * written before migration 0028.
+   */
+  chainId: number | null;
   /** decode | envelope | fold; null before migration 0009. */
   kind: string | null;
   reason: string;
@@ -186,19 +191,20 @@ export async function listDeadLetters(
   limit = 1000,
 ): Promise<DeadLetterEntry[]> {
   if (!(await hasTable(db, schema, 'dead_letters'))) return [];
-  // vault and kind through to_jsonb: a schema not migrated to 0009 reads them as null.
+  // vault, chain_id and kind through to_jsonb: a schema not migrated to 0009 (0028) reads them as null.
   const { rows } = await db.query<{
     id: string;
     topic: string;
     partition: number;
     offset: string;
     vault: string | null;
+    chain_id: number | null;
     kind: string | null;
     reason: string;
     created_at: Date;
   }>(
     `select id::text, topic, partition, "offset"::text as offset, to_jsonb(d) ->> 'vault' as vault,
-            to_jsonb(d) ->> 'kind' as kind, reason, created_at
+            (to_jsonb(d) ->> 'chain_id')::int as chain_id, to_jsonb(d) ->> 'kind' as kind, reason, created_at
      from ${ident(schema)}.dead_letters d order by topic, partition, "offset" limit $1`,
     [limit],
   );
@@ -208,6 +214,7 @@ export async function listDeadLetters(
     partition: r.partition,
     offset: r.offset,
     vault: r.vault,
+    chainId: r.chain_id,
     kind: r.kind,
     reason: r.reason,
     createdAt: r.created_at,
