@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
+import { ROLES } from '@vault-yield/devstack/postgres';
 import { createPublisher } from '@vault-yield/log';
 import { createPgPool, migrate, migrations, type Pool } from '@vault-yield/store';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
+import { startReader } from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTopic, deleteTopics, projector } from '../projector/support.js';
 
@@ -145,7 +147,7 @@ describe('upgrade from the single-chain layout (0027 → 0028)', () => {
       max: 1,
     });
     try {
-      const result = await migrate(writer, OLD);
+      const result = await migrate(writer, OLD, ROLES.reader);
       expect(result.applied).toContain(28);
     } finally {
       await writer.end();
@@ -216,5 +218,29 @@ describe('upgrade from the single-chain layout (0027 → 0028)', () => {
     await same('positions', 'chain_id, vault, position_id');
     await same('equity_points', 'chain_id, vault, ts, seq');
     await same('ledger', 'chain_id, vault, block_number, tx_index, log_index, block_hash', ['commit_xid']);
+  });
+
+  it('serves the same over HTTP: every vault by its id and by its bare address, its equity and its events', async () => {
+    const readers = [await startReader({ ...db, schema: OLD }), await startReader(db)];
+    try {
+      const { rows: vaults } = await pool.query<{ vault: string }>(
+        `select vault from ${OLD}.vault_snapshot order by vault`,
+      );
+      const paths = ['/v1/vaults?limit=10'];
+      for (const { vault } of vaults)
+        for (const name of [`eip155:${CHAIN}:${vault}`, vault])
+          paths.push(
+            `/v1/vault/${name}/snapshot`,
+            `/v1/vault/${name}/equity?points=50`,
+            `/v1/vault/${name}/events?limit=500`,
+          );
+      for (const path of paths) {
+        const [upgraded, fresh] = await Promise.all(readers.map((r) => r.get(path)));
+        expect(upgraded?.status, path).toBe(200);
+        expect(upgraded?.body, path).toEqual(fresh?.body);
+      }
+    } finally {
+      for (const r of readers) await r.stop();
+    }
   });
 });
