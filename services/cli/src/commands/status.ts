@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { redactText } from '@vault-yield/common';
-import { FOLD_VERSION } from '@vault-yield/domain';
+import { envField, redactText } from '@vault-yield/common';
+import { FOLD_VERSION, vaultId } from '@vault-yield/domain';
 import { createLogAdmin, type LogAdmin } from '@vault-yield/log';
 import {
   type BuildRecord,
@@ -25,6 +25,7 @@ import {
 } from '@vault-yield/store';
 import type { Command } from '../command.js';
 import { statusEnvSchema } from '../config.js';
+import { optionValue } from '../ops/env.js';
 import { liveSources } from '../ops/live-topics.js';
 
 export interface PartitionLag {
@@ -46,9 +47,14 @@ export interface StatusReport {
   switchedAt: string | null;
   /** The fold version of the live projection's figures (null: before migration 0015) and this build's. */
   fold: { projection: number | null; build: number };
+  /** `--chain N`: the indexer, held vaults and stale prices of that chain only (null: every chain). */
+  chain: number | null;
   indexer: {
     schema: string;
+    /** RPC_URL's head: of the chain `rpcChainId` (its node's), the one checkpoint `behind` is counted for. */
     chainHead: number | null;
+    /** The chain RPC_URL's node is of (eth_chainId); null without RPC_URL or when it did not answer. */
+    rpcChainId: number | null;
     chainError?: string;
     checkpoints: {
       chainId: number;
@@ -57,6 +63,7 @@ export interface StatusReport {
       /** The topic it is the checkpoint of; null when written before migration 0008. */
       topic: string | null;
       updatedAt: string;
+      /** RPC_URL's head minus the checkpoint; null unless RPC_URL is a node of this chain. */
       behind: number | null;
     }[];
   };
@@ -101,7 +108,7 @@ export interface StatusReport {
 export const statusCommand: Command<typeof statusEnvSchema> = {
   env: statusEnvSchema,
   log: { name: 'status' },
-  help: `usage: vault-yield status [--json]
+  help: `usage: vault-yield status [--chain N] [--json]
 
 Reports, for operators:
   - the live projection schema (the target of the reader's views schema, else $PROJECTION_SCHEMA);
@@ -113,12 +120,13 @@ Reports, for operators:
     folded), the figures the reader's /ready judges
   - the indexer: its checkpoint per chain (indexer_checkpoint), the topic it is the checkpoint of,
     and, when RPC_URL is set, the chain head (eth_blockNumber) and how many blocks the indexer is
-    behind
+    behind on the chain of RPC_URL's node (eth_chainId; another chain's head is its own node's)
   - the projector lag per group, topic and partition: the topic's high watermark minus the next
     offset stored with the live projection (needs KAFKA_BROKERS)
   - dead letters per topic in the live schema, and the builds recorded by rebuild/verify/reindex
-  - held vaults: a record of the vault's stream is missing (sequence gap); the projector holds
-    the vault until \`vault-yield republish\` publishes the missing range again
+  - held vaults (by vault id, eip155:CHAIN:0x…): a record of the vault's stream is missing
+    (sequence gap); the projector holds the vault until \`vault-yield republish\` publishes the
+    missing range again (the command is printed; run it with that chain's RPC_URL and CHAIN_ID)
   - stale prices: vaults whose current value uses a price older than its feed's heartbeat
   - the fold version of the live projection's figures against this build's: an older one means
     \`vault-yield rebuild\` (the figures of vaults with several records in one block differ)
@@ -127,14 +135,22 @@ Reports, for operators:
     the secrets: as another role status says it cannot tell
 
 options:
-  --json   one JSON document on stdout
+  --chain N  the indexer, held vaults and stale prices of chain N only (default: every chain);
+             the projector, freshness and dead letters are the log's, of every chain
+  --json     one JSON document on stdout
 
 environment:
   DATABASE_URL (required); KAFKA_BROKERS; RPC_URL; VIEWS_SCHEMA (vault_yield_api);
   PROJECTION_SCHEMA (vault_yield); INDEXER_SCHEMA (default PROJECTION_SCHEMA);
   WEBHOOKS_SCHEMA (default PROJECTION_SCHEMA)`,
   async run(argv, context) {
-    const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false } } });
+    const { values } = parseArgs({
+      args: argv,
+      options: { json: { type: 'boolean', default: false }, chain: { type: 'string' } },
+    });
+    const chain = values.chain === undefined ? null : optionValue('chain', envField.int(1), values.chain);
+    const ofChain = <T extends { chainId: number }>(rows: T[]): T[] =>
+      chain === null ? rows : rows.filter((r) => r.chainId === chain);
     const { config: env, kafka } = context();
     const pool = createPgPool({ url: env.DATABASE_URL, applicationName: 'vault-yield-status', max: 2 });
     let admin: LogAdmin | null = null;
@@ -153,25 +169,34 @@ environment:
       const indexerSchema = env.INDEXER_SCHEMA ?? env.PROJECTION_SCHEMA;
 
       let chainHead: number | null = null;
+      let rpcChainId: number | null = null;
       let chainError: string | undefined;
       if (env.RPC_URL) {
         try {
           // viem loads only when there is a chain to ask (a fast start-up otherwise).
-          const { createChainClient, getHeadNumber } = await import('@vault-yield/chain');
-          chainHead = await getHeadNumber(
-            createChainClient({ rpcUrl: env.RPC_URL, cacheTime: 0, retryCount: 1, timeoutMs: 5000 }),
-          );
+          const { createChainClient, getChainIdFromNode, getHeadNumber } = await import('@vault-yield/chain');
+          const client = createChainClient({
+            rpcUrl: env.RPC_URL,
+            cacheTime: 0,
+            retryCount: 1,
+            timeoutMs: 5000,
+          });
+          // The node is one chain's: its head says how far behind that chain's checkpoint is.
+          [rpcChainId, chainHead] = await Promise.all([getChainIdFromNode(client), getHeadNumber(client)]);
         } catch (err) {
           chainError = redactText((err as Error).message.split('\n')[0] ?? '');
+          chainHead = null;
+          rpcChainId = null;
         }
       }
-      const checkpoints = (await indexerCheckpoints(pool, indexerSchema)).map((c) => ({
+      const checkpoints = ofChain(await indexerCheckpoints(pool, indexerSchema)).map((c) => ({
         chainId: c.chainId,
         blockNumber: c.blockNumber,
         blockHash: c.blockHash,
         topic: c.topic,
         updatedAt: c.updatedAt.toISOString(),
-        behind: chainHead === null ? null : Math.max(0, chainHead - c.blockNumber),
+        behind:
+          chainHead === null || rpcChainId !== c.chainId ? null : Math.max(0, chainHead - c.blockNumber),
       }));
 
       const offsets = await storedOffsetRows(pool, readSchema);
@@ -240,12 +265,19 @@ environment:
         ...(liveProblem ? { liveProblem } : {}),
         switchedAt: live?.switchedAt.toISOString() ?? null,
         fold: { projection: await projectionFoldVersion(pool, readSchema), build: FOLD_VERSION },
-        indexer: { schema: indexerSchema, chainHead, ...(chainError ? { chainError } : {}), checkpoints },
+        chain,
+        indexer: {
+          schema: indexerSchema,
+          chainHead,
+          rpcChainId,
+          ...(chainError ? { chainError } : {}),
+          checkpoints,
+        },
         projector,
         freshness,
         deadLetters: await deadLetterCounts(pool, readSchema),
-        stalePrices: await stalePriceRows(pool, readSchema),
-        held: await heldVaultRows(pool, readSchema),
+        stalePrices: ofChain(await stalePriceRows(pool, readSchema)),
+        held: ofChain(await heldVaultRows(pool, readSchema)),
         deadLetterList: await listDeadLetters(pool, readSchema, 20),
         builds: (await listBuilds(pool, env.VIEWS_SCHEMA)).map((b: BuildRecord) => ({
           schema: b.schema,
@@ -296,17 +328,23 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
       ? `fold          version ${build} (this build's)`
       : `fold          version ${projection ?? '(not recorded: migrate)'}; this build folds version ${build}: run \`vault-yield rebuild\` — the figures of vaults with several records in one block differ`,
   );
-  const head =
-    r.indexer.chainHead !== null
-      ? `chain head ${r.indexer.chainHead}`
+  const { chainHead, rpcChainId } = r.indexer;
+  /** RPC_URL's head, for the checkpoint of `chainId` (null: any): only its node's chain has it. */
+  const head = (chainId: number | null) =>
+    chainHead !== null && rpcChainId !== null
+      ? chainId === null || chainId === rpcChainId
+        ? `chain head ${chainHead}${chainId === null ? ` (chain ${rpcChainId})` : ''}`
+        : `chain head unknown (RPC_URL is a node of chain ${rpcChainId})`
       : rpc
-        ? `chain head unknown (${r.indexer.chainError})`
+        ? `chain head unknown (${r.indexer.chainError ?? 'no answer'})`
         : 'chain head: RPC_URL not set';
   if (r.indexer.checkpoints.length === 0)
-    out.push(`indexer       no checkpoint in ${r.indexer.schema}; ${head}`);
+    out.push(
+      `indexer       no checkpoint${r.chain === null ? '' : ` of chain ${r.chain}`} in ${r.indexer.schema}; ${head(null)}`,
+    );
   for (const c of r.indexer.checkpoints) {
     out.push(
-      `indexer       chain ${c.chainId}: block ${c.blockNumber} (${c.blockHash.slice(0, 10)}…, ${c.updatedAt}) of topic ${c.topic ?? '(not recorded: written before migration 0008)'}; ${head}${c.behind !== null ? `, ${c.behind} blocks behind` : ''}`,
+      `indexer       chain ${c.chainId}: block ${c.blockNumber} (${c.blockHash.slice(0, 10)}…, ${c.updatedAt}) of topic ${c.topic ?? '(not recorded: written before migration 0008)'}; ${head(c.chainId)}${c.behind !== null ? `, ${c.behind} blocks behind` : ''}`,
     );
   }
   if (r.projector.length === 0) out.push(`projector     no offsets stored in ${r.liveSchema}`);
@@ -334,16 +372,19 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
       `              #${l.id} ${l.topic}:${l.partition}:${l.offset} ${l.vault ?? '(vault unknown)'} ${l.kind ?? '-'}: ${l.reason}`,
     );
   if (dl > 0) out.push('              (`vault-yield dead-letters list`; `retry` after a fix)');
-  out.push(`held vaults   ${r.held.length === 0 ? 'none' : r.held.length}`);
-  for (const h of r.held)
+  const ofChain = r.chain === null ? '' : ` (chain ${r.chain})`;
+  out.push(`held vaults   ${r.held.length === 0 ? 'none' : r.held.length}${ofChain}`);
+  for (const h of r.held) {
+    const id = vaultId(h.chainId, h.vault);
     out.push(
-      `              vault ${h.vault}: folded to seq ${h.lastSeq ?? '-'}, missing ${h.missingFrom ?? '?'}..${h.missingTo ?? '?'}, ${h.held} held; ` +
-        `vault-yield republish --vault ${h.vault} --from-block ${h.fromBlock ?? '?'} --to-block ${h.toBlock ?? '?'}`,
+      `              vault ${id}: folded to seq ${h.lastSeq ?? '-'}, missing ${h.missingFrom ?? '?'}..${h.missingTo ?? '?'}, ${h.held} held; ` +
+        `vault-yield republish --vault ${id} --from-block ${h.fromBlock ?? '?'} --to-block ${h.toBlock ?? '?'} (with chain ${h.chainId}'s RPC_URL)`,
     );
-  out.push(`stale prices  ${r.stalePrices.length === 0 ? 'none' : r.stalePrices.length}`);
+  }
+  out.push(`stale prices  ${r.stalePrices.length === 0 ? 'none' : r.stalePrices.length}${ofChain}`);
   for (const p of r.stalePrices) {
     out.push(
-      `              vault ${p.vault} ${p.symbol} (${p.token}) feed ${p.feed}: ${p.ageSeconds} s old, heartbeat ${p.heartbeatSeconds} s`,
+      `              vault ${vaultId(p.chainId, p.vault)} ${p.symbol} (${p.token}) feed ${p.feed}: ${p.ageSeconds} s old, heartbeat ${p.heartbeatSeconds} s`,
     );
   }
   const ws = r.webhookSecrets;
