@@ -38,6 +38,19 @@ describe('startAnvil + dev-chain controls', () => {
     expect(after[2]!.parentHash).toBe(after[1]!.hash);
   });
 
+  it('another chain id: the same accounts under another chain (a second local chain)', async () => {
+    const other = await startAnvil({ chainId: 31338 });
+    try {
+      expect(other.chainId).toBe(31338);
+      expect(Number(await devChain(other.rpcUrl).rpc.call<string>('eth_chainId'))).toBe(31338);
+      expect(await devChain(other.rpcUrl).rpc.call<string[]>('eth_accounts')).toEqual(
+        await devChain(anvil.rpcUrl).rpc.call<string[]>('eth_accounts'),
+      );
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('stop() ends exactly its own process', async () => {
     const other = await startAnvil();
     await other.stop();

@@ -6,6 +6,11 @@ import { fileURLToPath } from 'node:url';
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export interface StartAnvilOptions {
+  /**
+   * Chain id (`--chain-id`); default 31337. Several local chains (#45): anvils of different ids
+   * with the same default accounts, so the same deployer gives the same contract addresses.
+   */
+  chainId?: number;
   /** Seconds between blocks (interval mining); omitted = automine (a block per transaction). */
   blockTime?: number;
   /** Extra anvil arguments, e.g. ['--gas-limit', '300000000']. */
@@ -53,10 +58,11 @@ export function anvilBinary(): string {
 export function startAnvil(opts: StartAnvilOptions = {}): Promise<AnvilInstance> {
   const args = ['--port', '0', '--host', '127.0.0.1'];
   if (opts.blockTime !== undefined) args.push('--block-time', String(opts.blockTime));
+  if (opts.chainId !== undefined) args.push('--chain-id', String(opts.chainId));
   const extra = opts.args ?? [];
   args.push(...extra);
   const chainIdArg = extra.indexOf('--chain-id');
-  const chainId = chainIdArg >= 0 ? Number(extra[chainIdArg + 1]) : ANVIL_CHAIN_ID;
+  const chainId = chainIdArg >= 0 ? Number(extra[chainIdArg + 1]) : (opts.chainId ?? ANVIL_CHAIN_ID);
 
   const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const pid = child.pid;

@@ -158,10 +158,7 @@ describe('two chains on one topic and one schema, each indexed on its own', () =
   });
 
   beforeAll(async () => {
-    [anvilA, anvilB] = await Promise.all([
-      startAnvil({ args: ['--chain-id', String(A)] }),
-      startAnvil({ args: ['--chain-id', String(B)] }),
-    ]);
+    [anvilA, anvilB] = await Promise.all([startAnvil({ chainId: A }), startAnvil({ chainId: B })]);
     devA = devChain(anvilA.rpcUrl);
     devB = devChain(anvilB.rpcUrl);
     stackA = await deployReferenceStack(anvilA.rpcUrl);

@@ -78,19 +78,40 @@ describe('vault-yield dev', () => {
       expect(n.rows[0]?.n).toBeGreaterThan(0);
       // Two local chains (#45), an indexer each on the one topic, the projector folding both: the
       // demo's vaults on both under the same addresses, and one more on the second chain.
-      const chains = await writer.query<{ chain_id: number; vaults: string[] }>(
-        `select chain_id, array_agg(vault order by vault) as vaults from vault_yield.indexer_vaults
-          group by chain_id order by chain_id`,
-      );
+      // (The indexers may still be catching up: the reader listens before they have.)
+      const indexed = () =>
+        writer.query<{ chain_id: number; vaults: string[] }>(
+          `select chain_id, array_agg(vault order by vault) as vaults from vault_yield.indexer_vaults
+            group by chain_id order by chain_id`,
+        );
+      /** Both chains indexed: the first's demo vaults, the second has every one of them and one more. */
+      const played = Number(/"chainId":31337,"vaults":(\d+)/.exec(dev.out())?.[1]);
+      expect(played).toBeGreaterThan(0);
+      const both = (rows: { vaults: string[] }[]) =>
+        rows.length === 2 &&
+        rows[0]!.vaults.length === played &&
+        rows[1]!.vaults.length === rows[0]!.vaults.length + 1 &&
+        rows[0]!.vaults.every((v) => rows[1]!.vaults.includes(v));
+      let chains = await indexed();
+      for (let i = 0; i < 240 && !both(chains.rows); i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        chains = await indexed();
+      }
       expect(chains.rows.map((r) => r.chain_id)).toEqual([31337, 31338]);
       const [a, b] = chains.rows.map((r) => r.vaults) as [string[], string[]];
-      expect(a.length).toBeGreaterThan(0);
+      expect(a).toHaveLength(played);
       expect(b.filter((v) => a.includes(v))).toEqual(a);
       expect(b).toHaveLength(a.length + 1);
-      const folded = await writer.query<{ chain_id: number }>(
-        'select distinct chain_id from vault_yield.ledger order by chain_id',
-      );
-      expect(folded.rows.map((r) => r.chain_id)).toEqual([31337, 31338]);
+      // The projector folds both chains' records (it may still be catching up on one).
+      let folded: number[] = [];
+      for (let i = 0; i < 240 && folded.length < 2; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 500));
+        const q = await writer.query<{ chain_id: number }>(
+          'select distinct chain_id from vault_yield.ledger order by chain_id',
+        );
+        folded = q.rows.map((r) => r.chain_id);
+      }
+      expect(folded).toEqual([31337, 31338]);
       expect(dev.out()).toMatch(/^chain: +http:\S+ \(anvil, chain id 31337;/m);
       expect(dev.out()).toMatch(/^chain: +http:\S+ \(anvil, chain id 31338;/m);
     } finally {

@@ -269,7 +269,7 @@ export const devCommand: Command<typeof devEnvSchema> = {
       const chainIds = values['one-chain'] ? [ANVIL_CHAIN_ID] : [ANVIL_CHAIN_ID, SECOND_CHAIN_ID];
       const anvils: AnvilInstance[] = [];
       for (const chainId of chainIds) {
-        const anvil = await startAnvil({ args: ['--chain-id', String(chainId)] });
+        const anvil = await startAnvil({ chainId });
         anvils.push(anvil);
         stops.push([`chain ${chainId}`, anvil.stop]);
         log.info({ chainId, rpcUrl: anvil.rpcUrl }, 'local chain ready');
