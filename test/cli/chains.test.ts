@@ -108,6 +108,41 @@ describe('status across chains', () => {
   }, 60_000);
 });
 
+describe('dead-letters across chains', () => {
+  it('lists each letter by vault id (address alone when its chain is unknown); --chain N', async () => {
+    await pool.query(
+      `insert into ${db.schema}.dead_letters (topic, partition, "offset", reason, kind, vault, chain_id) values
+         ($1, 0, 1, 'fold failed', 'fold', $2, 31337), ($1, 0, 2, 'fold failed', 'fold', $2, 31338),
+         ($1, 0, 3, 'not a record', 'decode', null, null), ($1, 0, 4, 'bad head', 'decode', $2, null)`,
+      [topic, V],
+    );
+    try {
+      const all = await runCli(['dead-letters', 'list', '--schema', db.schema], env);
+      expect(all.code, all.stderr).toBe(0);
+      const lines = all.stdout.trim().split('\n');
+      expect(lines).toHaveLength(4);
+      expect(lines[0]).toContain(`eip155:31337:${V}  fold`);
+      expect(lines[1]).toContain(`eip155:31338:${V}  fold`);
+      expect(lines[2]).toContain('(vault unknown)  decode');
+      expect(lines[3]).toContain(`${V} (chain unknown)  decode`);
+      const one = await runCli(['dead-letters', 'list', '--chain', '31338', '--schema', db.schema], env);
+      expect(one.code, one.stderr).toBe(0);
+      expect(one.stdout).toContain(`eip155:31338:${V}`);
+      expect(one.stdout).not.toContain('eip155:31337:');
+      expect(one.stdout.trim().split('\n')).toHaveLength(3); // with the letters of no known chain
+      const json = JSON.parse(
+        (await runCli(['dead-letters', 'list', '--json', '--schema', db.schema], env)).stdout,
+      ) as { chainId: number | null }[];
+      expect(json.map((l) => l.chainId)).toEqual([31337, 31338, null, null]);
+      const status = await runCli(['status'], env);
+      expect(status.stdout).toContain(`eip155:31338:${V} fold: fold failed`);
+      expect((await runCli(['dead-letters', 'retry', '--chain', '1'], env)).code).toBe(2);
+    } finally {
+      await pool.query(`delete from ${db.schema}.dead_letters`);
+    }
+  }, 120_000);
+});
+
 describe('republish across chains', () => {
   const republish = (args: string[], extra: Record<string, string> = {}) =>
     runCli(['republish', ...args, '--from-block', '1'], { ...env, ...extra });

@@ -27,6 +27,7 @@ import type { Command } from '../command.js';
 import { statusEnvSchema } from '../config.js';
 import { optionValue } from '../ops/env.js';
 import { liveSources } from '../ops/live-topics.js';
+import { letterVault } from './dead-letters.js';
 
 export interface PartitionLag {
   partition: number;
@@ -369,7 +370,7 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
   );
   for (const l of r.deadLetterList ?? [])
     out.push(
-      `              #${l.id} ${l.topic}:${l.partition}:${l.offset} ${l.vault ?? '(vault unknown)'} ${l.kind ?? '-'}: ${l.reason}`,
+      `              #${l.id} ${l.topic}:${l.partition}:${l.offset} ${letterVault(l)} ${l.kind ?? '-'}: ${l.reason}`,
     );
   if (dl > 0) out.push('              (`vault-yield dead-letters list`; `retry` after a fix)');
   const ofChain = r.chain === null ? '' : ` (chain ${r.chain})`;
