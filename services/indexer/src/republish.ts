@@ -323,7 +323,7 @@ export async function republishVault(o: RepublishOptions): Promise<RepublishResu
     if (!o.dryRun && records.length > 0) {
       const publisher = await createPublisher({
         brokers: o.kafka.brokers,
-        clientId: 'republish',
+        clientId: `republish-${chainId}`,
         topic: o.kafka.topic,
         logger: o.logger,
         encoding: o.kafka.encoding,
