@@ -1,4 +1,4 @@
-import { FOLD_VERSION } from '@vault-yield/domain';
+import { FOLD_VERSION, vaultId } from '@vault-yield/domain';
 import { createTestDatabase, type TestDatabase } from '@vault-yield/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectionFoldVersion } from '../admin/status.js';
@@ -129,7 +129,7 @@ describe('0011 record bundles, 0012 framed bodies, 0013 marks off the ledger', (
       };
     const read = (tx: Parameters<Parameters<typeof store.transaction>[0]>[0], vault: string) =>
       tx
-        .vaultRecords(vault, { decode: json, offLedger: (r) => r.type === 'mark' })
+        .vaultRecords(vaultId(1, vault), { decode: json, offLedger: (r) => r.type === 'mark' })
         .then((rs) => rs.map(({ record: { txIndex: _, ...r } }) => r));
     const back = await store.transaction(async (tx) => ({ v1: await read(tx, V1), v2: await read(tx, V2) }));
     expect(back.v1).toEqual([record(V1, 10, 0), record(V1, 10, 1), record(V1, 12, 0)]);
@@ -157,7 +157,12 @@ describe('0014 keys of the per-record tables as bytes', () => {
       [SCHEMA],
     );
     expect(equityVault).toEqual([{ data_type: 'bytea' }]);
-    const page = await ledgerPage(pool, { vault: V1, types: ['deposit', 'balance.reconciled'], limit: 10 });
+    const page = await ledgerPage(pool, {
+      chainId: 1,
+      vault: V1,
+      types: ['deposit', 'balance.reconciled'],
+      limit: 10,
+    });
     expect(page.rows.map((r) => JSON.parse(r) as Record<string, unknown>)).toEqual(
       [
         [12, 2147483646, 2147483646, 1200, 'balance.reconciled'],
@@ -181,11 +186,11 @@ describe('0014 keys of the per-record tables as bytes', () => {
       })),
     );
     expect((await ledgerByTx(pool, hash(1000), ['deposit'])).map((r) => JSON.parse(r).vault)).toEqual([V1]);
-    expect(await equitySeries(pool, { vault: V1, points: 10 })).toEqual([
-      { ts: 10000, blockNumber: 10, valueUsd: 100, capitalInUsd: 100, capitalOutUsd: 0 },
-      { ts: 12000, blockNumber: 12, valueUsd: 150.5, capitalInUsd: 100, capitalOutUsd: 0 },
+    expect(await equitySeries(pool, { chainId: 1, vault: V1, points: 10 })).toEqual([
+      { chainId: 1, ts: 10000, blockNumber: 10, valueUsd: 100, capitalInUsd: 100, capitalOutUsd: 0 },
+      { chainId: 1, ts: 12000, blockNumber: 12, valueUsd: 150.5, capitalInUsd: 100, capitalOutUsd: 0 },
     ]);
-    expect([...(await vaultReturnSeries(pool)).keys()]).toEqual([V1]);
+    expect([...(await vaultReturnSeries(pool)).keys()]).toEqual([vaultId(1, V1)]);
   });
 
   it('orders bytes as their lowercase hex text (the events order and cursors rely on it)', async () => {
