@@ -9,7 +9,8 @@
 --    An existing filter was written when the deployment followed one chain: each address becomes
 --    the id of the vault it named — its chain that of its snapshot, else the schema's chain (as
 --    0028 tells it: the chain most snapshots name, else the ledger's, else the indexer
---    checkpoint's). With no chain to tell (no snapshot, ledger row nor checkpoint) it stays bare.
+--    checkpoint's; in a webhooks schema of its own, that of the ledger its endpoints scan). With
+--    no chain to tell (no snapshot, ledger row nor checkpoint) it stays bare.
 -- 2. Marks (what a rescan after a rebuild's switch skips) are per (endpoint, chain, vault).
 -- 3. Deliveries carry their row's chain; a vault's queue to an endpoint is (endpoint_id,
 --    chain_id, vault): one chain's held or failing row never holds another chain's. Existing rows
@@ -25,6 +26,23 @@ select coalesce(
   (select min(chain_id) from ledger),
   (select min(chain_id) from indexer_checkpoint)
 ) as chain_id;
+-- A webhooks schema of its own (WEBHOOKS_SCHEMA, no projection rows): the chain of the ledger
+-- its endpoints scan.
+do $$
+declare
+  l text;
+  c int;
+begin
+  if (select chain_id from vy_0029) is not null then return; end if;
+  for l in select distinct ledger_schema from webhook_endpoints order by 1 loop
+    if to_regclass(format('%I.ledger', l)) is null then continue; end if;
+    execute format('select min(chain_id) from %I.ledger', l) into c;
+    if c is not null then
+      update vy_0029 set chain_id = c;
+      return;
+    end if;
+  end loop;
+end $$;
 
 -- 1. The filter: ids and bare addresses.
 alter table webhook_endpoints add column vault_filter text[];

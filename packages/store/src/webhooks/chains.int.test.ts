@@ -288,4 +288,25 @@ describe('migration 0029', () => {
     const r2 = await store.enqueue(e2, s, { limit: 100, activityTypes, deadline: deadline() });
     expect(r2.scanned).toBe(0);
   });
+
+  it('in a webhooks schema of its own (no projection rows) takes the chain of the ledger its endpoints scan', async () => {
+    const hooks = 'wh_chains_hooks';
+    await migrate(pool, hooks, undefined, { migrations: migrations().filter((m) => m.version <= 28) });
+    const { rows } = await pool.query<{ id: number }>(
+      `insert into ${hooks}.webhook_endpoints (url, vaults, ledger_schema, cursor_xid)
+       values ('http://127.0.0.1:9/h', array[decode($1, 'hex')], 'wh_chains_up', '0'::xid8) returning id`,
+      [C.slice(2)],
+    );
+    await pool.query(
+      `insert into ${hooks}.webhook_vault_marks (endpoint_id, vault, block_number, tx_index, log_index)
+       values ($1, decode($2, 'hex'), 1, 0, 0)`,
+      [rows[0]?.id, C.slice(2)],
+    );
+    await migrate(pool, hooks); // no snapshot, ledger row nor checkpoint of its own: not refused
+    const { rows: marks } = await pool.query<{ chain_id: number }>(
+      `select chain_id from ${hooks}.webhook_vault_marks`,
+    );
+    expect(marks.map((m) => m.chain_id)).toEqual([10]); // the lowest chain of wh_chains_up's ledger
+    expect((await createWebhookStore(pool, hooks).listEndpoints())[0]?.vaults).toEqual([`eip155:10:${C}`]);
+  });
 });
