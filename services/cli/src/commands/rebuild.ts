@@ -15,6 +15,7 @@ import type { Command } from '../command.js';
 import { buildEnvSchema, type OpsEnv } from '../config.js';
 import type { CliContext } from '../context.js';
 import { runBuild } from '../ops/build.js';
+import { chainCuts, cutLines, liveIndexer, requireEveryChainCut } from '../ops/chains-cut.js';
 import { ddlUrl, optionValue, parseDuration, stamp } from '../ops/env.js';
 import { type LiveSources, liveSources, namedTopics, refuseOtherTopics } from '../ops/live-topics.js';
 
@@ -212,6 +213,18 @@ export async function rebuild(
     const group = values.group ?? known?.groupId ?? `vault-yield-${purpose}-${suffix}`;
     if (known && !schemaArg)
       process.stderr.write(`resuming build ${known.schema} (group ${known.groupId})\n`);
+
+    // A new log cut by a reindex (its checkpoint namespace known) is built only once every chain
+    // the live deployment follows was cut into it: one left out would drop out at the switch.
+    const namespace = indexerSchema ?? (known?.purpose === 'reindex' ? known.indexerSchema : null);
+    if (namespace) {
+      const liveIdx = await liveIndexer(pool, ctx, views, env.PROJECTION_SCHEMA);
+      if (liveIdx.schema !== namespace) {
+        const cuts = await chainCuts(pool, liveIdx.schema, sources.vault?.topic ?? liveIdx.topic, namespace);
+        for (const line of cutLines(cuts, topic)) process.stderr.write(`${line}\n`);
+        requireEveryChainCut(cuts, topic, namespace);
+      }
+    }
 
     const handle = await runBuild({
       env: buildEnv,

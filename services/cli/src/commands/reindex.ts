@@ -21,6 +21,7 @@ import {
 import type { z } from 'zod';
 import type { Command } from '../command.js';
 import { reindexEnvSchema } from '../config.js';
+import { chainCuts, cutLines, liveIndexer } from '../ops/chains-cut.js';
 import { ddlUrl, failure, optionValue, parseDuration, usageError } from '../ops/env.js';
 import { endpointOf, errorText } from '../ops/failure.js';
 import { createProgress } from '../ops/progress.js';
@@ -165,14 +166,13 @@ environment:
     const startBlock = startArg ?? env.START_BLOCK;
     let head: number;
     let checkpoint: number | null;
+    let chainId: number;
     try {
       await checkSchemas(pool, env, namespace, schemaArg);
-      const stored = (await indexerCheckpoints(pool, namespace))[0] ?? null;
-      checkpoint = stored?.blockNumber ?? null;
-      await checkTopicMatches(kafka, topic, namespace, stored, requestedPartitions);
-      const { createChainClient, describeRpcError, getHeadNumber, readFactoryInfo } = await import(
-        '@vault-yield/chain'
-      );
+      const checkpoints = await indexerCheckpoints(pool, namespace);
+      await checkTopicMatches(kafka, topic, namespace, checkpoints, requestedPartitions);
+      const { createChainClient, describeRpcError, getChainIdFromNode, getHeadNumber, readFactoryInfo } =
+        await import('@vault-yield/chain');
       const client = createChainClient({ rpcUrl: env.RPC_URL, chainId: env.CHAIN_ID, cacheTime: 0 });
       const unread = (err: unknown) =>
         failure(
@@ -180,6 +180,16 @@ environment:
             '(is the node up, and FACTORY_ADDRESS the factory on its chain?)',
           err,
         );
+      // The namespace holds one checkpoint per chain: this run resumes RPC_URL's chain's.
+      chainId = await getChainIdFromNode(client).catch((err: unknown) => {
+        throw unread(err);
+      });
+      if (env.CHAIN_ID !== undefined && env.CHAIN_ID !== chainId)
+        throw usageError(
+          `CHAIN_ID is ${env.CHAIN_ID}, but RPC_URL ${endpointOf(env.RPC_URL)} is a node of chain ${chainId}: ` +
+            'set both to the chain to cut (one run per chain, each with its own RPC_URL, CHAIN_ID, FACTORY_ADDRESS)',
+        );
+      checkpoint = checkpoints.find((c) => c.chainId === chainId)?.blockNumber ?? null;
       head = await getHeadNumber(client).catch((err: unknown) => {
         throw unread(err);
       });
@@ -234,7 +244,7 @@ environment:
       target = checkpoint;
     } else {
       process.stderr.write(
-        `reindexing ${topic} up to block ${target} (chain head ${head} at the start, CONFIRMATIONS ${confirmations})\n`,
+        `reindexing ${topic} up to block ${target} (chain head ${head} at the start, CONFIRMATIONS ${confirmations}) for chain ${chainId}\n`,
       );
     }
 
@@ -285,8 +295,19 @@ environment:
       `log rebuilt to block ${s.checkpoint.blockNumber}: ${s.recordsPublished} records published into ${topic} (${s.vaults} vaults)`,
     );
     console.log(
-      `reindexed ${topic} to block ${s.checkpoint.blockNumber} (the chain head ${head} seen at the start, less CONFIRMATIONS ${confirmations}): ${s.recordsPublished} records published by this run, ${s.vaults} vaults (namespace ${namespace})`,
+      `reindexed ${topic} to block ${s.checkpoint.blockNumber} (the chain head ${head} seen at the start, less CONFIRMATIONS ${confirmations}) for chain ${chainId}: ${s.recordsPublished} records published by this run, ${s.vaults} vaults (namespace ${namespace})`,
     );
+    // Every chain the live deployment follows, against this namespace: one log holds them all.
+    const cuts = await withPool(env, async (db) => {
+      const live = await liveIndexer(db, ctx, env.VIEWS_SCHEMA, env.PROJECTION_SCHEMA);
+      return chainCuts(db, live.schema, live.topic ?? env.KAFKA_TOPIC, namespace);
+    });
+    for (const line of cutLines(cuts, topic)) console.log(line);
+    const missing = cuts.filter((c) => c.cut === null).map((c) => c.chainId);
+    if (missing.length > 0)
+      console.log(
+        `next: cut chain${missing.length > 1 ? 's' : ''} ${missing.join(', ')} into ${topic} too: vault-yield reindex --topic ${topic} --namespace ${namespace} --no-rebuild with each chain's RPC_URL, CHAIN_ID, FACTORY_ADDRESS (and its live indexer's START_BLOCK, CONFIRMATIONS, …); the switch waits for every chain`,
+      );
     console.log(
       values['no-rebuild']
         ? `next: run the same command without --no-rebuild to fold ${topic} and switch to it (nothing left to index; indexers with FOLLOW_LIVE=true then move to ${topic} and ${namespace} by themselves: the build records the namespace); a pinned indexer, once ${topic} is live: KAFKA_TOPIC=${topic} PROJECTION_SCHEMA=${namespace} (it resumes from block ${s.checkpoint.blockNumber})`
@@ -302,6 +323,16 @@ environment:
     return rebuild(['--topic', topic, ...passthrough], context, 'reindex', namespace);
   },
 };
+
+/** Runs `f` on a pool of one connection (the migrator's URL), then closes it. */
+async function withPool<T>(env: ReindexEnv, f: (db: Pool) => Promise<T>): Promise<T> {
+  const pool = createPgPool({ url: ddlUrl(env), applicationName: 'vault-yield-reindex', max: 1 });
+  try {
+    return await f(pool);
+  } finally {
+    await pool.end();
+  }
+}
 
 /** Lets `roles` read a namespace's checkpoint and block hashes (the reader's freshness). */
 async function grantCheckpointReads(pool: Pool, namespace: string, roles: readonly string[]): Promise<void> {
@@ -355,12 +386,16 @@ async function checkTopicMatches(
   kafka: KafkaConnection,
   topic: string,
   namespace: string,
-  stored: IndexerCheckpointRow | null,
+  checkpoints: readonly IndexerCheckpointRow[],
   requestedPartitions: number | undefined,
 ): Promise<void> {
-  if (stored && stored.topic !== null && stored.topic !== topic)
+  // One checkpoint per chain cut into the namespace (each chain of a deployment is cut into the
+  // same topic and namespace by a run of its own): every one must be of this topic.
+  const foreign = checkpoints.find((c) => c.topic !== null && c.topic !== topic);
+  if (foreign)
     throw usageError(
-      `--namespace ${namespace} holds the checkpoint (block ${stored.blockNumber}) of topic ${stored.topic}, not ${topic}: ` +
+      `--namespace ${namespace} holds the checkpoint (block ${foreign.blockNumber}) of topic ${foreign.topic}, not ${topic}` +
+        `${checkpoints.length > 1 ? ` (chain ${foreign.chainId})` : ''}: ` +
         `resuming it would leave ${topic} without the history up to that block; pick a new namespace ` +
         '(default vault_yield_idx_<topic>)',
     );
@@ -376,11 +411,14 @@ async function checkTopicMatches(
           `--partitions ${requestedPartitions}: topic ${topic} already has ${has} partitions (omit --partitions to use them)`,
         );
     }
-    if (stored !== null) {
+    const first = checkpoints[0];
+    if (first) {
+      // This chain's own checkpoint resumes; another chain's means its records are in the topic
+      // already (this chain's are appended beside them). Either way the topic must still hold them.
       if (exists) return;
       // Its own topic, gone (deleted since): resuming would start the new log at the checkpoint.
       throw usageError(
-        `--namespace ${namespace} holds a checkpoint at block ${stored.blockNumber}, but topic ${topic} does not exist: ` +
+        `--namespace ${namespace} holds a checkpoint at block ${first.blockNumber}${checkpoints.length > 1 ? ` (chain ${first.chainId})` : ''}, but topic ${topic} does not exist: ` +
           'resuming it would skip the history before that block; pick a new namespace',
       );
     }
