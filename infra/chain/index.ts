@@ -23,6 +23,7 @@ export {
   readFeedRound,
   refreshDueFeeds,
 } from './feeds.js';
+export { type CuttableProxy, cuttableProxy } from './proxy.js';
 export { createRpc, type DevChain, devChain, type Rpc, type RpcCall, RpcError } from './rpc.js';
 export * from './scenario/bulk.js';
 export { type BulkOptions, type BulkResult, playBulk } from './scenario/bulk.js';

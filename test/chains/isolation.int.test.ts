@@ -1,7 +1,9 @@
 import { vaultAbi } from '@vault-yield/contracts';
 import {
   type AnvilInstance,
+  type CuttableProxy,
   createVault,
+  cuttableProxy,
   type DevChain,
   deployReferenceStack,
   devChain,
@@ -24,7 +26,6 @@ import {
   silent,
 } from '@vault-yield/test-kit/indexer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CuttableProxy, cuttableProxy } from './proxy.js';
 
 /**
  * Each chain indexed on its own (#45, DESIGN §8): two anvils (chain ids 31337 and 31338, the same
