@@ -91,7 +91,7 @@ describe('dashboard on the dev stack', () => {
     const rows = page.locator('#vaults tbody tr');
     expect(await rows.count()).toBe(vaults.length);
     for (const v of vaults) {
-      const row = page.locator(`#vaults tr[data-vault="${v.vault}"]`);
+      const row = page.locator(`#vaults tr[data-vault$=":${v.vault}"]`);
       const cells = await row.locator('td').allTextContents();
       expect(cells).toEqual(
         expect.arrayContaining([short(v.vault), v.strategy, v.status, usd(v.valueUsd), usdSigned(v.netUsd)]),
@@ -100,7 +100,7 @@ describe('dashboard on the dev stack', () => {
 
     // Each vault in turn: the view built from its snapshot, its chart, its ledger.
     for (const v of vaults) {
-      await page.locator(`#vaults tr[data-vault="${v.vault}"]`).click();
+      await page.locator(`#vaults tr[data-vault$=":${v.vault}"]`).click();
       await page.waitForFunction(
         (a) => document.querySelector('#vault-title .mono')?.textContent === a,
         v.vault,
@@ -130,7 +130,7 @@ describe('dashboard on the dev stack', () => {
     const busiest = counts.reduce((a, b) => (b.length > a.length ? b : a));
     const vault = busiest[0]!.vault;
     expect(busiest.length).toBeGreaterThan(10);
-    await page.locator(`#vaults tr[data-vault="${vault}"]`).click();
+    await page.locator(`#vaults tr[data-vault$=":${vault}"]`).click();
     await expectLedgerPage(page, busiest.slice(0, 10));
     for (let p = 1; p * 10 < busiest.length; p++) {
       await page.locator('#ledger-older').click();
@@ -201,14 +201,14 @@ describe('dashboard on the dev stack', () => {
       await page
         .locator('#vaults tbody tr')
         .evaluateAll((trs) => trs.map((t) => t.getAttribute('data-vault'))),
-    ).toEqual(mine.map((v) => v.vault));
+    ).toEqual(mine.map((v) => v.id));
     await page.locator('#owner-clear').click();
     await page.waitForFunction(
       (n) => document.querySelectorAll('#vaults tbody tr').length === n,
       vaults.length,
     );
 
-    await page.locator(`#vaults tr[data-vault="${vaults[0]!.vault}"]`).click();
+    await page.locator(`#vaults tr[data-vault$=":${vaults[0]!.vault}"]`).click();
     await page.waitForFunction(
       (a) => document.querySelector('#vault-title .mono')?.textContent === a,
       vaults[0]!.vault,

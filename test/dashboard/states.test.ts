@@ -78,7 +78,7 @@ describe('dashboard: suspension, out of range, unknown snapshot fields', () => {
     await shot(page, 'suspended-1280');
 
     // attention: one position in range, one out, its marker drawn as out of range.
-    await page.locator(`#vaults tr[data-vault="${attention.vault}"]`).click();
+    await page.locator(`#vaults tr[data-vault$=":${attention.vault}"]`).click();
     await page.waitForFunction(
       (a) => document.querySelector('#vault-title .mono')?.textContent === a,
       attention.vault,
@@ -95,7 +95,7 @@ describe('dashboard: suspension, out of range, unknown snapshot fields', () => {
 
     await shot(page, 'attention-1280');
 
-    await page.locator(`#vaults tr[data-vault="${invalid.vault}"]`).click();
+    await page.locator(`#vaults tr[data-vault$=":${invalid.vault}"]`).click();
     await page.waitForFunction(
       (a) => document.querySelector('#vault-title .mono')?.textContent === a,
       invalid.vault,

@@ -100,9 +100,10 @@ describe('catalogue, universe and vault list', () => {
     const first = (await r.get('/v1/vaults?limit=1')).body as Record<string, unknown>[];
     const snap = [...ownerVaults, ...others].find((s) => s.vault === all[0])!;
     expect(first[0]).toEqual({
+      id: `eip155:31337:${snap.vault}`,
+      chainId: 31337,
       vault: snap.vault,
       owner: snap.owner,
-      chainId: 31337,
       strategy: snap.strategy,
       status: snap.status,
       valueUsd: snap.valueUsd,

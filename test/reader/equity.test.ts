@@ -15,6 +15,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 interface Point {
+  chainId: number;
   ts: number;
   blockNumber: number;
   valueUsd: number;
@@ -57,6 +58,7 @@ describe('GET /v1/vault/:address/equity', () => {
   const pts = series(2000);
   // insertEquity stores block_number = ts / 1000.
   const asView = (p: EquitySpec): Point => ({
+    chainId: 31337,
     ts: p.ts,
     blockNumber: p.ts / 1000,
     valueUsd: Number(p.valueUsd),
@@ -169,7 +171,7 @@ describe('GET /v1/vault/:address/equity', () => {
   it('points=1 returns just the latest point; a single stored point; no points → []', async () => {
     expect((await get('?points=1')).points).toEqual([asView(pts.at(-1)!)]);
     expect((await get('', single.vault)).points).toEqual([
-      { ts: T0, blockNumber: T0 / 1000, valueUsd: 1.5, capitalInUsd: 1, capitalOutUsd: 0 },
+      { chainId: 31337, ts: T0, blockNumber: T0 / 1000, valueUsd: 1.5, capitalInUsd: 1, capitalOutUsd: 0 },
     ]);
     expect((await get('', empty.vault)).points).toEqual([]);
   });

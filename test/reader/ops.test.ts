@@ -226,14 +226,14 @@ describe('operations, errors, limits, document', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(res.text).toMatch(
-      /http_requests_total\{route="\/v1\/vault\/:address\/snapshot",method="GET",status="200"\} \d+/,
+      /http_requests_total\{route="\/v1\/vault\/:vault\/snapshot",method="GET",status="200"\} \d+/,
     );
     expect(res.text).toMatch(
-      /http_requests_total\{route="\/v1\/vault\/:address\/snapshot",method="GET",status="404"\} \d+/,
+      /http_requests_total\{route="\/v1\/vault\/:vault\/snapshot",method="GET",status="404"\} \d+/,
     );
     expect(res.text).toMatch(/http_requests_total\{route="unmatched",method="GET",status="404"\}/);
     expect(res.text).toMatch(
-      /http_request_duration_seconds_bucket\{le="0.005",route="\/v1\/vault\/:address\/snapshot"/,
+      /http_request_duration_seconds_bucket\{le="0.005",route="\/v1\/vault\/:vault\/snapshot"/,
     );
     expect(res.text).not.toContain(S.vault);
     expect(res.text).not.toContain('nowhere');
@@ -250,13 +250,14 @@ describe('operations, errors, limits, document', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
-        '/v1/vault/{address}/snapshot',
-        '/v1/vault/{address}/equity',
-        '/v1/vault/{address}/events',
+        '/v1/vault/{vault}/snapshot',
+        '/v1/vault/{vault}/equity',
+        '/v1/vault/{vault}/events',
         '/v1/tx/{hash}',
-        '/v1/vault/{address}/stream',
+        '/v1/vault/{vault}/stream',
         '/v1/stream',
         '/v1/vaults',
+        '/v1/chains',
         '/v1/strategies',
         '/v1/universe',
         '/v1/universe/pairs',
@@ -291,8 +292,8 @@ describe('operations, errors, limits, document', () => {
     ])
       expect(d).toMatch(decision);
     for (const t of activityTypes) expect(d).toContain(`\`${t}\``);
-    const events = doc.paths['/v1/vault/{address}/events']!.get.parameters.map((p) => p.name);
-    expect(events).toEqual(['address', 'type', 'since', 'until', 'limit', 'cursor']);
+    const events = doc.paths['/v1/vault/{vault}/events']!.get.parameters.map((p) => p.name);
+    expect(events).toEqual(['vault', 'type', 'since', 'until', 'limit', 'cursor']);
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining([
         'Snapshot',

@@ -113,7 +113,7 @@ describe('GET /v1/vault/:address/snapshot', () => {
       const res = await r.get(`/v1/vault/${bad}/snapshot`);
       expect(res.status).toBe(400);
       expect(errorCode(res)).toBe('invalid_request');
-      expect((res.body as { error: { message: string } }).error.message).toMatch(/^path\.address: /);
+      expect((res.body as { error: { message: string } }).error.message).toMatch(/^path\.vault: /);
     }
   });
 
@@ -173,7 +173,7 @@ describe('GET /v1/vault/:address/snapshot', () => {
   });
 
   it('a snapshot under 1 KiB is sent uncompressed with an exact Content-Length', async () => {
-    const raw = await fetch(`${r.url}/v1/vault/${snaps.earning.vault}/snapshot`, {
+    const raw = await fetch(`${r.url}/v1/vault/${snaps.idle.vault}/snapshot`, {
       headers: { 'Accept-Encoding': 'gzip' },
     });
     const text = await raw.text();

@@ -47,7 +47,10 @@ describe('stream pages bounded by bytes (large rows)', () => {
           [hash(block), hash(1_000_000 + block), vault, block, kib],
         );
       }
-      await client.query('insert into stream_commits (vaults) values ($1::text[])', [[...touched].sort()]);
+      // Commits name vault ids (migration 0028).
+      await client.query('insert into stream_commits (vaults) values ($1::text[])', [
+        [...touched].map((v) => `eip155:31337:${v}`).sort(),
+      ]);
       await client.query('commit');
       rows += n;
     } finally {
@@ -144,7 +147,9 @@ describe('stream pages bounded by their snapshots (a commit touching many vaults
     // One commit touching every vault, then commits of 40 and 10 vaults.
     const commits = [vaults, vaults.slice(0, 40), vaults.slice(100, 140), vaults.slice(5, 15)];
     for (const touched of commits)
-      await w.query('insert into stream_commits (vaults) values ($1::text[])', [[...touched].sort()]);
+      await w.query('insert into stream_commits (vaults) values ($1::text[])', [
+        [...touched].map((v) => `eip155:31337:${v}`).sort(),
+      ]);
   }, 60_000);
 
   afterAll(async () => {

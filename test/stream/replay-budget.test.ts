@@ -41,7 +41,10 @@ describe('replay budget: streams behind the head share a byte rate, streams at t
           [hash(block), hash(1_000_000 + block), VAULT, block, kib],
         );
       }
-      await client.query('insert into stream_commits (vaults) values ($1::text[])', [[VAULT]]);
+      // Commits name vault ids (migration 0028).
+      await client.query('insert into stream_commits (vaults) values ($1::text[])', [
+        [`eip155:31337:${VAULT}`],
+      ]);
       await client.query('commit');
     } finally {
       client.release();

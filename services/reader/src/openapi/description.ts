@@ -237,6 +237,7 @@ header means the last page. The body is always a JSON array.
 Row fields: \`id\` (stable: chainId:blockHash:txHash:logIndex:vault), \`vault\`, \`chainId\`,
 \`type\`, \`txHash\`, \`blockNumber\`, \`blockHash\`, \`txIndex\`, \`logIndex\`, \`ts\`, and \`data\`,
 the event payload as recorded (its fields depend on \`type\`).
+Push delivery (callbacks, streams) is not offered: poll with \`since\` or the cursor.
 
 ## Transactions and vault list
 \`GET /v1/tx/{hash}?limit=&cursor=\` returns the activity rows of one transaction across all

@@ -5,7 +5,7 @@ import { parseVaultId, vaultIdOf } from '@vault-yield/domain';
 import { type SnapshotJson, snapshotsMatching } from '@vault-yield/store';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { badRequest, errorResponse, notFound } from '../errors.js';
+import { ambiguousVault, badRequest, errorResponse, notFound } from '../errors.js';
 import { routes } from '../openapi/routes.js';
 import { encodeStreamCursor, parseStreamCursor, type StreamCursor } from '../params.js';
 import {
@@ -164,9 +164,10 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
   /**
    * A stream of `vaults` (vault ids, or bare addresses: the vaults at that address on every
    * chain; null: every vault). `single`: the one vault of GET /v1/vault/{vault}/stream (404 when
-   * it has no snapshot).
+   * it has no snapshot; a bare address names it on the one chain that has it, 409 on several).
    */
-  const open = async (c: Context, vaults: string[] | null, single: boolean): Promise<Response> => {
+  const open = async (c: Context, named: string[] | null, single: boolean): Promise<Response> => {
+    let vaults = named;
     const lastId = c.req.header('last-event-id');
     let cursor: StreamCursor | null = null;
     if (lastId !== undefined && lastId !== '') {
@@ -207,10 +208,22 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
       const start = cursor ?? { seq: bounds.head, pos: 0 };
       // A new stream of named vaults starts with their snapshots (a resumed one needs none).
       // (A reset sends them after it.)
+      // The one vault of a bare address: read with its snapshot (a resumed stream reads it alone).
+      const bare = single && vaults?.[0] !== undefined && !vaults[0].startsWith('eip155:') ? vaults[0] : null;
+      if (bare !== null && cursor) {
+        vaults = [vaultIdOf((await resolveVault(pool, { address: bare })).ref)];
+        if (signal.aborted) return gone(c);
+      }
       if (!cursor && vaults) {
         const snaps = await namedSnapshots(pool, vaults);
         if (signal.aborted) return gone(c);
         if (single && snaps.length === 0) throw notFound(`vault ${vaults[0]} not found`);
+        if (single && snaps.length > 1)
+          throw ambiguousVault(
+            vaults[0]!,
+            snaps.map((x) => x.id),
+          );
+        if (single) vaults = [snaps[0]!.id];
         if (!reset) initial = snaps.map((s) => ({ event: 'snapshot' as const, data: snapshotData(s) }));
       }
       const filter = vaults ? vaultFilter(vaults) : null;
@@ -399,15 +412,9 @@ export function streamRoutes({ pool, config, log }: RouteDeps, { hub, clientKey,
   return new OpenAPIHono({ defaultHook: validationHook })
     .openapi(routes.vaultStream, async (c) => {
       const name = c.req.valid('param').vault;
-      // A bare address names one vault here, as GET snapshot (404 on none, 409 on several); a
-      // HEAD checks the parameters only.
-      const id =
-        'id' in name
-          ? name.id
-          : c.req.method === 'HEAD'
-            ? name.address
-            : vaultIdOf((await resolveVault(pool, name)).ref);
-      return (await open(c, [id], true)) as never;
+      // A bare address names one vault here, as GET snapshot (404 on none, 409 on several: read
+      // with its snapshot in open()); a HEAD checks the parameters only.
+      return (await open(c, ['id' in name ? name.id : name.address], true)) as never;
     })
     .openapi(routes.stream, async (c) => {
       const q = c.req.valid('query');

@@ -46,6 +46,10 @@ const api = createClient(location.origin, {
   fetch: (input, init) => fetch(input, { ...init, cache: 'no-cache' }),
 });
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** A vault id (CAIP-10): the page names vaults by id, the same address being a vault on several chains. */
+const VAULT_ID = /^eip155:[1-9][0-9]*:0x[0-9a-fA-F]{40}$/;
+/** A ledger row's vault id. */
+const rowVault = (r: { chainId: number; vault: string }) => `eip155:${r.chainId}:${r.vault}`;
 const TX = /^0x[0-9a-fA-F]{64}$/;
 const VAULTS_PAGE = 20;
 const LEDGER_PAGE = 10;
@@ -61,11 +65,18 @@ const clearNotice = () => {
 
 // ---- vault list --------------------------------------------------------------------------
 
-const list = { owner: '', cursor: undefined as string | undefined, rows: [] as VaultSummary[] };
+const list = {
+  owner: '',
+  /** The chain shown ('' all). */
+  chain: '',
+  cursor: undefined as string | undefined,
+  rows: [] as VaultSummary[],
+};
 
 async function loadVaults(more = false): Promise<void> {
   const query: VaultsQuery = { limit: VAULTS_PAGE };
   if (list.owner) query.owner = list.owner;
+  if (list.chain) query.chainId = Number(list.chain);
   if (more && list.cursor) query.cursor = list.cursor;
   const res = await api.v1.vaults.$get({ query });
   const page = await ok(res);
@@ -73,9 +84,16 @@ async function loadVaults(more = false): Promise<void> {
   list.cursor = nextCursor(res);
   renderVaults();
   follow();
+  // `#vault=` names a vault id (or, from links of a single-chain deployment, a bare address).
   const wanted = new URLSearchParams(location.hash.slice(1)).get('vault');
   if (!more && !current.vault) {
-    const first = wanted && ADDRESS.test(wanted) ? wanted.toLowerCase() : list.rows[0]?.vault;
+    const named =
+      wanted && VAULT_ID.test(wanted)
+        ? `${wanted.slice(0, wanted.lastIndexOf(':'))}:${wanted.slice(wanted.lastIndexOf(':') + 1).toLowerCase()}`
+        : wanted && ADDRESS.test(wanted)
+          ? list.rows.find((v) => v.vault === wanted.toLowerCase())?.id
+          : undefined;
+    const first = named ?? list.rows[0]?.id;
     if (first) await selectVault(first);
   }
 }
@@ -85,15 +103,16 @@ function renderVaults(): void {
     h(
       'tr',
       {
-        class: v.vault === current.vault ? 'selected' : '',
-        'data-vault': v.vault,
+        class: v.id === current.vault ? 'selected' : '',
+        'data-vault': v.id,
         tabindex: 0,
-        onclick: () => void selectVault(v.vault).catch(report),
+        onclick: () => void selectVault(v.id).catch(report),
         onkeydown: (e: Event) => {
-          if ((e as KeyboardEvent).key === 'Enter') void selectVault(v.vault).catch(report);
+          if ((e as KeyboardEvent).key === 'Enter') void selectVault(v.id).catch(report);
         },
       },
-      h('td', { class: 'mono', title: v.vault }, short(v.vault)),
+      h('td', { class: 'mono', title: v.id }, short(v.vault)),
+      h('td', { class: 'num', 'data-testid': 'chain' }, String(v.chainId)),
       h('td', { class: 'mono hide-narrow', title: v.owner }, short(v.owner)),
       h('td', { class: 'hide-narrow' }, v.strategy),
       h('td', {}, h('span', { class: `badge ${v.status}` }, v.status)),
@@ -113,6 +132,7 @@ function renderVaults(): void {
           'tr',
           {},
           h('th', {}, 'Vault'),
+          h('th', { class: 'num' }, 'Chain'),
           h('th', { class: 'hide-narrow' }, 'Owner'),
           h('th', { class: 'hide-narrow' }, 'Strategy'),
           h('th', {}, 'Status'),
@@ -130,12 +150,15 @@ function renderVaults(): void {
 
 // ---- vault view ---------------------------------------------------------------------------
 
+/** The selected vault: its id (`eip155:{chainId}:{address}`), and its snapshot's ETag. */
 const current = { vault: '', etag: '' };
 let chart: uPlot | undefined;
 
 async function selectVault(vault: string): Promise<void> {
   current.vault = vault;
-  history.replaceState(null, '', `#vault=${vault}`);
+  const params = new URLSearchParams(location.hash.slice(1));
+  params.set('vault', vault);
+  history.replaceState(null, '', `#${params.toString()}`);
   for (const tr of document.querySelectorAll('#vaults tr[data-vault]'))
     tr.classList.toggle('selected', tr.getAttribute('data-vault') === vault);
   ledger.cursors = [];
@@ -149,7 +172,7 @@ async function selectVault(vault: string): Promise<void> {
 async function loadSnapshot(revalidate = false): Promise<boolean> {
   const vault = current.vault;
   const headers: Record<string, string> = revalidate && current.etag ? { 'If-None-Match': current.etag } : {};
-  const res = await api.v1.vault[':address'].snapshot.$get({ param: { address: vault } }, { headers });
+  const res = await api.v1.vault[':vault'].snapshot.$get({ param: { vault } }, { headers });
   if (res.status === 304 || vault !== current.vault) return false;
   const snap = await ok(res);
   current.etag = (res.headers.get('etag') ?? '').replace(/^W\//, ''); // the stream's is the strong one
@@ -167,6 +190,8 @@ const stat = (label: string, value: string, cls = '', testid = '') =>
 
 /** Keys the view renders; any other key of the snapshot goes under "Other fields". */
 const KNOWN = new Set([
+  'id',
+  'chainId',
   'vault',
   'owner',
   'status',
@@ -203,6 +228,8 @@ function renderSnapshot(s: Snapshot): void {
   fill(
     'vault-title',
     h('span', { class: 'mono' }, s.vault),
+    ' ',
+    h('span', { class: 'badge chain', 'data-testid': 'vault-chain', title: s.id }, `chain ${s.chainId}`),
     ' ',
     h('span', { class: `badge ${s.status}`, 'data-testid': 'status' }, s.status),
   );
@@ -349,8 +376,8 @@ let equityPoints: EquityPoint[] = [];
 
 async function loadEquity(): Promise<void> {
   const points = await ok(
-    await api.v1.vault[':address'].equity.$get({
-      param: { address: current.vault },
+    await api.v1.vault[':vault'].equity.$get({
+      param: { vault: current.vault },
       query: { points: 300 },
     }),
   );
@@ -427,7 +454,7 @@ async function loadLedger(): Promise<void> {
     return;
   }
   if (ledger.cursor) query.cursor = ledger.cursor;
-  const res = await api.v1.vault[':address'].events.$get({ param: { address: current.vault }, query });
+  const res = await api.v1.vault[':vault'].events.$get({ param: { vault: current.vault }, query });
   const rows = await ok(res);
   ledger.next = nextCursor(res);
   ledger.rows = rows;
@@ -500,7 +527,9 @@ function renderLedger(rows: LedgerRow[], target: string, withVault: boolean): vo
                 { 'data-type': r.type, 'data-id': r.id, class: fresh.has(r.id) ? 'fresh' : '' },
                 h('td', { class: 'nowrap' }, time(r.ts)),
                 h('td', {}, h('span', { class: 'type' }, r.type)),
-                withVault ? null : h('td', { class: 'mono' }, short(r.vault)),
+                withVault
+                  ? null
+                  : h('td', { class: 'mono', title: rowVault(r) }, `${r.chainId} · ${short(r.vault)}`),
                 h(
                   'td',
                   {},
@@ -559,12 +588,12 @@ function follow(): void {
     return;
   }
   live.sub = api.subscribe('*', {
-    snapshot: (e) => onSnapshot(e.vault, e.snapshot, e.etag),
+    snapshot: (e) => onSnapshot(e.id, e.snapshot, e.etag),
     ledger: (row) => onLedger(row),
     // A reorganisation orphaned some of the vault's rows: its ledger and chart (re-folded from the
     // fork on) are read again, so nothing of the orphaned blocks stays on the page.
     retract: (e) => {
-      if (e.vault === current.vault) reloadVault();
+      if (e.id === current.vault) reloadVault();
     },
     reset: () => {
       if (current.vault) reloadVault();
@@ -605,7 +634,7 @@ function reloadVault(): void {
 
 function onSnapshot(vault: string, s: Snapshot, etag: string): void {
   if (reload.running && vault === current.vault) reload.again = true;
-  const row = list.rows.find((v) => v.vault === vault);
+  const row = list.rows.find((v) => v.id === vault);
   if (row) {
     Object.assign(row, { status: s.status, strategy: s.strategy, valueUsd: s.valueUsd, netUsd: s.netUsd });
     renderVaults();
@@ -632,7 +661,7 @@ function onSnapshot(vault: string, s: Snapshot, etag: string): void {
 
 /** A new ledger row goes on top of the first page when it passes the page's filters. */
 function onLedger(r: LedgerRow): void {
-  if (r.vault !== current.vault || ledger.cursor !== undefined) return;
+  if (rowVault(r) !== current.vault || ledger.cursor !== undefined) return;
   if (reload.running) reload.again = true;
   const type = byId<HTMLSelectElement>('ledger-type').value;
   const since = instant(byId<HTMLInputElement>('ledger-since').value);
@@ -651,8 +680,8 @@ function onLedger(r: LedgerRow): void {
     byId<HTMLButtonElement>('ledger-older').disabled = false;
     // The next page now starts after the last row shown: ask for it again when wanted.
     ledger.next = undefined;
-    void api.v1.vault[':address'].events
-      .$get({ param: { address: current.vault }, query: { limit: LEDGER_PAGE } })
+    void api.v1.vault[':vault'].events
+      .$get({ param: { vault: current.vault }, query: { limit: LEDGER_PAGE } })
       .then((res) => {
         ledger.next = nextCursor(res);
         byId<HTMLButtonElement>('ledger-older').disabled = !ledger.next;
@@ -702,6 +731,20 @@ async function lookupTx(hash: string): Promise<void> {
 
 // ---- wiring ---------------------------------------------------------------------------------
 
+/** The chains this deployment follows: the list's chain filter. */
+async function loadChains(): Promise<void> {
+  const chains = await ok(await api.v1.chains.$get());
+  const select = byId<HTMLSelectElement>('chain');
+  for (const c of chains) select.append(h('option', { value: String(c.chainId) }, String(c.chainId)));
+  const wanted = new URLSearchParams(location.hash.slice(1)).get('chain');
+  if (wanted && chains.some((c) => String(c.chainId) === wanted)) {
+    select.value = wanted;
+    list.chain = wanted;
+  }
+  // One chain: nothing to choose.
+  byId('chain-filter').hidden = chains.length < 2 && !list.chain;
+}
+
 async function loadTypes(): Promise<void> {
   // The event vocabulary comes from the API's own document (a new type appears by itself).
   const doc = (await (await fetch('/openapi.json')).json()) as {
@@ -710,7 +753,7 @@ async function loadTypes(): Promise<void> {
       { get: { parameters: { name: string; schema: { items?: { enum?: string[] } } }[] } }
     >;
   };
-  const param = doc.paths['/v1/vault/{address}/events']?.get.parameters.find((p) => p.name === 'type');
+  const param = doc.paths['/v1/vault/{vault}/events']?.get.parameters.find((p) => p.name === 'type');
   const select = byId<HTMLSelectElement>('ledger-type');
   for (const t of param?.schema.items?.enum ?? []) select.append(h('option', { value: t }, t));
 }
@@ -734,6 +777,15 @@ function wire(): void {
     loadVaults().catch(report);
   });
   byId('vaults-more').addEventListener('click', () => void loadVaults(true).catch(report));
+  byId<HTMLSelectElement>('chain').addEventListener('change', (e) => {
+    list.chain = (e.target as HTMLSelectElement).value;
+    list.cursor = undefined;
+    const params = new URLSearchParams(location.hash.slice(1));
+    if (list.chain) params.set('chain', list.chain);
+    else params.delete('chain');
+    history.replaceState(null, '', `#${params.toString()}`);
+    loadVaults().catch(report);
+  });
   byId('ledger-form').addEventListener('submit', (e) => {
     e.preventDefault();
     ledger.cursors = [];
@@ -774,6 +826,12 @@ function wire(): void {
 }
 
 wire();
-Promise.all([loadTypes(), loadVaults()])
+Promise.all([
+  loadTypes(),
+  // The chain filter is a convenience: the list loads without it.
+  loadChains()
+    .catch(report)
+    .then(() => loadVaults()),
+])
   .then(() => document.body.setAttribute('data-ready', 'true'))
   .catch(report);
