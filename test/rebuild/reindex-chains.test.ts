@@ -9,7 +9,13 @@ import {
   type TrackedVault,
   write,
 } from '@vault-yield/devstack/chain';
-import { createIndexer, type Indexer, type IndexerConfig } from '@vault-yield/indexer';
+import {
+  createIndexer,
+  type FollowingIndexer,
+  followLiveIndexer,
+  type Indexer,
+  type IndexerConfig,
+} from '@vault-yield/indexer';
 import { createLogAdmin } from '@vault-yield/log';
 import type { Projector } from '@vault-yield/projector';
 import {
@@ -28,6 +34,7 @@ import {
   type TestDatabase,
   uniqueTopic,
 } from '@vault-yield/test-kit';
+import { readTopic } from '@vault-yield/test-kit/indexer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../cli/run.js';
 import { projector } from '../projector/support.js';
@@ -60,27 +67,30 @@ describe('vault-yield reindex, two chains', () => {
   let envA: Record<string, string>;
   let envB: Record<string, string>;
   const liveCheckpoints = new Map<number, number>();
+  let vaultB: TrackedVault;
+  const followers: FollowingIndexer[] = [];
 
   const accrue = (stack: ReferenceStack, vault: TrackedVault, amount: bigint) =>
     write(stack.clients, stack.accounts.agent, vault.address, vaultAbi, 'accrueRewards', [amount]);
+  const configOf = (rpcUrl: string, factory: string, chainId: number): IndexerConfig => ({
+    rpcUrl,
+    chainId,
+    factory,
+    kafka: { brokers: kafkaBrokers(), topic: liveTopic, partitions: 4 },
+    databaseUrl: db.writerUrl,
+    schema: db.schema,
+    pollIntervalMs: 50,
+    confirmations: 0,
+  });
   const indexerOf = (rpcUrl: string, factory: string, chainId: number): Indexer =>
-    createIndexer({
-      rpcUrl,
-      chainId,
-      factory,
-      kafka: { brokers: kafkaBrokers(), topic: liveTopic, partitions: 4 },
-      databaseUrl: db.writerUrl,
-      schema: db.schema,
-      pollIntervalMs: 50,
-      confirmations: 0,
-    } satisfies IndexerConfig);
+    createIndexer(configOf(rpcUrl, factory, chainId));
 
   beforeAll(async () => {
     [anvilA, anvilB] = await Promise.all([startAnvil({ chainId: A }), startAnvil({ chainId: B })]);
     stackA = await deployReferenceStack(anvilA.rpcUrl);
     stackB = await deployReferenceStack(anvilB.rpcUrl);
     const vaultA = await createVault(stackA, stackA.accounts.owners[0]!, stackA.pools[0]!, 'two-chains');
-    const vaultB = await createVault(stackB, stackB.accounts.owners[0]!, stackB.pools[0]!, 'two-chains');
+    vaultB = await createVault(stackB, stackB.accounts.owners[0]!, stackB.pools[0]!, 'two-chains');
     // B has one vault more, and other histories under the shared address.
     await createVault(stackB, stackB.accounts.owners[0]!, stackB.pools[0]!, 'b-only');
     await accrue(stackA, vaultA, 111n);
@@ -134,6 +144,7 @@ describe('vault-yield reindex, two chains', () => {
   }, 240_000);
 
   afterAll(async () => {
+    for (const f of followers) await f.stop().catch(() => {});
     await live?.stop().catch(() => {});
     await anvilA?.stop();
     await anvilB?.stop();
@@ -217,5 +228,37 @@ describe('vault-yield reindex, two chains', () => {
       [A, 1],
       [B, 2],
     ]);
+  }, 200_000);
+
+  it('FOLLOW_LIVE indexers of both chains move to the new log and resume each chain from its own checkpoint there', async () => {
+    const blocksUpTo = async (cut: Map<number, number>) =>
+      (await readTopic(kafkaBrokers(), newTopic)).filter(
+        (r) => r.record.blockNumber <= cut.get(r.record.chainId)!,
+      ).length;
+    const before = await blocksUpTo(liveCheckpoints);
+    for (const [a, stack, id] of [
+      [anvilA, stackA, A],
+      [anvilB, stackB, B],
+    ] as const)
+      followers.push(
+        followLiveIndexer(configOf(a.rpcUrl, stack.factory, id), { viewsSchema: VIEWS, intervalMs: 200 }),
+      );
+    await step('followers start', Promise.all(followers.map((f) => f.start())), 60_000);
+    expect(followers.map((f) => [f.topic(), f.schema()])).toEqual([
+      [newTopic, namespace],
+      [newTopic, namespace],
+    ]);
+    // A block mined on B after the switch goes to the new log, from B's checkpoint in the namespace.
+    await accrue(stackB, vaultB, 444n);
+    const headB = Number(await devChain(anvilB.rpcUrl).blockNumber());
+    expect(headB).toBeGreaterThan(liveCheckpoints.get(B)!);
+    await step('B follower reaches the new head', followers[1]!.waitFor(headB), 60_000);
+    const cps = new Map((await indexerCheckpoints(pool, namespace)).map((c) => [c.chainId, c.blockNumber]));
+    expect(cps.get(A)).toBe(liveCheckpoints.get(A));
+    expect(cps.get(B)).toBe(headB);
+    const published = await readTopic(kafkaBrokers(), newTopic);
+    expect(published.some((r) => r.record.chainId === B && r.record.blockNumber === headB)).toBe(true);
+    // Neither chain republished its history into the new log (no start from its start block).
+    expect(await blocksUpTo(liveCheckpoints)).toBe(before);
   }, 200_000);
 });
