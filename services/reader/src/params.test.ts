@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeEventsCursor, encodeVaultsCursor, eventsQuery, parseTime } from './params.js';
+import {
+  encodeEventsCursor,
+  encodeVaultsCursor,
+  eventsQuery,
+  parseTime,
+  parseVaultName,
+  streamQuery,
+  vaultsQuery,
+} from './params.js';
 
 describe('parseTime', () => {
   it('accepts Unix milliseconds as a plain non-negative integer', () => {
@@ -100,5 +108,61 @@ describe('cursors', () => {
       Buffer.from(`e3:1:1:0:0:0x${'0'.repeat(64)}`).toString('base64url'),
     ])
       expect(parseCursor(bad).success, bad).toBe(false);
+  });
+});
+
+describe('vault names (many chains)', () => {
+  const A = `0x${'ab'.repeat(20)}`;
+  it('a CAIP-10 id names one vault (address lowercased); a bare address names the address', () => {
+    expect(parseVaultName(`eip155:8453:${A.toUpperCase().replace('0X', '0x')}`)).toEqual({
+      id: `eip155:8453:${A}`,
+      ref: { chainId: 8453, vault: A },
+    });
+    expect(parseVaultName(`eip155:2147483647:${A}`)).toMatchObject({ ref: { chainId: 2_147_483_647 } });
+    expect(parseVaultName(A.toUpperCase().replace('0X', '0x'))).toEqual({ address: A });
+  });
+
+  it('rejects a malformed id: chain 0, leading zero, past int4, bad hex, another namespace', () => {
+    for (const bad of [
+      `eip155:0:${A}`,
+      `eip155:01:${A}`,
+      `eip155:2147483648:${A}`,
+      `eip155:-1:${A}`,
+      `eip155::${A}`,
+      `eip155:1:${A.slice(0, -1)}`,
+      `eip155:1:${A}0`,
+      `eip155:1:0x${'g'.repeat(40)}`,
+      `cosmos:1:${A}`,
+      `1:${A}`,
+      A.slice(2),
+      '',
+    ])
+      expect(parseVaultName(bad), bad).toBeNull();
+  });
+
+  it('the vaults cursor carries the chain (v2) and still reads v1 (the address alone)', () => {
+    const parse = (cursor: string) => vaultsQuery.safeParse({ cursor });
+    expect(parse(encodeVaultsCursor({ vault: A, chainId: 10 }))).toMatchObject({
+      success: true,
+      data: { cursor: { vault: A, chainId: 10 } },
+    });
+    expect(parse(Buffer.from(`v1:${A}`).toString('base64url'))).toMatchObject({
+      success: true,
+      data: { cursor: { vault: A } },
+    });
+    for (const bad of [`v2:${A}:0`, `v2:${A}:2147483648`, `v2:${A}:`, `v3:${A}:1`])
+      expect(parse(Buffer.from(bad).toString('base64url')).success, bad).toBe(false);
+    expect(vaultsQuery.safeParse({ chainId: '8453' })).toMatchObject({ data: { chainId: 8453 } });
+    for (const bad of ['0', '01', '-1', '2147483648', 'x'])
+      expect(vaultsQuery.safeParse({ chainId: bad }).success, bad).toBe(false);
+  });
+
+  it('a stream filter takes ids and bare addresses, canonical and deduplicated', () => {
+    expect(
+      streamQuery.safeParse({
+        vault: [`eip155:10:${A.toUpperCase().replace('0X', '0x')},${A}`, `eip155:10:${A}`],
+      }),
+    ).toMatchObject({ success: true, data: { vault: [`eip155:10:${A}`, A] } });
+    expect(streamQuery.safeParse({ vault: `eip155:0:${A}` }).success).toBe(false);
   });
 });
