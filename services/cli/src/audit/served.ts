@@ -1,7 +1,10 @@
 /**
- * What users see: the reader's API (GET /v1/vaults, GET /v1/vault/{address}/snapshot). The audit
+ * What users see: the reader's API (GET /v1/vaults, GET /v1/vault/{id}/snapshot). The audit
  * compares the served figure, not the projection's row, so a fault anywhere between the fold and
  * the HTTP answer (a view pointing at the wrong schema, a cache, a serialisation) is caught too.
+ * A deployment may follow several chains (#45): the audit checks the chain its node is on, so it
+ * lists that chain's vaults (`?chainId=`) and names each by its id (`eip155:{chain}:{address}`) —
+ * a bare address that is a vault on several chains is ambiguous (409).
  */
 import { CommandFailure } from '../ops/env.js';
 import { endpointOf } from '../ops/failure.js';
@@ -29,8 +32,18 @@ function codeOf(err: unknown): string {
 
 const PAGE = 500;
 
-export function createServedReader(baseUrl: string, timeoutMs = 15_000) {
+/**
+ * The reader at `baseUrl`, for the vaults of one chain: `chainId` answers it (the audited node's
+ * own, asked once, when first needed).
+ */
+export function createServedReader(baseUrl: string, chainId: () => Promise<number>, timeoutMs = 15_000) {
   const root = baseUrl.replace(/\/+$/, '');
+  let chain: Promise<number> | undefined;
+  const chainOf = () => {
+    chain ??= chainId();
+    return chain;
+  };
+  const idOf = async (vault: string) => `eip155:${await chainOf()}:${vault.toLowerCase()}`;
 
   async function get(path: string): Promise<Response> {
     try {
@@ -47,13 +60,13 @@ export function createServedReader(baseUrl: string, timeoutMs = 15_000) {
   }
 
   return {
-    /** Vault addresses by ascending address (the reader's order), at most `limit` (all when undefined). */
+    /** The chain's vault addresses by ascending address (the reader's order), at most `limit` (all when undefined). */
     async vaults(limit?: number): Promise<string[]> {
       const out: string[] = [];
       let cursor: string | null = null;
       do {
         const size = Math.min(PAGE, limit === undefined ? PAGE : limit - out.length);
-        const path: string = `/v1/vaults?limit=${size}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const path: string = `/v1/vaults?chainId=${await chainOf()}&limit=${size}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
         const res = await get(path);
         if (!res.ok)
           throw new ReaderFailure(
@@ -67,7 +80,7 @@ export function createServedReader(baseUrl: string, timeoutMs = 15_000) {
     },
     /** The vault's newest ledger row's block (number and hash), or null when it has none. */
     async newestRow(vault: string): Promise<{ blockNumber: number; blockHash: string } | null> {
-      const path = `/v1/vault/${vault.toLowerCase()}/events?limit=1`;
+      const path = `/v1/vault/${await idOf(vault)}/events?limit=1`;
       const res = await get(path);
       if (res.status === 404) return null;
       if (!res.ok) throw new ReaderFailure(`the reader answered GET ${path} with ${res.status}`);
@@ -76,7 +89,7 @@ export function createServedReader(baseUrl: string, timeoutMs = 15_000) {
     },
     /** The served snapshot's value and block, or null when the reader knows no such vault (404). */
     async snapshot(vault: string): Promise<ServedSnapshot | null> {
-      const path = `/v1/vault/${vault.toLowerCase()}/snapshot`;
+      const path = `/v1/vault/${await idOf(vault)}/snapshot`;
       const res = await get(path);
       if (res.status === 404) return null;
       if (!res.ok) throw new ReaderFailure(`the reader answered GET ${path} with ${res.status}`);

@@ -21,7 +21,7 @@ export const auditCommand: Command<typeof auditEnvSchema> = {
                        [--path auto|simulate|call] [--json]
 
 Checks the service against the chain. For each chosen vault, reads the snapshot the reader serves
-(GET /v1/vault/{address}/snapshot: valueUsd and blockNumber) and asks the chain what the vault is
+(GET /v1/vault/{id}/snapshot of the node's chain: valueUsd and blockNumber) and asks the chain what the vault is
 worth at exactly that block — shares no valuation code with the indexer: on top of the block, the
 pool burns every live position of the vault and collects all it owes (principal and fees) with the
 vault as msg.sender (its live positions, and ranges the pool minted for it by others: the pool's
@@ -106,7 +106,8 @@ environment:
         pathMode,
         env.START_BLOCK === undefined ? undefined : BigInt(env.START_BLOCK),
       ),
-      served: createServedReader(env.READER_URL),
+      // The audited node's chain: its vaults, by id, in a deployment of several chains.
+      served: createServedReader(env.READER_URL, () => client.getChainId()),
       head: async () => BigInt(await getHeadNumber(client)),
       toleranceUsd: parseUsd(toleranceText),
       logger: log,
