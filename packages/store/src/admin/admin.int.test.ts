@@ -193,6 +193,35 @@ describe('store admin: schema lifecycle, live switch, checksums, retire', () => 
     expect((await compareSchemas(pool, 'c1', 'c2', { tables: ['strategies'] }))[0]!.equal).toBe(false);
   });
 
+  it('compareSchemas --chain: only that chain’s rows, in the tables keyed by chain (#45)', async () => {
+    await migrate(pool, 'c5');
+    await migrate(pool, 'c6');
+    await seed('c5');
+    await seed('c6');
+    // The same address on chain 2, differing between the two schemas.
+    for (const [s, value] of [
+      ['c5', '{"a":5}'],
+      ['c6', '{"a":6}'],
+    ] as const)
+      await pool.query(
+        `insert into ${s}.vault_snapshot (vault, chain_id, owner, strategy, status, snapshot, state, last_record_id, records_applied, created_at, updated_at)
+         values ('0xv1', 2, 'o1', 's', 'idle', $1, '{}', 'r1', 1, 10, 20)`,
+        [value],
+      );
+    await pool.query(`delete from c6.strategies`);
+    const one = await compareSchemas(pool, 'c5', 'c6', { chainId: 1 });
+    expect(one.filter((d) => !d.equal)).toEqual([]);
+    // Tables without a chain (the strategies gather every chain) are left out, not compared.
+    expect(one.map((d) => d.table)).not.toContain('strategies');
+    expect(one.map((d) => d.table)).toContain('vault_snapshot');
+    const two = (await compareSchemas(pool, 'c5', 'c6', { chainId: 2 })).filter((d) => !d.equal);
+    expect(two.map((d) => d.table)).toEqual(['vault_snapshot']);
+    expect(two[0]!.left!.rows).toBe(1);
+    expect(two[0]!.onlyRight[0]).toContain('6');
+    const all = (await compareSchemas(pool, 'c5', 'c6')).filter((d) => !d.equal);
+    expect(all.map((d) => d.table).sort()).toEqual(['strategies', 'vault_snapshot']);
+  });
+
   it('compareSchemas and schemaChecksums compare the strategies’ live_apr / sigma / history_days (functions of the log): a tampered one is caught', async () => {
     await migrate(pool, 'c3');
     await migrate(pool, 'c4');

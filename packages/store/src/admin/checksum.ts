@@ -97,6 +97,7 @@ export async function tableChecksum(
   table: string,
   columns: readonly string[],
   json: ReadonlySet<string> = new Set(),
+  chainId?: number,
 ): Promise<TableChecksum> {
   // Summing two 64-bit halves of each row's md5 (as numeric: no overflow) needs no sort, so it
   // stays cheap on millions of rows; two tables have equal sums iff their rows are equal, up to a
@@ -105,10 +106,14 @@ export async function tableChecksum(
     `select count(*)::text as n,
             md5(coalesce(sum(('x' || substr(h, 1, 16))::bit(64)::int8::numeric), 0)::text || ':' ||
                 coalesce(sum(('x' || substr(h, 17, 16))::bit(64)::int8::numeric), 0)::text) as hash
-     from (select md5(${rowExpr(columns, json)}) as h from ${ident(schema)}.${ident(table)}) q`,
+     from (select md5(${rowExpr(columns, json)}) as h from ${ident(schema)}.${ident(table)}${onChain(chainId)}) q`,
   );
   return { table, rows: Number(rows[0]?.n ?? 0), hash: rows[0]?.hash ?? '', columns: [...columns] };
 }
+
+/** The rows of one chain (#45): a table's `where` (an integer, never text, reaches the SQL). */
+const onChain = (chainId: number | undefined) =>
+  chainId === undefined ? '' : ` where chain_id = ${Math.trunc(Number(chainId))}`;
 
 export interface TableDiff {
   table: string;
@@ -130,6 +135,11 @@ export interface CompareOptions {
   tables?: readonly string[];
   /** Columns left out beyond CHECKSUM_EXCLUDED_COLUMNS, by table. */
   exclude?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Compare only the rows of this chain, in the tables keyed by chain (a `chain_id` column on both
+   * sides); the others — the strategy tables, which gather every chain — are left out.
+   */
+  chainId?: number;
 }
 
 /**
@@ -158,8 +168,11 @@ export async function compareSchemas(
     const lc = lcols.names.filter((c) => !excluded.includes(c));
     const rc = rcols.names.filter((c) => !excluded.includes(c));
     const common = lc.filter((c) => rc.includes(c));
-    const l = lt.includes(table) ? await tableChecksum(db, left, table, common, lcols.json) : null;
-    const r = rt.includes(table) ? await tableChecksum(db, right, table, common, rcols.json) : null;
+    if (o.chainId !== undefined && !common.includes('chain_id')) continue;
+    const l = lt.includes(table) ? await tableChecksum(db, left, table, common, lcols.json, o.chainId) : null;
+    const r = rt.includes(table)
+      ? await tableChecksum(db, right, table, common, rcols.json, o.chainId)
+      : null;
     const diff: TableDiff = {
       table,
       equal: false,
@@ -182,9 +195,9 @@ export async function compareSchemas(
       const side = async (a: string, b: string) =>
         (
           await db.query<{ r: string }>(
-            `select r from (select ${rowExpr(common, json(a))} as r from ${ident(a)}.${ident(table)}
+            `select r from (select ${rowExpr(common, json(a))} as r from ${ident(a)}.${ident(table)}${onChain(o.chainId)}
                             except all
-                            select ${rowExpr(common, json(b))} from ${ident(b)}.${ident(table)}) d
+                            select ${rowExpr(common, json(b))} from ${ident(b)}.${ident(table)}${onChain(o.chainId)}) d
              order by r limit ${Number(sample)}`,
           )
         ).rows.map((x) => (x.r.length > 300 ? `${x.r.slice(0, 300)}…` : x.r));

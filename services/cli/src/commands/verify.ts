@@ -29,7 +29,7 @@ export const verifyCommand: Command<typeof buildEnvSchema> = {
   env: buildEnvSchema,
   log: { name: 'verify', format: true },
   help: `usage: vault-yield verify [--live NAME] [--schema NAME] [--keep] [--timeout DURATION] [--json]
-                        [--no-market]
+                        [--no-market] [--chain N]
 
 Folds the event log from offset 0 into a scratch schema (its own consumer group, unlogged, no
 secondary indexes) from the topics the live projection folds (its build record, else the topics
@@ -61,6 +61,9 @@ options:
   --timeout DURATION  how long to wait for equal offsets once caught up (default 60s)
   --json              machine-readable result on stdout
   --no-market         do not fold or compare the screen / catalogue tables
+  --chain N           compare only chain N's rows, in the tables keyed by chain (the strategy
+                      tables, which gather every chain, are left out); the scratch still folds the
+                      whole log (one topic holds every chain)
 
 environment: as for rebuild (MIGRATE_DATABASE_URL, DATABASE_URL, KAFKA_BROKERS, VIEWS_SCHEMA, …);
   the topic variables may stay unset (the live projection's are taken)`,
@@ -74,11 +77,15 @@ environment: as for rebuild (MIGRATE_DATABASE_URL, DATABASE_URL, KAFKA_BROKERS, 
         timeout: { type: 'string', default: '60s' },
         json: { type: 'boolean', default: false },
         'no-market': { type: 'boolean', default: false },
+        chain: { type: 'string' },
       },
     });
     const ctx = context();
     const { config: env, log } = ctx;
     const timeoutMs = parseDuration(values.timeout);
+    if (values.chain !== undefined && !/^[1-9]\d{0,15}$/.test(values.chain))
+      throw usageError(`--chain must be a positive integer (a chain id), got ${values.chain}`);
+    const chainId = values.chain === undefined ? undefined : Number(values.chain);
     const suffix = stamp();
     const scratch = values.schema
       ? optionValue('schema', envField.identifier(), values.schema)
@@ -111,7 +118,7 @@ environment: as for rebuild (MIGRATE_DATABASE_URL, DATABASE_URL, KAFKA_BROKERS, 
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
-      return await verify(run, { ...values, timeoutMs });
+      return await verify(run, { ...values, timeoutMs, chainId });
     } catch (err) {
       if (err instanceof TypeError && 'code' in err) throw err;
       console.error(
@@ -145,6 +152,8 @@ interface VerifyOptions {
   'no-market': boolean;
   timeout: string;
   timeoutMs: number;
+  /** --chain: compare only this chain's rows. */
+  chainId: number | undefined;
 }
 
 const oneLine = (err: unknown): string =>
@@ -280,7 +289,7 @@ async function verify(run: Run, values: VerifyOptions): Promise<number> {
       if (m.length === 0 && market && (await scratchAt(db)) !== figuresAt)
         m.push(`${scratch}: strategy figures being refreshed`);
       if (m.length > 0) return { m, d: null, figuresOnly: false };
-      const d = await compareSchemas(db, live, scratch);
+      const d = await compareSchemas(db, live, scratch, { chainId: values.chainId });
       const bad = d.filter((x) => !x.equal);
       // What the stats refresh writes alone differs (the strategies' figures, the daily rollups):
       // the live projection's may be one refresh behind its fold.
@@ -293,6 +302,7 @@ async function verify(run: Run, values: VerifyOptions): Promise<number> {
         (!bad.some((x) => x.table === 'strategies') ||
           (
             await compareSchemas(db, live, scratch, {
+              chainId: values.chainId,
               tables: ['strategies'],
               exclude: { strategies: STRATEGY_FIGURES },
             })
@@ -331,6 +341,7 @@ async function verify(run: Run, values: VerifyOptions): Promise<number> {
           liveGroup: liveMain,
           topics: pairs.map((p) => p.topic),
           comparable: true,
+          chainId: values.chainId ?? null,
           equal: bad.length === 0,
           foldVersion: { live: liveFold, build: FOLD_VERSION },
           /** Only the strategies' figures / daily rollups differ (waited on within --timeout). */
@@ -343,7 +354,7 @@ async function verify(run: Run, values: VerifyOptions): Promise<number> {
     );
   } else {
     console.log(
-      `verify: live ${live} (group ${liveMain}) vs scratch ${scratch} (group ${group}), folding ${pairs.map((p) => p.topic).join(', ')}`,
+      `verify: live ${live} (group ${liveMain}) vs scratch ${scratch} (group ${group}), folding ${pairs.map((p) => p.topic).join(', ')}${values.chainId === undefined ? '' : `; comparing chain ${values.chainId}'s rows only`}`,
     );
     for (const d of diffs) printDiff(d);
     console.log(
