@@ -72,11 +72,23 @@ projection schema and switches the reader to it. Interrupted? Run the same comma
 indexer resumes from the namespace's checkpoint (republishing at most one batch: duplicates are
 harmless), and the rebuild resumes its recorded build.
 
+Several chains (one indexer per chain, one topic): the new log holds them all. Cut each chain into
+the same NEW and namespace by a run with that chain's environment (RPC_URL, CHAIN_ID,
+FACTORY_ADDRESS, START_BLOCK, … as its live indexer's) and --no-rebuild; the namespace keeps a
+checkpoint per chain, so the runs never touch each other's and each resumes its own. The rebuild
+(the last run without --no-rebuild, or a re-run) builds and switches only once every chain the
+live indexers follow (a checkpoint in the live indexer's schema) has a checkpoint in the
+namespace: otherwise it is refused (exit 2, nothing built), naming each chain missing and the
+command that cuts it. A chain cut below its live checkpoint is not refused: its FOLLOW_LIVE
+indexer, moved to NEW, publishes the blocks since from the namespace's checkpoint. Each run
+prints every chain's cut against its live checkpoint.
+
 Refused before anything is written (exit 2): NEW equal to KAFKA_TOPIC (the live log); a namespace
 that is the live indexer's schema, the views schema or a projection schema; NEW already holding
 records while the namespace has no checkpoint (not written by this reindex), a namespace whose
-checkpoint is of another topic (the indexer records its topic with each checkpoint) or whose
-topic no longer exists, or whose checkpoint is above the chain head (written on another chain: a
+checkpoint (of any chain) is of another topic (the indexer records its topic with each
+checkpoint) or whose topic no longer exists; CHAIN_ID naming another chain than RPC_URL's node;
+a namespace whose checkpoint of this chain is above the chain head (written on another chain: a
 dev chain restarted since); a start block above the chain head (or above the head less
 CONFIRMATIONS), or above a vault the factory created; a --schema that is live, retired or dropped.
 
