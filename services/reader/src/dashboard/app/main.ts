@@ -91,11 +91,17 @@ async function loadVaults(more = false): Promise<void> {
       wanted && VAULT_ID.test(wanted)
         ? `${wanted.slice(0, wanted.lastIndexOf(':'))}:${wanted.slice(wanted.lastIndexOf(':') + 1).toLowerCase()}`
         : wanted && ADDRESS.test(wanted)
-          ? list.rows.find((v) => v.vault === wanted.toLowerCase())?.id
+          ? (list.rows.find((v) => v.vault === wanted.toLowerCase())?.id ?? (await idOfAddress(wanted)))
           : undefined;
     const first = named ?? list.rows[0]?.id;
     if (first) await selectVault(first);
   }
+}
+
+/** The id of the vault a bare address names (on one chain), or undefined (none, or several: 409). */
+async function idOfAddress(address: string): Promise<string | undefined> {
+  const res = await api.v1.vault[':vault'].snapshot.$get({ param: { vault: address } });
+  return res.ok ? (await res.json()).id : undefined;
 }
 
 function renderVaults(): void {
