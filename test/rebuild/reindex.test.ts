@@ -412,7 +412,8 @@ describe('vault-yield reindex', () => {
     expect(deleted.code).toBe(2);
     expect(await indexerCheckpoints(pool, nsOf(topic))).toEqual([]);
     expect((await indexerCheckpoints(pool, nsOf(newTopic)))[0]?.topic).toBe(newTopic);
-  });
+    // Eight commands, each a process of its own: seconds each on a loaded machine.
+  }, 180_000);
 
   it('a reindex SIGKILLed mid-log and run again ends with the same log and the same projection', async () => {
     const args = ['reindex', '--topic', killTopic, '--partitions', '2', '--dry-run'];
