@@ -402,12 +402,14 @@ export interface Ready {
 export interface ReadyLag {
   /** Records of the log not yet folded. */
   records: number | null;
-  /** Blocks between the indexer's checkpoint and the newest block folded. */
+  /** Blocks between a chain's indexer checkpoint and the newest block folded of its vaults, for the chain furthest behind (`chainId`). */
   blocks: number | null;
   /** Chain time between them, seconds. */
   seconds: number | null;
   foldedBlock: number | null;
   headBlock: number | null;
+  /** The chain those figures are of (null: no checkpoint readable). */
+  chainId: number | null;
   /** Why `records` is null. */
   recordsUnknown?: string;
 }

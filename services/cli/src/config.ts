@@ -111,7 +111,7 @@ export const cliEnvSchema = z.object({
   ...indexerEnvSchema.pick({ ...CUT_LIKE_THE_LIVE_LOG, RECORD_ENCODING: true }).shape,
   READER_URL: doc(
     envField.httpUrl(),
-    'the reader whose served snapshots `audit` checks (GET /v1/vaults, /v1/vault/{address}/snapshot), e.g. http://reader:8080',
+    'the reader whose served snapshots `audit` checks (GET /v1/vaults?chainId=, /v1/vault/{id}/snapshot of the chain its node is on), e.g. http://reader:8080',
   ),
   METRICS_PORT: sharedEnv.METRICS_PORT.optional(),
   METRICS_HOST: sharedEnv.METRICS_HOST,

@@ -250,7 +250,7 @@ export const readerEnvSchema = baseConfigSchema.extend({
   BENCH_ROUTES: doc(envField.bool().default(false), "registers `GET /bench/hello` (the bench's baseline)"),
   STREAM_MAX: doc(
     envField.int(0, 1_000_000).default(800),
-    'live streams (`GET /v1/stream`, `/v1/vault/{address}/stream`) open at once in the process; beyond it 503 `unavailable` with `Retry-After` (keep it below `HTTP_MAX_CONNECTIONS`: each holds a connection)',
+    'live streams (`GET /v1/stream`, `/v1/vault/{vault}/stream`) open at once in the process; beyond it 503 `unavailable` with `Retry-After` (keep it below `HTTP_MAX_CONNECTIONS`: each holds a connection)',
   ),
   STREAM_MAX_PER_CLIENT: doc(
     envField.int(0, 1_000_000).default(8),

@@ -112,7 +112,7 @@ export function createFreshnessProbe(o: {
       config.maxLagSeconds > 0 &&
       f.seconds > config.maxLagSeconds
     )
-      tooFar = `projection behind the chain by ${f.seconds} s (limit ${config.maxLagSeconds} s)`;
+      tooFar = `projection behind chain ${f.chainId} by ${f.seconds} s (limit ${config.maxLagSeconds} s)`;
     return { ...f, ...(kafkaError ? { kafkaError } : {}), tooFar };
   };
 

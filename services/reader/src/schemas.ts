@@ -218,7 +218,7 @@ export const ready = z
           .nonnegative()
           .nullable()
           .describe(
-            "blocks between the chain head as the indexer last published it (its checkpoint in `INDEXER_SCHEMA`) and the newest block folded; 0 when `records` is 0 (a block without records has nothing to fold); null when the checkpoint is not readable by the reader's role",
+            "blocks between a chain's head as its indexer last published it (its checkpoint in `INDEXER_SCHEMA`) and the newest block folded of that chain's vaults, for the chain furthest behind (`chainId`: block numbers of two chains are never compared); 0 when `records` is 0 (a block without records has nothing to fold); null when no checkpoint is readable by the reader's role",
           ),
         seconds: z
           .number()
@@ -237,7 +237,14 @@ export const ready = z
           .number()
           .int()
           .nullable()
-          .describe("the indexer's checkpoint block (null: not readable)"),
+          .describe("that chain's indexer checkpoint block (null: not readable)"),
+        chainId: z
+          .number()
+          .int()
+          .nullable()
+          .describe(
+            'the chain `blocks`, `seconds`, `foldedBlock` and `headBlock` are of: the one furthest behind (null: no checkpoint readable)',
+          ),
         recordsUnknown: z.string().optional().describe('why `records` is null'),
       })
       .optional()

@@ -32,7 +32,7 @@ export {
   chainStatuses,
   type Freshness,
   type IndexerHead,
-  indexerHead,
+  indexerHeads,
   projectionFreshness,
   type Readiness,
   readiness,

@@ -31,8 +31,9 @@ export async function readiness(pool: Pool, schema: string): Promise<Readiness> 
   return { applied, expected, current: applied >= expected, deadLetters, vaultsBehind };
 }
 
-/** The newest block the indexer published (its checkpoint), with that block's time when kept. */
+/** The newest block the indexer of a chain published (its checkpoint), with that block's time when kept. */
 export interface IndexerHead {
+  chainId: number;
   blockNumber: number;
   /** Unix ms of the block (from the indexer's kept blocks); null when not kept. */
   blockTime: number | null;
@@ -46,14 +47,20 @@ export interface IndexerHead {
 export interface Freshness {
   /** Records in the topic not yet folded: Σ over partitions of high watermark − stored next offset. */
   records: number | null;
-  /** Blocks between the indexer's checkpoint and the newest block folded (0 when `records` is 0). */
+  /**
+   * Blocks between a chain's indexer checkpoint and the newest block folded of that chain's
+   * vaults, for the chain furthest behind (`chainId`); 0 when `records` is 0. Block numbers of
+   * two chains are never compared (#45).
+   */
   blocks: number | null;
-  /** Chain time between them, seconds (0 when `records` is 0). */
+  /** Chain time between them, seconds, for that chain (0 when `records` is 0). */
   seconds: number | null;
-  /** The newest record folded: its block and block time (Unix ms), over every vault. */
+  /** The newest record folded of that chain (of every vault when no checkpoint is readable): its block and block time (Unix ms). */
   folded: { blockNumber: number | null; blockTime: number | null };
-  /** The chain head as the indexer last published it; null when its checkpoint is not readable. */
+  /** That chain's head as its indexer last published it; null when no checkpoint is readable. */
   head: IndexerHead | null;
+  /** The chain the figures are of: the one furthest behind (null: no checkpoint readable). */
+  chainId: number | null;
 }
 
 type Queryable = Pick<Pool, 'query'>;
@@ -68,24 +75,24 @@ async function readable(db: Queryable, schema: string, table: string): Promise<b
 }
 
 /** The indexer's checkpoint in `schema` (the highest over chains), or null when not readable. */
-export async function indexerHead(db: Queryable, schema: string): Promise<IndexerHead | null> {
-  if (!(await readable(db, schema, 'indexer_checkpoint'))) return null;
+/** Each chain's indexer checkpoint (its head as the indexer last published it), by chain id. */
+export async function indexerHeads(db: Queryable, schema: string): Promise<IndexerHead[]> {
+  if (!(await readable(db, schema, 'indexer_checkpoint'))) return [];
   const blocks = await readable(db, schema, 'indexer_blocks');
   const s = ident(schema);
-  const { rows } = await db.query<{ n: string; t: string | null }>(
+  const { rows } = await db.query<{ c: number; n: string; t: string | null }>(
     blocks
-      ? `select c.block_number::text as n, b.block_timestamp::text as t from ${s}.indexer_checkpoint c
+      ? `select c.chain_id as c, c.block_number::text as n, b.block_timestamp::text as t from ${s}.indexer_checkpoint c
            left join ${s}.indexer_blocks b on b.chain_id = c.chain_id and b.block_number = c.block_number
                                             and b.block_hash = c.block_hash
-          order by c.block_number desc limit 1`
-      : `select block_number::text as n, null::text as t from ${s}.indexer_checkpoint
-          order by block_number desc limit 1`,
+          order by c.chain_id`
+      : `select chain_id as c, block_number::text as n, null::text as t from ${s}.indexer_checkpoint order by chain_id`,
   );
-  const r = rows[0];
-  if (!r) return null;
   // indexer_blocks keeps block times in seconds (0 before migration 0003 filled them).
-  const t = r.t === null ? null : Number(r.t);
-  return { blockNumber: Number(r.n), blockTime: t ? t * 1000 : null };
+  return rows.map((r) => {
+    const t = r.t === null ? null : Number(r.t);
+    return { chainId: r.c, blockNumber: Number(r.n), blockTime: t ? t * 1000 : null };
+  });
 }
 
 /**
@@ -118,27 +125,48 @@ export async function projectionFreshness(
     }
     records = Number(lag);
   }
-  const { rows: f } = await db.query<{ n: string | null; t: string | null }>(
-    `select max((snapshot->>'blockNumber')::bigint)::text as n, max(updated_at)::text as t
-       from ${ident(schema)}.vault_snapshot`,
+  // The newest block folded per chain: a chain's checkpoint is compared with its own vaults only.
+  const { rows: f } = await db.query<{ c: number; n: string | null; t: string | null }>(
+    `select chain_id as c, max((snapshot->>'blockNumber')::bigint)::text as n, max(updated_at)::text as t
+       from ${ident(schema)}.vault_snapshot group by chain_id`,
   );
-  const folded = {
-    blockNumber: f[0]?.n == null ? null : Number(f[0].n),
-    blockTime: f[0]?.t == null ? null : Number(f[0].t),
-  };
-  const head = o.indexerSchema ? await indexerHead(db, o.indexerSchema) : null;
-  let blocks: number | null = null;
-  let seconds: number | null = null;
-  if (records === 0) {
-    blocks = 0;
-    seconds = 0;
-  } else if (head) {
-    const fromBlock = folded.blockNumber ?? -1;
-    blocks = Math.max(0, head.blockNumber - fromBlock);
-    if (head.blockTime !== null && folded.blockTime !== null)
-      seconds = Math.max(0, Math.round((head.blockTime - folded.blockTime) / 1000));
+  const foldedOf = (row: { n: string | null; t: string | null } | undefined) => ({
+    blockNumber: row?.n == null ? null : Number(row.n),
+    blockTime: row?.t == null ? null : Number(row.t),
+  });
+  const heads = o.indexerSchema ? await indexerHeads(db, o.indexerSchema) : [];
+  if (heads.length === 0) {
+    // No checkpoint to compare with: the newest record folded of every vault.
+    const newest = f.reduce<(typeof f)[number] | undefined>(
+      (a, r) => (a === undefined || Number(r.n ?? -1) > Number(a.n ?? -1) ? r : a),
+      undefined,
+    );
+    const folded = foldedOf(newest);
+    if (records === 0) return { records, blocks: 0, seconds: 0, folded, head: null, chainId: null };
+    return { records, blocks: null, seconds: null, folded, head: null, chainId: null };
   }
-  return { records, blocks, seconds, folded, head };
+  // Each chain's lag; the chain furthest behind (in seconds where both times are known, else in blocks) is reported.
+  let worst: Freshness | null = null;
+  for (const head of heads) {
+    const folded = foldedOf(f.find((r) => r.c === head.chainId));
+    let blocks = 0;
+    let seconds: number | null = 0;
+    if (records !== 0) {
+      blocks = Math.max(0, head.blockNumber - (folded.blockNumber ?? -1));
+      seconds =
+        head.blockTime !== null && folded.blockTime !== null
+          ? Math.max(0, Math.round((head.blockTime - folded.blockTime) / 1000))
+          : null;
+    }
+    const here: Freshness = { records, blocks, seconds, folded, head, chainId: head.chainId };
+    if (
+      worst === null ||
+      (seconds ?? -1) > (worst.seconds ?? -1) ||
+      ((seconds ?? -1) === (worst.seconds ?? -1) && blocks > (worst.blocks ?? -1))
+    )
+      worst = here;
+  }
+  return worst as Freshness;
 }
 
 /** A block of a chain: its number and time (Unix ms; null when the indexer kept no time for it). */

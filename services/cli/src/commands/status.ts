@@ -81,7 +81,13 @@ export interface StatusReport {
    * the indexer's checkpoint minus the newest record folded; 0 when no record is left to fold) —
    * the figures the reader's /ready judges.
    */
-  freshness: { records: number | null; blocks: number | null; seconds: number | null } | null;
+  /** `chainId`: the chain blocks and seconds are of (the one furthest behind; block numbers of two chains are never compared). */
+  freshness: {
+    records: number | null;
+    blocks: number | null;
+    seconds: number | null;
+    chainId: number | null;
+  } | null;
   deadLetters: DeadLetterCount[];
   /** Prices older than their feed's heartbeat in current snapshots (oldest first, at most 50). */
   stalePrices: StalePriceRow[];
@@ -255,7 +261,7 @@ environment:
           high,
           indexerSchema,
         }).catch(() => null);
-        freshness = f && { records: f.records, blocks: f.blocks, seconds: f.seconds };
+        freshness = f && { records: f.records, blocks: f.blocks, seconds: f.seconds, chainId: f.chainId };
       }
 
       const webhooksSchema = env.WEBHOOKS_SCHEMA ?? env.PROJECTION_SCHEMA;
@@ -362,7 +368,7 @@ export function formatStatus(r: StatusReport, kafka: boolean, rpc: boolean): str
   const f = r.freshness;
   if (f)
     out.push(
-      `freshness     ${f.records === null ? 'records behind unknown (KAFKA_BROKERS not set)' : `${f.records} records behind the log`}; ${f.blocks === null ? 'blocks behind unknown (no readable indexer checkpoint)' : `${f.blocks} blocks`}${f.seconds === null ? '' : `, ${f.seconds} s`} behind the indexer's checkpoint`,
+      `freshness     ${f.records === null ? 'records behind unknown (KAFKA_BROKERS not set)' : `${f.records} records behind the log`}; ${f.blocks === null ? 'blocks behind unknown (no readable indexer checkpoint)' : `${f.blocks} blocks`}${f.seconds === null ? '' : `, ${f.seconds} s`} behind the indexer's checkpoint${f.chainId === null ? '' : ` (chain ${f.chainId}, the furthest behind)`}`,
     );
   const dl = r.deadLetters.reduce((a, d) => a + d.count, 0);
   out.push(

@@ -202,7 +202,7 @@ export const readyExample: Ready = {
   migration: 16,
   deadLetters: 0,
   vaultsBehind: 0,
-  lag: { records: 12, blocks: 1, seconds: 2, foldedBlock: 19_204_117, headBlock: 19_204_118 },
+  lag: { records: 12, blocks: 1, seconds: 2, foldedBlock: 19_204_117, headBlock: 19_204_118, chainId: 1 },
 };
 
 export const metricsExample = `# HELP http_requests_total HTTP requests served

@@ -74,6 +74,7 @@ export function opsRoutes({ pool, config, log, registry, doc, draining, freshnes
               seconds: f.seconds,
               foldedBlock: f.folded.blockNumber,
               headBlock: f.head?.blockNumber ?? null,
+              chainId: f.chainId,
               ...(f.kafkaError ? { recordsUnknown: f.kafkaError } : {}),
             },
           }),
