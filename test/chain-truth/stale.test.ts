@@ -83,7 +83,8 @@ describe('stale prices', () => {
     const status = await runCli(['status'], cliEnv(p.db, { topic: p.topic, views: `${p.db.schema}_views` }));
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/stale prices\s+2/);
-    expect(status.stdout).toContain(`vault ${vault.address.toLowerCase()} WETH`);
+    // Vaults are named by their id: the chain and the address (#45).
+    expect(status.stdout).toContain(`vault eip155:${anvil.chainId}:${vault.address.toLowerCase()} WETH`);
     const json = JSON.parse(
       (await runCli(['status', '--json'], cliEnv(p.db, { topic: p.topic, views: `${p.db.schema}_views` })))
         .stdout,

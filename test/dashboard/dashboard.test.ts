@@ -52,7 +52,10 @@ describe('dashboard on the dev stack', () => {
   }
 
   beforeAll(async () => {
-    await startBoth(startDevStack(), launch(), (d, b) => {
+    // One chain: this file checks the dashboard's figures against the API by bare address (the
+    // dashboard over two chains, where an address names two vaults: test/dashboard/chains.test.ts;
+    // `npm start` on two chains: test/dev/dev.test.ts).
+    await startBoth(startDevStack({ oneChain: true }), launch(), (d, b) => {
       if (d) dev = d;
       if (b) browser = b;
     });

@@ -21,11 +21,13 @@ export interface DevStack {
 /**
  * `vault-yield dev` (what `npm start` runs) on the test Kafka and Postgres, a database of its own:
  * real anvil, the demo scenario, indexer, projector and reader. Resolves once the dashboard URL is
- * printed; stop() sends Ctrl-C, waits for the exit and drops the database.
+ * printed; stop() sends Ctrl-C, waits for the exit and drops the database. `oneChain`: the demo on
+ * one chain (`--one-chain`), where every vault's bare address names one vault.
  */
-export async function startDevStack(): Promise<DevStack> {
+export async function startDevStack(o: { oneChain?: boolean } = {}): Promise<DevStack> {
   const database = `t_dash_${randomBytes(4).toString('hex')}`;
-  const child: ChildProcess = spawn(process.execPath, [bin, 'dev', '--port', '0', '--no-live'], {
+  const args = [bin, 'dev', '--port', '0', '--no-live', ...(o.oneChain ? ['--one-chain'] : [])];
+  const child: ChildProcess = spawn(process.execPath, args, {
     env: {
       ...process.env,
       KAFKA_BROKERS: kafkaBrokers().join(','),

@@ -82,7 +82,8 @@ describe('CSP of /dashboard and /docs in chromium', () => {
     const res = await page.goto(`${r.url}/dashboard`);
     expect(res?.headers()['content-security-policy']).toMatch(/default-src 'self'/);
     await page.waitForSelector('body[data-ready]');
-    await page.locator(`#vaults tr[data-vault="${vault.vault}"]`).click();
+    // A row is named by its vault id (#45): the chain and the address.
+    await page.locator(`#vaults tr[data-vault$=":${vault.vault}"]`).click();
     await page.waitForSelector('[data-testid="position"]');
     await page.waitForSelector('#equity canvas');
     await page.waitForSelector('#ledger tr');
