@@ -1,4 +1,5 @@
 import type { VaultState } from '../fold/state.js';
+import { holdValueUsd } from '../mapping/lp.js';
 import { formatFixed, formatScaled, toMicros } from '../math/fixed.js';
 
 /**
@@ -24,6 +25,11 @@ export interface EquityPoint {
   strategy: string;
   /** The fold's exact return index (decimal, 18 dp). */
   returnIndex: string;
+  /**
+   * The benchmark basket at the point's prices (mapping/lp.ts `holdValueUsd`): the vs-holding
+   * line; null for a state folded before fold version 5 (VaultState.lp null).
+   */
+  holdValueUsd: string | null;
 }
 
 /** A point of a vault's equity series as read back for realised returns (../returns). */
@@ -46,6 +52,8 @@ export interface Micros {
   capitalOut: bigint;
   /** The strategy in force (a switch always makes a point: returns count for the strategy then). */
   strategy: string;
+  /** The benchmark basket's value (null: the state has no LP figures, fold version < 5). */
+  hold: bigint | null;
   /** The exact flows these round: the next state's are rounded again only when they moved. */
   exact: { capitalIn: bigint; capitalOut: bigint };
 }
@@ -59,6 +67,7 @@ export function microsOf(s: VaultState, prev: Micros | null = null): Micros {
     capitalIn: sameIn ? prev.capitalIn : toMicros(s.capitalInUsd),
     capitalOut: sameOut ? prev.capitalOut : toMicros(s.capitalOutUsd),
     strategy: s.strategy,
+    hold: s.lp ? toMicros(holdValueUsd(s)) : null,
     exact: sameIn && sameOut ? prev.exact : { capitalIn: s.capitalInUsd, capitalOut: s.capitalOutUsd },
   };
 }
@@ -89,8 +98,8 @@ export function formatMicros(m: bigint): string {
 }
 
 /**
- * Equity points: one per block end (a vault's `lastInBlock` record) that changed value or flows at
- * the JSON edge's precision (6 dp) or the strategy, plus the vault's first. Records before the
+ * Equity points: one per block end (a vault's `lastInBlock` record) that changed value, flows or
+ * the holding value at the JSON edge's precision (6 dp) or the strategy, plus the vault's first. Records before the
  * last of their block make none: they are valued at the block's end with only part of its flows,
  * so they are no instant a chart may show (net of flows would swing inside one block). Each point
  * carries the strategy then in force and the fold's exact return index (realised returns never
@@ -108,7 +117,8 @@ export function equityPoint(
     before.value === micros.value &&
     before.capitalIn === micros.capitalIn &&
     before.capitalOut === micros.capitalOut &&
-    before.strategy === micros.strategy
+    before.strategy === micros.strategy &&
+    before.hold === micros.hold
   ) {
     return { row: null, micros };
   }
@@ -124,6 +134,7 @@ export function equityPoint(
       capitalOutUsd: formatMicros(micros.capitalOut),
       strategy: after.strategy,
       returnIndex: formatFixed(after.returnIndex, 18),
+      holdValueUsd: micros.hold === null ? null : formatMicros(micros.hold),
     },
     micros,
   };

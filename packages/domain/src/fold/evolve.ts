@@ -4,6 +4,7 @@ import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { applyContext, applyHoldings, type Draft, requireContextToken, shift } from './context.js';
 import { FoldError } from './errors.js';
 import { settleHighWater } from './fees.js';
+import { lpBlockEnd, lpEvent } from './lp.js';
 import { blockReturnIndex, type ValuedFlow } from './return-index.js';
 import {
   type Address,
@@ -124,6 +125,7 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
   const flows = open ? [...open.flows] : emptyScratch();
   if (d.unpriced.length > 0) bookUnpriced(d, flows);
   applyPayload(d, record, flows);
+  lpEvent(d, record);
   if (record.lastInBlock) endBlock(d, open ? open.end : state, flows);
   else if (!open) d.blockStart = { end: state, flows: [...flows] };
   else if (flows.length > open.flows.length) d.blockStart = { end: open.end, flows };
@@ -157,6 +159,7 @@ function endBlock(d: Draft, start: VaultState | null, flows: BlockFlow[]): void 
   // One flow was applied against the right value already (the block's end value ∓ itself).
   if (flows.length > 1) settleBlock(d, start, flows);
   d.returnIndex = blockIndex(d, start, flows);
+  lpBlockEnd(d, start);
   d.blockStart = undefined;
 }
 

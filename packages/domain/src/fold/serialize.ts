@@ -3,7 +3,7 @@ import { parseFixed } from '../math/fixed.js';
 import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { address, decimalString, intString, tick, uintString } from '../records/primitives.js';
-import type { Address, Position, VaultState } from './state.js';
+import type { Address, LpState, Position, VaultState } from './state.js';
 
 /**
  * JSON form of VaultState (the projector's jsonb column): bigints as decimal strings, derived
@@ -109,6 +109,37 @@ const stateFields = z.object({
   marketDeltaUsd: intString,
   valueUsd: intString,
   returnIndex: intString,
+  /** The LP figures (fold version 5); absent in older states: null until a rebuild. */
+  lp: z
+    .object({
+      collected: addrMap(uintString),
+      feesValued: addrMap(uintString),
+      feesUsd: intString,
+      claimed: addrMap(uintString),
+      claimedValued: addrMap(uintString),
+      claimedUsd: intString,
+      rewardsValued: addrMap(uintString),
+      rewardsUsd: intString,
+      capitalMs: intString,
+      fundedMs: z.number().int().nonnegative(),
+      openMs: z.number().int().nonnegative(),
+      inRangeMs: z.number().int().nonnegative(),
+      ranges: z.record(
+        z.string(),
+        z.object({ openMs: z.number().int().nonnegative(), inRangeMs: z.number().int().nonnegative() }),
+      ),
+      baskets: z.record(
+        z.string(),
+        z.object({ amount0: intString, amount1: intString, liquidity: uintString }),
+      ),
+      divergenceUsd: intString,
+      rebalances: z.number().int().nonnegative(),
+      peakIndex: intString,
+      maxDrawdown: intString,
+      flowsIn: addrMap(uintString),
+      flowsOut: addrMap(uintString),
+    })
+    .optional(),
 });
 
 const flowsField = z.array(
@@ -251,6 +282,65 @@ function fieldsOf(s: VaultState): z.output<typeof stateFields> {
     marketDeltaUsd: s.marketDeltaUsd.toString(),
     valueUsd: s.valueUsd.toString(),
     returnIndex: s.returnIndex.toString(),
+    ...(s.lp ? { lp: lpFields(s.lp) } : {}),
+  };
+}
+
+function lpFields(lp: LpState): NonNullable<z.output<typeof stateFields>['lp']> {
+  return {
+    collected: mapValues(lp.collected, String),
+    feesValued: mapValues(lp.feesValued, String),
+    feesUsd: lp.feesUsd.toString(),
+    claimed: mapValues(lp.claimed, String),
+    claimedValued: mapValues(lp.claimedValued, String),
+    claimedUsd: lp.claimedUsd.toString(),
+    rewardsValued: mapValues(lp.rewardsValued, String),
+    rewardsUsd: lp.rewardsUsd.toString(),
+    capitalMs: lp.capitalMs.toString(),
+    fundedMs: lp.fundedMs,
+    openMs: lp.openMs,
+    inRangeMs: lp.inRangeMs,
+    ranges: mapValues(lp.ranges, (r) => ({ openMs: r.openMs, inRangeMs: r.inRangeMs })),
+    baskets: mapValues(lp.baskets, (b) => ({
+      amount0: b.amount0.toString(),
+      amount1: b.amount1.toString(),
+      liquidity: b.liquidity.toString(),
+    })),
+    divergenceUsd: lp.divergenceUsd.toString(),
+    rebalances: lp.rebalances,
+    peakIndex: lp.peakIndex.toString(),
+    maxDrawdown: lp.maxDrawdown.toString(),
+    flowsIn: mapValues(lp.flowsIn, String),
+    flowsOut: mapValues(lp.flowsOut, String),
+  };
+}
+
+function lpOf(j: NonNullable<z.output<typeof stateFields>['lp']>): LpState {
+  return {
+    collected: mapValues(j.collected, BigInt),
+    feesValued: mapValues(j.feesValued, BigInt),
+    feesUsd: BigInt(j.feesUsd),
+    claimed: mapValues(j.claimed, BigInt),
+    claimedValued: mapValues(j.claimedValued, BigInt),
+    claimedUsd: BigInt(j.claimedUsd),
+    rewardsValued: mapValues(j.rewardsValued, BigInt),
+    rewardsUsd: BigInt(j.rewardsUsd),
+    capitalMs: BigInt(j.capitalMs),
+    fundedMs: j.fundedMs,
+    openMs: j.openMs,
+    inRangeMs: j.inRangeMs,
+    ranges: mapValues(j.ranges, (r) => ({ openMs: r.openMs, inRangeMs: r.inRangeMs })),
+    baskets: mapValues(j.baskets, (b) => ({
+      amount0: BigInt(b.amount0),
+      amount1: BigInt(b.amount1),
+      liquidity: BigInt(b.liquidity),
+    })),
+    divergenceUsd: BigInt(j.divergenceUsd),
+    rebalances: j.rebalances,
+    peakIndex: BigInt(j.peakIndex),
+    maxDrawdown: BigInt(j.maxDrawdown),
+    flowsIn: mapValues(j.flowsIn, BigInt),
+    flowsOut: mapValues(j.flowsOut, BigInt),
   };
 }
 
@@ -331,5 +421,6 @@ function stateOf(j: z.output<typeof stateFields>): VaultState {
     marketDeltaUsd: BigInt(j.marketDeltaUsd),
     valueUsd: BigInt(j.valueUsd),
     returnIndex: BigInt(j.returnIndex),
+    lp: j.lp ? lpOf(j.lp) : null,
   };
 }

@@ -108,6 +108,90 @@ export interface Suspension {
 
 export type TokenMap<T> = Readonly<Record<Address, T>>;
 
+/** A position's time open (liquidity > 0) and in range, block time, ms (fold/lp.ts). */
+export interface RangeTime {
+  readonly openMs: number;
+  readonly inRangeMs: number;
+}
+
+/**
+ * What the vault put into a position, in token units of its pool · 10^18 (fractional after a
+ * partial decrease), and the liquidity it bought: the "held instead" side of divergence loss.
+ */
+export interface PositionBasket {
+  readonly amount0: bigint;
+  readonly amount1: bigint;
+  readonly liquidity: bigint;
+}
+
+/**
+ * The LP figures (issue #46; fold/lp.ts, fold version 5). Exact: raw token units, USD `Fixed`,
+ * block time in ms. Event parts move with records; block parts only at block ends.
+ */
+export interface LpState {
+  /** Trading fees collected (fees.collected), raw per token. */
+  readonly collected: TokenMap<bigint>;
+  /** Fees earned (collected + owed) already valued into feesUsd, raw per token. */
+  readonly feesValued: TokenMap<bigint>;
+  /** Σ fees earned, each part valued at the block end where it was first seen (USD). */
+  readonly feesUsd: Fixed;
+  /** Rewards claimed (rewards.claimed), raw per token. */
+  readonly claimed: TokenMap<bigint>;
+  /** Claims already valued into claimedUsd, raw per token. */
+  readonly claimedValued: TokenMap<bigint>;
+  /** Σ rewards claimed, each valued at its block's prices. */
+  readonly claimedUsd: Fixed;
+  /** Rewards earned (claimed + pending) already valued into rewardsUsd, raw per token. */
+  readonly rewardsValued: TokenMap<bigint>;
+  /** Σ rewards earned, each part valued at the block end where it was first seen. */
+  readonly rewardsUsd: Fixed;
+  /** ∫ valueUsd dt over block time (USD · 10^18 · ms): the time-weighted capital of the APRs. */
+  readonly capitalMs: bigint;
+  /** Block time the vault was worth at least MIN_RETURN_BASE_USD (1 USD): the APRs' history. */
+  readonly fundedMs: number;
+  /** Block time with at least one open position, and of it with every open position in range. */
+  readonly openMs: number;
+  readonly inRangeMs: number;
+  /** Per live position id. */
+  readonly ranges: Readonly<Record<string, RangeTime>>;
+  /** Per live position id (see PositionBasket). */
+  readonly baskets: Readonly<Record<string, PositionBasket>>;
+  /** Divergence realised by decreases, rebalances and closes (USD; negative = a loss). */
+  readonly divergenceUsd: Fixed;
+  /** position.rebalanced records. */
+  readonly rebalances: number;
+  /** The return index's highest block-end value, and its largest fall from a peak (10^18 = 100 %). */
+  readonly peakIndex: Fixed;
+  readonly maxDrawdown: Fixed;
+  /** Tokens put in (deposits, received, unexplained inflows) and taken out (withdrawals), raw. */
+  readonly flowsIn: TokenMap<bigint>;
+  readonly flowsOut: TokenMap<bigint>;
+}
+
+/** The LP figures of a vault before anything reached it (shared, never written to). */
+export const EMPTY_LP: LpState = {
+  collected: {},
+  feesValued: {},
+  feesUsd: 0n,
+  claimed: {},
+  claimedValued: {},
+  claimedUsd: 0n,
+  rewardsValued: {},
+  rewardsUsd: 0n,
+  capitalMs: 0n,
+  fundedMs: 0,
+  openMs: 0,
+  inRangeMs: 0,
+  ranges: {},
+  baskets: {},
+  divergenceUsd: 0n,
+  rebalances: 0,
+  peakIndex: 10n ** 18n,
+  maxDrawdown: 0n,
+  flowsIn: {},
+  flowsOut: {},
+};
+
 /**
  * One vault's folded state. Immutable: `evolve` returns a new object that shares every map it did
  * not change (copy-on-write per map, maps hold a handful of entries), so a fold step costs a
@@ -218,6 +302,11 @@ export interface VaultState {
    */
   readonly returnIndex: Fixed;
   /**
+   * The LP figures (LpState); null in a state folded before fold version 5 (they cannot be known
+   * from the middle of a vault's history: `vault-yield rebuild` re-folds it).
+   */
+  readonly lp: LpState | null;
+  /**
    * Present only inside a block (the vault's last record of the block not yet folded): the
    * figures at the previous block end, from which the block's return is chained and against
    * which its equity point is compared. Absent at every block end.
@@ -282,6 +371,7 @@ export const NOTHING_HELD: Pick<
   | 'highWaterUsd'
   | 'marketDeltaUsd'
   | 'valueUsd'
+  | 'lp'
 > = {
   idle: {},
   pendingRewards: {},
@@ -301,6 +391,7 @@ export const NOTHING_HELD: Pick<
   highWaterUsd: 0n,
   marketDeltaUsd: 0n,
   valueUsd: 0n,
+  lp: EMPTY_LP,
 };
 
 /**
@@ -346,6 +437,7 @@ export function copyState(s: VaultState): { -readonly [K in keyof VaultState]: V
     marketDeltaUsd: s.marketDeltaUsd,
     valueUsd: s.valueUsd,
     returnIndex: s.returnIndex,
+    lp: s.lp,
     blockStart: s.blockStart,
   };
 }

@@ -4,6 +4,10 @@ import { pendingRewardsUsd, positionOwedUsd, positionValueUsd } from '../fold/va
 import { type Fixed, microsToNumber, toMicros } from '../math/fixed.js';
 import { rangePrices } from '../math/price.js';
 import type { PositionView } from '../views/index.js';
+import { timeInRangeOf } from './lp.js';
+
+/** A position with no block time yet (opened in the snapshot's block). */
+const NEVER_OPEN = { openMs: 0, inRangeMs: 0 } as const;
 
 const byId = (a: Position, b: Position) => {
   const x = BigInt(a.id);
@@ -42,6 +46,7 @@ export function toPositionViews(s: VaultState): PositionView[] {
       inRange: positionInRange(s, p),
       pendingRewardsUsd: microsToNumber(shares[i]!),
       uncollectedFeesUsd: microsToNumber(toMicros(positionOwedUsd(s, p))),
+      timeInRange: s.lp ? timeInRangeOf(s.lp.ranges[p.id] ?? NEVER_OPEN) : null,
     };
   });
 }

@@ -11,6 +11,7 @@ import type {
   UnpricedFlowView,
 } from '../views/index.js';
 import { wholeTokens } from './amounts.js';
+import { holdValueUsd, toLpView } from './lp.js';
 import { toPositionViews } from './positions.js';
 
 /**
@@ -63,6 +64,7 @@ export function toSnapshotView(state: VaultState): SnapshotView {
         }
       : null,
     unpricedFlows: unpricedFlows(s),
+    lp: toLpView(s),
     // the fold knows no dead letters: the projector writes them in (ProjectionTx.markBehind)
     behind: null,
   };
@@ -175,5 +177,6 @@ export function toEquityPoint(s: VaultState): EquityPointView {
     valueUsd: microsToNumber(toMicros(s.valueUsd)),
     capitalInUsd: microsToNumber(toMicros(s.capitalInUsd)),
     capitalOutUsd: microsToNumber(toMicros(s.capitalOutUsd)),
+    holdValueUsd: s.lp ? microsToNumber(toMicros(holdValueUsd(s))) : null,
   };
 }

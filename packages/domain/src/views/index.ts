@@ -18,6 +18,21 @@ export const vaultStatus = z
   .describe('Vault status; see the transition table in the API description');
 export type VaultStatus = z.infer<typeof vaultStatus>;
 
+const sinceV5 =
+  'null on vaults folded before fold version 5 until a rebuild (absent from snapshots written before)';
+const fraction = z.number().describe('a fraction (0.12 = 12 %), 6 decimals');
+
+export const timeInRangeView = z
+  .object({
+    share: fraction.min(0).max(1).nullable().describe('inRangeMs / openMs; null before any block time open'),
+    inRangeMs: z.number().int().nonnegative().describe('block time open and in range, ms'),
+    openMs: z.number().int().nonnegative().describe('block time open (liquidity > 0), ms'),
+  })
+  .describe(
+    'share of block time in range: each interval between two block ends of the vault counts as the earlier end stood (every range flip is a record of its own, so nothing flips unseen between them)',
+  );
+export type TimeInRangeView = z.infer<typeof timeInRangeView>;
+
 export const positionView = z.object({
   id: z.string().describe('position id: the onchain uint256 as a decimal string'),
   pool: z.object({
@@ -34,6 +49,12 @@ export const positionView = z.object({
   uncollectedFeesUsd: usd.describe(
     "trading fees the pool owes this position and not yet collected (tokensOwed plus fees accrued since the position's last update, by the pool's own fee-growth formula), at the snapshot's prices; included in valueUsd",
   ),
+  timeInRange: timeInRangeView
+    .nullable()
+    .optional()
+    .describe(
+      `this position's time in range since it was opened (a rebalance keeps its id and its time); ${sinceV5}`,
+    ),
 });
 export type PositionView = z.infer<typeof positionView>;
 
@@ -156,6 +177,115 @@ export const behindView = z.object({
 });
 export type BehindView = z.infer<typeof behindView>;
 
+const wholeSigned = z
+  .string()
+  .regex(/^-?\d+(\.\d+)?$/)
+  .describe('whole tokens, exact (raw / 10^decimals), signed');
+const wholeAmount = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/)
+  .describe('whole tokens, exact (raw / 10^decimals)');
+const apr = fraction
+  .nullable()
+  .describe(
+    'annualised on time-weighted capital: earned USD / ∫ valueUsd dt × 365 days; null until the vault has been worth at least 1 USD for a day of block time',
+  );
+
+export const lpView = z
+  .object({
+    hold: z
+      .object({
+        valueUsd: usd.describe(
+          "the benchmark basket at the snapshot's prices: the tokens put in (each deposit or inflow adds its tokens), each withdrawal scaling it by (1 − W / value just before), as if they had been held",
+        ),
+        leadUsd: usd.describe('valueUsd of the vault − hold.valueUsd: what the vault made beyond holding'),
+      })
+      .describe('the vault against simply holding what was put in'),
+    tradingFees: z
+      .object({
+        earnedUsd: usd.describe(
+          'trading fees earned (collected + owed by the pools), each part valued at the block end where it first appeared',
+        ),
+        uncollectedUsd: usd.describe(
+          "owed by the pools now, at the snapshot's prices (as uncollectedFeesUsd)",
+        ),
+        apr,
+        tokens: z.array(
+          z.object({
+            token: addressOut,
+            symbol: z.string(),
+            earned: wholeAmount.describe('collected + uncollected'),
+            collected: wholeAmount.describe('Σ fees.collected'),
+            uncollected: wholeAmount.describe('owed by the pools now'),
+          }),
+        ),
+      })
+      .describe('trading fees, in USD at the price when earned and in token terms'),
+    rewards: z
+      .object({
+        earnedUsd: usd.describe(
+          'rewards earned (claimed + pending), each part valued at the block end where it first appeared',
+        ),
+        claimedUsd: usd.describe("Σ rewards claimed, each at its block's prices"),
+        pendingUsd: usd.describe("earned and not claimed, at the snapshot's prices (as pendingRewardsUsd)"),
+        apr,
+        tokens: z.array(
+          z.object({ token: addressOut, symbol: z.string(), claimed: wholeAmount, pending: wholeAmount }),
+        ),
+      })
+      .describe('incentive rewards, claimed and pending apart'),
+    attribution: z
+      .object({
+        tradingFeesUsd: usd.describe('tradingFees.earnedUsd'),
+        rewardsUsd: usd.describe('rewards.earnedUsd'),
+        performanceFeesUsd: usd.describe('− fees.taxedUsd: charged by the service'),
+        lossesUsd: usd.describe('− fees.unexplainedOutUsd: value gone with no event (drains)'),
+        priceUsd: usd.describe(
+          'the rest of netUsd: price moves of what the vault held (market and divergence) after it was earned or put in',
+        ),
+      })
+      .describe('netUsd split by where it came from; the five add up to netUsd exactly (in micro-dollars)'),
+    divergence: z
+      .object({
+        usd: usd.describe('realisedUsd + unrealisedUsd; negative is a loss (impermanent loss)'),
+        realisedUsd: usd.describe(
+          "Σ at each decrease, rebalance or close: what came out of the position − that share of what went in, valued at that block's prices",
+        ),
+        unrealisedUsd: usd.describe(
+          "Σ over live positions: their tokens now at the pool price (no fees) − what was put in, at the snapshot's prices",
+        ),
+      })
+      .describe("the positions' value without fees against holding what went into them"),
+    timeInRange: timeInRangeView.describe(
+      'the vault as a whole: block time with at least one open position, and of it, with every open position in range',
+    ),
+    rebalances: z
+      .object({ count: z.number().int().nonnegative().describe('position.rebalanced records') })
+      .describe('how often the agent moved a range'),
+    drawdown: z
+      .object({
+        max: fraction.min(0).max(1).describe('the largest fall of the return index from a previous peak'),
+        current: fraction.min(0).max(1).describe('the fall from the peak now'),
+      })
+      .describe('of the return index (net of flows and of the performance fee), at block ends'),
+    tokens: z
+      .array(
+        z.object({
+          token: addressOut,
+          symbol: z.string(),
+          held: wholeAmount.describe('idle + in positions at the pool price + owed + pending rewards'),
+          in: wholeAmount.describe('put in: deposits, tokens and liquidity received, unexplained inflows'),
+          out: wholeAmount.describe('taken out: withdrawals'),
+          pnl: wholeSigned.describe('held − in + out'),
+        }),
+      )
+      .describe('PnL in token terms, per token the vault ever held or moved, by address'),
+  })
+  .describe(
+    'what LP dashboards show, from the log alone (definitions: the LP figures section of the API description)',
+  );
+export type LpView = z.infer<typeof lpView>;
+
 export const snapshotView = z.object({
   id: z
     .string()
@@ -208,6 +338,7 @@ export const snapshotView = z.object({
     .describe(
       "flows waiting for their token's first valid price, in log order (their ledger rows' amounts have valueUsd null); empty when none. Absent on snapshots projected before fold version 4 until a rebuild",
     ),
+  lp: lpView.nullable().optional().describe(`the LP figures; ${sinceV5}`),
   behind: behindView
     .nullable()
     .optional()
@@ -223,5 +354,9 @@ export const equityPointView = z.object({
   valueUsd: usd,
   capitalInUsd: usd,
   capitalOutUsd: usd,
+  holdValueUsd: usd
+    .nullable()
+    .optional()
+    .describe(`the benchmark basket (lp.hold.valueUsd) at the point; ${sinceV5}`),
 });
 export type EquityPointView = z.infer<typeof equityPointView>;

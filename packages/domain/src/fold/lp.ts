@@ -1,0 +1,343 @@
+import { divRound, type Fixed, SCALE, tokenValue } from '../math/fixed.js';
+import type { VaultRecord } from '../records/envelope.js';
+import type { Draft } from './context.js';
+import { MIN_RETURN_BASE_USD } from './return-index.js';
+import type { Address, LpState, PositionBasket, RangeTime, TokenMap, VaultState } from './state.js';
+import { positionInRange } from './status.js';
+import { positionAmounts } from './valuation.js';
+
+/**
+ * The LP figures (issue #46) the fold keeps beside the seed's: what LP dashboards show — the
+ * vault against holding, fees earned, rewards, divergence loss, time in range, rebalances,
+ * drawdown and PnL in token terms. Every one is a function of the log alone:
+ * - event parts (`lpEvent`) move with each record in log order (fees collected, rewards claimed,
+ *   token flows, the positions' baskets and realised divergence, rebalances) at the record's
+ *   context prices, the block end's (one context a block);
+ * - block parts (`lpBlockEnd`) move only at a vault's block end, from the state at its previous
+ *   block end: earned fees and rewards valued at the block's prices, time in range and
+ *   capital-time over the interval since, drawdown of the return index. A state inside a block
+ *   never holds half of them (a batch cut moves nothing).
+ * Definitions served: docs/lp-figures.md (generated into the OpenAPI description).
+ */
+
+const ONE = SCALE;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type Event = Exclude<VaultRecord, { type: 'vault.created' | 'revert' }>;
+
+/** map[key] += delta (raw), zero entries dropped, a new map. */
+function add(map: TokenMap<bigint>, key: Address, delta: bigint): TokenMap<bigint> {
+  if (delta === 0n) return map;
+  const next = (map[key] ?? 0n) + delta;
+  const out = { ...map };
+  if (next === 0n) delete out[key];
+  else out[key] = next;
+  return out;
+}
+
+/** USD of `raw` of `token` at the draft's prices (0 for a token that never had a valid price). */
+function usd(d: Pick<VaultState, 'tokens'>, token: Address, raw: bigint): Fixed {
+  const t = d.tokens[token];
+  return t ? tokenValue(raw, t.decimals, t.price) : 0n;
+}
+
+/** USD of `scaled` (raw · 10^18) of `token` at the draft's prices (0 for a token never priced). */
+export function scaledUsd(d: Pick<VaultState, 'tokens'>, token: Address, scaled: bigint): Fixed {
+  const t = d.tokens[token];
+  return t ? tokenValue(scaled, t.decimals + 18, t.price) : 0n;
+}
+
+/** USD of a basket (raw · 10^18 per token of the vault's pool) at the draft's prices. */
+function basketUsd(d: Pick<VaultState, 'tokens' | 'token0' | 'token1'>, b: PositionBasket): Fixed {
+  return scaledUsd(d, d.token0, b.amount0) + scaledUsd(d, d.token1, b.amount1);
+}
+
+/**
+ * The event part of a record (after its payload moved the state; its context is the block's end).
+ * A position's basket is what the vault put into it, in token units (× 10^18: fractional after a
+ * partial decrease): a decrease realises the divergence of the part removed — what came out
+ * minus what that part would be worth held — at the record's prices.
+ */
+export function lpEvent(d: Draft, r: Event): void {
+  const lp = d.lp;
+  if (!lp) return;
+  switch (r.type) {
+    case 'deposit':
+    case 'transfer.received':
+      d.lp = { ...lp, flowsIn: add(lp.flowsIn, r.payload.token, BigInt(r.payload.amount)) };
+      return;
+    case 'withdrawal':
+      d.lp = { ...lp, flowsOut: add(lp.flowsOut, r.payload.token, BigInt(r.payload.amount)) };
+      return;
+    case 'fees.collected': {
+      const p = r.payload;
+      const collected = add(add(lp.collected, d.token0, BigInt(p.amount0)), d.token1, BigInt(p.amount1));
+      d.lp = { ...lp, collected };
+      return;
+    }
+    case 'rewards.claimed':
+      d.lp = { ...lp, claimed: add(lp.claimed, r.payload.rewardToken, BigInt(r.payload.amount)) };
+      return;
+    case 'position.opened': {
+      const p = r.payload;
+      const basket = {
+        amount0: BigInt(p.amount0) * ONE,
+        amount1: BigInt(p.amount1) * ONE,
+        liquidity: BigInt(p.liquidity),
+      };
+      d.lp = { ...lp, baskets: { ...lp.baskets, [p.positionId]: basket } };
+      return;
+    }
+    case 'position.resized': {
+      const p = r.payload;
+      const liquidity = BigInt(p.liquidity);
+      const d0 = BigInt(p.amount0Delta);
+      const d1 = BigInt(p.amount1Delta);
+      const b = lp.baskets[p.positionId];
+      const baskets: Record<string, PositionBasket> = { ...lp.baskets };
+      const next: Mutable<LpState> = { ...lp, baskets };
+      if (d0 >= 0n && d1 >= 0n) {
+        // Up: what the pool took joins the basket.
+        baskets[p.positionId] = {
+          amount0: (b?.amount0 ?? 0n) + d0 * ONE,
+          amount1: (b?.amount1 ?? 0n) + d1 * ONE,
+          liquidity,
+        };
+      } else if (b && b.liquidity > 0n) {
+        // Down: the removed share of the basket is realised against what came out.
+        const removed = b.liquidity > liquidity ? b.liquidity - liquidity : 0n;
+        const part = {
+          amount0: divRound(b.amount0 * removed, b.liquidity),
+          amount1: divRound(b.amount1 * removed, b.liquidity),
+          liquidity: removed,
+        };
+        const out = usd(d, d.token0, -d0) + usd(d, d.token1, -d1);
+        next.divergenceUsd = lp.divergenceUsd + out - basketUsd(d, part);
+        baskets[p.positionId] = {
+          amount0: b.amount0 - part.amount0,
+          amount1: b.amount1 - part.amount1,
+          liquidity,
+        };
+      }
+      d.lp = next;
+      return;
+    }
+    case 'position.rebalanced': {
+      const p = r.payload;
+      const b = lp.baskets[p.positionId];
+      const out = usd(d, d.token0, BigInt(p.amount0Out)) + usd(d, d.token1, BigInt(p.amount1Out));
+      d.lp = {
+        ...lp,
+        divergenceUsd: lp.divergenceUsd + (b ? out - basketUsd(d, b) : 0n),
+        baskets: {
+          ...lp.baskets,
+          [p.positionId]: {
+            amount0: BigInt(p.amount0In) * ONE,
+            amount1: BigInt(p.amount1In) * ONE,
+            liquidity: BigInt(p.liquidity),
+          },
+        },
+        rebalances: lp.rebalances + 1,
+      };
+      return;
+    }
+    case 'position.closed': {
+      const p = r.payload;
+      const b = lp.baskets[p.positionId];
+      const out = usd(d, d.token0, BigInt(p.amount0)) + usd(d, d.token1, BigInt(p.amount1));
+      const baskets = { ...lp.baskets };
+      delete baskets[p.positionId];
+      d.lp = { ...lp, divergenceUsd: lp.divergenceUsd + (b ? out - basketUsd(d, b) : 0n), baskets };
+      return;
+    }
+    case 'position.received': {
+      // Liquidity minted for the vault by someone else: what it cost joins the basket of the
+      // position the pool keeps it in (the vault's holdings at this block name it by its range).
+      const p = r.payload;
+      const pool = r.context.pools.find((x) => x.address === p.pool);
+      const flowsIn = pool
+        ? add(add(lp.flowsIn, pool.token0, BigInt(p.amount0)), pool.token1, BigInt(p.amount1))
+        : lp.flowsIn;
+      let id: string | undefined;
+      for (const k in d.positions) {
+        const x = d.positions[k]!;
+        if (x.pool === p.pool && x.tickLower === p.tickLower && x.tickUpper === p.tickUpper) id = k;
+      }
+      if (id === undefined) {
+        d.lp = { ...lp, flowsIn };
+        return;
+      }
+      const b = lp.baskets[id];
+      d.lp = {
+        ...lp,
+        flowsIn,
+        baskets: {
+          ...lp.baskets,
+          [id]: {
+            amount0: (b?.amount0 ?? 0n) + BigInt(p.amount0) * ONE,
+            amount1: (b?.amount1 ?? 0n) + BigInt(p.amount1) * ONE,
+            liquidity: (b?.liquidity ?? 0n) + BigInt(p.liquidity),
+          },
+        },
+      };
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/**
+ * What is new in `current` since `valued` (raw per token), valued at the draft's prices: the USD
+ * added and the new `valued` map. A token that never had a valid price is left out (its amount
+ * is valued at its first valid price, never at 0). `valued` itself when nothing moved.
+ */
+function valueNew(
+  d: Pick<VaultState, 'tokens'>,
+  current: TokenMap<bigint>,
+  valued: TokenMap<bigint>,
+): { usd: Fixed; valued: TokenMap<bigint> } {
+  let total = 0n;
+  let out: Record<Address, bigint> | null = null;
+  const step = (token: Address) => {
+    const cur = current[token] ?? 0n;
+    const was = valued[token] ?? 0n;
+    if (cur === was) return;
+    const t = d.tokens[token];
+    if (!t || t.price === 0n) return;
+    total += tokenValue(cur - was, t.decimals, t.price);
+    out ??= { ...valued };
+    if (cur === 0n) delete out[token];
+    else out[token] = cur;
+  };
+  for (const token in current) step(token as Address);
+  for (const token in valued) if (!(token in current)) step(token as Address);
+  return { usd: total, valued: out ?? valued };
+}
+
+/** Fees earned so far in token terms: collected + what the pools owe every live position. */
+export function feesEarnedRaw(s: Pick<VaultState, 'positions'>, lp: LpState): TokenMap<bigint> {
+  let out: Record<Address, bigint> | null = null;
+  for (const id in s.positions) {
+    const p = s.positions[id]!;
+    if (p.owed0 === 0n && p.owed1 === 0n) continue;
+    out ??= { ...lp.collected };
+    if (p.owed0 !== 0n) out[p.token0] = (out[p.token0] ?? 0n) + p.owed0;
+    if (p.owed1 !== 0n) out[p.token1] = (out[p.token1] ?? 0n) + p.owed1;
+  }
+  return out ?? lp.collected;
+}
+
+/** Rewards earned so far in token terms: claimed + pending. */
+export function rewardsEarnedRaw(s: Pick<VaultState, 'pendingRewards'>, lp: LpState): TokenMap<bigint> {
+  let out: Record<Address, bigint> | null = null;
+  for (const token in s.pendingRewards) {
+    out ??= { ...lp.claimed };
+    out[token as Address] = (out[token as Address] ?? 0n) + s.pendingRewards[token as Address]!;
+  }
+  return out ?? lp.claimed;
+}
+
+/**
+ * The block part, at a vault's block end (after the book was reconciled and the return index
+ * chained): unexplained inflows join the token flows; what was earned since the last block end
+ * (fees, rewards, claims) is valued at this block's prices; the interval since the previous block
+ * end (`start`; null for a vault created in this block) adds its capital-time (that end's value ×
+ * the interval) and its time in range (that end's positions and pool ticks held over it: every
+ * range flip is a record of its own, so nothing flips unseen between two block ends); the return
+ * index's peak and maximum drawdown move.
+ */
+export function lpBlockEnd(d: Draft, start: VaultState | null): void {
+  const lp = d.lp;
+  if (!lp) return;
+  const next: Mutable<LpState> = { ...lp };
+  for (const r of d.reconciled) if (r.amount > 0n) next.flowsIn = add(next.flowsIn, r.token, r.amount);
+
+  const fees = valueNew(d, feesEarnedRaw(d, lp), lp.feesValued);
+  next.feesValued = fees.valued;
+  next.feesUsd = lp.feesUsd + fees.usd;
+  const rewards = valueNew(d, rewardsEarnedRaw(d, lp), lp.rewardsValued);
+  next.rewardsValued = rewards.valued;
+  next.rewardsUsd = lp.rewardsUsd + rewards.usd;
+  const claimed = valueNew(d, lp.claimed, lp.claimedValued);
+  next.claimedValued = claimed.valued;
+  next.claimedUsd = lp.claimedUsd + claimed.usd;
+
+  const dt = start ? d.updatedAt - start.updatedAt : 0;
+  if (start && dt > 0) {
+    next.capitalMs = lp.capitalMs + start.valueUsd * BigInt(dt);
+    if (start.valueUsd >= MIN_RETURN_BASE_USD) next.fundedMs = lp.fundedMs + dt;
+    let open = false;
+    let all = true;
+    let ranges: Record<string, RangeTime> | null = null;
+    for (const id in start.positions) {
+      const p = start.positions[id]!;
+      if (p.liquidity === 0n) continue;
+      open = true;
+      const inRange = positionInRange(start, p);
+      if (!inRange) all = false;
+      if (!(id in d.positions)) continue;
+      const was = lp.ranges[id];
+      ranges ??= { ...lp.ranges };
+      ranges[id] = {
+        openMs: (was?.openMs ?? 0) + dt,
+        inRangeMs: (was?.inRangeMs ?? 0) + (inRange ? dt : 0),
+      };
+    }
+    if (ranges) next.ranges = ranges;
+    if (open) {
+      next.openMs = lp.openMs + dt;
+      if (all) next.inRangeMs = lp.inRangeMs + dt;
+    }
+  }
+  // Times of positions no longer held are in the vault's figure; their own entries go.
+  for (const id in next.ranges) {
+    if (id in d.positions) continue;
+    const ranges = { ...next.ranges };
+    for (const k in ranges) if (!(k in d.positions)) delete ranges[k];
+    next.ranges = ranges;
+    break;
+  }
+  // A basket whose position the chain no longer holds (no event closed it) is realised at nothing.
+  for (const id in next.baskets) {
+    if (id in d.positions) continue;
+    const baskets = { ...next.baskets };
+    let lost = 0n;
+    for (const k in baskets)
+      if (!(k in d.positions)) {
+        lost += basketUsd(d, baskets[k]!);
+        delete baskets[k];
+      }
+    next.baskets = baskets;
+    next.divergenceUsd -= lost;
+    break;
+  }
+
+  if (d.returnIndex > next.peakIndex) next.peakIndex = d.returnIndex;
+  else if (next.peakIndex > 0n) {
+    const dd = divRound((next.peakIndex - d.returnIndex) * ONE, next.peakIndex);
+    if (dd > next.maxDrawdown) next.maxDrawdown = dd;
+  }
+  d.lp = next;
+}
+
+/** The positions' divergence not yet realised: each basket's position now (no fees) − the basket held. */
+export function unrealisedDivergenceUsd(s: VaultState): Fixed {
+  const lp = s.lp;
+  if (!lp) return 0n;
+  let v = 0n;
+  for (const id in lp.baskets) {
+    const p = s.positions[id];
+    if (!p) continue;
+    const a = positionAmounts(s, p);
+    v += usd(s, p.token0, a.amount0) + usd(s, p.token1, a.amount1) - basketUsd(s, lp.baskets[id]!);
+  }
+  return v;
+}
+
+/** The return index's current drawdown from its peak (10^18 = 100 %). */
+export function currentDrawdown(s: VaultState): Fixed {
+  const lp = s.lp;
+  if (!lp || lp.peakIndex <= 0n || s.returnIndex >= lp.peakIndex) return 0n;
+  return divRound((lp.peakIndex - s.returnIndex) * ONE, lp.peakIndex);
+}
