@@ -53,12 +53,16 @@ const ms = (t0: number) => performance.now() - t0;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 
-/** A deterministic walk per vault: value, return index, strategy; one point every EVERY_MIN minutes. */
+/**
+ * A deterministic walk per vault: value, return index, holding value (the vs-holding line: half
+ * the vault's moves), strategy; one point every EVERY_MIN minutes.
+ */
 function createVaults() {
   return Array.from({ length: VAULTS }, (_, i) => ({
     vault: vaultOf(i),
     seq: 0,
     value: 1000 + i,
+    hold: 1000 + i,
     index: 1,
     rng: i * 7919 + 1,
     strategy: STRATEGIES[i % STRATEGIES.length]!,
@@ -78,6 +82,7 @@ function pointsOfDay(walks: Walk[], day: number): { points: EquityPoint[]; snaps
       const r = ((w.rng % 2001) - 1000) / 1_000_000; // ±0.1 % a point
       w.index *= 1 + r;
       w.value *= 1 + r;
+      w.hold *= 1 + r / 2;
       if (w.rng % 4001 === 0)
         w.strategy = STRATEGIES[(STRATEGIES.indexOf(w.strategy) + 1) % STRATEGIES.length]!;
       w.seq++;
@@ -92,6 +97,7 @@ function pointsOfDay(walks: Walk[], day: number): { points: EquityPoint[]; snaps
         capitalOutUsd: '0.000000',
         strategy: w.strategy,
         returnIndex: w.index.toFixed(18),
+        holdValueUsd: w.hold.toFixed(6),
       });
     }
     snapshots.push({

@@ -21,6 +21,7 @@ interface Point {
   valueUsd: number;
   capitalInUsd: number;
   capitalOutUsd: number;
+  holdValueUsd: number | null;
 }
 
 const T0 = 1_735_689_600_000;
@@ -64,6 +65,8 @@ describe('GET /v1/vault/:address/equity', () => {
     valueUsd: Number(p.valueUsd),
     capitalInUsd: Number(p.capitalInUsd),
     capitalOutUsd: Number(p.capitalOutUsd),
+    // fixture points carry no holding value (as points of a projection folded before fold version 5)
+    holdValueUsd: null,
   });
 
   beforeAll(async () => {
@@ -171,7 +174,15 @@ describe('GET /v1/vault/:address/equity', () => {
   it('points=1 returns just the latest point; a single stored point; no points → []', async () => {
     expect((await get('?points=1')).points).toEqual([asView(pts.at(-1)!)]);
     expect((await get('', single.vault)).points).toEqual([
-      { chainId: 31337, ts: T0, blockNumber: T0 / 1000, valueUsd: 1.5, capitalInUsd: 1, capitalOutUsd: 0 },
+      {
+        chainId: 31337,
+        ts: T0,
+        blockNumber: T0 / 1000,
+        valueUsd: 1.5,
+        capitalInUsd: 1,
+        capitalOutUsd: 0,
+        holdValueUsd: null,
+      },
     ]);
     expect((await get('', empty.vault)).points).toEqual([]);
   });

@@ -26,6 +26,116 @@ export interface Position {
   inRange: boolean;
   pendingRewardsUsd: number;
   uncollectedFeesUsd: number;
+  /**
+   * This position's time in range since it was opened (a rebalance keeps its id and its time).
+   * Null on vaults folded before fold version 5 until a rebuild; absent from snapshots written before.
+   */
+  timeInRange?: TimeInRange | null | undefined;
+}
+
+/** A share of block time in range (a position's, or the vault's: `Lp.timeInRange`). */
+export interface TimeInRange {
+  /** inRangeMs / openMs, a fraction (6 dp); null before any block time open. */
+  share: number | null;
+  /** Block time open and in range, ms. */
+  inRangeMs: number;
+  /** Block time open (liquidity > 0), ms. */
+  openMs: number;
+}
+
+/**
+ * The LP figures of a snapshot (`Snapshot.lp`): what LP dashboards show, from the log alone.
+ * Definitions (formula, unit, edge cases): the "LP figures" section of the API description.
+ * USD figures are JSON numbers (6 dp), token amounts whole tokens as exact decimal strings,
+ * fractions 0.12 = 12 %.
+ */
+export interface Lp {
+  /** The vault against simply holding what was put in. */
+  hold: {
+    /** The benchmark basket (the tokens put in, scaled by withdrawals) at the snapshot's prices. */
+    valueUsd: number;
+    /** Snapshot valueUsd − hold.valueUsd: what the vault made beyond holding. */
+    leadUsd: number;
+  };
+  /** Trading fees, in USD at the price when earned and in token terms. */
+  tradingFees: {
+    /** Collected + owed by the pools, each part valued at the block end where it first appeared. */
+    earnedUsd: number;
+    /** Owed by the pools now, at the snapshot's prices. */
+    uncollectedUsd: number;
+    /** earnedUsd / time-weighted capital × 365 days; null until a day of history worth ≥ 1 USD. */
+    apr: number | null;
+    tokens: LpFeeToken[];
+  };
+  /** Incentive rewards, claimed and pending apart. */
+  rewards: {
+    /** Claimed + pending, each part valued at the block end where it first appeared. */
+    earnedUsd: number;
+    /** Σ claims, each at its block's prices. */
+    claimedUsd: number;
+    /** Earned and not claimed, at the snapshot's prices. */
+    pendingUsd: number;
+    /** As tradingFees.apr, of rewards.earnedUsd. */
+    apr: number | null;
+    tokens: LpRewardToken[];
+  };
+  /** netUsd split by where it came from: the five add up to netUsd exactly (in micro-dollars). */
+  attribution: {
+    tradingFeesUsd: number;
+    rewardsUsd: number;
+    /** − fees.taxedUsd. */
+    performanceFeesUsd: number;
+    /** − fees.unexplainedOutUsd. */
+    lossesUsd: number;
+    /** The rest: price moves of what the vault held (market and divergence). */
+    priceUsd: number;
+  };
+  /** The positions' value without fees against holding what went into them (negative: a loss). */
+  divergence: {
+    /** realisedUsd + unrealisedUsd. */
+    usd: number;
+    realisedUsd: number;
+    unrealisedUsd: number;
+  };
+  /** The vault as a whole: time with an open position, and of it with every open position in range. */
+  timeInRange: TimeInRange;
+  rebalances: { count: number };
+  /** Of the return index, at block ends (fractions, 0..1). */
+  drawdown: { max: number; current: number };
+  /** PnL in token terms, per token the vault ever held or moved, by address. */
+  tokens: LpToken[];
+}
+
+/** Trading fees of one token (`Lp.tradingFees.tokens`), whole tokens. */
+export interface LpFeeToken {
+  token: string;
+  symbol: string;
+  /** collected + uncollected. */
+  earned: string;
+  collected: string;
+  uncollected: string;
+}
+
+/** Rewards of one token (`Lp.rewards.tokens`), whole tokens. */
+export interface LpRewardToken {
+  token: string;
+  symbol: string;
+  claimed: string;
+  pending: string;
+}
+
+/** PnL of one token in token terms (`Lp.tokens`), whole tokens. */
+export interface LpToken {
+  token: string;
+  symbol: string;
+  /** Idle + in positions at the pool price + owed + pending rewards. */
+  held: string;
+  /** Put in: deposits, tokens and liquidity received, unexplained inflows. */
+  in: string;
+  /** Taken out: withdrawals. */
+  out: string;
+  /** held − in + out (signed). */
+  pnl: string;
 }
 
 export interface Fees {
@@ -117,6 +227,12 @@ export interface Snapshot {
   drain?: Drain | null | undefined;
   /** Flows waiting for their token's first valid price (absent on snapshots before fold version 4). */
   unpricedFlows?: UnpricedFlow[] | undefined;
+  /**
+   * The LP figures (vs holding, fees and rewards earned, APRs, attribution, divergence, time in
+   * range, rebalances, drawdown, PnL in tokens). Null on vaults folded before fold version 5 until
+   * a rebuild; absent from snapshots written before.
+   */
+  lp?: Lp | null | undefined;
   behind?: Behind | null | undefined;
 }
 
@@ -142,6 +258,11 @@ export interface EquityPoint {
   valueUsd: number;
   capitalInUsd: number;
   capitalOutUsd: number;
+  /**
+   * The benchmark basket at the point (`Lp.hold.valueUsd` then): the vs-holding line. Null on
+   * points of vaults folded before fold version 5 until a rebuild.
+   */
+  holdValueUsd?: number | null | undefined;
 }
 
 /** The `data` of a ledger row, by its `type` (payloads as recorded; amounts in raw token units). */

@@ -1,6 +1,7 @@
 /**
- * The equity-point rule, pure: one point per block end that moved value or flows at the JSON
- * edge's precision (6 dp) or the strategy, plus the vault's first; decided against the previous
+ * The equity-point rule, pure: one point per block end that moved value, flows or the holding
+ * value (fold version 5) at the JSON edge's precision (6 dp) or the strategy, plus the vault's
+ * first; decided against the previous
  * block end, so the series is the same however batches cut the log (a state reloaded from its
  * snapshot finds that block end with `equityBasis`).
  */
@@ -10,7 +11,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createVaultState, evolve, foldRecord } from '../fold/evolve.js';
 import { deserializeState, serializeState } from '../fold/serialize.js';
-import type { VaultState } from '../fold/state.js';
+import { copyState, type VaultState } from '../fold/state.js';
+import { holdValueUsd } from '../mapping/lp.js';
 import { formatFixed, toMicros } from '../math/fixed.js';
 import type { VaultRecord } from '../records/envelope.js';
 import { type EquityPoint, equityBasis, equityPoint, formatMicros, type Micros, microsOf } from './index.js';
@@ -62,7 +64,8 @@ function expectedSeries(records: readonly VaultRecord[]): EquityPoint[] {
       formatFixed(s.capitalInUsd, 6),
       formatFixed(s.capitalOutUsd, 6),
     ];
-    const key = JSON.stringify([...figures, s.strategy]);
+    const hold = s.lp ? formatFixed(holdValueUsd(s), 6) : null;
+    const key = JSON.stringify([...figures, hold, s.strategy]);
     if (key === last) continue;
     last = key;
     out.push({
@@ -76,13 +79,20 @@ function expectedSeries(records: readonly VaultRecord[]): EquityPoint[] {
       capitalOutUsd: figures[2]!,
       strategy: s.strategy,
       returnIndex: formatFixed(s.returnIndex, 18),
+      holdValueUsd: hold,
     });
   }
   return out;
 }
 
 const figuresOf = (m: Micros | null) =>
-  m && { value: m.value, capitalIn: m.capitalIn, capitalOut: m.capitalOut, strategy: m.strategy };
+  m && {
+    value: m.value,
+    capitalIn: m.capitalIn,
+    capitalOut: m.capitalOut,
+    strategy: m.strategy,
+    hold: m.hold,
+  };
 
 /** What a vault does between blocks: flows (some below 6 dp), price moves (often none), a strategy switch. */
 const Op = fc.oneof(
@@ -186,8 +196,15 @@ describe('equity points (the rule)', () => {
       capitalOutUsd: '0',
       strategy: 'wide-eth',
       returnIndex: '1',
+      holdValueUsd: '0',
     });
-    expect(figuresOf(micros)).toEqual({ value: 0n, capitalIn: 0n, capitalOut: 0n, strategy: 'wide-eth' });
+    expect(figuresOf(micros)).toEqual({
+      value: 0n,
+      capitalIn: 0n,
+      capitalOut: 0n,
+      strategy: 'wide-eth',
+      hold: 0n,
+    });
   });
 
   it('a block end that moved nothing at 6 dp makes none; a price move, a flow or a strategy switch makes one', () => {
@@ -214,6 +231,28 @@ describe('equity points (the rule)', () => {
     expect(switched.row).toMatchObject({ valueUsd: '2100', strategy: 'tight-eth', seq: 6 });
     const out = step(switched.after, h.withdrawal(WETH, eth(0.5)));
     expect(out.row).toMatchObject({ valueUsd: '1050', capitalOutUsd: '1050' });
+  });
+
+  it('the holding value: carried by each point, a move of it alone makes one; null for a state folded before fold version 5', () => {
+    const h = new History();
+    let s = createVaultState(h.created());
+    s = evolve(s, h.deposit(WETH, eth(1)));
+    const funded = equityPoint(null, s);
+    expect(funded.row).toMatchObject({ valueUsd: '2000', holdValueUsd: '2000' });
+    // The same value, flows and strategy against another basket (a swap inside a position moves
+    // the vault's tokens, not the basket's): the holding line moved, so the chart gets a point.
+    const other = { ...copyState(s), benchmark: { [USDC]: usdc(1500) * 10n ** 18n } };
+    expect(holdValueUsd(other)).toBe(1500n * 10n ** 18n);
+    expect(equityPoint(funded.micros, other).row).toMatchObject({ valueUsd: '2000', holdValueUsd: '1500' });
+    expect(equityPoint(funded.micros, s).row).toBeNull();
+    // A state folded before fold version 5 has no LP figures: its points carry null (and a null
+    // hold against a null hold moves nothing).
+    const old = { ...copyState(s), lp: null };
+    const before = equityPoint(null, old);
+    expect(before.row?.holdValueUsd).toBeNull();
+    expect(before.micros.hold).toBeNull();
+    expect(equityPoint(before.micros, old).row).toBeNull();
+    expect(reloaded(old).lp).toBeNull();
   });
 
   it('a flow whose block leaves the value where it was still makes a point (in, then out)', () => {
@@ -252,7 +291,7 @@ describe('equity points (the rule)', () => {
 });
 
 describe('equity points (properties over random logs of blocks of several records)', () => {
-  it('the series is the rule written out: a point per block end whose 6 dp figures or strategy moved, and the first', () => {
+  it('the series is the rule written out: a point per block end whose 6 dp figures (value, flows, holding value) or strategy moved, and the first', () => {
     fc.assert(
       fc.property(logArb, (records) => {
         expect(seriesOf(records)).toEqual(expectedSeries(records));

@@ -16,6 +16,15 @@
  *    so a charge moves it only by what it differs from the fee accrued (issue #43 item 3). Kept
  *    at 4, not 5: it is the same unreleased wave, and migration 0023 stamps only schemas that hold
  *    no equity point yet, so every projection stamped 4 was folded by this code.
+ * 5: the LP figures (issue #46; fold/lp.ts, VaultState.lp): the vault against holding, trading fees
+ *    and rewards earned at the price when earned, fee and reward APR on time-weighted capital, the
+ *    attribution of netUsd, divergence (impermanent) loss, time in range per position and vault,
+ *    rebalances, drawdown and PnL in token terms (the snapshot's `lp`, positions' `timeInRange`),
+ *    and the holding value at every equity point (`equity_points.hold_usd`, store migration 0030).
+ *    They cannot be known from the middle of a vault's history: a projection folded before keeps
+ *    `lp` null (absent from snapshots written before) and its equity points' `holdValueUsd` null —
+ *    also on what it folds after the upgrade — until `vault-yield rebuild` re-folds the log (0030,
+ *    like 0023, stamps 5 only on a schema that holds no equity point yet).
  * A projection of an older version keeps its figures until `vault-yield rebuild` re-folds the log.
  */
-export const FOLD_VERSION = 4;
+export const FOLD_VERSION = 5;

@@ -187,8 +187,25 @@ describe('0014 keys of the per-record tables as bytes', () => {
     );
     expect((await ledgerByTx(pool, hash(1000), ['deposit'])).map((r) => JSON.parse(r).vault)).toEqual([V1]);
     expect(await equitySeries(pool, { chainId: 1, vault: V1, points: 10 })).toEqual([
-      { chainId: 1, ts: 10000, blockNumber: 10, valueUsd: 100, capitalInUsd: 100, capitalOutUsd: 0 },
-      { chainId: 1, ts: 12000, blockNumber: 12, valueUsd: 150.5, capitalInUsd: 100, capitalOutUsd: 0 },
+      // written before 0030: no holding value (null until a rebuild)
+      {
+        chainId: 1,
+        ts: 10000,
+        blockNumber: 10,
+        valueUsd: 100,
+        capitalInUsd: 100,
+        capitalOutUsd: 0,
+        holdValueUsd: null,
+      },
+      {
+        chainId: 1,
+        ts: 12000,
+        blockNumber: 12,
+        valueUsd: 150.5,
+        capitalInUsd: 100,
+        capitalOutUsd: 0,
+        holdValueUsd: null,
+      },
     ]);
     expect([...(await vaultReturnSeries(pool)).keys()]).toEqual([vaultId(1, V1)]);
   });
@@ -204,10 +221,71 @@ describe('0014 keys of the per-record tables as bytes', () => {
   });
 });
 
-describe('0015 / 0016 / 0023 fold version', () => {
+describe('0015 / 0016 / 0023 / 0030 fold version', () => {
   it('stamps a projection that holds equity points as folded by fold 1, a fresh one by this fold', async () => {
     expect(await projectionFoldVersion(pool, SCHEMA)).toBe(1);
     expect(await projectionFoldVersion(pool, db.schema)).toBe(FOLD_VERSION);
-    expect(FOLD_VERSION).toBe(4); // a new fold version comes with a migration stamping fresh schemas
+    expect(FOLD_VERSION).toBe(5); // a new fold version comes with a migration stamping fresh schemas
+  });
+
+  it('0030: a schema of fold 4 holding equity points keeps 4 and its points no holding value; an empty one is stamped 5', async () => {
+    const build = async (schema: string, points: boolean) => {
+      const c = await pool.connect();
+      try {
+        await c.query(`create schema ${schema}`);
+        await c.query(`set search_path to ${schema}`);
+        await c.query(
+          'create table schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now(), checksum text)',
+        );
+        for (const m of migrations().filter((m) => m.version <= 29)) {
+          await c.query(m.sql);
+          await c.query('insert into schema_migrations (version, name, checksum) values ($1, $2, $3)', [
+            m.version,
+            m.name,
+            m.checksum,
+          ]);
+        }
+        if (points)
+          await c.query(
+            `insert into equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index)
+             values (1, ${hexToBytes('$1')}, 10000, 10, 1, 100, 100, 0, 'wide', 1)`,
+            [V1],
+          );
+      } finally {
+        c.release();
+      }
+      expect(await projectionFoldVersion(pool, schema)).toBe(4);
+      expect((await migrate(pool, schema)).applied).toEqual([30]);
+    };
+    await build('upgrade_0029_folded', true);
+    await build('upgrade_0029_empty', false);
+    expect(await projectionFoldVersion(pool, 'upgrade_0029_folded')).toBe(4);
+    expect(await projectionFoldVersion(pool, 'upgrade_0029_empty')).toBe(5);
+    const { rows: column } = await pool.query<{ data_type: string; is_nullable: string }>(
+      `select data_type, is_nullable from information_schema.columns
+       where table_schema = 'upgrade_0029_folded' and table_name = 'equity_points' and column_name = 'hold_usd'`,
+    );
+    expect(column).toEqual([{ data_type: 'numeric', is_nullable: 'YES' }]);
+    const folded = createPgPool({
+      url: db.writerUrl,
+      schema: 'upgrade_0029_folded',
+      applicationName: 'upgrade-0030',
+      max: 1,
+    });
+    try {
+      expect(await equitySeries(folded, { chainId: 1, vault: V1, points: 10 })).toEqual([
+        {
+          chainId: 1,
+          ts: 10000,
+          blockNumber: 10,
+          valueUsd: 100,
+          capitalInUsd: 100,
+          capitalOutUsd: 0,
+          holdValueUsd: null,
+        },
+      ]);
+    } finally {
+      await folded.end();
+    }
   });
 });

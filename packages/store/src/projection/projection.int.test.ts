@@ -199,6 +199,8 @@ describe('projection store', () => {
       capitalOutUsd: '0',
       strategy: 'wide',
       returnIndex: '1.000000000000000001',
+      // A state folded before fold version 5 has none (null, as COPY's \N).
+      holdValueUsd: seq === 1 ? '1200000.5' : null,
     });
     // Rows given as objects, or encoded as they come (a CopyBuffer): the same stored rows.
     const V5 = `0x${'5'.repeat(40)}`;
@@ -212,7 +214,8 @@ describe('projection store', () => {
     const stored = async (vault: string) =>
       (
         await pool.query(
-          `select ts, block_number, seq, value_usd::text, capital_in_usd::text, capital_out_usd::text, strategy, return_index::text
+          `select ts, block_number, seq, value_usd::text, capital_in_usd::text, capital_out_usd::text, strategy, return_index::text,
+                  hold_usd::text
            from equity_points where vault = ${hexToBytes('$1')} order by seq`,
           [vault],
         )
@@ -221,7 +224,7 @@ describe('projection store', () => {
     await pool.query(`delete from equity_points where vault = ${hexToBytes('$1')}`, [V5]);
     const { rows: eq } = await pool.query(
       `select ${bytesToHex('vault')} as vault, ts, block_number, seq, value_usd::text, capital_in_usd::text,
-              capital_out_usd::text
+              capital_out_usd::text, hold_usd::text
        from equity_points where vault = ${hexToBytes('$1')} order by seq`,
       [V4],
     );
@@ -234,6 +237,7 @@ describe('projection store', () => {
         value_usd: '1234567.123456',
         capital_in_usd: '-0.000001',
         capital_out_usd: '0',
+        hold_usd: seq === 1 ? '1200000.5' : null,
       })),
     );
     await pool.query(`delete from ledger where ${bytesToHex('vault')} = any($1::text[])`, [[V3, V4]]);
@@ -465,6 +469,7 @@ describe('projection store', () => {
           capitalOutUsd: '0',
           strategy: 'wide',
           returnIndex: '1',
+          holdValueUsd: null,
         },
       ]);
       const letter = {
@@ -537,6 +542,7 @@ describe('projection store', () => {
       capitalOutUsd: '0',
       strategy: 's',
       returnIndex: '1',
+      holdValueUsd: '0',
     });
     const gap = (chainId: number, offset: string) => ({
       topic: 'two',

@@ -65,7 +65,8 @@ function equityLine(w: CopyWriter, r: EquityRow): void {
   w.text(
     `${r.chainId}\t${copyHex(r.vault)}\t${r.ts}\t${r.blockNumber}\t${r.seq}\t` +
       `${copyText(r.valueUsd)}\t${copyText(r.capitalInUsd)}\t${copyText(r.capitalOutUsd)}\t` +
-      `${copyText(r.strategy)}\t${copyText(r.returnIndex)}\n`,
+      `${copyText(r.strategy)}\t${copyText(r.returnIndex)}\t` +
+      `${r.holdValueUsd === null ? '\\N' : copyText(r.holdValueUsd)}\n`,
   );
 }
 
@@ -299,7 +300,7 @@ export function projectionTx(client: PoolClient): ProjectionTx {
       // The key (chain_id, vault, ts, seq) is new by construction (seq = records applied): COPY, no conflicts.
       await copyRows(
         client,
-        'copy equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index) from stdin',
+        'copy equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd, strategy, return_index, hold_usd) from stdin',
         CopyBuffer.of(rows, equityLine),
       );
     },

@@ -12,6 +12,8 @@ interface Stored {
   value: number;
   capIn: number;
   capOut: number;
+  /** The holding value (hold_usd, migration 0030); null: a point of a state folded before fold version 5. */
+  hold: number | null;
 }
 
 const usd = (micro: number) => `${Math.trunc(micro / 1e6)}.${String(micro % 1e6).padStart(6, '0')}`;
@@ -26,6 +28,7 @@ const served = (p: Stored): EquityPointRow => ({
   valueUsd: Number(usd(p.value)),
   capitalInUsd: Number(usd(p.capIn)),
   capitalOutUsd: Number(usd(p.capOut)),
+  holdValueUsd: p.hold === null ? null : Number(usd(p.hold)),
 });
 /** The chart's gain net of flows from `a` to `b`: Δvalue − (Δin − Δout), in micro-dollars. */
 const gain = (a: Stored, b: Stored) => b.value - a.value - (b.capIn - a.capIn - (b.capOut - a.capOut));
@@ -51,11 +54,12 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
       [vault, OTHER],
     );
     await writer.query(
-      `insert into equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd)
+      `insert into equity_points (chain_id, vault, ts, block_number, seq, value_usd, capital_in_usd, capital_out_usd,
+                                  hold_usd)
        select ${CHAIN}, ${hexToBytes('$1::text')}, ts, block_number, seq, value_usd::numeric, capital_in_usd::numeric,
-              capital_out_usd::numeric
+              capital_out_usd::numeric, hold_usd::numeric
        from jsonb_to_recordset($2::jsonb) as x(ts bigint, block_number bigint, seq bigint, value_usd text,
-         capital_in_usd text, capital_out_usd text)`,
+         capital_in_usd text, capital_out_usd text, hold_usd text)`,
       [
         vault,
         JSON.stringify(
@@ -66,6 +70,7 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
             value_usd: usd(p.value),
             capital_in_usd: usd(p.capIn),
             capital_out_usd: usd(p.capOut),
+            hold_usd: p.hold === null ? null : usd(p.hold),
           })),
         ),
       ],
@@ -87,15 +92,17 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
   it('the issue’s example: a funded first point is kept, so the gain net of flows is 200, not 100', async () => {
     const M = 1e6;
     const pts: Stored[] = [
-      { ts: 0, blockNumber: 10, value: 1000 * M, capIn: 1000 * M, capOut: 0 }, // funded
-      { ts: 40, blockNumber: 14, value: 1050 * M, capIn: 1000 * M, capOut: 0 },
-      { ts: 60, blockNumber: 16, value: 2100 * M, capIn: 2000 * M, capOut: 0 }, // deposit 1,000
-      { ts: 100, blockNumber: 20, value: 2200 * M, capIn: 2000 * M, capOut: 0 },
+      { ts: 0, blockNumber: 10, value: 1000 * M, capIn: 1000 * M, capOut: 0, hold: 1000 * M }, // funded
+      { ts: 40, blockNumber: 14, value: 1050 * M, capIn: 1000 * M, capOut: 0, hold: 990 * M },
+      { ts: 60, blockNumber: 16, value: 2100 * M, capIn: 2000 * M, capOut: 0, hold: 1985_500_001 }, // deposit 1,000
+      { ts: 100, blockNumber: 20, value: 2200 * M, capIn: 2000 * M, capOut: 0, hold: 2010 * M },
     ];
     const vault = await store(pts);
     const two = await equitySeries(reader, { chainId: CHAIN, vault, points: 2 });
     expect(two).toEqual([served(pts[0]!), served(pts[3]!)]);
     expect(gainServed(two[0]!, two[1]!)).toBe(200 * M);
+    // The holding line keeps its ends too: the vault's lead over holding, first to last, is exact.
+    expect(two.map((p) => p.holdValueUsd)).toEqual([1000, 2010]);
     expect(gain(pts[0]!, pts[3]!)).toBe(200 * M);
     // points − 1 = 2 buckets over [0, 100]: [0, 50] keeps 40, [51, 100] keeps 100; 0 comes first.
     expect(await equitySeries(reader, { chainId: CHAIN, vault, points: 3 })).toEqual(
@@ -117,6 +124,7 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
         value: fc.integer({ min: 0, max: 1e12 }),
         dIn: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1e11 })),
         dOut: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1e11 })),
+        hold: fc.option(fc.integer({ min: 0, max: 1e12 }), { nil: null, freq: 4 }),
       }),
       { maxLength: 40 },
     )
@@ -128,7 +136,7 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
         ts += s.dt;
         capIn += s.dIn;
         capOut += s.dOut;
-        return { ts, blockNumber: 100 + i, value: s.value, capIn, capOut };
+        return { ts, blockNumber: 100 + i, value: s.value, capIn, capOut, hold: s.hold };
       });
     });
   const bound = fc.option(fc.integer({ min: 990, max: 3_100 }), { nil: undefined });
@@ -176,7 +184,7 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
    * the bucket probes): the new query must choose exactly the same points.
    */
   const REFERENCE = `with pts as (
-      select ts, seq, block_number, value_usd, capital_in_usd, capital_out_usd,
+      select ts, seq, block_number, value_usd, capital_in_usd, capital_out_usd, hold_usd,
         row_number() over (order by ts, seq) as i, count(*) over () as n,
         ((ts - min(ts) over ()) * ($4::bigint - 1)) / (max(ts) over () - min(ts) over () + 1) as bucket
       from equity_points
@@ -185,7 +193,8 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
       select *, lead(bucket) over (order by ts, seq) as next_bucket from pts
     )
     select $5::int as "chainId", ts, block_number as "blockNumber", round(value_usd, 6)::float8 as "valueUsd",
-      round(capital_in_usd, 6)::float8 as "capitalInUsd", round(capital_out_usd, 6)::float8 as "capitalOutUsd"
+      round(capital_in_usd, 6)::float8 as "capitalInUsd", round(capital_out_usd, 6)::float8 as "capitalOutUsd",
+      round(hold_usd, 6)::float8 as "holdValueUsd"
     from marked
     where n <= $4::bigint or (i = 1 and $4::bigint > 1) or next_bucket is distinct from bucket
     order by ts, seq`;
@@ -198,7 +207,14 @@ describe('equitySeries: downsampling keeps the window’s ends', () => {
       let ts = 1_700_000_000_000;
       return steps.map((s, i): Stored => {
         ts += s.dt;
-        return { ts, blockNumber: 100 + i, value: (i * 7919) % 10_000, capIn: i, capOut: 0 };
+        return {
+          ts,
+          blockNumber: 100 + i,
+          value: (i * 7919) % 10_000,
+          capIn: i,
+          capOut: 0,
+          hold: i % 5 === 0 ? null : (i * 104_729) % 10_000,
+        };
       });
     });
 

@@ -9,6 +9,11 @@ export interface EquityPointRow {
   valueUsd: number;
   capitalInUsd: number;
   capitalOutUsd: number;
+  /**
+   * The benchmark basket at the point's prices (the vs-holding line, `hold_usd`, migration 0030);
+   * null for a point of a state folded before fold version 5, until a rebuild.
+   */
+  holdValueUsd: number | null;
 }
 
 export interface EquityWindow {
@@ -25,7 +30,8 @@ export interface EquityWindow {
 
 /**
  * A vault's equity series over a window, downsampled in Postgres to at most `points` points,
- * oldest first, every one a real stored state (value and cumulative flows of the same block end).
+ * oldest first, every one a real stored state (value, cumulative flows and holding value of the
+ * same block end).
  *
  * - A window of at most `points` points is returned whole.
  * - Otherwise, with `points` ≥ 2, the window's **first** point is kept, and the span
@@ -54,7 +60,7 @@ export async function equitySeries(pool: Pool, w: EquityWindow): Promise<EquityP
 
 const VAULT = hexToBytes('$1');
 const IN_WINDOW = `chain_id = $5::int and vault = ${VAULT} and ts >= coalesce($2::bigint, 0) and ts < coalesce($3::bigint, 9223372036854775807)`;
-const COLUMNS = 'ts, seq, block_number, value_usd, capital_in_usd, capital_out_usd';
+const COLUMNS = 'ts, seq, block_number, value_usd, capital_in_usd, capital_out_usd, hold_usd';
 /** The series' statement (exported for its plan's test). */
 export const EQUITY_SERIES_SQL = `with
   n as (select count(*) as n from (select 1 from equity_points where ${IN_WINDOW} limit $4::bigint + 1) c),
@@ -80,5 +86,6 @@ export const EQUITY_SERIES_SQL = `with
       and b.ts >= span.first + (k * span.width + $4::bigint - 2) / ($4::bigint - 1)
   )
   select $5::int as "chainId", ts, block_number as "blockNumber", round(value_usd, 6)::float8 as "valueUsd",
-    round(capital_in_usd, 6)::float8 as "capitalInUsd", round(capital_out_usd, 6)::float8 as "capitalOutUsd"
+    round(capital_in_usd, 6)::float8 as "capitalInUsd", round(capital_out_usd, 6)::float8 as "capitalOutUsd",
+    round(hold_usd, 6)::float8 as "holdValueUsd"
   from picked order by ts, seq`;

@@ -1,5 +1,6 @@
 import { activityTypes } from '@vault-yield/domain';
 import { LIMITS } from '../params.js';
+import { lpFigures } from './lp-figures.js';
 
 /** The API description: every decision the seed leaves open ("not shown"), written down. */
 export const description = `
@@ -141,6 +142,11 @@ records are published again (\`vault-yield republish\`), the projector folds the
 ones by itself, and the vault is exactly what a run without the loss would have made. The fold
 itself never refuses what the chain accepted: what the events do not explain is reconciled
 against the balances read at the block (\`balance.reconciled\` rows).
+\`lp\` (additive) holds the LP figures — the vault against holding, trading fees and rewards
+earned, their APRs, the attribution of \`netUsd\`, divergence loss, time in range, rebalances,
+drawdown, PnL in token terms — and each position's \`timeInRange\` its share of block time in
+range (definitions: LP figures below; both null on a vault folded before fold version 5, until a
+rebuild).
 Caching: \`ETag\` changes with every record applied to the vault; send it back in
 \`If-None-Match\` to get a 304 without a body. \`Cache-Control: public, max-age=N\` (a few seconds).
 
@@ -158,10 +164,12 @@ flows over the window is therefore that of the full series, whatever \`points\` 
 Each point's \`blockNumber\` (additive field) is the block at whose end it is valued (\`ts\` is
 that block's time). A vault has at most one point per block, its state at the block's end:
 records that share a block are all valued at its end, so only the last of them is an instant
-(its value and all of the block's flows); the stored series holds a point where value, flows or
-strategy changed. Every point carries cumulative \`capitalInUsd\` and \`capitalOutUsd\`: a
-chart's gain between two points is the change of \`valueUsd + capitalOutUsd − capitalInUsd\`, so
-deposits and withdrawals never show as gains or losses.
+(its value and all of the block's flows); the stored series holds a point where value, flows,
+the holding value or strategy changed. Every point carries cumulative \`capitalInUsd\` and
+\`capitalOutUsd\`: a chart's gain between two points is the change of \`valueUsd + capitalOutUsd −
+capitalInUsd\`, so deposits and withdrawals never show as gains or losses. \`holdValueUsd\`
+(additive) is what holding what was put in would be worth at the point — the vs-holding line (LP
+figures below; null on points of a projection folded before fold version 5, until a rebuild).
 
 ## Where values come from
 Every figure is valued from what the chain holds at the block of the vault's last record: token
@@ -221,6 +229,9 @@ re-applies it (the snapshot says \`behind\` meanwhile). Tokens taken out of a va
 event (a Transfer from the vault) are booked at their own block: a vault with no record there is
 marked at once, and the loss and \`drain\` are served at that block.
 
+## LP figures
+${lpFigures}
+
 ## Events (activity ledger)
 \`GET /v1/vault/{vault}/events\` returns ledger rows **newest first**, ordered by
 (blockNumber, txIndex, logIndex) descending. Event types (\`type\`): ${activityTypes.map((t) => `\`${t}\``).join(', ')}.
@@ -253,7 +264,8 @@ chain, paginated like events (limit default ${LIMITS.vaults.default}, 1–${LIMI
 returned **whole** (no pagination): they are small and bounded (at most 1000 entries each).
 The universe endpoints return only what passed the latest screen, in its output order; the ranking
 model itself is not exposed. \`X-Screen-Version\` and \`X-Screened-At\` (Unix ms) name the screen
-run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), never projections.
+run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), never projections (how they
+relate to DefiLlama's \`mu\` and \`sigma\`: the end of LP figures).
 Returns are time-weighted from exact values, **net of the performance fee as it is earned**: the
 fold chains each vault's return index over N = V − rate · max(0, V − highWaterUsd), the value net
 of the fee accrued and not yet charged (rate the vault's own rate then), on every block it has

@@ -24,6 +24,7 @@ const OWNER = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
 const WETH = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512';
 const USDC = '0x9fe46736679d2d9a65f0992f6d0cd75fb0bf1d4f';
 const POOL = '0xcf7ed3acca5a467e9e704c703e8d87f634fb0fc9';
+const ARB = '0xdc64a140aa3e981100a9beca4e685f962f0cf6c9';
 const TX = '0x3f1e4a0c1ab0a5d4ad0f6a59f3cf2d9b7f8f2f1c6f1e2d3c4b5a69788796a5b4';
 const BLOCK = '0x8a5f0d2b6f1c4e3a29b7d8c6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6';
 const CHAIN = 8453;
@@ -55,6 +56,7 @@ export const snapshotExample: Snapshot = {
       inRange: true,
       pendingRewardsUsd: 4.2,
       uncollectedFeesUsd: 12.8,
+      timeInRange: { share: 0.874306, inRangeMs: 1_511_001_000, openMs: 1_728_234_000 },
     },
   ],
   fees: { contributedUsd: 10_000, withdrawnUsd: 0, taxedUsd: 0, highWaterUsd: 10_000 },
@@ -64,6 +66,41 @@ export const snapshotExample: Snapshot = {
   pendingRewardsUsd: 4.2,
   uncollectedFeesUsd: 12.8,
   stalePrices: [],
+  lp: {
+    hold: { valueUsd: 10_119.13, leadUsd: 293.37 },
+    tradingFees: {
+      earnedUsd: 150.3,
+      uncollectedUsd: 12.8,
+      apr: 0.182342,
+      tokens: [
+        { token: USDC, symbol: 'USDC', earned: '78.91', collected: '71.23', uncollected: '7.68' },
+        { token: WETH, symbol: 'WETH', earned: '0.0187', collected: '0.0172', uncollected: '0.0015' },
+      ],
+    },
+    rewards: {
+      earnedUsd: 12.6,
+      claimedUsd: 8.4,
+      pendingUsd: 4.2,
+      apr: 0.015287,
+      tokens: [{ token: ARB, symbol: 'ARB', claimed: '10.5', pending: '5.25' }],
+    },
+    attribution: {
+      tradingFeesUsd: 150.3,
+      rewardsUsd: 12.6,
+      performanceFeesUsd: 0,
+      lossesUsd: 0,
+      priceUsd: 249.6,
+    },
+    divergence: { usd: -38.4, realisedUsd: -11.15, unrealisedUsd: -27.25 },
+    timeInRange: { share: 0.912422, inRangeMs: 2_364_998_400, openMs: 2_592_000_000 },
+    rebalances: { count: 3 },
+    drawdown: { max: 0.0412, current: 0.0031 },
+    tokens: [
+      { token: USDC, symbol: 'USDC', held: '5637.28', in: '5000', out: '0', pnl: '637.28' },
+      { token: ARB, symbol: 'ARB', held: '5.25', in: '0', out: '0', pnl: '5.25' },
+      { token: WETH, symbol: 'WETH', held: '1.398', in: '1.5', out: '0', pnl: '-0.102' },
+    ],
+  },
   behind: null,
 };
 
@@ -75,8 +112,17 @@ export const equityExample: EquityPoint[] = [
     valueUsd: 10_000,
     capitalInUsd: 10_000,
     capitalOutUsd: 0,
+    holdValueUsd: 10_000,
   },
-  { chainId: CHAIN, ts: TS, blockNumber: 1842, valueUsd: 10_412.5, capitalInUsd: 10_000, capitalOutUsd: 0 },
+  {
+    chainId: CHAIN,
+    ts: TS,
+    blockNumber: 1842,
+    valueUsd: 10_412.5,
+    capitalInUsd: 10_000,
+    capitalOutUsd: 0,
+    holdValueUsd: 10_119.13,
+  },
 ];
 
 const row = { vault: VAULT, chainId: CHAIN, txHash: TX, blockNumber: 1201, blockHash: BLOCK, ts: TS };

@@ -1,0 +1,48 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { description } from './description.js';
+import { lpFigures, lpFiguresDoc } from './lp-figures.js';
+
+const REGENERATE =
+  "regenerate: node --import tsx -e \"import('./services/reader/src/openapi/lp-figures.ts').then((m) => require('node:fs').writeFileSync('docs/lp-figures.md', m.lpFiguresDoc()))\"";
+
+describe('docs/lp-figures.md', () => {
+  it('is the OpenAPI description’s LP figures section, as served', () => {
+    const file = readFileSync(
+      fileURLToPath(new URL('../../../../docs/lp-figures.md', import.meta.url)),
+      'utf8',
+    );
+    expect(file, REGENERATE).toBe(lpFiguresDoc());
+    expect(description).toContain(`## LP figures\n${lpFigures}\n\n## `);
+  });
+
+  it('defines every figure the snapshot’s lp and the equity points serve', () => {
+    for (const field of [
+      'hold.valueUsd',
+      'hold.leadUsd',
+      'holdValueUsd',
+      'earnedUsd',
+      'uncollectedUsd',
+      'apr',
+      'claimedUsd',
+      'pendingUsd',
+      'tradingFeesUsd',
+      'rewardsUsd',
+      'performanceFeesUsd',
+      'lossesUsd',
+      'priceUsd',
+      'realisedUsd',
+      'unrealisedUsd',
+      'openMs',
+      'inRangeMs',
+      'share',
+      'count',
+      'max',
+      'current',
+      'held',
+      'pnl',
+    ])
+      expect(lpFigures, field).toContain(`\`${field}\``);
+  });
+});
