@@ -75,6 +75,37 @@ async function fold(schema: string, group: string): Promise<void> {
   }
 }
 
+/**
+ * What fold version 5 adds (#46) and a projection folded before lacks until a rebuild (the fixture
+ * was folded by fold version 4; test/upgrade/fold-v5.test.ts checks those): the snapshot's and
+ * state's \`lp\`, positions' \`timeInRange\`, the equity points' holding value. Dropped wherever found.
+ */
+const LP_KEYS = new Set(['lp', 'timeInRange', 'hold_usd', 'holdValueUsd']);
+function withoutLp(x: unknown): unknown {
+  if (Array.isArray(x)) return x.map(withoutLp);
+  if (x === null || typeof x !== 'object') return x;
+  return Object.fromEntries(
+    Object.entries(x)
+      .filter(([k]) => !LP_KEYS.has(k))
+      .map(([k, v]) => [k, withoutLp(v)]),
+  );
+}
+
+/**
+ * The equity series of the upgraded schema is the fresh one's without the points where only the
+ * holding value moved (fold version 4 makes none there): each upgraded row is a fresh row.
+ */
+function expectSubseries(upgraded: unknown[], fresh: unknown[], what: string): void {
+  const left = fresh.map((r) => JSON.stringify(withoutLp(r)));
+  let at = 0;
+  for (const row of upgraded) {
+    const key = JSON.stringify(withoutLp(row));
+    while (at < left.length && left[at] !== key) at++;
+    expect(at < left.length, `${what}: ${key}`).toBe(true);
+    at++;
+  }
+}
+
 /** A table's rows in one order, as JSON, without the columns that say when or in which transaction. */
 async function rows(schema: string, table: string, order: string, minus: string[] = []): Promise<unknown[]> {
   const drop = minus.map((c) => ` - '${c}'`).join('');
@@ -200,23 +231,29 @@ describe('upgrade from the single-chain layout (0027 → 0028)', () => {
     const { rows: held } = await pool.query<{ n: number }>(`select count(*)::int n from ${OLD}.dead_letters`);
     expect(held[0]?.n).toBe(0);
 
-    // Served text, byte for byte: the snapshot the reader sends as stored.
+    // Served: the snapshot the reader sends as stored (but the LP figures, null until a rebuild).
     const served = async (schema: string) =>
       (
         await pool.query<{ id: string; snapshot: string }>(
           `select chain_id || ':' || vault id, snapshot::text snapshot from ${schema}.vault_snapshot order by chain_id, vault`,
         )
-      ).rows;
+      ).rows.map((r) => ({ id: r.id, snapshot: withoutLp(JSON.parse(r.snapshot)) }));
     const upgradedSnapshots = await served(OLD);
     expect(upgradedSnapshots).toHaveLength(4);
     expect(upgradedSnapshots).toEqual(await served(fresh));
 
     // Every projection row, but where it was read from (log_topic) and in which transaction.
     const same = async (table: string, order: string, minus: string[] = []) =>
-      expect(await rows(OLD, table, order, minus), table).toEqual(await rows(fresh, table, order, minus));
+      expect(withoutLp(await rows(OLD, table, order, minus)), table).toEqual(
+        withoutLp(await rows(fresh, table, order, minus)),
+      );
     await same('vault_snapshot', 'chain_id, vault');
     await same('positions', 'chain_id, vault, position_id');
-    await same('equity_points', 'chain_id, vault, ts, seq');
+    expectSubseries(
+      await rows(OLD, 'equity_points', 'chain_id, vault, ts, seq'),
+      await rows(fresh, 'equity_points', 'chain_id, vault, ts, seq'),
+      'equity_points',
+    );
     await same('ledger', 'chain_id, vault, block_number, tx_index, log_index, block_hash', ['commit_xid']);
   });
 
@@ -237,7 +274,9 @@ describe('upgrade from the single-chain layout (0027 → 0028)', () => {
       for (const path of paths) {
         const [upgraded, fresh] = await Promise.all(readers.map((r) => r.get(path)));
         expect(upgraded?.status, path).toBe(200);
-        expect(upgraded?.body, path).toEqual(fresh?.body);
+        if (path.includes('/equity'))
+          expectSubseries(upgraded?.body as unknown[], fresh?.body as unknown[], path);
+        else expect(withoutLp(upgraded?.body), path).toEqual(withoutLp(fresh?.body));
       }
     } finally {
       for (const r of readers) await r.stop();

@@ -35,6 +35,7 @@ export {
 export { clientKey, clientKeys } from './middleware/client-address.js';
 export type { ConnectionStats, RefusalReason } from './middleware/connection-cap.js';
 export { createMetrics as createReaderMetrics } from './middleware/metrics.js';
+export { lpFiguresDoc } from './openapi/lp-figures.js';
 export { readInterfaceDoc } from './openapi/read-interface-doc.js';
 export { routes } from './openapi/routes.js';
 export { encodeStreamCursor, LIMITS, parseStreamCursor, parseTime, type StreamCursor } from './params.js';

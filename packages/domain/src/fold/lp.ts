@@ -2,7 +2,15 @@ import { divRound, type Fixed, SCALE, tokenValue } from '../math/fixed.js';
 import type { VaultRecord } from '../records/envelope.js';
 import type { Draft } from './context.js';
 import { MIN_RETURN_BASE_USD } from './return-index.js';
-import type { Address, LpState, PositionBasket, RangeTime, TokenMap, VaultState } from './state.js';
+import type {
+  Address,
+  LpState,
+  PositionBasket,
+  RangeTime,
+  StrategyLp,
+  TokenMap,
+  VaultState,
+} from './state.js';
 import { positionInRange } from './status.js';
 import { positionAmounts } from './valuation.js';
 
@@ -23,6 +31,60 @@ import { positionAmounts } from './valuation.js';
 const ONE = SCALE;
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const NOTHING_BY_STRATEGY: StrategyLp = {
+  feesUsd: 0n,
+  rewardsUsd: 0n,
+  capitalMs: 0n,
+  fundedMs: 0,
+  openMs: 0,
+  inRangeMs: 0,
+  rebalances: 0,
+  divergenceUsd: 0n,
+};
+
+/**
+ * `after` with what moved since `before` (fees, rewards, capital-time, funded / open / in-range
+ * time, rebalances, realised divergence) credited to `strategy` in `byStrategy`.
+ */
+function credited(before: LpState, after: LpState, strategy: string): LpState {
+  const fees = after.feesUsd - before.feesUsd;
+  const rewards = after.rewardsUsd - before.rewardsUsd;
+  const capital = after.capitalMs - before.capitalMs;
+  const funded = after.fundedMs - before.fundedMs;
+  const open = after.openMs - before.openMs;
+  const inRange = after.inRangeMs - before.inRangeMs;
+  const rebalances = after.rebalances - before.rebalances;
+  const divergence = after.divergenceUsd - before.divergenceUsd;
+  if (
+    fees === 0n &&
+    rewards === 0n &&
+    capital === 0n &&
+    funded === 0 &&
+    open === 0 &&
+    inRange === 0 &&
+    rebalances === 0 &&
+    divergence === 0n
+  )
+    return after;
+  const b = after.byStrategy[strategy] ?? NOTHING_BY_STRATEGY;
+  return {
+    ...after,
+    byStrategy: {
+      ...after.byStrategy,
+      [strategy]: {
+        feesUsd: b.feesUsd + fees,
+        rewardsUsd: b.rewardsUsd + rewards,
+        capitalMs: b.capitalMs + capital,
+        fundedMs: b.fundedMs + funded,
+        openMs: b.openMs + open,
+        inRangeMs: b.inRangeMs + inRange,
+        rebalances: b.rebalances + rebalances,
+        divergenceUsd: b.divergenceUsd + divergence,
+      },
+    },
+  };
+}
 type Event = Exclude<VaultRecord, { type: 'vault.created' | 'revert' }>;
 
 /** map[key] += delta (raw), zero entries dropped, a new map. */
@@ -61,6 +123,12 @@ function basketUsd(d: Pick<VaultState, 'tokens' | 'token0' | 'token1'>, b: Posit
 export function lpEvent(d: Draft, r: Event): void {
   const lp = d.lp;
   if (!lp) return;
+  applyEvent(d, lp, r);
+  // Rebalances and realised divergence count for the strategy in force when they happen.
+  if (d.lp !== lp && d.lp) d.lp = credited(lp, d.lp, d.strategy);
+}
+
+function applyEvent(d: Draft, lp: LpState, r: Event): void {
   switch (r.type) {
     case 'deposit':
     case 'transfer.received':
@@ -318,7 +386,8 @@ export function lpBlockEnd(d: Draft, start: VaultState | null): void {
     const dd = divRound((next.peakIndex - d.returnIndex) * ONE, next.peakIndex);
     if (dd > next.maxDrawdown) next.maxDrawdown = dd;
   }
-  d.lp = next;
+  // What accrued over the interval counts for the strategy in force at its start.
+  d.lp = credited(lp, next, start ? start.strategy : d.strategy);
 }
 
 /** The positions' divergence not yet realised: each basket's position now (no fees) − the basket held. */

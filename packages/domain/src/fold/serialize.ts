@@ -138,6 +138,19 @@ const stateFields = z.object({
       maxDrawdown: intString,
       flowsIn: addrMap(uintString),
       flowsOut: addrMap(uintString),
+      byStrategy: z.record(
+        z.string(),
+        z.object({
+          feesUsd: intString,
+          rewardsUsd: intString,
+          capitalMs: intString,
+          fundedMs: z.number().int().nonnegative(),
+          openMs: z.number().int().nonnegative(),
+          inRangeMs: z.number().int().nonnegative(),
+          rebalances: z.number().int().nonnegative(),
+          divergenceUsd: intString,
+        }),
+      ),
     })
     .optional(),
 });
@@ -312,6 +325,16 @@ function lpFields(lp: LpState): NonNullable<z.output<typeof stateFields>['lp']> 
     maxDrawdown: lp.maxDrawdown.toString(),
     flowsIn: mapValues(lp.flowsIn, String),
     flowsOut: mapValues(lp.flowsOut, String),
+    byStrategy: mapValues(lp.byStrategy, (b) => ({
+      feesUsd: b.feesUsd.toString(),
+      rewardsUsd: b.rewardsUsd.toString(),
+      capitalMs: b.capitalMs.toString(),
+      fundedMs: b.fundedMs,
+      openMs: b.openMs,
+      inRangeMs: b.inRangeMs,
+      rebalances: b.rebalances,
+      divergenceUsd: b.divergenceUsd.toString(),
+    })),
   };
 }
 
@@ -341,6 +364,16 @@ function lpOf(j: NonNullable<z.output<typeof stateFields>['lp']>): LpState {
     maxDrawdown: BigInt(j.maxDrawdown),
     flowsIn: mapValues(j.flowsIn, BigInt),
     flowsOut: mapValues(j.flowsOut, BigInt),
+    byStrategy: mapValues(j.byStrategy, (b) => ({
+      feesUsd: BigInt(b.feesUsd),
+      rewardsUsd: BigInt(b.rewardsUsd),
+      capitalMs: BigInt(b.capitalMs),
+      fundedMs: b.fundedMs,
+      openMs: b.openMs,
+      inRangeMs: b.inRangeMs,
+      rebalances: b.rebalances,
+      divergenceUsd: BigInt(b.divergenceUsd),
+    })),
   };
 }
 

@@ -125,6 +125,22 @@ export interface PositionBasket {
 }
 
 /**
+ * A vault's LP figures earned while it ran one strategy (LpState.byStrategy): each interval
+ * between two block ends counts for the strategy in force at the earlier one, each event for the
+ * strategy in force when it happened. Summed over a strategy's vaults by the catalogue.
+ */
+export interface StrategyLp {
+  readonly feesUsd: Fixed;
+  readonly rewardsUsd: Fixed;
+  readonly capitalMs: bigint;
+  readonly fundedMs: number;
+  readonly openMs: number;
+  readonly inRangeMs: number;
+  readonly rebalances: number;
+  readonly divergenceUsd: Fixed;
+}
+
+/**
  * The LP figures (issue #46; fold/lp.ts, fold version 5). Exact: raw token units, USD `Fixed`,
  * block time in ms. Event parts move with records; block parts only at block ends.
  */
@@ -166,6 +182,8 @@ export interface LpState {
   /** Tokens put in (deposits, received, unexplained inflows) and taken out (withdrawals), raw. */
   readonly flowsIn: TokenMap<bigint>;
   readonly flowsOut: TokenMap<bigint>;
+  /** The figures above that accrue over time or events, by the strategy in force (StrategyLp). */
+  readonly byStrategy: Readonly<Record<string, StrategyLp>>;
 }
 
 /** The LP figures of a vault before anything reached it (shared, never written to). */
@@ -190,6 +208,7 @@ export const EMPTY_LP: LpState = {
   maxDrawdown: 0n,
   flowsIn: {},
   flowsOut: {},
+  byStrategy: {},
 };
 
 /**

@@ -4,8 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { description } from './description.js';
 import { lpFigures, lpFiguresDoc } from './lp-figures.js';
 
-const REGENERATE =
-  "regenerate: node --import tsx -e \"import('./services/reader/src/openapi/lp-figures.ts').then((m) => require('node:fs').writeFileSync('docs/lp-figures.md', m.lpFiguresDoc()))\"";
+const REGENERATE = 'regenerate: npm run docs:read-interface';
 
 describe('docs/lp-figures.md', () => {
   it('is the OpenAPI description’s LP figures section, as served', () => {
