@@ -45,6 +45,11 @@ afterAll(async () => {
 const PARTITIONS = 8;
 const RECORDS = 20_000;
 const BATCH = 500;
+/**
+ * Kill runs: each broker is the victim once. The unpatched client lost acknowledged records within
+ * a single run of 20,000 (NOTES.md: 160 of 20,000); two more runs cost the suite ≈ 40 s.
+ */
+const KILL_RUNS = 3;
 
 const digest = (value: Buffer | null) =>
   createHash('sha1')
@@ -188,7 +193,7 @@ describe('broker SIGKILL mid-publish (kafkajs patched: tulios/kafkajs#1303)', ()
     cleanRun.catch(() => {});
   }, 240_000);
 
-  it('loses no acknowledged record in 5 runs of 20,000: topic and projection equal a clean run', async () => {
+  it(`loses no acknowledged record in ${KILL_RUNS} runs of 20,000 (each broker killed once): topic and projection equal a clean run`, async () => {
     const report: {
       run: number;
       victim: number;
@@ -199,7 +204,7 @@ describe('broker SIGKILL mid-publish (kafkajs patched: tulios/kafkajs#1303)', ()
       ms: number;
     }[] = [];
     const projections: Promise<Awaited<ReturnType<typeof project>>>[] = [];
-    for (let run = 0; run < 5; run++) {
+    for (let run = 0; run < KILL_RUNS; run++) {
       const t0 = Date.now();
       const topic = uniqueTopic(`kill${run}`);
       const client = { brokers: cluster.brokers, clientId: 'cluster-test' };
@@ -242,9 +247,9 @@ describe('broker SIGKILL mid-publish (kafkajs patched: tulios/kafkajs#1303)', ()
       });
     }
     console.log(`[cluster] kill runs: ${JSON.stringify(report)}`);
-    expect(report.map((r) => r.missing)).toEqual([0, 0, 0, 0, 0]);
-    expect(report.map((r) => r.error)).toEqual([null, null, null, null, null]);
-    expect(report.map((r) => r.acknowledged)).toEqual([RECORDS, RECORDS, RECORDS, RECORDS, RECORDS]);
+    expect(report.map((r) => r.missing)).toEqual(Array(KILL_RUNS).fill(0));
+    expect(report.map((r) => r.error)).toEqual(Array(KILL_RUNS).fill(null));
+    expect(report.map((r) => r.acknowledged)).toEqual(Array(KILL_RUNS).fill(RECORDS));
     const clean = await cleanRun;
     // Sequenced marks have no ledger rows.
     expect(clean.ledger?.rows).toBe(records.filter((r) => r.type !== 'mark').length);

@@ -8,8 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { watchStarted } from '../faults/projector-proc.js';
 import { checksums, createTopic, deleteTopics, projector, publish, query } from './support.js';
 
-const RECORDS = 50_000;
-const KILLS = 22;
+const RECORDS = 24_000;
+const KILLS = 12;
 const root = join(import.meta.dirname, '..', '..');
 
 /**
