@@ -133,7 +133,8 @@ describe('projector exactly-once under SIGKILL', () => {
     expect(await last.exited).toBe(0);
     out.end();
 
-    expect(midStream).toBeGreaterThanOrEqual(20);
+    // All but a couple of kills land before the end of the log (a fast run may finish early).
+    expect(midStream).toBeGreaterThanOrEqual(KILLS - 2);
     const actual = await checksums(db.writerUrl, db.schema);
     expect(actual).toEqual(expected);
   }, 240_000);
