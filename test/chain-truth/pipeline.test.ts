@@ -27,6 +27,8 @@ import type { Res } from '@vault-yield/test-kit/reader';
 import fc from 'fast-check';
 import { type Address, encodePacked, keccak256 } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatExact, valueAt } from './index.js';
+import { createLpTruth, type LpTruth, USD_SCALE } from './lp-truth.js';
 import { type ChainPipeline, startChainPipeline } from './pipeline.js';
 
 /**
@@ -41,6 +43,10 @@ import { type ChainPipeline, startChainPipeline } from './pipeline.js';
  * independent valuation of chain state (test/chain-truth/index.ts, which lets the pool compute
  * uncollected fees). That valuation pokes the pool with a zero-liquidity burn as the vault in an
  * eth_call at the block (FeeProbe), so the indexer never sees it.
+ * The LP figures (#46) are checked the same way, every FEE_EVERY steps and at the end, against
+ * lp-truth.ts (the chain walked block by block): fees earned from the pools' own Collect and Burn
+ * amounts and what they owe, time in range from the pool's tick at every block, the holding value
+ * from the flows at the feeds' prices, PnL in token terms from the vault's events and holdings.
  */
 
 const VAULTS = 10;
@@ -215,8 +221,141 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     drained: 0,
     unpriced: 0,
     chargedAfterSwitch: 0,
+    /** LP figures compared (vault × check point), and what they reached. */
+    lpChecks: 0,
+    lpFeeTokens: 0,
+    lpPartlyInRange: 0,
+    lpPositionTimes: 0,
+    lpScaledWithdrawals: 0,
+    lpHoldUsd: 0,
+    /** Time the LP checks took (walking the chain, reads, comparisons), for the log. */
+    lpMs: 0,
   };
   let pool: Pool;
+  let lpTruth: LpTruth;
+
+  /** Whole tokens (an exact decimal string) as raw units. */
+  const rawOf = (whole: string, decimals: number): bigint => {
+    const [int, frac = ''] = whole.replace('-', '').split('.');
+    const x = BigInt(int! + frac.padEnd(decimals, '0'));
+    return whole.startsWith('-') ? -x : x;
+  };
+  const usdOf = (x: bigint) => Number(formatExact(x, USD_SCALE));
+
+  /**
+   * The LP figures of every vault against the chain (lp-truth.ts), at the block its snapshot is
+   * valued at (its last record: the chain has not moved it since, or it would have one):
+   * - fees in token terms exactly (earned, collected, uncollected: raw units), and earnedUsd to the
+   *   cent. The fold values what is new at the vault's block ends; the chain truth at every block.
+   *   They agree because this history's cadence (a mark at every block a vault's pool or feeds
+   *   move, intervalBlocks 0) gives the vault a record at every block its fees move — checked here
+   *   on the equity points (a record whose value moved writes one);
+   * - time in range exactly, the vault's and each position's (per block here, per interval
+   *   between the vault's block ends in the fold: the same, since every range flip is a record);
+   * - the holding value to the cent;
+   * - PnL in token terms exactly: held = the chain's balances + positions at the pool price + owed
+   *   + pending rewards (index.ts valueAt), in = Σ Deposited + transfers and liquidity received,
+   *   out = Σ Withdrawn.
+   */
+  async function checkLp(label: string): Promise<void> {
+    const started = performance.now();
+    const block = await head();
+    await p.settle();
+    await lpTruth.advance(block);
+    for (const v of vaults) {
+      const snap = await snapshot(v.address);
+      const at = `${label}: vault ${v.address} at block ${snap.blockNumber}`;
+      const lp = snap.lp;
+      expect(lp, `${at}: LP figures`).toBeTruthy();
+      if (!lp) continue;
+      const want = lpTruth.at(v.address, snap.blockNumber);
+      const raw = (token: string, whole: string | undefined) =>
+        whole === undefined ? 0n : rawOf(whole, lpTruth.decimals(token as Address));
+      const of = (m: Record<string, bigint>, t: string) => m[t] ?? 0n;
+
+      const fees = new Map(lp.tradingFees.tokens.map((x) => [x.token, x]));
+      for (const t of new Set([
+        ...fees.keys(),
+        ...Object.keys(want.earned),
+        ...Object.keys(want.collected),
+      ])) {
+        const f = fees.get(t as Address);
+        expect(
+          { earned: raw(t, f?.earned), collected: raw(t, f?.collected), uncollected: raw(t, f?.uncollected) },
+          `${at}: trading fees in ${t}`,
+        ).toEqual({
+          earned: of(want.earned, t),
+          collected: of(want.collected, t),
+          uncollected: of(want.uncollected, t),
+        });
+        if (of(want.earned, t) > 0n) seen.lpFeeTokens++;
+      }
+      expect(
+        Math.abs(lp.tradingFees.earnedUsd - usdOf(want.earnedUsd)),
+        `${at}: fees earned ${lp.tradingFees.earnedUsd} USD, chain ${usdOf(want.earnedUsd)}`,
+      ).toBeLessThan(0.01);
+      const { rows } = await pool.query<{ b: string }>(
+        "select distinct block_number as b from equity_points where vault = decode($1, 'hex')",
+        [v.address.slice(2).toLowerCase()],
+      );
+      const recorded = new Set(rows.map((r) => Number(r.b)));
+      const unrecorded = lpTruth.earnedMovedAt(v.address, snap.blockNumber).filter((b) => !recorded.has(b));
+      expect(unrecorded, `${at}: blocks where its fees moved without a record`).toEqual([]);
+
+      expect(
+        { openMs: lp.timeInRange.openMs, inRangeMs: lp.timeInRange.inRangeMs },
+        `${at}: time in range`,
+      ).toEqual({ openMs: want.openMs, inRangeMs: want.inRangeMs });
+      if (want.inRangeMs > 0 && want.inRangeMs < want.openMs) seen.lpPartlyInRange++;
+      for (const pos of snap.positions) {
+        const t = pos.timeInRange;
+        expect(
+          { openMs: t?.openMs ?? 0, inRangeMs: t?.inRangeMs ?? 0 },
+          `${at}: time in range of position ${pos.id}`,
+        ).toEqual(want.ranges[pos.id] ?? { openMs: 0, inRangeMs: 0 });
+        if ((t?.openMs ?? 0) > 0) seen.lpPositionTimes++;
+      }
+      // the snapshot lists the positions holding liquidity (a closed one owed fees is not listed)
+      expect(snap.positions.map((x) => x.id).sort(), `${at}: open positions`).toEqual(want.open);
+
+      expect(
+        Math.abs(lp.hold.valueUsd - usdOf(want.holdUsd)),
+        `${at}: holding worth ${lp.hold.valueUsd} USD, chain ${usdOf(want.holdUsd)}`,
+      ).toBeLessThan(0.01);
+      seen.lpHoldUsd = Math.max(seen.lpHoldUsd, lp.hold.valueUsd);
+
+      const chain = await valueAt(lpTruth.client, v.address, BigInt(snap.blockNumber));
+      const held: Record<string, bigint> = {};
+      const add = (t: string, x: bigint) => {
+        held[t.toLowerCase()] = (held[t.toLowerCase()] ?? 0n) + x;
+      };
+      for (const [t, x] of Object.entries(chain.balances)) add(t, x);
+      for (const q of chain.positions) {
+        add(v.pool.token0.address, q.amount0 + q.fees0);
+        add(v.pool.token1.address, q.amount1 + q.fees1);
+      }
+      add(stack.tokens.rwd.address, chain.pendingRewards);
+      const tokens = new Map(lp.tokens.map((x) => [x.token, x]));
+      const all = [
+        ...tokens.keys(),
+        ...Object.keys(held),
+        ...Object.keys(want.flowsIn),
+        ...Object.keys(want.flowsOut),
+      ];
+      for (const t of new Set(all)) {
+        const x = tokens.get(t as Address);
+        const h = of(held, t);
+        const i = of(want.flowsIn, t);
+        const o = of(want.flowsOut, t);
+        expect(
+          { held: raw(t, x?.held), in: raw(t, x?.in), out: raw(t, x?.out), pnl: raw(t, x?.pnl) },
+          `${at}: ${t} in token terms`,
+        ).toEqual({ held: h, in: i, out: o, pnl: h - i + o });
+      }
+      seen.lpChecks++;
+    }
+    seen.lpMs += Math.round(performance.now() - started);
+  }
 
   /** Waits for the pipeline to reach the chain head, then compares every vault with the chain. */
   async function checkAll(label: string): Promise<void> {
@@ -254,6 +393,7 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     // every change of value gets a record in its own block
     p = await startChainPipeline(anvil, stack, 'truth', { mark: { intervalBlocks: 0, minIntervalMs: 0 } });
     pool = createPgPool({ url: p.db.writerUrl, schema: p.db.schema, applicationName: 'chain-truth', max: 2 });
+    lpTruth = createLpTruth(anvil.rpcUrl, stack.factory, stack.deploymentBlock);
   }, 240_000);
 
   afterAll(async () => {
@@ -521,9 +661,13 @@ describe('chain truth: every vault valued from chain state at its block, to the 
         throw new Error(`step ${n} ${JSON.stringify(s)}: ${(err as Error).message.split('\n')[0]}`);
       }
       if (played) await checkAll(`step ${n++} ${JSON.stringify(s)}`);
-      if (played && n % FEE_EVERY === 0 && (await feeAfterSwitch(n)))
-        await checkAll(`step ${n} fee after switch`);
+      if (played && n % FEE_EVERY === 0) {
+        if (await feeAfterSwitch(n)) await checkAll(`step ${n} fee after switch`);
+        await checkLp(`step ${n}`);
+      }
     }
+    await checkLp('end');
+    for (const v of vaults) seen.lpScaledWithdrawals += lpTruth.scaledWithdrawals(v.address);
     expect((await head()) - first).toBeGreaterThanOrEqual(200);
     // the histories reached what the rule is about: positions, uncollected fees worth more than a
     // cent, tokens sent straight to vaults (booked as transfer.received rows at their log position)
@@ -548,6 +692,13 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     expect(seen.drained).toBeGreaterThan(0);
     expect(seen.unpriced).toBeGreaterThan(0);
     expect(seen.chargedAfterSwitch).toBeGreaterThan(0);
+    // the LP checks met fees earned, vaults and positions partly out of range, scaled baskets
+    expect(seen.lpChecks).toBeGreaterThanOrEqual(VAULTS * 2);
+    expect(seen.lpFeeTokens).toBeGreaterThan(0);
+    expect(seen.lpPartlyInRange).toBeGreaterThan(0);
+    expect(seen.lpPositionTimes).toBeGreaterThan(0);
+    expect(seen.lpScaledWithdrawals).toBeGreaterThan(0);
+    expect(seen.lpHoldUsd).toBeGreaterThan(1);
   }, 900_000);
 
   it('position ranges, for both token orders, are the human prices of the pool’s own ticks and sqrtPrice', async () => {
