@@ -19,6 +19,7 @@ import { runCli } from '../cli/run.js';
 import { openStream, until } from '../stream/support.js';
 import { launch, openPage, shot } from './browser.js';
 import { type DevStack, startDevStack } from './dev-stack.js';
+import { expectHoldLine, expectLp, withHold } from './lp-expect.js';
 
 /**
  * The dashboard in a real browser (Debian's chromium via playwright-core) against the dev stack
@@ -120,6 +121,12 @@ describe('dashboard on the dev stack', () => {
         points.length,
       );
       expect(await page.locator('#equity canvas').count()).toBe(1);
+      // The LP figures (#46): the demo is folded at this fold version, so every vault has them and
+      // every point its holding value; the page shows them as served.
+      expect(snap.lp).toBeTruthy();
+      expect(withHold(points).length).toBe(points.length);
+      await expectLp(page, snap);
+      await expectHoldLine(page, points);
       const deposits = points.filter((p, i) =>
         i === 0 ? p.capitalInUsd > 0 : p.capitalInUsd > points[i - 1]!.capitalInUsd,
       );
@@ -230,7 +237,8 @@ describe('dashboard on the dev stack', () => {
       await api.v1.vault[':address'].snapshot.$get({ param: { address: vaults[0]!.vault } }),
     );
     await expectSnapshot(page, snap);
-    for (const panel of ['list', 'vault', 'equity', 'positions', 'fees', 'ledger', 'tx']) {
+    await expectLp(page, snap);
+    for (const panel of ['list', 'vault', 'equity', 'positions', 'lp', 'fees', 'ledger', 'tx']) {
       const box = await page.locator(`#${panel}-panel`).boundingBox();
       expect(box, panel).not.toBeNull();
       expect(box!.x).toBeGreaterThanOrEqual(0);
@@ -384,6 +392,9 @@ describe('dashboard on the dev stack', () => {
       { timeout: 5_000 },
     );
     expect(await page.locator('#live').textContent()).toBe('live');
+    // The chart extended from the stream's snapshot keeps the holding line to its last point.
+    const equity = page.locator('#equity');
+    expect(await equity.getAttribute('data-hold')).toBe(await equity.getAttribute('data-points'));
     console.log(`[dashboard] deposit on the page ${shown} ms after its receipt was seen`);
     await shot(page, 'live-deposit-1280');
     expect(problems).toEqual([]);

@@ -90,3 +90,16 @@ export const tokens = (amount: string) => {
   return `${neg ? '-' : ''}${grouped}${shown ? `.${shown}` : ''}`;
 };
 export const sign = (n: number) => (n > 0 ? 'pos' : n < 0 ? 'neg' : '');
+/** A fraction as a percentage, 2 decimals ("12.35%"). */
+export const pct = (fraction: number) => `${(fraction * 100).toFixed(2)}%`;
+/** A span of block time for people, its two largest units ("3 d 4 h", "5 h 12 min", "42 s"). */
+export const duration = (ms: number) => {
+  const s = Math.floor(ms / 1000);
+  const [d, hh, mm, ss] = [
+    Math.floor(s / 86_400),
+    Math.floor((s % 86_400) / 3600),
+    Math.floor((s % 3600) / 60),
+    s % 60,
+  ];
+  return d > 0 ? `${d} d ${hh} h` : hh > 0 ? `${hh} h ${mm} min` : mm > 0 ? `${mm} min ${ss} s` : `${ss} s`;
+};

@@ -30,6 +30,7 @@ import {
   usdSigned,
   zoneLabel,
 } from './dom.js';
+import { openText, renderLp, shareText } from './lp.js';
 
 /**
  * The dashboard: reads only the public API through @vault-yield/client. The vault view is built
@@ -217,6 +218,7 @@ const KNOWN = new Set([
   'uncollectedFeesUsd',
   'stalePrices',
   'behind',
+  'lp',
 ]);
 
 /** A stale price or a `behind` as the page shows them; unexpected shapes still render as text. */
@@ -306,6 +308,7 @@ function renderSnapshot(s: Snapshot): void {
       : null,
   );
   renderPositions(s.positions);
+  renderLp(s);
   fill(
     'fees',
     stat('Contributed', usd(s.fees.contributedUsd)),
@@ -338,6 +341,7 @@ function renderPositions(positions: Snapshot['positions']): void {
       const from = lower - span / 5;
       const to = upper + span / 5;
       const pct = (x: number) => Math.min(100, Math.max(0, ((x - from) / (to - from)) * 100));
+      const tir = p.timeInRange ?? null;
       return h(
         'div',
         { class: 'position', 'data-testid': 'position' },
@@ -369,7 +373,18 @@ function renderPositions(positions: Snapshot['positions']): void {
           h('span', { 'data-testid': 'current-price' }, `current ${price(at)}`),
           h('span', {}, `upper ${price(upper)}`),
         ),
-        h('div', { class: 'muted' }, `pending rewards ${usd(p.pendingRewardsUsd)}`),
+        h(
+          'div',
+          { class: 'muted' },
+          h(
+            'span',
+            { class: 'position-time', title: 'share of block time in range since the position was opened' },
+            'time in range ',
+            h('strong', { 'data-testid': 'position-time-in-range' }, shareText(tir)),
+            ` ${openText(tir)}`,
+          ),
+          ` · pending rewards ${usd(p.pendingRewardsUsd)}`,
+        ),
       );
     }),
   );
@@ -396,6 +411,7 @@ function renderEquity(points: EquityPoint[]): void {
   chart = undefined;
   const box = byId('equity');
   box.replaceChildren();
+  byId('equity-note').hidden = true;
   if (points.length === 0) {
     box.append(h('p', { class: 'empty' }, 'No equity points yet.'));
     return;
@@ -410,12 +426,19 @@ function renderEquity(points: EquityPoint[]): void {
     i > 0 && p.capitalOutUsd > points[i - 1]!.capitalOutUsd ? net[i]! : null,
   );
   if (points[0]!.capitalInUsd > 0) deposits[0] = net[0]!;
+  // Holding, net of the same flows (the gap to the vault's line is lp.hold.leadUsd); drawn only
+  // where a point carries it (points folded before fold version 5 have none).
+  const hold = points.map((p) =>
+    p.holdValueUsd == null ? null : p.holdValueUsd - p.capitalInUsd + p.capitalOutUsd,
+  );
+  const holding = hold.filter((v) => v !== null).length;
   const marks = (stroke: string) => ({
     stroke,
     fill: stroke,
     paths: () => null,
     points: { show: true, size: 9, stroke, fill: stroke },
   });
+  const dollars = (_u: uPlot, v: number | null) => (v == null ? '–' : usd(v));
   const opts: uPlot.Options = {
     width: Math.max(280, box.clientWidth),
     height: 240,
@@ -423,15 +446,21 @@ function renderEquity(points: EquityPoint[]): void {
     axes: [{}, { values: (_u, ticks) => ticks.map((t) => usd(t)), size: 80 }],
     series: [
       {},
-      { label: 'Net of flows', stroke: '#2563eb', width: 2, value: (_u, v) => (v == null ? '–' : usd(v)) },
-      { label: 'Deposit', ...marks('#16a34a'), value: (_u, v) => (v == null ? '–' : usd(v)) },
-      { label: 'Withdrawal', ...marks('#dc2626'), value: (_u, v) => (v == null ? '–' : usd(v)) },
+      { label: 'Net of flows', stroke: '#2563eb', width: 2, value: dollars },
+      ...(holding > 0
+        ? [{ label: 'Holding', stroke: '#9333ea', width: 1.5, dash: [6, 4], value: dollars }]
+        : []),
+      { label: 'Deposit', ...marks('#16a34a'), value: dollars },
+      { label: 'Withdrawal', ...marks('#dc2626'), value: dollars },
     ],
   };
-  chart = new uPlot(opts, [xs, net, deposits, withdrawals] as uPlot.AlignedData, box);
+  const data = [xs, net, ...(holding > 0 ? [hold] : []), deposits, withdrawals];
+  chart = new uPlot(opts, data as uPlot.AlignedData, box);
   box.dataset.points = String(points.length);
   box.dataset.deposits = String(deposits.filter((d) => d !== null).length);
   box.dataset.withdrawals = String(withdrawals.filter((d) => d !== null).length);
+  box.dataset.hold = String(holding);
+  byId('equity-note').hidden = holding === 0;
 }
 
 // ---- ledger ---------------------------------------------------------------------------------
@@ -648,9 +677,19 @@ function onSnapshot(vault: string, s: Snapshot, etag: string): void {
   if (vault !== current.vault || etag === current.etag) return;
   current.etag = etag;
   renderSnapshot(s);
-  // The chart extends: the snapshot is the vault at its block's end, the series' next point.
+  // The chart extends: the snapshot is the vault at its block's end, the series' next point (its
+  // holding value the snapshot's lp.hold.valueUsd, none without LP figures). A snapshot of the
+  // last point's block replaces it when a figure the point rule compares moved.
   const last = equityPoints.at(-1);
-  if (!last || s.updatedAt > last.ts || (s.updatedAt === last.ts && s.valueUsd !== last.valueUsd)) {
+  const hold = s.lp?.hold.valueUsd ?? null;
+  const moved =
+    last !== undefined &&
+    s.updatedAt === last.ts &&
+    (s.valueUsd !== last.valueUsd ||
+      s.capitalInUsd !== last.capitalInUsd ||
+      s.capitalOutUsd !== last.capitalOutUsd ||
+      hold !== (last.holdValueUsd ?? null));
+  if (!last || s.updatedAt > last.ts || moved) {
     const point: EquityPoint = {
       chainId: s.chainId,
       ts: s.updatedAt,
@@ -658,10 +697,9 @@ function onSnapshot(vault: string, s: Snapshot, etag: string): void {
       valueUsd: s.valueUsd,
       capitalInUsd: s.capitalInUsd,
       capitalOutUsd: s.capitalOutUsd,
+      holdValueUsd: hold,
     };
-    renderEquity(
-      last && s.updatedAt === last.ts ? [...equityPoints.slice(0, -1), point] : [...equityPoints, point],
-    );
+    renderEquity(moved ? [...equityPoints.slice(0, -1), point] : [...equityPoints, point]);
   }
 }
 
