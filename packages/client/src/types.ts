@@ -429,6 +429,27 @@ export interface Strategy {
   /** Realised annualised return as a fraction; null until enough history; never a projection. */
   liveApr: number | null;
   sigma: number | null;
+  /** The LP figures over the strategy's member vaults; every one null while liveApr is null. */
+  lp: StrategyLpFigures;
+}
+
+/**
+ * A strategy's LP figures (`Strategy.lp`), realised only, over its member vaults while they ran it
+ * (definitions: the API description's "LP figures"). Fractions (0.12 = 12 %), 6 dp.
+ */
+export interface StrategyLpFigures {
+  /** Σ trading fees earned × 365 days / Σ ∫ value dt: fee income on time-weighted capital. */
+  feeApr: number | null;
+  /** As feeApr, of the rewards earned. */
+  rewardApr: number | null;
+  /** Σ block time with every open position in range / Σ block time with one open. */
+  timeInRange: number | null;
+  /** Σ rebalances × 7 days / Σ block time funded (worth at least 1 USD). */
+  rebalancesPerWeek: number | null;
+  /** As feeApr, of the divergence realised (negative: a loss against holding). */
+  divergenceApr: number | null;
+  /** Largest fall from a peak of the strategy's chained daily returns. */
+  maxDrawdown: number | null;
 }
 
 export type AssetCategory = 'major' | 'stable' | 'stock token' | 'meme';

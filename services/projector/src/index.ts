@@ -74,6 +74,7 @@ export {
   createStrategyProjector,
   type DecodedStrategyRecord,
   decodeStrategyRecord,
+  refreshStrategyFigures,
   refreshStrategyStats,
   type StrategyApplied,
   type StrategyProjector,

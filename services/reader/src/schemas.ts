@@ -90,6 +90,54 @@ export const ledgerRow = z
   .describe('One row of the activity ledger (seed §2.5)')
   .openapi('LedgerRow') as unknown as typeof ledgerRowType;
 
+/** A strategy's LP figures over its member vaults (issue #46 item 8; definitions: LP figures). */
+export const strategyLpFigures = z
+  .object({
+    feeApr: z
+      .number()
+      .nullable()
+      .describe(
+        'Σ trading fees earned by the member vaults while they ran the strategy × 365 days / Σ their ∫ value dt: fee income on time-weighted capital, a fraction a year; null with liveApr, before a day of funded time or with no capital-time',
+      ),
+    rewardApr: z
+      .number()
+      .nullable()
+      .describe('as feeApr, of the rewards earned (claimed + pending, valued when earned)'),
+    timeInRange: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .describe(
+        'Σ block time with every open position in range / Σ block time with one open, over the member vaults under the strategy; null with liveApr or with no time open',
+      ),
+    rebalancesPerWeek: z
+      .number()
+      .nonnegative()
+      .nullable()
+      .describe(
+        'Σ position.rebalanced records × 7 days / Σ block time the member vaults were worth at least 1 USD under the strategy; null with liveApr or before a day of funded time',
+      ),
+    divergenceApr: z
+      .number()
+      .nullable()
+      .describe(
+        'as feeApr, of the divergence realised by decreases, rebalances and closes (negative: a loss against holding); realised only',
+      ),
+    maxDrawdown: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .describe(
+        'largest fall from a peak of the strategy’s chained daily returns (those of liveApr and sigma), a fraction; null with liveApr',
+      ),
+  })
+  .describe(
+    'the LP figures over the strategy’s member vaults, realised only, each interval and event counted for the strategy in force then; every figure null while liveApr is null (vaults folded before fold version 5 add nothing)',
+  )
+  .openapi('StrategyLpFigures');
+
 export const strategyEntry = z
   .object({
     id: z.string().describe('strategy id; vault snapshots name it in `strategy`'),
@@ -109,6 +157,7 @@ export const strategyEntry = z
       .number()
       .nullable()
       .describe('annualised standard deviation of daily returns, as a fraction; null with liveApr'),
+    lp: strategyLpFigures,
   })
   .openapi('Strategy');
 

@@ -10,6 +10,16 @@ export {
   rollDays,
   utcDay,
 } from './daily.js';
+export { maxDrawdown } from './drawdown.js';
+export {
+  NO_STRATEGY_LP,
+  parseStrategyLp,
+  type StrategyLp,
+  type StrategyLpFigures,
+  strategyLpFigures,
+  sumStrategyLp,
+  WEEK_MS,
+} from './lp.js';
 export {
   DEFAULT_MIN_DAILY_RETURNS,
   type RealisedStats,

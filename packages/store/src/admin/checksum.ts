@@ -18,7 +18,8 @@ type Queryable = Pick<Pool, 'query'>;
  *   a live schema not migrated since holds none; migrate itself refuses a changed file.
  *   vault_snapshot.updated_at is the block time of the last record: compared.
  * strategies.live_apr / sigma / history_days are compared: functions of the log alone (the
- * compared equity points and each vault's fold extent), refreshed on a timer — a live schema's may
+ * compared equity points and each vault's fold extent; the lp_* figures, the compared vault
+ * states), refreshed on a timer — a live schema's may
  * be one refresh behind its last fold (`verify` waits for the refresh; see STRATEGY_FIGURES).
  * - vault_snapshot.log_topic / log_partition: where the vault's records were read from
  *   (bookkeeping of the fold's extent, migration 0024), not a figure: a reindexed log has other
@@ -44,7 +45,18 @@ export const CHECKSUM_EXCLUDED_COLUMNS: Readonly<Record<string, readonly string[
  * tables on a timer (STATS_INTERVAL_MS) rather than in the fold's transaction, so a live schema
  * just folded may differ by one refresh (`verify` waits for it before it reports).
  */
-export const STRATEGY_FIGURES: readonly string[] = ['live_apr', 'sigma', 'history_days'];
+export const STRATEGY_FIGURES: readonly string[] = [
+  'live_apr',
+  'sigma',
+  'history_days',
+  // the LP figures per strategy (migration 0031), written by the same refresh
+  'lp_fee_apr',
+  'lp_reward_apr',
+  'lp_time_in_range',
+  'lp_rebalances_per_week',
+  'lp_divergence_apr',
+  'lp_max_drawdown',
+];
 
 /**
  * Tables the same refresh writes (the daily rollups behind the figures, migration 0027): compared,

@@ -8,6 +8,15 @@ export interface StrategyRow {
   pairs: { a: string; b: string; venues: string[] }[];
   liveApr: number | null;
   sigma: number | null;
+  /** The strategy's LP figures (migration 0031): every one null while liveApr is null. */
+  lp: {
+    feeApr: number | null;
+    rewardApr: number | null;
+    timeInRange: number | null;
+    rebalancesPerWeek: number | null;
+    divergenceApr: number | null;
+    maxDrawdown: number | null;
+  };
 }
 
 export interface UniverseAssetRow {
@@ -43,7 +52,10 @@ export const CATALOGUE_MAX_ROWS = 1000;
 export async function strategyList(pool: Pool): Promise<StrategyRow[]> {
   const { rows } = await pool.query<StrategyRow>({
     name: 'reader.strategies',
-    text: `select id, name, description, risk_note as "riskNote", pairs, live_apr as "liveApr", sigma
+    text: `select id, name, description, risk_note as "riskNote", pairs, live_apr as "liveApr", sigma,
+        json_build_object('feeApr', lp_fee_apr, 'rewardApr', lp_reward_apr, 'timeInRange', lp_time_in_range,
+          'rebalancesPerWeek', lp_rebalances_per_week, 'divergenceApr', lp_divergence_apr,
+          'maxDrawdown', lp_max_drawdown) as lp
       from strategies order by display_order, id limit ${CATALOGUE_MAX_ROWS}`,
   });
   return rows;

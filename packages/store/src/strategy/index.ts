@@ -4,10 +4,12 @@ export { type ApplyOutcome, applyScreen } from './screen.js';
 export {
   type EquitySample,
   foldExtent,
+  type StrategyFigures,
   type StrategyStats,
   strategyIds,
   vaultFoldExtents,
   vaultReturnSeries,
+  vaultStrategyLp,
   writeStrategyStats,
 } from './stats.js';
 export { applyCatalogue } from './strategies.js';

@@ -1,4 +1,10 @@
-import { type EquitySample, vaultId } from '@vault-yield/domain';
+import {
+  type EquitySample,
+  parseStrategyLp,
+  type StrategyLp,
+  type StrategyLpFigures,
+  vaultId,
+} from '@vault-yield/domain';
 import { bytesToHex, type Pool } from '../pool/index.js';
 
 export type { EquitySample };
@@ -8,6 +14,11 @@ export interface StrategyStats {
   liveApr: number | null;
   sigma: number | null;
   historyDays: number;
+}
+
+/** A strategy's realised figures with its LP figures (migration 0031). */
+export interface StrategyFigures extends StrategyStats {
+  lp: StrategyLpFigures;
 }
 
 /** Every strategy id that has a catalogue entry. */
@@ -94,20 +105,75 @@ export async function vaultReturnSeries(pool: Pool): Promise<Map<string, EquityS
   return series;
 }
 
-/** Writes realised figures; a strategy without enough history gets nulls. One statement. */
+/**
+ * Every vault's LP figures by the strategy in force when they were earned, by strategy: the
+ * `lp.byStrategy` of the state its snapshot shows (domain `shownState`: inside a block, the
+ * vault at its previous block end — a batch cut never shows half a block; a vault created in
+ * the open block, nothing yet). A vault folded before fold version 5 has none and adds nothing.
+ * One query over the vault rows (their state JSON, never the equity points), vaults in (chain,
+ * address) order.
+ */
+export async function vaultStrategyLp(pool: Pool): Promise<Map<string, StrategyLp[]>> {
+  const { rows } = await pool.query<{ by: unknown }>(
+    `select case when v.open is null then v.own
+                 when json_typeof(v.open->'end') = 'object' then v.open->'end'->'lp'->'byStrategy'
+                 when v.open->'end' is null then v.own -- an open block as fold version 2 wrote it
+            end as by
+     from (select chain_id, vault, state->'lp'->'byStrategy' as own, state->'blockStart' as open
+           from vault_snapshot) v
+     order by v.chain_id, v.vault`,
+  );
+  const out = new Map<string, StrategyLp[]>();
+  for (const { by } of rows) {
+    if (by === null) continue;
+    for (const [strategy, entry] of Object.entries(parseStrategyLp(by))) {
+      let list = out.get(strategy);
+      if (!list) {
+        list = [];
+        out.set(strategy, list);
+      }
+      list.push(entry);
+    }
+  }
+  return out;
+}
+
+/**
+ * Writes realised figures, and the LP figures where given (absent: null, as a strategy without
+ * enough history has); a strategy without enough history gets nulls. One statement.
+ */
 export async function writeStrategyStats(
   pool: Pool,
-  stats: readonly StrategyStats[],
+  stats: readonly (StrategyStats | StrategyFigures)[],
   now = Date.now(),
 ): Promise<void> {
   if (stats.length === 0) return;
   await pool.query(
-    `update strategies s set live_apr = x.live_apr, sigma = x.sigma, history_days = x.history_days, updated_at = $2
-     from jsonb_to_recordset($1::jsonb) as x(id text, live_apr float8, sigma float8, history_days int)
+    `update strategies s set live_apr = x.live_apr, sigma = x.sigma, history_days = x.history_days,
+       lp_fee_apr = x.fee_apr, lp_reward_apr = x.reward_apr, lp_time_in_range = x.time_in_range,
+       lp_rebalances_per_week = x.rebalances_per_week, lp_divergence_apr = x.divergence_apr,
+       lp_max_drawdown = x.max_drawdown, updated_at = $2
+     from jsonb_to_recordset($1::jsonb) as x(id text, live_apr float8, sigma float8, history_days int,
+       fee_apr float8, reward_apr float8, time_in_range float8, rebalances_per_week float8,
+       divergence_apr float8, max_drawdown float8)
      where s.id = x.id`,
     [
       JSON.stringify(
-        stats.map((s) => ({ id: s.id, live_apr: s.liveApr, sigma: s.sigma, history_days: s.historyDays })),
+        stats.map((s) => {
+          const lp = 'lp' in s ? s.lp : null;
+          return {
+            id: s.id,
+            live_apr: s.liveApr,
+            sigma: s.sigma,
+            history_days: s.historyDays,
+            fee_apr: lp?.feeApr ?? null,
+            reward_apr: lp?.rewardApr ?? null,
+            time_in_range: lp?.timeInRange ?? null,
+            rebalances_per_week: lp?.rebalancesPerWeek ?? null,
+            divergence_apr: lp?.divergenceApr ?? null,
+            max_drawdown: lp?.maxDrawdown ?? null,
+          };
+        }),
       ),
       now,
     ],

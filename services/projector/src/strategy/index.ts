@@ -8,7 +8,7 @@ import { refreshStrategyStats } from './stats.js';
 
 export { type DecodedStrategyRecord, decodeStrategyRecord, type StrategyRecordKind } from './decode.js';
 export { createStrategyProjection, type StrategyApplied } from './projection.js';
-export { refreshStrategyStats } from './stats.js';
+export { refreshStrategyFigures, refreshStrategyStats } from './stats.js';
 
 export interface StrategyProjectorOptions {
   brokers: readonly string[];

@@ -1,12 +1,14 @@
 import type { Logger } from '@vault-yield/common';
-import { type RealisedStats, realisedStats } from '@vault-yield/domain';
+import { type RealisedStats, realisedStats, strategyLpFigures } from '@vault-yield/domain';
 import {
   type DailyRollup,
   type Pool,
   rollStrategyDays,
+  type StrategyFigures,
   type StrategyStats,
   strategyIds,
   vaultFoldExtents,
+  vaultStrategyLp,
   writeStrategyStats,
 } from '@vault-yield/store';
 
@@ -29,6 +31,21 @@ export async function refreshStrategyStats(
   minDailyReturns: number,
   log?: Logger,
 ): Promise<StrategyStats[]> {
+  return (await refreshStrategyFigures(pool, minDailyReturns, log)).map(({ lp: _lp, ...s }) => s);
+}
+
+/**
+ * `refreshStrategyStats`, returning each strategy's LP figures too (issue #46 item 8), written in
+ * the same statement: the sums of its member vaults' LP figures earned under it (each vault's
+ * stored `lp.byStrategy`, read from the vault rows: store `vaultStrategyLp`) over time-weighted
+ * capital and time, and the drawdown of the daily returns behind liveApr — every one null while
+ * liveApr is null (domain `strategyLpFigures`).
+ */
+export async function refreshStrategyFigures(
+  pool: Pool,
+  minDailyReturns: number,
+  log?: Logger,
+): Promise<StrategyFigures[]> {
   // Before the points: every point folded by a vault's extent is then among those read (a record
   // folded in between only adds points; read after, an extent could pass points not read).
   const extents = await vaultFoldExtents(pool);
@@ -40,10 +57,15 @@ export async function refreshStrategyStats(
     for (const [strategy, daily] of rollup.strategies)
       figures.set(strategy, realisedStats(daily, { minDailyReturns }));
   }
-  const stats: StrategyStats[] = [];
+  // Only where a strategy has figures (the vault rows are read once, whatever their number).
+  const members = figures.size > 0 ? await vaultStrategyLp(pool) : new Map();
+  const stats: StrategyFigures[] = [];
   for (const id of await strategyIds(pool)) {
     const f = figures.get(id) ?? { liveApr: null, sigma: null, days: 0 };
-    stats.push({ id, liveApr: f.liveApr, sigma: f.sigma, historyDays: f.days });
+    const lp = strategyLpFigures(members.get(id) ?? [], rollup?.strategies.get(id) ?? [], {
+      minDailyReturns,
+    });
+    stats.push({ id, liveApr: f.liveApr, sigma: f.sigma, historyDays: f.days, lp });
   }
   // strategies.updated_at stays the wall clock: it is bookkeeping of when the row was written,
   // never served (the reader serves liveApr and sigma only) and left out of projection checksums.

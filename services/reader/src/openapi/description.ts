@@ -265,7 +265,10 @@ returned **whole** (no pagination): they are small and bounded (at most 1000 ent
 The universe endpoints return only what passed the latest screen, in its output order; the ranking
 model itself is not exposed. \`X-Screen-Version\` and \`X-Screened-At\` (Unix ms) name the screen
 run. \`liveApr\` and \`sigma\` are realised figures (fractions per year), never projections (how they
-relate to DefiLlama's \`mu\` and \`sigma\`: the end of LP figures).
+relate to DefiLlama's \`mu\` and \`sigma\`: the end of LP figures). Each entry's \`lp\` holds the LP
+figures over the strategy's member vaults — fee, reward and realised divergence APR on
+time-weighted capital, time in range, rebalances a week, the maximum drawdown of its daily
+returns — every one null while \`liveApr\` is (definitions: LP figures, per strategy).
 Returns are time-weighted from exact values, **net of the performance fee as it is earned**: the
 fold chains each vault's return index over N = V − rate · max(0, V − highWaterUsd), the value net
 of the fee accrued and not yet charged (rate the vault's own rate then), on every block it has

@@ -182,6 +182,14 @@ export const strategiesExample: Strategy[] = [
     pairs: [{ a: 'WETH', b: 'USDC', venues: ['uniswap-v3'] }],
     liveApr: 0.124,
     sigma: 0.31,
+    lp: {
+      feeApr: 0.186472,
+      rewardApr: 0.021305,
+      timeInRange: 0.874112,
+      rebalancesPerWeek: 1.25,
+      divergenceApr: -0.048917,
+      maxDrawdown: 0.063204,
+    },
   },
 ];
 

@@ -16,7 +16,7 @@ describe('docs/lp-figures.md', () => {
     expect(description).toContain(`## LP figures\n${lpFigures}\n\n## `);
   });
 
-  it('defines every figure the snapshot’s lp and the equity points serve', () => {
+  it('defines every figure the snapshot’s lp, the equity points and the strategies’ lp serve', () => {
     for (const field of [
       'hold.valueUsd',
       'hold.leadUsd',
@@ -41,6 +41,13 @@ describe('docs/lp-figures.md', () => {
       'current',
       'held',
       'pnl',
+      // per strategy (/v1/strategies[].lp)
+      'feeApr',
+      'rewardApr',
+      'timeInRange',
+      'rebalancesPerWeek',
+      'divergenceApr',
+      'maxDrawdown',
     ])
       expect(lpFigures, field).toContain(`\`${field}\``);
   });

@@ -8,8 +8,9 @@
 export const lpFigures = `
 What LP dashboards show beside value and net — the vault against holding, fees earned, divergence
 loss, time in range, rebalances, drawdown, PnL in token terms — served in the snapshot's additive
-\`lp\` object, each position's \`timeInRange\` and each equity point's \`holdValueUsd\`. Every
-figure is a function of the log alone: the same under any batch cut, block grouping or rebuild.
+\`lp\` object, each position's \`timeInRange\` and each equity point's \`holdValueUsd\` — and per
+strategy, over its member vaults, in each \`/v1/strategies\` entry's \`lp\`. Every figure is a
+function of the log alone: the same under any batch cut, block grouping or rebuild.
 
 **Units.** Fields ending in \`Usd\`: US dollars, JSON numbers rounded to 6 decimals. \`apr\`,
 \`share\` and \`drawdown\`: fractions (0.12 = 12 %), 6 decimals. \`…Ms\`: block time in
@@ -118,6 +119,35 @@ received, unexplained inflows); \`out\` = taken out (withdrawals); \`pnl\` = \`h
 \`pnl\` as what the vault no longer has. A swap inside a position moves \`pnl\` from one token to
 the other.
 
+### Per strategy: \`/v1/strategies[].lp\`
+The figures above over a strategy's member vaults, realised only. Each vault keeps, beside its own
+figures, what it earned under each strategy it ran: every interval between two of its block ends
+counts for the strategy in force at the earlier end, every event (a rebalance, a divergence
+realised) for the strategy in force when it happened — a vault that switches keeps its earlier
+figures with the earlier strategy, as its daily returns do. A strategy's figures are **sums over
+its members' shares** (each vault as its snapshot stands: its last block end), never a mean of
+vaults' figures:
+- \`feeApr\` = Σ trading fees earned × 365 days / Σ ∫ \`valueUsd\` dt; \`rewardApr\` the same of
+  rewards earned; \`divergenceApr\` the same of the divergence **realised** by decreases,
+  rebalances and closes (open positions' unrealised divergence is not in it; negative: a loss
+  against holding). As a vault's \`tradingFees.apr\`: null until the members were worth at least
+  1 USD for a day of block time in all, or while Σ ∫ V dt is 0.
+- \`timeInRange\` = Σ \`inRangeMs\` / Σ \`openMs\` of the members (null while none had a position
+  open under the strategy).
+- \`rebalancesPerWeek\` = Σ \`position.rebalanced\` records × 7 days / Σ block time the members
+  were worth at least 1 USD (null before a day of it).
+- \`maxDrawdown\` = the largest fall from a peak of the strategy's chained daily returns — the n
+  daily returns behind \`liveApr\` and \`sigma\` (I_0 = 1, I_d = I_{d−1} × (1 + r_d), the first
+  day's start a peak). Daily: a fall recovered within a day does not show (a vault's own
+  \`drawdown.max\` is over every block end).
+- **Null until enough history**, the rule of \`liveApr\`: every figure is null while the
+  strategy's \`liveApr\` is (fewer operating days than the configured minimum, default 30); then
+  each is null only where its denominator is empty. Fractions (a count per week), 6 decimals, each
+  exact until that one rounding; recomputed with \`liveApr\`.
+- A vault folded before fold version 5 has no LP figures: it adds nothing to the sums (its daily
+  returns still count in \`liveApr\`, \`sigma\` and \`maxDrawdown\`) until \`vault-yield rebuild\`
+  re-folds the log.
+
 ### \`liveApr\` and \`sigma\` beside DefiLlama's \`mu\` and \`sigma\`
 The catalogue's \`liveApr\` and \`sigma\` (see Strategies) and DefiLlama's yields \`mu\` and
 \`sigma\` are both over the whole history, annualised over 365 days, but differ in what they
@@ -134,8 +164,12 @@ measure and how:
   APY-implied rates there (how much the quoted rate moves), of realised daily returns here (quiet
   days count as 0), so ours is usually larger for volatile pairs.
 - **Units and history.** DefiLlama's are in %; ours are fractions (× 100 to compare). DefiLlama
-  computes them from two samples on; ours are null until the configured minimum of operating
-  days (default 30).
+  computes them from its first daily sample on (\`sigma\` 0 until two); ours are null until the
+  configured minimum of operating days (default 30).
+- **Fees and rewards.** DefiLlama's \`apyBase\` and \`apyReward\` are a pool's quoted fee and
+  reward yields (APY, compounded, in %); a strategy's \`lp.feeApr\` and \`lp.rewardApr\` are the
+  yields its vaults realised (APR: simple, a fraction) on all the capital they held, idle balances
+  included. Compounded daily, an APR a is an APY of (1 + a / 365)^365 − 1.
 `.trim();
 
 /**

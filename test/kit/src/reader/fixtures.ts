@@ -404,6 +404,14 @@ export const strategies = [
     pairs: [{ a: 'WETH', b: 'USDC', venues: ['uniswap-v3', 'aerodrome'] }],
     liveApr: 0.1234,
     sigma: 0.31,
+    lp: {
+      feeApr: 0.152,
+      rewardApr: 0.0105,
+      timeInRange: 0.91,
+      rebalancesPerWeek: 0.75,
+      divergenceApr: -0.0321,
+      maxDrawdown: 0.0842,
+    },
   },
   {
     id: 'new-meme',
@@ -413,6 +421,14 @@ export const strategies = [
     pairs: [],
     liveApr: null,
     sigma: null,
+    lp: {
+      feeApr: null,
+      rewardApr: null,
+      timeInRange: null,
+      rebalancesPerWeek: null,
+      divergenceApr: null,
+      maxDrawdown: null,
+    },
   },
 ];
 
@@ -488,8 +504,9 @@ export const universe = {
 export async function insertCatalogue(db: Writer): Promise<void> {
   for (const [i, s] of strategies.entries())
     await db.query(
-      `insert into strategies (id, name, description, risk_note, pairs, live_apr, sigma, history_days, display_order, updated_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      `insert into strategies (id, name, description, risk_note, pairs, live_apr, sigma, history_days, display_order, updated_at,
+                               lp_fee_apr, lp_reward_apr, lp_time_in_range, lp_rebalances_per_week, lp_divergence_apr, lp_max_drawdown)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
       [
         s.id,
         s.name,
@@ -501,6 +518,12 @@ export async function insertCatalogue(db: Writer): Promise<void> {
         s.liveApr ? 90 : 3,
         i,
         1,
+        s.lp.feeApr,
+        s.lp.rewardApr,
+        s.lp.timeInRange,
+        s.lp.rebalancesPerWeek,
+        s.lp.divergenceApr,
+        s.lp.maxDrawdown,
       ],
     );
   for (const [rank, a] of universe.assets.entries())
