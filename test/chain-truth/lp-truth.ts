@@ -53,6 +53,7 @@ const events = parseAbi([
   'event Withdrawn(address indexed to, address indexed token, uint256 amount)',
   'event Transfer(address indexed from, address indexed to, uint256 value)',
   'event AnswerUpdated(int256 indexed current, uint256 indexed roundId, uint256 updatedAt)',
+  'event Swapped(address indexed tokenIn, uint256 amountIn, address indexed tokenOut, uint256 amountOut)',
 ]);
 const reads = parseAbi([
   'function rewardToken() view returns (address)',
@@ -61,6 +62,7 @@ const reads = parseAbi([
   'function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16, uint16, uint16, uint8, bool)',
   'function decimals() view returns (uint8)',
   'function latestRoundData() view returns (uint80, int256 answer, uint256, uint256, uint80)',
+  'function fee() view returns (uint24)',
 ]);
 
 type Decoded = { eventName: string; args: Record<string, unknown> };
@@ -99,6 +101,10 @@ export interface LpFigures {
   holdUsd: bigint;
   flowsIn: Record<Address, bigint>;
   flowsOut: Record<Address, bigint>;
+  /** The vault's own swaps (Swapped events), what they gave up at the block's feed prices and the pool's fee in it (10^USD_SCALE). */
+  swaps: number;
+  swapCostUsd: bigint;
+  swapFeesUsd: bigint;
 }
 
 interface Held {
@@ -136,6 +142,11 @@ interface VaultTruth {
   flowsOut: Amounts;
   /** Withdrawals that scaled the basket. */
   scaled: number;
+  /** The pool's fee tier (hundredths of a basis point). */
+  feeTier: bigint;
+  swaps: number;
+  swapCostUsd: bigint;
+  swapFeesUsd: bigint;
   history: LpFigures[];
 }
 
@@ -226,9 +237,10 @@ export function createLpTruth(rpcUrl: string, factory: Address, fromBlock: bigin
           };
           const address = lower(a.vault);
           const blockNumber = BigInt(b);
-          const [rewardToken, gauge] = await Promise.all([
+          const [rewardToken, gauge, feeTier] = await Promise.all([
             client.readContract({ address, abi: reads, functionName: 'rewardToken', blockNumber }),
             client.readContract({ address, abi: reads, functionName: 'gauge', blockNumber }),
+            client.readContract({ address: lower(a.pool), abi: reads, functionName: 'fee', blockNumber }),
           ]);
           const v: VaultTruth = {
             address,
@@ -254,6 +266,10 @@ export function createLpTruth(rpcUrl: string, factory: Address, fromBlock: bigin
             flowsIn: new Map(),
             flowsOut: new Map(),
             scaled: 0,
+            feeTier: BigInt(feeTier),
+            swaps: 0,
+            swapCostUsd: 0n,
+            swapFeesUsd: 0n,
             history: [],
           };
           for (const t of [v.token0, v.token1, v.rewardToken]) {
@@ -382,6 +398,15 @@ export function createLpTruth(rpcUrl: string, factory: Address, fromBlock: bigin
       } else if (vaults.has(at) && (e.eventName === 'Deposited' || e.eventName === 'Withdrawn')) {
         const v = vaults.get(at)!;
         flow(v, e.eventName === 'Deposited' ? 'in' : 'out', lower(a.token as Address), a.amount as bigint);
+      } else if (vaults.has(at) && e.eventName === 'Swapped') {
+        // The vault's own swap: what it paid minus what it got, at this block's feed prices; the
+        // pool's fee is amountIn · fee / 10^6 of what it paid.
+        const v = vaults.get(at)!;
+        const tokenIn = lower(a.tokenIn as Address);
+        const paid = a.amountIn as bigint;
+        v.swaps++;
+        v.swapCostUsd += usd(tokenIn, paid) - usd(lower(a.tokenOut as Address), a.amountOut as bigint);
+        v.swapFeesUsd += (usd(tokenIn, paid) * v.feeTier) / 1_000_000n;
       } else if (e.eventName === 'Transfer' && byToken.has(at)) {
         const v = vaults.get(lower(a.to as Address));
         const from = lower(a.from as Address);
@@ -515,6 +540,9 @@ export function createLpTruth(rpcUrl: string, factory: Address, fromBlock: bigin
       holdUsd,
       flowsIn: record(v.flowsIn),
       flowsOut: record(v.flowsOut),
+      swaps: v.swaps,
+      swapCostUsd: v.swapCostUsd,
+      swapFeesUsd: v.swapFeesUsd,
     };
   }
 

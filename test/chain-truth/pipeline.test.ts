@@ -16,6 +16,7 @@ import {
   resize,
   startAnvil,
   strategyId,
+  swapIdle,
   type TrackedVault,
   targetSqrtPrice,
   toAnswer,
@@ -62,6 +63,7 @@ type Step =
   | { kind: 'rebalance'; vault: number; pick: number; halfWidth: number; share: number }
   | { kind: 'close'; vault: number; pick: number }
   | { kind: 'collect'; vault: number; pick: number }
+  | { kind: 'swap'; vault: number; zeroForOne: boolean; pct: number }
   | { kind: 'price'; token: 'weth' | 'arb'; pct: number }
   | { kind: 'churn'; pool: number; ticks: number }
   | { kind: 'accrue'; vault: number; amount: number }
@@ -127,6 +129,16 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.record({ kind: fc.constant('collect' as const), vault: vaultIx, pick: fc.nat() }),
+  },
+  {
+    weight: 1,
+    // the agent swaps idle tokens in the vault's own pool (setting its token ratio)
+    arbitrary: fc.record({
+      kind: fc.constant('swap' as const),
+      vault: vaultIx,
+      zeroForOne: fc.boolean(),
+      pct: fc.integer({ min: 5, max: 60 }),
+    }),
   },
   {
     weight: 2,
@@ -228,6 +240,9 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     lpPositionTimes: 0,
     lpScaledWithdrawals: 0,
     lpHoldUsd: 0,
+    /** Swaps compared, and the largest cost met. */
+    lpSwaps: 0,
+    lpSwapCostUsd: 0,
     /** Time the LP checks took (walking the chain, reads, comparisons), for the log. */
     lpMs: 0,
   };
@@ -323,6 +338,19 @@ describe('chain truth: every vault valued from chain state at its block, to the 
         `${at}: holding worth ${lp.hold.valueUsd} USD, chain ${usdOf(want.holdUsd)}`,
       ).toBeLessThan(0.01);
       seen.lpHoldUsd = Math.max(seen.lpHoldUsd, lp.hold.valueUsd);
+
+      // the vault's own swaps: what they gave up at the block's feed prices, and the pool's fee
+      expect(lp.rebalances.swaps, `${at}: swaps`).toBe(want.swaps);
+      expect(
+        Math.abs(lp.rebalances.costUsd - usdOf(want.swapCostUsd)),
+        `${at}: swaps cost ${lp.rebalances.costUsd} USD, chain ${usdOf(want.swapCostUsd)}`,
+      ).toBeLessThan(0.01);
+      expect(
+        Math.abs(lp.rebalances.swapFeesUsd - usdOf(want.swapFeesUsd)),
+        `${at}: swap fees ${lp.rebalances.swapFeesUsd} USD, chain ${usdOf(want.swapFeesUsd)}`,
+      ).toBeLessThan(0.01);
+      seen.lpSwaps += want.swaps;
+      seen.lpSwapCostUsd = Math.max(seen.lpSwapCostUsd, lp.rebalances.costUsd);
 
       const chain = await valueAt(lpTruth.client, v.address, BigInt(snap.blockNumber));
       const held: Record<string, bigint> = {};
@@ -446,6 +474,8 @@ describe('chain truth: every vault valued from chain state at its block, to the 
         await close(stack, v, p.id);
         return true;
       }
+      case 'swap':
+        return (await swapIdle(stack, v, s.zeroForOne, BigInt(s.pct))) !== null;
       case 'collect': {
         const p = pick(live, s.pick);
         if (!p) return false;
@@ -699,6 +729,8 @@ describe('chain truth: every vault valued from chain state at its block, to the 
     expect(seen.lpPositionTimes).toBeGreaterThan(0);
     expect(seen.lpScaledWithdrawals).toBeGreaterThan(0);
     expect(seen.lpHoldUsd).toBeGreaterThan(1);
+    expect(seen.lpSwaps).toBeGreaterThan(0);
+    expect(seen.lpSwapCostUsd).toBeGreaterThan(0);
   }, 900_000);
 
   it('position ranges, for both token orders, are the human prices of the pool’s own ticks and sqrtPrice', async () => {

@@ -51,6 +51,8 @@ export async function expectLp(page: Page, s: Snapshot): Promise<void> {
     timeInRange: await strong('lp-time-in-range'),
     timeInRangeSub: await small('lp-time-in-range'),
     rebalances: await strong('lp-rebalances'),
+    swapCost: await strong('lp-swap-cost'),
+    swapCostSub: await small('lp-swap-cost'),
     drawdownMax: await strong('lp-drawdown-max'),
     drawdownCurrent: await strong('lp-drawdown-current'),
   }).toEqual({
@@ -67,6 +69,8 @@ export async function expectLp(page: Page, s: Snapshot): Promise<void> {
     timeInRange: share(lp.timeInRange),
     timeInRangeSub: open(lp.timeInRange),
     rebalances: String(lp.rebalances.count),
+    swapCost: usd(lp.rebalances.costUsd),
+    swapCostSub: `${lp.rebalances.swaps} swaps · pool fees ${usd(lp.rebalances.swapFeesUsd)} · impact ${usdSigned(lp.rebalances.priceImpactUsd)}`,
     drawdownMax: pct(lp.drawdown.max),
     drawdownCurrent: pct(lp.drawdown.current),
   });

@@ -62,7 +62,7 @@ function withLp() {
     },
     divergence: { usd: -134.25, realisedUsd: -34.125, unrealisedUsd: -100.125 },
     timeInRange: { share: 0.8125, inRangeMs: 26 * HOUR, openMs: 32 * HOUR },
-    rebalances: { count: 3 },
+    rebalances: { count: 3, swaps: 2, costUsd: 1.75, swapFeesUsd: 1.5, priceImpactUsd: 0.25 },
     drawdown: { max: 0.042117, current: 0.010203 },
     tokens: [
       { token: WETH, symbol: 'WETH', held: '2.5', in: '2', out: '0', pnl: '0.5' },

@@ -231,3 +231,49 @@ export async function collectFees(stack: ReferenceStack, v: TrackedVault, id: bi
   }
   throw new Error('collectFees emitted no FeesCollected');
 }
+
+/** What the vault paid and received in one of its own swaps (its Swapped event). */
+export interface VaultSwap {
+  tokenIn: Address;
+  amountIn: bigint;
+  tokenOut: Address;
+  amountOut: bigint;
+}
+
+/**
+ * The agent swaps `sharePct`% of the vault's idle token0 (zeroForOne) or token1 in its own pool,
+ * with no price limit but the pool's bounds; null when that is nothing. Returns the Swapped event.
+ */
+export async function swapIdle(
+  stack: ReferenceStack,
+  v: TrackedVault,
+  zeroForOne: boolean,
+  sharePct: bigint,
+): Promise<VaultSwap | null> {
+  const { idle0, idle1 } = await idle(stack, v);
+  const amountIn = ((zeroForOne ? idle0 : idle1) * sharePct) / 100n;
+  if (amountIn === 0n) return null;
+  // TickMath's bounds, one inside (the pool refuses the bounds themselves).
+  const limit = zeroForOne ? 4295128739n + 1n : 1461446703485210103287273052203988822378723970342n - 1n;
+  const r = await write(stack.clients, stack.accounts.agent, v.address, vaultAbi, 'swap', [
+    zeroForOne,
+    amountIn,
+    limit,
+  ]);
+  for (const log of r.logs) {
+    if (log.address.toLowerCase() !== v.address) continue;
+    try {
+      const e = decodeEventLog({ abi: vaultAbi, data: log.data, topics: log.topics });
+      if (e.eventName === 'Swapped')
+        return {
+          tokenIn: e.args.tokenIn.toLowerCase() as Address,
+          amountIn: e.args.amountIn,
+          tokenOut: e.args.tokenOut.toLowerCase() as Address,
+          amountOut: e.args.amountOut,
+        };
+    } catch {
+      // not a vault event
+    }
+  }
+  throw new Error('swap emitted no Swapped');
+}

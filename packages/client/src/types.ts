@@ -99,7 +99,12 @@ export interface Lp {
   };
   /** The vault as a whole: time with an open position, and of it with every open position in range. */
   timeInRange: TimeInRange;
-  rebalances: { count: number };
+  /**
+   * count: position.rebalanced records; swaps: the vault's own swaps, costUsd what they gave up
+   * (value paid − value received at the feeds' prices of their blocks) = swapFeesUsd (the pool's
+   * fee) + priceImpactUsd (the rest).
+   */
+  rebalances: { count: number; swaps: number; costUsd: number; swapFeesUsd: number; priceImpactUsd: number };
   /** Of the return index, at block ends (fractions, 0..1). */
   drawdown: { max: number; current: number };
   /** PnL in token terms, per token the vault ever held or moved, by address. */
@@ -324,6 +329,8 @@ export interface LedgerData {
     amount0: UintString;
     amount1: UintString;
   };
+  /** The vault swapped idle tokens in its own pool: amountIn of tokenIn paid, amountOut of tokenOut received. */
+  swap: { tokenIn: Hex; amountIn: UintString; tokenOut: Hex; amountOut: UintString };
   'balance.reconciled': {
     token: Hex;
     /** Signed: positive = more than the events explain. */
@@ -359,6 +366,7 @@ export const LEDGER_TYPES = [
   'fee.rate.set',
   'transfer.received',
   'position.received',
+  'swap',
   'balance.reconciled',
 ] as const satisfies readonly LedgerType[];
 

@@ -22,6 +22,13 @@ interface IUniswapV3PoolV {
         uint128 amount0Requested,
         uint128 amount1Requested
     ) external returns (uint128 amount0, uint128 amount1);
+    function swap(
+        address recipient,
+        bool zeroForOne,
+        int256 amountSpecified,
+        uint160 sqrtPriceLimitX96,
+        bytes calldata data
+    ) external returns (int256 amount0, int256 amount1);
 }
 
 interface IRewardsGauge {
@@ -111,6 +118,7 @@ contract Vault {
     event ExitCompleted();
     event StrategySelected(bytes32 strategy);
     event PerformanceFeeSet(uint16 performanceFeeBps);
+    event Swapped(address indexed tokenIn, uint256 amountIn, address indexed tokenOut, uint256 amountOut);
 
     error NotOwner();
     error NotAgent();
@@ -288,6 +296,26 @@ contract Vault {
         emit FeesCollected(positionId, got0, got1);
     }
 
+    /// Swaps idle tokens of one side of the vault's pool for the other, in that pool (the agent
+    /// setting the vault's token ratio before a mint): at most `amountIn` in, stopping at
+    /// `sqrtPriceLimitX96`; the pool takes the input in uniswapV3SwapCallback and pays the output
+    /// to the vault. Swapped carries what was actually paid and received.
+    function swap(bool zeroForOne, uint256 amountIn, uint160 sqrtPriceLimitX96)
+        external
+        onlyAgent
+        active
+        returns (uint256 amountOut)
+    {
+        if (exitRequested) revert ExitPending();
+        if (amountIn == 0 || amountIn > uint256(type(int256).max)) revert BadAmount();
+        (int256 a0, int256 a1) =
+            IUniswapV3PoolV(pool).swap(address(this), zeroForOne, int256(amountIn), sqrtPriceLimitX96, "");
+        (int256 paid, int256 got) = zeroForOne ? (a0, a1) : (a1, a0);
+        amountOut = uint256(-got);
+        (address tokenIn, address tokenOut) = zeroForOne ? (token0, token1) : (token1, token0);
+        emit Swapped(tokenIn, uint256(paid), tokenOut, amountOut);
+    }
+
     function accrueRewards(uint256 amount) external onlyAgent active {
         if (amount == 0) revert BadAmount();
         pendingRewards += amount;
@@ -324,6 +352,19 @@ contract Vault {
         if (IERC20V(token1).balanceOf(address(this)) < amount1Owed) revert InsufficientIdle();
         if (amount0Owed > 0) IERC20V(token0).transfer(pool, amount0Owed);
         if (amount1Owed > 0) IERC20V(token1).transfer(pool, amount1Owed);
+    }
+
+    /// Pays what the pool asks for a swap (the positive delta) from the vault's idle balance.
+    function uniswapV3SwapCallback(int256 amount0Delta, int256 amount1Delta, bytes calldata) external {
+        if (msg.sender != pool) revert NotPool();
+        if (amount0Delta > 0) {
+            if (IERC20V(token0).balanceOf(address(this)) < uint256(amount0Delta)) revert InsufficientIdle();
+            IERC20V(token0).transfer(pool, uint256(amount0Delta));
+        }
+        if (amount1Delta > 0) {
+            if (IERC20V(token1).balanceOf(address(this)) < uint256(amount1Delta)) revert InsufficientIdle();
+            IERC20V(token1).transfer(pool, uint256(amount1Delta));
+        }
     }
 
     // ---- service roles ----

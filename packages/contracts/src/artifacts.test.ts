@@ -59,6 +59,7 @@ describe('contract artifacts', () => {
       ExitCompleted: '',
       StrategySelected: 'strategy',
       PerformanceFeeSet: 'performanceFeeBps',
+      Swapped: 'tokenIn,amountIn,tokenOut,amountOut',
     });
   });
 });

@@ -59,6 +59,7 @@ const recordTypeOfEvent = {
   ExitCompleted: 'exit.completed',
   StrategySelected: 'strategy.selected',
   PerformanceFeeSet: 'fee.rate.set',
+  Swapped: 'swap',
 } as const satisfies Record<RecordEventName, ChainRecordType>;
 
 /** What converterOf answers for a bytes32 that is no right-padded ASCII string. */

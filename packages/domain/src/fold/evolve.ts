@@ -341,6 +341,15 @@ function applyPayload(
       inflow(d, 'received', pool.token1, BigInt(p.amount1), flows);
       return;
     }
+    case 'swap': {
+      // Idle tokens traded in the vault's pool: the book moves, no capital flow (its cost is the
+      // value it gives up, in the holdings and the LP figures).
+      const p = r.payload;
+      requireContextToken(r.context, p.tokenIn);
+      requireContextToken(r.context, p.tokenOut);
+      d.book = shift(shift(d.book, p.tokenIn, -BigInt(p.amountIn)), p.tokenOut, BigInt(p.amountOut));
+      return;
+    }
     // The contract enforces its own transitions; the fold records what the chain did.
     case 'suspended':
       d.suspension = { reason: r.payload.reason, since: d.suspension?.since ?? d.updatedAt };

@@ -170,6 +170,33 @@ describe('LP figures on hand-made histories', () => {
     expect(lpOf(s).tradingFees.apr).toBeGreaterThan(0);
   });
 
+  it('a swap of the vault costs what it gave up at the feeds’ prices: the pool’s fee and the price impact', () => {
+    const h = new History();
+    let s = foldAll(undefined, [h.created(), h.deposit(USDC, usdc(10_000))]);
+    // 2,000 USDC for 0.99 WETH at a feed price of 2,000: 20 USD given up, of which the pool's
+    // 0.05 % fee (feeTier 500) is 1 USD.
+    h.held.balances[USDC] = (h.held.balances[USDC] ?? 0n) - usdc(2000);
+    h.held.balances[WETH] = (h.held.balances[WETH] ?? 0n) + eth(0.99);
+    s = evolve(
+      s,
+      h.record('swap', {
+        tokenIn: USDC,
+        amountIn: usdc(2000).toString(),
+        tokenOut: WETH,
+        amountOut: eth(0.99).toString(),
+      }),
+    );
+    expect(s.reconciled).toEqual([]); // the book follows the swap: nothing unexplained
+    expect(lpOf(s).rebalances).toEqual({
+      count: 0,
+      swaps: 1,
+      costUsd: 20,
+      swapFeesUsd: 1,
+      priceImpactUsd: 19,
+    });
+    expect(snapshotView.parse(toSnapshotView(s)).netUsd).toBe(-20);
+  });
+
   it('a state folded before fold version 5 has no LP figures, and gains none by folding on', () => {
     const { h, s: s0 } = withPosition();
     const { lp: _lp, ...old } = serializeState(s0);

@@ -218,6 +218,19 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
       d.lp = { ...lp, divergenceUsd: lp.divergenceUsd + (b ? out - basketUsd(d, b) : 0n), baskets };
       return;
     }
+    case 'swap': {
+      // What the swap gave up at the feeds' prices of its block, and the pool's fee in it.
+      const p = r.payload;
+      const paid = BigInt(p.amountIn);
+      const feeTier = BigInt(d.pools[d.pool]?.feeTier ?? 0);
+      d.lp = {
+        ...lp,
+        swaps: lp.swaps + 1,
+        swapCostUsd: lp.swapCostUsd + usd(d, p.tokenIn, paid) - usd(d, p.tokenOut, BigInt(p.amountOut)),
+        swapFeesUsd: lp.swapFeesUsd + usd(d, p.tokenIn, divRound(paid * feeTier, 1_000_000n)),
+      };
+      return;
+    }
     case 'position.received': {
       // Liquidity minted for the vault by someone else: what it cost joins the basket of the
       // position the pool keeps it in (the vault's holdings at this block name it by its range).

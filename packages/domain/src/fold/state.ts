@@ -176,6 +176,12 @@ export interface LpState {
   readonly divergenceUsd: Fixed;
   /** position.rebalanced records. */
   readonly rebalances: number;
+  /** The vault's own swaps (`swap` records), and what they cost at the feeds' prices of their blocks. */
+  readonly swaps: number;
+  /** Σ (value paid − value received), each at its block's prices: the pool's fee and the price impact. */
+  readonly swapCostUsd: Fixed;
+  /** Σ the pool's fee on each swap: amountIn · feeTier / 10^6, at its block's price of the token paid. */
+  readonly swapFeesUsd: Fixed;
   /** The return index's highest block-end value, and its largest fall from a peak (10^18 = 100 %). */
   readonly peakIndex: Fixed;
   readonly maxDrawdown: Fixed;
@@ -204,6 +210,9 @@ export const EMPTY_LP: LpState = {
   baskets: {},
   divergenceUsd: 0n,
   rebalances: 0,
+  swaps: 0,
+  swapCostUsd: 0n,
+  swapFeesUsd: 0n,
   peakIndex: 10n ** 18n,
   maxDrawdown: 0n,
   flowsIn: {},

@@ -71,6 +71,11 @@ function fieldsOf(r: VaultRecord, s: AmountBasis): Field[] {
         ['amount0In', t0],
         ['amount1In', t1],
       ];
+    case 'swap':
+      return [
+        ['amountIn', p.tokenIn as Address],
+        ['amountOut', p.tokenOut as Address],
+      ];
     default:
       return [];
   }

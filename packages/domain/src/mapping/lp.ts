@@ -127,7 +127,14 @@ export function toLpView(s: VaultState): LpView | null {
       unrealisedUsd: m(unrealised),
     },
     timeInRange: timeInRangeOf(lp),
-    rebalances: { count: lp.rebalances },
+    rebalances: {
+      count: lp.rebalances,
+      swaps: lp.swaps,
+      costUsd: microsToNumber(toMicros(lp.swapCostUsd)),
+      swapFeesUsd: microsToNumber(toMicros(lp.swapFeesUsd)),
+      // In micro-dollars, so the two parts add up to the cost exactly.
+      priceImpactUsd: microsToNumber(toMicros(lp.swapCostUsd) - toMicros(lp.swapFeesUsd)),
+    },
     drawdown: { max: m(lp.maxDrawdown), current: m(currentDrawdown(s)) },
     tokens: sorted(held, lp.flowsIn, lp.flowsOut).map((t) => {
       const h = held[t] ?? 0n;

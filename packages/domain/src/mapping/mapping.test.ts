@@ -125,6 +125,9 @@ describe('toEquityPoint', () => {
       valueUsd: toSnapshotView(t).valueUsd,
       capitalInUsd: 5000,
       capitalOutUsd: 100,
+      // the benchmark basket (2 WETH + 1,000 USDC) at WETH 2,100.5 is 5,201, scaled by the
+      // withdrawal of 100 from the 5,152.609967 just before it
+      holdValueUsd: Math.round(((5201 * 5052.609967) / 5152.609967) * 1e6) / 1e6,
     });
   });
 });

@@ -60,6 +60,7 @@ const TYPES: readonly RecordType[] = [
   'fee.rate.set',
   'transfer.received',
   'position.received',
+  'swap',
 ];
 const TYPE_CODE = new Map(TYPES.map((t, i) => [t, i]));
 
@@ -164,6 +165,12 @@ const PAYLOADS: { [T in Exclude<RecordType, 'revert'>]: Fields } = {
     ['liquidity', 'uint'],
     ['amount0', 'uint'],
     ['amount1', 'uint'],
+  ],
+  swap: [
+    ['tokenIn', 'addr'],
+    ['amountIn', 'uint'],
+    ['tokenOut', 'addr'],
+    ['amountOut', 'uint'],
   ],
 };
 /** Types whose payload ends with a `trailing` field. */

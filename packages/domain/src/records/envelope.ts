@@ -86,6 +86,7 @@ export const vaultRecord = z
     variant('fee.rate.set'),
     variant('transfer.received'),
     variant('position.received'),
+    variant('swap'),
     variant('mark'),
     variant('revert'),
   ])
@@ -311,6 +312,15 @@ const fastPayloads: { [T in RecordType]: (v: unknown) => z.output<(typeof payloa
       amount0: uint(p.amount0),
       amount1: uint(p.amount1),
     });
+  },
+  swap: (v) => {
+    const p = obj(v);
+    return {
+      tokenIn: addr(p.tokenIn),
+      amountIn: uint(p.amountIn),
+      tokenOut: addr(p.tokenOut),
+      amountOut: uint(p.amountOut),
+    };
   },
   mark: empty,
   revert: (v) => {

@@ -27,6 +27,7 @@ import { address, hash32, intString, tick, uintString } from './primitives.js';
  *   Vault.ExitCompleted()                                                      → exit.completed
  *   Vault.StrategySelected(strategy)                                           → strategy.selected
  *   Vault.PerformanceFeeSet(performanceFeeBps)                                 → fee.rate.set
+ *   Vault.Swapped(tokenIn, amountIn, tokenOut, amountOut)                      → swap
  *   ERC20.Transfer(from, to = the vault, value) in a transaction where the vault emitted no event
  *   (tokens sent straight to the vault)                                        → transfer.received
  *   UniswapV3Pool.Mint(sender ≠ the vault, owner = the vault, tickLower, tickUpper, amount, amount0,
@@ -135,6 +136,13 @@ export const payloadSchemas = {
       amount1: uintString,
     })
     .refine((p) => p.tickLower < p.tickUpper, 'tickLower must be below tickUpper'),
+  /**
+   * The vault swapped idle tokens in its own pool (the agent setting its token ratio): `amountIn`
+   * of `tokenIn` paid, `amountOut` of `tokenOut` received, as the pool settled them. What it cost
+   * (the pool's fee and the price impact, against the feeds' prices at the block) is in the LP
+   * figures (`lp.rebalances`); no capital flow.
+   */
+  swap: z.object({ tokenIn: address, amountIn: uintString, tokenOut: address, amountOut: uintString }),
   /** Synthesised by the indexer: prices moved or a range edge was crossed; no vault activity. */
   mark: z.object({}),
   /**

@@ -260,8 +260,20 @@ export const lpView = z
       'the vault as a whole: block time with at least one open position, and of it, with every open position in range',
     ),
     rebalances: z
-      .object({ count: z.number().int().nonnegative().describe('position.rebalanced records') })
-      .describe('how often the agent moved a range'),
+      .object({
+        count: z.number().int().nonnegative().describe('position.rebalanced records'),
+        swaps: z.number().int().nonnegative().describe("the vault's own swaps in its pool (swap records)"),
+        costUsd: usd.describe(
+          "Σ over the vault's swaps of the value paid − the value received, both at the feeds' prices of the swap's block: what rebalancing the token ratio cost; swapFeesUsd + priceImpactUsd",
+        ),
+        swapFeesUsd: usd.describe(
+          "Σ the pool's fee: amountIn × feeTier / 10^6, at the block's price of the token paid",
+        ),
+        priceImpactUsd: usd.describe(
+          "costUsd − swapFeesUsd: the pool's price against the feeds' (negative when the pool paid better than the feeds)",
+        ),
+      })
+      .describe('how often the agent moved a range, and what its swaps cost where the chain shows it'),
     drawdown: z
       .object({
         max: fraction.min(0).max(1).describe('the largest fall of the return index from a previous peak'),

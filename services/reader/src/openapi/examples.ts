@@ -93,7 +93,7 @@ export const snapshotExample: Snapshot = {
     },
     divergence: { usd: -38.4, realisedUsd: -11.15, unrealisedUsd: -27.25 },
     timeInRange: { share: 0.912422, inRangeMs: 2_364_998_400, openMs: 2_592_000_000 },
-    rebalances: { count: 3 },
+    rebalances: { count: 3, swaps: 2, costUsd: 3.12, swapFeesUsd: 2.5, priceImpactUsd: 0.62 },
     drawdown: { max: 0.0412, current: 0.0031 },
     tokens: [
       { token: USDC, symbol: 'USDC', held: '5637.28', in: '5000', out: '0', pnl: '637.28' },

@@ -104,6 +104,17 @@ each increase's, plus liquidity received into it) and the liquidity they bought.
 ### Rebalances: \`lp.rebalances\`
 \`count\` = \`position.rebalanced\` records: how often the agent moved a range. What a rebalance
 realised against holding is in \`divergence.realisedUsd\`.
+What rebalancing cost where the chain shows a cost — the vault's own swaps in its pool (\`swap\`
+records: the agent setting the token ratio) — valued against the feeds' prices at each swap's block:
+- \`swaps\` = the vault's \`swap\` records;
+- \`costUsd\` = Σ (\`amountIn\` × price of \`tokenIn\` − \`amountOut\` × price of \`tokenOut\`): what
+  the swaps gave up (negative when the pool paid better than the feeds);
+- \`swapFeesUsd\` = Σ \`amountIn\` × feeTier / 10^6 (the pool's fee, rounded to the raw unit) × the
+  price of \`tokenIn\`;
+- \`priceImpactUsd\` = \`costUsd\` − \`swapFeesUsd\` (in micro-dollars, so the two add up exactly):
+  the pool's price against the feeds', the trade's own impact included.
+A swap is no capital flow: what it gave up is also in \`netUsd\` (in the attribution's \`priceUsd\`).
+A token without a valid price yet counts 0 in these sums.
 
 ### Drawdown: \`lp.drawdown\`
 Of the return index (net of flows and of the performance fee: the index behind \`liveApr\`) at

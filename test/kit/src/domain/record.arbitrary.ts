@@ -34,9 +34,10 @@ const tickPair = fc
  * encodings of binary.test.ts are of these); `payloads` adds theirs.
  */
 const legacyPayloads: {
-  [T in Exclude<RecordType, 'fee.rate.set' | 'transfer.received' | 'position.received'>]: fc.Arbitrary<
-    Record<string, unknown>
-  >;
+  [T in Exclude<
+    RecordType,
+    'fee.rate.set' | 'transfer.received' | 'position.received' | 'swap'
+  >]: fc.Arbitrary<Record<string, unknown>>;
 } = {
   'vault.created': fc.record({
     owner: address,
@@ -107,6 +108,7 @@ const payloads: { [T in RecordType]: fc.Arbitrary<Record<string, unknown>> } = {
   'position.received': fc
     .record({ from: address, pool: address, ticks: tickPair, liquidity: uint, amount0: uint, amount1: uint })
     .map(({ ticks: [tickLower, tickUpper], ...p }) => ({ ...p, tickLower, tickUpper })),
+  swap: fc.record({ tokenIn: address, amountIn: uint, tokenOut: address, amountOut: uint }),
 };
 
 const token = fc.record({
@@ -182,8 +184,10 @@ const recordsOf = (
 /** Any valid record. */
 export const validRecord = recordsOf(recordTypes, payloads);
 
-/** Valid records of the vocabulary before fee rates and transfers reached the log (pinned encodings). */
+/** Valid records of the vocabulary before fee rates, transfers and swaps reached the log (pinned encodings). */
 export const legacyRecord = recordsOf(
-  recordTypes.filter((t) => t !== 'fee.rate.set' && t !== 'transfer.received' && t !== 'position.received'),
+  recordTypes.filter(
+    (t) => t !== 'fee.rate.set' && t !== 'transfer.received' && t !== 'position.received' && t !== 'swap',
+  ),
   legacyPayloads,
 );

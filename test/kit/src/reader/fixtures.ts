@@ -269,6 +269,7 @@ export function samplePayload(type: RecordType | typeof RECONCILED): unknown {
       amount0: '1000000000000000',
       amount1: '3000000',
     },
+    swap: { tokenIn: TOKEN1, amountIn: '1000000', tokenOut: TOKEN0, amountOut: '490000000000000' },
     suspended: { reason: 'oracle deviation' },
     resumed: {},
     'exit.requested': {},

@@ -103,6 +103,11 @@ export function renderLp(s: Snapshot): void {
         title: 'block time with every open position in range, of the time with at least one open',
       }),
       stat('Rebalances', String(lp.rebalances.count), 'lp-rebalances'),
+      stat('Swap cost', usd(lp.rebalances.costUsd), 'lp-swap-cost', {
+        cls: lp.rebalances.costUsd > 0 ? 'neg' : '',
+        sub: `${lp.rebalances.swaps} swaps · pool fees ${usd(lp.rebalances.swapFeesUsd)} · impact ${usdSigned(lp.rebalances.priceImpactUsd)}`,
+        title: 'what the vault’s own swaps gave up at the feeds’ prices: the pool’s fee and the price impact',
+      }),
       stat('Max drawdown', pct(lp.drawdown.max), 'lp-drawdown-max', {
         cls: lp.drawdown.max > 0 ? 'neg' : '',
         sub: 'of the return index',
