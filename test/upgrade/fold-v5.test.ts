@@ -1,13 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { ROLES } from '@vault-yield/devstack/postgres';
 import { FOLD_VERSION } from '@vault-yield/domain';
-import { createPublisher } from '@vault-yield/log';
-import { createPgPool, migrate, migrations, type Pool, projectionFoldVersion } from '@vault-yield/store';
+import { createPgPool, migrate, type Pool, projectionFoldVersion } from '@vault-yield/store';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { startReader, type TestReader } from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTopic, deleteTopics, projector } from '../projector/support.js';
+import { createTopic, deleteTopics } from '../projector/support.js';
+import { createOldSchema, fixtureLog, foldTopic, publishRaw, type RawLog } from './support.js';
 
 /**
  * #46: a projection folded before fold version 5 (the 0027 fixture, written by a build of fold
@@ -18,15 +16,8 @@ import { createTopic, deleteTopics, projector } from '../projector/support.js';
  * `vault-yield rebuild` does) serves them; every other figure is the same.
  */
 
-const OLD_TOPIC = 'vault-yield-upgrade-0027';
 const CHAIN = 31337;
 const OLD = 'at0027v4';
-
-interface RawLog {
-  topic: string;
-  folded: { key: string; value: string }[];
-  rest: { key: string; value: string }[];
-}
 
 interface Point {
   ts: number;
@@ -44,46 +35,11 @@ interface Snapshot {
   [k: string]: unknown;
 }
 
-const fixture = (name: string) => gunzipSync(readFileSync(new URL(`fixtures/${name}`, import.meta.url)));
-
 let db: TestDatabase;
 let pool: Pool;
 let topic: string;
 let log: RawLog;
 let vaults: string[];
-
-function fixtureSql(schema: string): string {
-  return fixture('0027-single-chain.sql.gz')
-    .toString()
-    .split('\n')
-    .filter(
-      (l) =>
-        (l.startsWith('INSERT INTO ') && !l.startsWith('INSERT INTO vault_yield.fold_meta ')) ||
-        l.startsWith('SELECT pg_catalog.setval('),
-    )
-    .join('\n')
-    .replaceAll('vault_yield.', `${schema}.`)
-    .replaceAll(`'${OLD_TOPIC}'`, `'${topic}'`);
-}
-
-async function publishRaw(messages: RawLog['folded']): Promise<void> {
-  const publisher = await createPublisher({ brokers: kafkaBrokers(), clientId: 'upgrade-v5-test', topic });
-  try {
-    await publisher.publishRaw(messages.map((m) => ({ key: m.key, value: Buffer.from(m.value, 'base64') })));
-  } finally {
-    await publisher.close();
-  }
-}
-
-async function fold(schema: string, group: string): Promise<void> {
-  const p = projector({ brokers: kafkaBrokers(), url: db.writerUrl, schema, topic, group });
-  await p.start();
-  try {
-    await p.caughtUp();
-  } finally {
-    await p.stop();
-  }
-}
 
 const holds = async (schema: string) =>
   (
@@ -113,30 +69,13 @@ const withoutLp = ({ lp: _lp, positions, ...rest }: Snapshot) => ({
 const withoutHold = ({ holdValueUsd: _h, ...p }: Point) => p;
 
 beforeAll(async () => {
-  log = JSON.parse(fixture('0027-single-chain.log.json.gz').toString()) as RawLog;
+  log = fixtureLog();
   topic = uniqueTopic('upgrade-v5');
   await createTopic(kafkaBrokers(), topic);
   db = await createTestDatabase('upgrade_v5');
   pool = createPgPool({ url: db.writerUrl, applicationName: 'upgrade-v5-test', max: 2 });
-  await pool.query(`create schema ${OLD}`);
-  const c = await pool.connect();
-  try {
-    await c.query(`set search_path to ${OLD}`);
-    await c.query(
-      'create table schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now(), checksum text)',
-    );
-    for (const m of migrations().filter((m) => m.version <= 27)) {
-      await c.query(m.sql);
-      await c.query('insert into schema_migrations (version, name, checksum) values ($1, $2, $3)', [
-        m.version,
-        m.name,
-        m.checksum,
-      ]);
-    }
-  } finally {
-    c.release();
-  }
-  await pool.query(fixtureSql(OLD));
+  // The old schema: migrations up to 0027, as the build before this one applied them.
+  await createOldSchema(pool, OLD, topic);
   const writer = createPgPool({
     url: db.writerUrl,
     schema: OLD,
@@ -182,10 +121,10 @@ describe('a projection of fold version 4 upgraded to 0030', () => {
   });
 
   it('folds on without them (null), while a fresh fold of the whole log (a rebuild) serves them; the rest is the same', async () => {
-    await publishRaw(log.folded);
-    await publishRaw(log.rest);
-    await fold(OLD, 'live');
-    await fold(db.schema, 'fresh');
+    await publishRaw(topic, log.folded);
+    await publishRaw(topic, log.rest);
+    await foldTopic(db.writerUrl, OLD, topic, 'live');
+    await foldTopic(db.writerUrl, db.schema, topic, 'fresh');
     expect(await projectionFoldVersion(pool, OLD)).toBe(4);
 
     const old = await holds(OLD);

@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { ROLES } from '@vault-yield/devstack/postgres';
-import { createPublisher } from '@vault-yield/log';
-import { createPgPool, migrate, migrations, type Pool } from '@vault-yield/store';
+import { createPgPool, migrate, type Pool } from '@vault-yield/store';
 import { createTestDatabase, kafkaBrokers, type TestDatabase, uniqueTopic } from '@vault-yield/test-kit';
 import { startReader } from '@vault-yield/test-kit/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTopic, deleteTopics, projector } from '../projector/support.js';
+import { createTopic, deleteTopics } from '../projector/support.js';
+import { createOldSchema, fixtureLog, foldTopic, publishRaw, type RawLog } from './support.js';
 
 /**
  * #45: a database and a log of the single-chain layout (migration 0027, the build before vaults
@@ -21,59 +19,13 @@ import { createTopic, deleteTopics, projector } from '../projector/support.js';
  * whole log with this build. Every projection table and every served figure must be the same.
  */
 
-const OLD_TOPIC = 'vault-yield-upgrade-0027';
 const CHAIN = 31337;
 const OLD = 'at0027';
-
-interface RawLog {
-  topic: string;
-  folded: { key: string; value: string }[];
-  rest: { key: string; value: string }[];
-}
-
-const fixture = (name: string) => gunzipSync(readFileSync(new URL(`fixtures/${name}`, import.meta.url)));
 
 let db: TestDatabase;
 let pool: Pool;
 let topic: string;
 let log: RawLog;
-
-/** The fixture's rows as SQL for `schema`, on `topic`: pg_dump's INSERTs and setvals, nothing of its session settings. */
-function fixtureSql(schema: string): string {
-  return (
-    fixture('0027-single-chain.sql.gz')
-      .toString()
-      .split('\n')
-      // fold_meta's one row is the migrations' own (0015/0016/0023: fold version 4, as dumped).
-      .filter(
-        (l) =>
-          (l.startsWith('INSERT INTO ') && !l.startsWith('INSERT INTO vault_yield.fold_meta ')) ||
-          l.startsWith('SELECT pg_catalog.setval('),
-      )
-      .join('\n')
-      .replaceAll('vault_yield.', `${schema}.`)
-      .replaceAll(`'${OLD_TOPIC}'`, `'${topic}'`)
-  );
-}
-
-async function publishRaw(messages: RawLog['folded']): Promise<void> {
-  const publisher = await createPublisher({ brokers: kafkaBrokers(), clientId: 'upgrade-test', topic });
-  try {
-    await publisher.publishRaw(messages.map((m) => ({ key: m.key, value: Buffer.from(m.value, 'base64') })));
-  } finally {
-    await publisher.close();
-  }
-}
-
-async function fold(schema: string, group: string): Promise<void> {
-  const p = projector({ brokers: kafkaBrokers(), url: db.writerUrl, schema, topic, group });
-  await p.start();
-  try {
-    await p.caughtUp();
-  } finally {
-    await p.stop();
-  }
-}
 
 /**
  * What fold version 5 adds (#46) and a projection folded before lacks until a rebuild (the fixture
@@ -116,31 +68,13 @@ async function rows(schema: string, table: string, order: string, minus: string[
 }
 
 beforeAll(async () => {
-  log = JSON.parse(fixture('0027-single-chain.log.json.gz').toString()) as RawLog;
+  log = fixtureLog();
   topic = uniqueTopic('upgrade-0027');
   await createTopic(kafkaBrokers(), topic);
   db = await createTestDatabase('upgrade0028');
   pool = createPgPool({ url: db.writerUrl, applicationName: 'upgrade-0028-test', max: 2 });
   // The old schema: migrations up to 0027, as the build before this one applied them.
-  await pool.query(`create schema ${OLD}`);
-  const c = await pool.connect();
-  try {
-    await c.query(`set search_path to ${OLD}`);
-    await c.query(
-      'create table schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now(), checksum text)',
-    );
-    for (const m of migrations().filter((m) => m.version <= 27)) {
-      await c.query(m.sql);
-      await c.query('insert into schema_migrations (version, name, checksum) values ($1, $2, $3)', [
-        m.version,
-        m.name,
-        m.checksum,
-      ]);
-    }
-  } finally {
-    c.release();
-  }
-  await pool.query(fixtureSql(OLD));
+  await createOldSchema(pool, OLD, topic);
 });
 
 afterAll(async () => {
@@ -220,12 +154,12 @@ describe('upgrade from the single-chain layout (0027 → 0028)', () => {
   });
 
   it('continues the log it was folding and ends where a fresh fold of the whole log ends', async () => {
-    await publishRaw(log.folded);
-    await publishRaw(log.rest);
+    await publishRaw(topic, log.folded);
+    await publishRaw(topic, log.rest);
     // The upgraded schema resumes at its stored offsets (the rest, whose first record releases the
     // held vault); a fresh schema folds the whole log with this build.
-    await fold(OLD, 'live');
-    await fold(db.schema, 'fresh');
+    await foldTopic(db.writerUrl, OLD, topic, 'live');
+    await foldTopic(db.writerUrl, db.schema, topic, 'fresh');
 
     const fresh = db.schema;
     const { rows: held } = await pool.query<{ n: number }>(`select count(*)::int n from ${OLD}.dead_letters`);

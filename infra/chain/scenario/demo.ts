@@ -13,6 +13,7 @@ import {
   rebalanceAround,
   resize,
   strategyId,
+  swapIdle,
   type TrackedVault,
 } from './vault-ops.js';
 import { write } from './wallet.js';
@@ -63,7 +64,8 @@ const ONE_RWD = 10n ** 18n;
  * trading fees from real swap volume, rewards, WETH 3000 → 3240 and ARB 0.8 → 0.864 (narrow
  * ranges fall out) → 2950 / 0.78, a rebalance, resizes, a performance fee, a strategy change, a
  * fee-rate change (on bob's vault, which is never charged a fee: no figure depends on it), a
- * suspension with reason + withdrawal while suspended + resume, and carol's full exit.
+ * suspension with reason + withdrawal while suspended + resume, carol's full exit, and a swap of
+ * alice's vault in its own pool before her last rebalance.
  *
  * Its clock moves like a live chain's: right after each step's time jump, every feed older than
  * half its heartbeat gets a new round at its current price (one block), as a live Chainlink feed
@@ -192,8 +194,10 @@ export async function playDemoScenario(stack: ReferenceStack, opts: DemoOptions 
   await asAgent.claim(g, g.pendingRewards);
   await write(c, agent, g.address, vaultAbi, 'completeExit', []);
 
-  // 10. Alice: back in range around 2950, claims rewards, takes 0.25 WETH and 5000 USDC out, pays a fee in WETH.
+  // 10. Alice: swaps a fifth of her idle token0 for token1 in her pool (the agent setting the
+  // ratio), back in range around 2950, claims rewards, takes 0.25 WETH and 5000 USDC out, pays a fee in WETH.
   await step();
+  await swapIdle(stack, a, true, 20n);
   await rebalanceAround(stack, a, pa, 100, 80n);
   await churn(stack, pool500!, -80);
   await asAgent.claim(a, a.pendingRewards);

@@ -32,6 +32,7 @@ const ALL_EVENTS = [
   'ExitCompleted',
   'StrategySelected',
   'PerformanceFeeSet',
+  'Swapped',
 ];
 
 describe('scenario driver', () => {

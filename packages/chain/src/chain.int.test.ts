@@ -244,7 +244,7 @@ describe('chain package against a real anvil', () => {
       liquidity: p.liquidity,
       amount0: p.amount0,
     });
-    expect(eventTopics.vault).toHaveLength(16);
+    expect(eventTopics.vault).toHaveLength(17);
     expect(eventTopics.factory).toContain(eventTopics.vaultCreated);
     // A market log is not a vault record.
     const swap = logs.find((l) => l.topics[0] === eventTopics.swap)!;
