@@ -1,7 +1,7 @@
 import { currentDrawdown, feesEarnedRaw, scaledUsd, unrealisedDivergenceUsd } from '../fold/lp.js';
 import type { Address, LpState, RangeTime, VaultState } from '../fold/state.js';
 import { pendingRewardsUsd, positionAmounts, positionOwedUsd } from '../fold/valuation.js';
-import { type Fixed, microsToNumber, toMicros } from '../math/fixed.js';
+import { divRound, type Fixed, microsToNumber, toMicros } from '../math/fixed.js';
 import type { LpView, TimeInRangeView } from '../views/index.js';
 import { wholeTokens } from './amounts.js';
 
@@ -24,8 +24,9 @@ export function timeInRangeOf(r: RangeTime): TimeInRangeView {
 /** earned / time-weighted capital, annualised (a fraction, 6 dp); null before enough history. */
 function aprOf(lp: LpState, earnedUsd: Fixed): number | null {
   if (lp.fundedMs < MIN_APR_HISTORY_MS || lp.capitalMs <= 0n) return null;
-  // earned · YEAR / ∫V dt, in micro-units of the fraction, rounded half-even by toMicros.
-  return m((earnedUsd * YEAR_MS * 10n ** 18n) / lp.capitalMs);
+  // earned · YEAR / ∫V dt in micro-units of the fraction, one half-even rounding of the exact
+  // ratio (as the catalogue's per-strategy APRs: a one-vault strategy reads the same figure).
+  return microsToNumber(divRound(earnedUsd * YEAR_MS * 1_000_000n, lp.capitalMs));
 }
 
 /** The benchmark basket (raw · 10^18) at the state's prices: what holding what was put in is worth. */
