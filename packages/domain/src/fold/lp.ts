@@ -44,10 +44,11 @@ const NOTHING_BY_STRATEGY: StrategyLp = {
 };
 
 /**
- * `after` with what moved since `before` (fees, rewards, capital-time, funded / open / in-range
- * time, rebalances, realised divergence) credited to `strategy` in `byStrategy`.
+ * Credits what moved from `before` to `after` (fees, rewards, capital-time, funded / open /
+ * in-range time, rebalances, realised divergence) to `strategy` in `after.byStrategy`. `after` is
+ * a fresh object of this step (never a state's): written in place.
  */
-function credited(before: LpState, after: LpState, strategy: string): LpState {
+function credit(before: LpState, after: Mutable<LpState>, strategy: string): void {
   const fees = after.feesUsd - before.feesUsd;
   const rewards = after.rewardsUsd - before.rewardsUsd;
   const capital = after.capitalMs - before.capitalMs;
@@ -66,25 +67,23 @@ function credited(before: LpState, after: LpState, strategy: string): LpState {
     rebalances === 0 &&
     divergence === 0n
   )
-    return after;
+    return;
   const b = after.byStrategy[strategy] ?? NOTHING_BY_STRATEGY;
-  return {
-    ...after,
-    byStrategy: {
-      ...after.byStrategy,
-      [strategy]: {
-        feesUsd: b.feesUsd + fees,
-        rewardsUsd: b.rewardsUsd + rewards,
-        capitalMs: b.capitalMs + capital,
-        fundedMs: b.fundedMs + funded,
-        openMs: b.openMs + open,
-        inRangeMs: b.inRangeMs + inRange,
-        rebalances: b.rebalances + rebalances,
-        divergenceUsd: b.divergenceUsd + divergence,
-      },
+  after.byStrategy = {
+    ...after.byStrategy,
+    [strategy]: {
+      feesUsd: b.feesUsd + fees,
+      rewardsUsd: b.rewardsUsd + rewards,
+      capitalMs: b.capitalMs + capital,
+      fundedMs: b.fundedMs + funded,
+      openMs: b.openMs + open,
+      inRangeMs: b.inRangeMs + inRange,
+      rebalances: b.rebalances + rebalances,
+      divergenceUsd: b.divergenceUsd + divergence,
     },
   };
 }
+
 type Event = Exclude<VaultRecord, { type: 'vault.created' | 'revert' }>;
 
 /** map[key] += delta (raw), zero entries dropped, a new map. */
@@ -125,7 +124,8 @@ export function lpEvent(d: Draft, r: Event): void {
   if (!lp) return;
   applyEvent(d, lp, r);
   // Rebalances and realised divergence count for the strategy in force when they happen.
-  if (d.lp !== lp && d.lp) d.lp = credited(lp, d.lp, d.strategy);
+  // (applyEvent makes a fresh object whenever it moves anything.)
+  if (d.lp !== lp && d.lp) credit(lp, d.lp as Mutable<LpState>, d.strategy);
 }
 
 function applyEvent(d: Draft, lp: LpState, r: Event): void {
@@ -269,31 +269,75 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
 }
 
 /**
- * What is new in `current` since `valued` (raw per token), valued at the draft's prices: the USD
- * added and the new `valued` map. A token that never had a valid price is left out (its amount
- * is valued at its first valid price, never at 0). `valued` itself when nothing moved.
+ * A token's new amount since `valued` (raw per token), valued at the draft's prices, into `acc`.
+ * A token that never had a valid price is left out (its amount is valued at its first valid
+ * price, never at 0). `acc.valued` is copied once, at the first token that moved.
  */
-function valueNew(
-  d: Pick<VaultState, 'tokens'>,
-  current: TokenMap<bigint>,
-  valued: TokenMap<bigint>,
-): { usd: Fixed; valued: TokenMap<bigint> } {
-  let total = 0n;
-  let out: Record<Address, bigint> | null = null;
-  const step = (token: Address) => {
-    const cur = current[token] ?? 0n;
-    const was = valued[token] ?? 0n;
-    if (cur === was) return;
-    const t = d.tokens[token];
-    if (!t || t.price === 0n) return;
-    total += tokenValue(cur - was, t.decimals, t.price);
-    out ??= { ...valued };
-    if (cur === 0n) delete out[token];
-    else out[token] = cur;
-  };
-  for (const token in current) step(token as Address);
-  for (const token in valued) if (!(token in current)) step(token as Address);
-  return { usd: total, valued: out ?? valued };
+interface Valuing {
+  usd: Fixed;
+  valued: TokenMap<bigint>;
+  copied: Record<Address, bigint> | null;
+}
+function valueToken(d: Pick<VaultState, 'tokens'>, acc: Valuing, token: Address, cur: bigint): void {
+  const was = (acc.copied ?? acc.valued)[token] ?? 0n;
+  if (cur === was) return;
+  const t = d.tokens[token];
+  if (!t || t.price === 0n) return;
+  acc.usd += tokenValue(cur - was, t.decimals, t.price);
+  acc.copied ??= { ...acc.valued };
+  if (cur === 0n) delete acc.copied[token];
+  else acc.copied[token] = cur;
+}
+
+/** Fees earned of `token` now: collected + what the pools owe every live position. */
+function feesOf(s: Pick<VaultState, 'positions'>, lp: LpState, token: Address): bigint {
+  let x = lp.collected[token] ?? 0n;
+  for (const id in s.positions) {
+    const p = s.positions[id]!;
+    if (p.token0 === token) x += p.owed0;
+    if (p.token1 === token) x += p.owed1;
+  }
+  return x;
+}
+
+/** Rewards earned of `token` now: claimed + pending. */
+function rewardsOf(s: Pick<VaultState, 'pendingRewards'>, lp: LpState, token: Address): bigint {
+  return (lp.claimed[token] ?? 0n) + (s.pendingRewards[token] ?? 0n);
+}
+
+/**
+ * What was earned since the last block end, valued at the draft's prices: fees (collected + owed),
+ * rewards (claimed + pending) and claims, each against what is valued already. No map is built
+ * unless something moved (the usual block end: nothing).
+ */
+function valueEarned(d: Draft, lp: LpState, next: Mutable<LpState>): void {
+  const fees: Valuing = { usd: 0n, valued: lp.feesValued, copied: null };
+  for (const t in lp.collected) valueToken(d, fees, t as Address, feesOf(d, lp, t as Address));
+  for (const id in d.positions) {
+    const p = d.positions[id]!;
+    valueToken(d, fees, p.token0, feesOf(d, lp, p.token0));
+    valueToken(d, fees, p.token1, feesOf(d, lp, p.token1));
+  }
+  for (const t in lp.feesValued) valueToken(d, fees, t as Address, feesOf(d, lp, t as Address));
+  if (fees.copied) {
+    next.feesValued = fees.copied;
+    next.feesUsd = lp.feesUsd + fees.usd;
+  }
+  const rewards: Valuing = { usd: 0n, valued: lp.rewardsValued, copied: null };
+  for (const t in lp.claimed) valueToken(d, rewards, t as Address, rewardsOf(d, lp, t as Address));
+  for (const t in d.pendingRewards) valueToken(d, rewards, t as Address, rewardsOf(d, lp, t as Address));
+  for (const t in lp.rewardsValued) valueToken(d, rewards, t as Address, rewardsOf(d, lp, t as Address));
+  if (rewards.copied) {
+    next.rewardsValued = rewards.copied;
+    next.rewardsUsd = lp.rewardsUsd + rewards.usd;
+  }
+  const claimed: Valuing = { usd: 0n, valued: lp.claimedValued, copied: null };
+  for (const t in lp.claimed) valueToken(d, claimed, t as Address, lp.claimed[t as Address]!);
+  for (const t in lp.claimedValued) valueToken(d, claimed, t as Address, lp.claimed[t as Address] ?? 0n);
+  if (claimed.copied) {
+    next.claimedValued = claimed.copied;
+    next.claimedUsd = lp.claimedUsd + claimed.usd;
+  }
 }
 
 /** Fees earned so far in token terms: collected + what the pools owe every live position. */
@@ -334,15 +378,7 @@ export function lpBlockEnd(d: Draft, start: VaultState | null): void {
   const next: Mutable<LpState> = { ...lp };
   for (const r of d.reconciled) if (r.amount > 0n) next.flowsIn = add(next.flowsIn, r.token, r.amount);
 
-  const fees = valueNew(d, feesEarnedRaw(d, lp), lp.feesValued);
-  next.feesValued = fees.valued;
-  next.feesUsd = lp.feesUsd + fees.usd;
-  const rewards = valueNew(d, rewardsEarnedRaw(d, lp), lp.rewardsValued);
-  next.rewardsValued = rewards.valued;
-  next.rewardsUsd = lp.rewardsUsd + rewards.usd;
-  const claimed = valueNew(d, lp.claimed, lp.claimedValued);
-  next.claimedValued = claimed.valued;
-  next.claimedUsd = lp.claimedUsd + claimed.usd;
+  valueEarned(d, lp, next);
 
   const dt = start ? d.updatedAt - start.updatedAt : 0;
   if (start && dt > 0) {
@@ -400,7 +436,8 @@ export function lpBlockEnd(d: Draft, start: VaultState | null): void {
     if (dd > next.maxDrawdown) next.maxDrawdown = dd;
   }
   // What accrued over the interval counts for the strategy in force at its start.
-  d.lp = credited(lp, next, start ? start.strategy : d.strategy);
+  credit(lp, next, start ? start.strategy : d.strategy);
+  d.lp = next;
 }
 
 /** The positions' divergence not yet realised: each basket's position now (no fees) − the basket held. */
