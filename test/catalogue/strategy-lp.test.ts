@@ -5,6 +5,7 @@ import {
   type DailyReturn,
   dailyReturnsByStrategy,
   encodeBinaryRecord,
+  figuresByStrategy,
   foldRecord,
   getAmountsForLiquidity,
   getLiquidityForAmounts,
@@ -213,7 +214,7 @@ function foldedStates(records: readonly VaultRecord[]): Map<string, VaultState> 
 function entriesOf(states: ReadonlyMap<string, VaultState>): Map<string, StrategyLp[]> {
   const out = new Map<string, StrategyLp[]>();
   for (const vault of [...states.keys()].sort()) {
-    const by = states.get(vault)!.lp?.byStrategy ?? {};
+    const by = figuresByStrategy(states.get(vault)!);
     for (const [strategy, e] of Object.entries(by)) out.set(strategy, [...(out.get(strategy) ?? []), e]);
   }
   return out;

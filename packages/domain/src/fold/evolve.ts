@@ -125,7 +125,7 @@ export function evolve(state: VaultState, record: VaultRecord): VaultState {
   const flows = open ? [...open.flows] : emptyScratch();
   if (d.unpriced.length > 0) bookUnpriced(d, flows);
   applyPayload(d, record, flows);
-  lpEvent(d, record);
+  lpEvent(d, record, state.strategy);
   if (record.lastInBlock) endBlock(d, open ? open.end : state, flows);
   else if (!open) d.blockStart = { end: state, flows: [...flows] };
   else if (flows.length > open.flows.length) d.blockStart = { end: open.end, flows };

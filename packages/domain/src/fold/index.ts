@@ -1,6 +1,7 @@
 export { FoldError, type FoldErrorReason, isFoldError } from './errors.js';
 export { closeBlock, createVaultState, evolve, foldRecord } from './evolve.js';
 export { PERFORMANCE_FEE_BPS, performanceFeeDueRaw, performanceFeeDueUsd, settleHighWater } from './fees.js';
+export { figuresByStrategy } from './lp.js';
 export { blockReturnIndex, MIN_RETURN_BASE_USD, nextReturnIndex, type ValuedFlow } from './return-index.js';
 export { checkSeq, nextSeqPosition, type SeqPosition, type SeqVerdict, voidedBy } from './sequence.js';
 export { deserializeState, type SerializedState, serializedState, serializeState } from './serialize.js';

@@ -43,45 +43,104 @@ const NOTHING_BY_STRATEGY: StrategyLp = {
   divergenceUsd: 0n,
 };
 
-/**
- * Credits what moved from `before` to `after` (fees, rewards, capital-time, funded / open /
- * in-range time, rebalances, realised divergence) to `strategy` in `after.byStrategy`. `after` is
- * a fresh object of this step (never a state's): written in place.
+/*
+ * `LpState.byStrategy` in the fold is kept against the running totals: the strategy in force
+ * (the state's `strategy`) holds what it earned less the totals so far, every other strategy what
+ * it earned. What accrues while a strategy runs then moves the totals alone — no map and no entry
+ * a block — and the entries move only at a switch (or when a block that switched ends: its
+ * interval counts for the strategy at its start). A function of the figures (zero entries
+ * dropped on both sides), so a state read back from its JSON (`strategyFigures`, the stored
+ * form) is the state that was written.
  */
-function credit(before: LpState, after: Mutable<LpState>, strategy: string): void {
-  const fees = after.feesUsd - before.feesUsd;
-  const rewards = after.rewardsUsd - before.rewardsUsd;
-  const capital = after.capitalMs - before.capitalMs;
-  const funded = after.fundedMs - before.fundedMs;
-  const open = after.openMs - before.openMs;
-  const inRange = after.inRangeMs - before.inRangeMs;
-  const rebalances = after.rebalances - before.rebalances;
-  const divergence = after.divergenceUsd - before.divergenceUsd;
-  if (
-    fees === 0n &&
-    rewards === 0n &&
-    capital === 0n &&
-    funded === 0 &&
-    open === 0 &&
-    inRange === 0 &&
-    rebalances === 0 &&
-    divergence === 0n
-  )
-    return;
-  const b = after.byStrategy[strategy] ?? NOTHING_BY_STRATEGY;
-  after.byStrategy = {
-    ...after.byStrategy,
-    [strategy]: {
-      feesUsd: b.feesUsd + fees,
-      rewardsUsd: b.rewardsUsd + rewards,
-      capitalMs: b.capitalMs + capital,
-      fundedMs: b.fundedMs + funded,
-      openMs: b.openMs + open,
-      inRangeMs: b.inRangeMs + inRange,
-      rebalances: b.rebalances + rebalances,
-      divergenceUsd: b.divergenceUsd + divergence,
-    },
+
+/** `b` + sign × the totals of `lp` that accrue by strategy, or null when that is all zero. */
+function shifted(b: StrategyLp | undefined, lp: StrategyLp, sign: 1 | -1): StrategyLp | null {
+  const x = b ?? NOTHING_BY_STRATEGY;
+  const n = BigInt(sign);
+  const out: StrategyLp = {
+    feesUsd: x.feesUsd + n * lp.feesUsd,
+    rewardsUsd: x.rewardsUsd + n * lp.rewardsUsd,
+    capitalMs: x.capitalMs + n * lp.capitalMs,
+    fundedMs: x.fundedMs + sign * lp.fundedMs,
+    openMs: x.openMs + sign * lp.openMs,
+    inRangeMs: x.inRangeMs + sign * lp.inRangeMs,
+    rebalances: x.rebalances + sign * lp.rebalances,
+    divergenceUsd: x.divergenceUsd + n * lp.divergenceUsd,
   };
+  return isNothing(out) ? null : out;
+}
+
+function isNothing(b: StrategyLp): boolean {
+  return (
+    b.feesUsd === 0n &&
+    b.rewardsUsd === 0n &&
+    b.capitalMs === 0n &&
+    b.fundedMs === 0 &&
+    b.openMs === 0 &&
+    b.inRangeMs === 0 &&
+    b.rebalances === 0 &&
+    b.divergenceUsd === 0n
+  );
+}
+
+function put(map: Record<string, StrategyLp>, key: string, b: StrategyLp | null): void {
+  if (b) map[key] = b;
+  else delete map[key];
+}
+
+/**
+ * The figures each strategy earned (`LpState.byStrategy` as stored and summed by the catalogue)
+ * from the fold's form, `strategy` the one in force; `sign` −1 turns the stored form back.
+ */
+export function strategyFigures(
+  byStrategy: Readonly<Record<string, StrategyLp>>,
+  lp: StrategyLp,
+  strategy: string,
+  sign: 1 | -1 = 1,
+): Record<string, StrategyLp> {
+  const out: Record<string, StrategyLp> = {};
+  for (const k in byStrategy) {
+    const b = k === strategy ? shifted(byStrategy[k], lp, sign) : byStrategy[k]!;
+    if (b && !isNothing(b)) out[k] = b;
+  }
+  if (!(strategy in byStrategy)) put(out, strategy, shifted(undefined, lp, sign));
+  return out;
+}
+
+/** A vault's LP figures by strategy (what the catalogue sums; see `strategyFigures`). */
+export function figuresByStrategy(s: Pick<VaultState, 'lp' | 'strategy'>): Record<string, StrategyLp> {
+  return s.lp ? strategyFigures(s.lp.byStrategy, s.lp, s.strategy) : {};
+}
+
+/** The record switched the strategy in force from `was`: what ran so far stays with `was`. */
+function switchStrategy(d: Draft, lp: LpState, was: string): void {
+  const byStrategy = { ...lp.byStrategy };
+  put(byStrategy, was, shifted(lp.byStrategy[was], lp, 1));
+  put(byStrategy, d.strategy, shifted(lp.byStrategy[d.strategy], lp, -1));
+  d.lp = { ...lp, byStrategy };
+}
+
+/**
+ * A block end whose interval counts for `strategy`, no longer the one in force (the block
+ * switched): what moved from `before` to `after` is that strategy's, not the running one's.
+ * `after` is a fresh object of this step: written in place.
+ */
+function creditEarlier(before: LpState, after: Mutable<LpState>, strategy: string, running: string): void {
+  const moved: StrategyLp = {
+    feesUsd: after.feesUsd - before.feesUsd,
+    rewardsUsd: after.rewardsUsd - before.rewardsUsd,
+    capitalMs: after.capitalMs - before.capitalMs,
+    fundedMs: after.fundedMs - before.fundedMs,
+    openMs: after.openMs - before.openMs,
+    inRangeMs: after.inRangeMs - before.inRangeMs,
+    rebalances: after.rebalances - before.rebalances,
+    divergenceUsd: after.divergenceUsd - before.divergenceUsd,
+  };
+  if (isNothing(moved)) return;
+  const byStrategy = { ...after.byStrategy };
+  put(byStrategy, strategy, shifted(byStrategy[strategy], moved, 1));
+  put(byStrategy, running, shifted(byStrategy[running], moved, -1));
+  after.byStrategy = byStrategy;
 }
 
 type Event = Exclude<VaultRecord, { type: 'vault.created' | 'revert' }>;
@@ -119,13 +178,12 @@ function basketUsd(d: Pick<VaultState, 'tokens' | 'token0' | 'token1'>, b: Posit
  * partial decrease): a decrease realises the divergence of the part removed — what came out
  * minus what that part would be worth held — at the record's prices.
  */
-export function lpEvent(d: Draft, r: Event): void {
-  const lp = d.lp;
-  if (!lp) return;
-  applyEvent(d, lp, r);
-  // Rebalances and realised divergence count for the strategy in force when they happen.
-  // (applyEvent makes a fresh object whenever it moves anything.)
-  if (d.lp !== lp && d.lp) credit(lp, d.lp as Mutable<LpState>, d.strategy);
+export function lpEvent(d: Draft, r: Event, was: string): void {
+  if (!d.lp) return;
+  // Rebalances and realised divergence count for the strategy in force when they happen (the
+  // one this record selected, if it did).
+  if (d.strategy !== was) switchStrategy(d, d.lp, was);
+  applyEvent(d, d.lp!, r);
 }
 
 function applyEvent(d: Draft, lp: LpState, r: Event): void {
@@ -305,25 +363,60 @@ function rewardsOf(s: Pick<VaultState, 'pendingRewards'>, lp: LpState, token: Ad
   return (lp.claimed[token] ?? 0n) + (s.pendingRewards[token] ?? 0n);
 }
 
+/** Whether every key of `map` is `a` or `b`. */
+function onlyPair(map: TokenMap<bigint>, a: Address, b: Address): boolean {
+  for (const k in map) if (k !== a && k !== b) return false;
+  return true;
+}
+
+/** One accumulator per kind, reused: the fold is synchronous. */
+const FEES: Valuing = { usd: 0n, valued: {}, copied: null };
+const REWARDS: Valuing = { usd: 0n, valued: {}, copied: null };
+const CLAIMS: Valuing = { usd: 0n, valued: {}, copied: null };
+function begin(acc: Valuing, valued: TokenMap<bigint>): Valuing {
+  acc.usd = 0n;
+  acc.valued = valued;
+  acc.copied = null;
+  return acc;
+}
+
 /**
  * What was earned since the last block end, valued at the draft's prices: fees (collected + owed),
  * rewards (claimed + pending) and claims, each against what is valued already. No map is built
- * unless something moved (the usual block end: nothing).
+ * unless something moved (the usual block end: nothing). Fees of a vault whose positions are all
+ * of its own pair (the usual vault) are summed in one pass over its positions.
  */
 function valueEarned(d: Draft, lp: LpState, next: Mutable<LpState>): void {
-  const fees: Valuing = { usd: 0n, valued: lp.feesValued, copied: null };
-  for (const t in lp.collected) valueToken(d, fees, t as Address, feesOf(d, lp, t as Address));
+  const fees = begin(FEES, lp.feesValued);
+  const t0 = d.token0;
+  const t1 = d.token1;
+  let e0 = lp.collected[t0] ?? 0n;
+  let e1 = lp.collected[t1] ?? 0n;
+  let pair = onlyPair(lp.collected, t0, t1) && onlyPair(lp.feesValued, t0, t1);
   for (const id in d.positions) {
+    if (!pair) break;
     const p = d.positions[id]!;
-    valueToken(d, fees, p.token0, feesOf(d, lp, p.token0));
-    valueToken(d, fees, p.token1, feesOf(d, lp, p.token1));
+    if (p.token0 !== t0 || p.token1 !== t1) pair = false;
+    if (p.owed0 !== 0n) e0 += p.owed0;
+    if (p.owed1 !== 0n) e1 += p.owed1;
   }
-  for (const t in lp.feesValued) valueToken(d, fees, t as Address, feesOf(d, lp, t as Address));
+  if (pair) {
+    valueToken(d, fees, t0, e0);
+    valueToken(d, fees, t1, e1);
+  } else {
+    for (const t in lp.collected) valueToken(d, fees, t as Address, feesOf(d, lp, t as Address));
+    for (const id in d.positions) {
+      const p = d.positions[id]!;
+      valueToken(d, fees, p.token0, feesOf(d, lp, p.token0));
+      valueToken(d, fees, p.token1, feesOf(d, lp, p.token1));
+    }
+    for (const t in lp.feesValued) valueToken(d, fees, t as Address, feesOf(d, lp, t as Address));
+  }
   if (fees.copied) {
     next.feesValued = fees.copied;
     next.feesUsd = lp.feesUsd + fees.usd;
   }
-  const rewards: Valuing = { usd: 0n, valued: lp.rewardsValued, copied: null };
+  const rewards = begin(REWARDS, lp.rewardsValued);
   for (const t in lp.claimed) valueToken(d, rewards, t as Address, rewardsOf(d, lp, t as Address));
   for (const t in d.pendingRewards) valueToken(d, rewards, t as Address, rewardsOf(d, lp, t as Address));
   for (const t in lp.rewardsValued) valueToken(d, rewards, t as Address, rewardsOf(d, lp, t as Address));
@@ -331,14 +424,18 @@ function valueEarned(d: Draft, lp: LpState, next: Mutable<LpState>): void {
     next.rewardsValued = rewards.copied;
     next.rewardsUsd = lp.rewardsUsd + rewards.usd;
   }
-  const claimed: Valuing = { usd: 0n, valued: lp.claimedValued, copied: null };
+  const claimed = begin(CLAIMS, lp.claimedValued);
   for (const t in lp.claimed) valueToken(d, claimed, t as Address, lp.claimed[t as Address]!);
   for (const t in lp.claimedValued) valueToken(d, claimed, t as Address, lp.claimed[t as Address] ?? 0n);
   if (claimed.copied) {
     next.claimedValued = claimed.copied;
     next.claimedUsd = lp.claimedUsd + claimed.usd;
   }
+  // Nothing of a block end is held by the shared accumulators.
+  FEES.valued = REWARDS.valued = CLAIMS.valued = EMPTY;
+  FEES.copied = REWARDS.copied = CLAIMS.copied = null;
 }
+const EMPTY: TokenMap<bigint> = {};
 
 /** Fees earned so far in token terms: collected + what the pools owe every live position. */
 export function feesEarnedRaw(s: Pick<VaultState, 'positions'>, lp: LpState): TokenMap<bigint> {
@@ -436,7 +533,7 @@ export function lpBlockEnd(d: Draft, start: VaultState | null): void {
     if (dd > next.maxDrawdown) next.maxDrawdown = dd;
   }
   // What accrued over the interval counts for the strategy in force at its start.
-  credit(lp, next, start ? start.strategy : d.strategy);
+  if (start && start.strategy !== d.strategy) creditEarlier(lp, next, start.strategy, d.strategy);
   d.lp = next;
 }
 

@@ -3,6 +3,7 @@ import { parseFixed } from '../math/fixed.js';
 import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { address, decimalString, intString, tick, uintString } from '../records/primitives.js';
+import { strategyFigures } from './lp.js';
 import type { Address, LpState, Position, VaultState } from './state.js';
 
 /**
@@ -299,11 +300,11 @@ function fieldsOf(s: VaultState): z.output<typeof stateFields> {
     marketDeltaUsd: s.marketDeltaUsd.toString(),
     valueUsd: s.valueUsd.toString(),
     returnIndex: s.returnIndex.toString(),
-    ...(s.lp ? { lp: lpFields(s.lp) } : {}),
+    ...(s.lp ? { lp: lpFields(s.lp, s.strategy) } : {}),
   };
 }
 
-function lpFields(lp: LpState): NonNullable<z.output<typeof stateFields>['lp']> {
+function lpFields(lp: LpState, strategy: string): NonNullable<z.output<typeof stateFields>['lp']> {
   return {
     collected: mapValues(lp.collected, String),
     feesValued: mapValues(lp.feesValued, String),
@@ -332,7 +333,8 @@ function lpFields(lp: LpState): NonNullable<z.output<typeof stateFields>['lp']> 
     maxDrawdown: lp.maxDrawdown.toString(),
     flowsIn: mapValues(lp.flowsIn, String),
     flowsOut: mapValues(lp.flowsOut, String),
-    byStrategy: mapValues(lp.byStrategy, (b) => ({
+    // Stored as each strategy's own figures (the fold keeps the running one against the totals).
+    byStrategy: mapValues(strategyFigures(lp.byStrategy, lp, strategy), (b) => ({
       feesUsd: b.feesUsd.toString(),
       rewardsUsd: b.rewardsUsd.toString(),
       capitalMs: b.capitalMs.toString(),
@@ -345,8 +347,8 @@ function lpFields(lp: LpState): NonNullable<z.output<typeof stateFields>['lp']> 
   };
 }
 
-function lpOf(j: NonNullable<z.output<typeof stateFields>['lp']>): LpState {
-  return {
+function lpOf(j: NonNullable<z.output<typeof stateFields>['lp']>, strategy: string): LpState {
+  const lp: LpState = {
     collected: mapValues(j.collected, BigInt),
     feesValued: mapValues(j.feesValued, BigInt),
     feesUsd: BigInt(j.feesUsd),
@@ -374,17 +376,19 @@ function lpOf(j: NonNullable<z.output<typeof stateFields>['lp']>): LpState {
     maxDrawdown: BigInt(j.maxDrawdown),
     flowsIn: mapValues(j.flowsIn, BigInt),
     flowsOut: mapValues(j.flowsOut, BigInt),
-    byStrategy: mapValues(j.byStrategy, (b) => ({
-      feesUsd: BigInt(b.feesUsd),
-      rewardsUsd: BigInt(b.rewardsUsd),
-      capitalMs: BigInt(b.capitalMs),
-      fundedMs: b.fundedMs,
-      openMs: b.openMs,
-      inRangeMs: b.inRangeMs,
-      rebalances: b.rebalances,
-      divergenceUsd: BigInt(b.divergenceUsd),
-    })),
+    byStrategy: {},
   };
+  const stored = mapValues(j.byStrategy, (b) => ({
+    feesUsd: BigInt(b.feesUsd),
+    rewardsUsd: BigInt(b.rewardsUsd),
+    capitalMs: BigInt(b.capitalMs),
+    fundedMs: b.fundedMs,
+    openMs: b.openMs,
+    inRangeMs: b.inRangeMs,
+    rebalances: b.rebalances,
+    divergenceUsd: BigInt(b.divergenceUsd),
+  }));
+  return { ...lp, byStrategy: strategyFigures(stored, lp, strategy, -1) };
 }
 
 /** Validates with zod and rebuilds a VaultState; throws a ZodError on a malformed document. */
@@ -464,6 +468,6 @@ function stateOf(j: z.output<typeof stateFields>): VaultState {
     marketDeltaUsd: BigInt(j.marketDeltaUsd),
     valueUsd: BigInt(j.valueUsd),
     returnIndex: BigInt(j.returnIndex),
-    lp: j.lp ? lpOf(j.lp) : null,
+    lp: j.lp ? lpOf(j.lp, j.strategy) : null,
   };
 }

@@ -188,7 +188,11 @@ export interface LpState {
   /** Tokens put in (deposits, received, unexplained inflows) and taken out (withdrawals), raw. */
   readonly flowsIn: TokenMap<bigint>;
   readonly flowsOut: TokenMap<bigint>;
-  /** The figures above that accrue over time or events, by the strategy in force (StrategyLp). */
+  /**
+   * The figures above that accrue over time or events, by the strategy in force (StrategyLp). In
+   * the fold the strategy in force holds its figures less the totals, so a block moves no entry;
+   * stored (and served) as each strategy's own: `figuresByStrategy` (lp.ts).
+   */
   readonly byStrategy: Readonly<Record<string, StrategyLp>>;
 }
 

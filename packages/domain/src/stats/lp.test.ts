@@ -10,6 +10,7 @@ import { buildHistory, eth, History, stepsArb, USDC, usdc, WETH } from '@vault-y
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { foldRecord } from '../fold/evolve.js';
+import { figuresByStrategy } from '../fold/lp.js';
 import { serializeState } from '../fold/serialize.js';
 import type { StrategyLp, VaultState } from '../fold/state.js';
 import { MIN_APR_HISTORY_MS, YEAR_MS } from '../mapping/lp.js';
@@ -258,7 +259,7 @@ describe('a vault’s byStrategy entries', () => {
     h.ts += (2 * DAY) / 1000;
     rs.push(h.mark());
     const s = foldAll(rs);
-    const by = s.lp!.byStrategy;
+    const by = figuresByStrategy(s);
     expect(Object.keys(by).sort()).toEqual(['narrow-eth', 'wide-eth']);
     // ~4,000 USD for a day under wide-eth (then 12 s to the switch), two days under narrow-eth.
     expect(by['wide-eth']!.fundedMs).toBeGreaterThanOrEqual(DAY);
@@ -290,7 +291,7 @@ describe('a vault’s byStrategy entries', () => {
               : r,
           );
           const s = foldAll(rs);
-          const by = s.lp!.byStrategy;
+          const by = figuresByStrategy(s);
           expect(sumStrategyLp(Object.values(by))).toEqual(totals(s));
           const ran = new Set(['wide-eth', ...switches.slice(0, k)]);
           for (const strategy of Object.keys(by)) expect(ran.has(strategy)).toBe(true);
