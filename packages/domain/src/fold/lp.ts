@@ -2,14 +2,15 @@ import { divRound, type Fixed, SCALE, tokenValue } from '../math/fixed.js';
 import type { VaultRecord } from '../records/envelope.js';
 import type { Draft } from './context.js';
 import { MIN_RETURN_BASE_USD } from './return-index.js';
-import type {
-  Address,
-  LpState,
-  PositionBasket,
-  RangeTime,
-  StrategyLp,
-  TokenMap,
-  VaultState,
+import {
+  type Address,
+  copyLp,
+  type LpState,
+  type PositionBasket,
+  type RangeTime,
+  type StrategyLp,
+  type TokenMap,
+  type VaultState,
 } from './state.js';
 import { positionInRange } from './status.js';
 import { positionAmounts } from './valuation.js';
@@ -117,7 +118,9 @@ function switchStrategy(d: Draft, lp: LpState, was: string): void {
   const byStrategy = { ...lp.byStrategy };
   put(byStrategy, was, shifted(lp.byStrategy[was], lp, 1));
   put(byStrategy, d.strategy, shifted(lp.byStrategy[d.strategy], lp, -1));
-  d.lp = { ...lp, byStrategy };
+  const next = copyLp(lp);
+  next.byStrategy = byStrategy;
+  d.lp = next;
 }
 
 /**
@@ -189,21 +192,32 @@ export function lpEvent(d: Draft, r: Event, was: string): void {
 function applyEvent(d: Draft, lp: LpState, r: Event): void {
   switch (r.type) {
     case 'deposit':
-    case 'transfer.received':
-      d.lp = { ...lp, flowsIn: add(lp.flowsIn, r.payload.token, BigInt(r.payload.amount)) };
+    case 'transfer.received': {
+      const next = copyLp(lp);
+      next.flowsIn = add(lp.flowsIn, r.payload.token, BigInt(r.payload.amount));
+      d.lp = next;
       return;
-    case 'withdrawal':
-      d.lp = { ...lp, flowsOut: add(lp.flowsOut, r.payload.token, BigInt(r.payload.amount)) };
+    }
+    case 'withdrawal': {
+      const next = copyLp(lp);
+      next.flowsOut = add(lp.flowsOut, r.payload.token, BigInt(r.payload.amount));
+      d.lp = next;
       return;
+    }
     case 'fees.collected': {
       const p = r.payload;
       const collected = add(add(lp.collected, d.token0, BigInt(p.amount0)), d.token1, BigInt(p.amount1));
-      d.lp = { ...lp, collected };
+      const next = copyLp(lp);
+      next.collected = collected;
+      d.lp = next;
       return;
     }
-    case 'rewards.claimed':
-      d.lp = { ...lp, claimed: add(lp.claimed, r.payload.rewardToken, BigInt(r.payload.amount)) };
+    case 'rewards.claimed': {
+      const next = copyLp(lp);
+      next.claimed = add(lp.claimed, r.payload.rewardToken, BigInt(r.payload.amount));
+      d.lp = next;
       return;
+    }
     case 'position.opened': {
       const p = r.payload;
       const basket = {
@@ -211,7 +225,9 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
         amount1: BigInt(p.amount1) * ONE,
         liquidity: BigInt(p.liquidity),
       };
-      d.lp = { ...lp, baskets: { ...lp.baskets, [p.positionId]: basket } };
+      const next = copyLp(lp);
+      next.baskets = { ...lp.baskets, [p.positionId]: basket };
+      d.lp = next;
       return;
     }
     case 'position.resized': {
@@ -221,7 +237,8 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
       const d1 = BigInt(p.amount1Delta);
       const b = lp.baskets[p.positionId];
       const baskets: Record<string, PositionBasket> = { ...lp.baskets };
-      const next: Mutable<LpState> = { ...lp, baskets };
+      const next = copyLp(lp);
+      next.baskets = baskets;
       if (d0 >= 0n && d1 >= 0n) {
         // Up: what the pool took joins the basket.
         baskets[p.positionId] = {
@@ -252,19 +269,18 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
       const p = r.payload;
       const b = lp.baskets[p.positionId];
       const out = usd(d, d.token0, BigInt(p.amount0Out)) + usd(d, d.token1, BigInt(p.amount1Out));
-      d.lp = {
-        ...lp,
-        divergenceUsd: lp.divergenceUsd + (b ? out - basketUsd(d, b) : 0n),
-        baskets: {
-          ...lp.baskets,
-          [p.positionId]: {
-            amount0: BigInt(p.amount0In) * ONE,
-            amount1: BigInt(p.amount1In) * ONE,
-            liquidity: BigInt(p.liquidity),
-          },
+      const next = copyLp(lp);
+      next.divergenceUsd = lp.divergenceUsd + (b ? out - basketUsd(d, b) : 0n);
+      next.baskets = {
+        ...lp.baskets,
+        [p.positionId]: {
+          amount0: BigInt(p.amount0In) * ONE,
+          amount1: BigInt(p.amount1In) * ONE,
+          liquidity: BigInt(p.liquidity),
         },
-        rebalances: lp.rebalances + 1,
       };
+      next.rebalances = lp.rebalances + 1;
+      d.lp = next;
       return;
     }
     case 'position.closed': {
@@ -273,7 +289,10 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
       const out = usd(d, d.token0, BigInt(p.amount0)) + usd(d, d.token1, BigInt(p.amount1));
       const baskets = { ...lp.baskets };
       delete baskets[p.positionId];
-      d.lp = { ...lp, divergenceUsd: lp.divergenceUsd + (b ? out - basketUsd(d, b) : 0n), baskets };
+      const next = copyLp(lp);
+      next.divergenceUsd = lp.divergenceUsd + (b ? out - basketUsd(d, b) : 0n);
+      next.baskets = baskets;
+      d.lp = next;
       return;
     }
     case 'swap': {
@@ -281,12 +300,11 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
       const p = r.payload;
       const paid = BigInt(p.amountIn);
       const feeTier = BigInt(d.pools[d.pool]?.feeTier ?? 0);
-      d.lp = {
-        ...lp,
-        swaps: lp.swaps + 1,
-        swapCostUsd: lp.swapCostUsd + usd(d, p.tokenIn, paid) - usd(d, p.tokenOut, BigInt(p.amountOut)),
-        swapFeesUsd: lp.swapFeesUsd + usd(d, p.tokenIn, divRound(paid * feeTier, 1_000_000n)),
-      };
+      const next = copyLp(lp);
+      next.swaps = lp.swaps + 1;
+      next.swapCostUsd = lp.swapCostUsd + usd(d, p.tokenIn, paid) - usd(d, p.tokenOut, BigInt(p.amountOut));
+      next.swapFeesUsd = lp.swapFeesUsd + usd(d, p.tokenIn, divRound(paid * feeTier, 1_000_000n));
+      d.lp = next;
       return;
     }
     case 'position.received': {
@@ -303,22 +321,23 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
         if (x.pool === p.pool && x.tickLower === p.tickLower && x.tickUpper === p.tickUpper) id = k;
       }
       if (id === undefined) {
-        d.lp = { ...lp, flowsIn };
+        const next = copyLp(lp);
+        next.flowsIn = flowsIn;
+        d.lp = next;
         return;
       }
       const b = lp.baskets[id];
-      d.lp = {
-        ...lp,
-        flowsIn,
-        baskets: {
-          ...lp.baskets,
-          [id]: {
-            amount0: (b?.amount0 ?? 0n) + BigInt(p.amount0) * ONE,
-            amount1: (b?.amount1 ?? 0n) + BigInt(p.amount1) * ONE,
-            liquidity: (b?.liquidity ?? 0n) + BigInt(p.liquidity),
-          },
+      const next = copyLp(lp);
+      next.flowsIn = flowsIn;
+      next.baskets = {
+        ...lp.baskets,
+        [id]: {
+          amount0: (b?.amount0 ?? 0n) + BigInt(p.amount0) * ONE,
+          amount1: (b?.amount1 ?? 0n) + BigInt(p.amount1) * ONE,
+          liquidity: (b?.liquidity ?? 0n) + BigInt(p.liquidity),
         },
       };
+      d.lp = next;
       return;
     }
     default:
@@ -472,7 +491,7 @@ export function rewardsEarnedRaw(s: Pick<VaultState, 'pendingRewards'>, lp: LpSt
 export function lpBlockEnd(d: Draft, start: VaultState | null): void {
   const lp = d.lp;
   if (!lp) return;
-  const next: Mutable<LpState> = { ...lp };
+  const next = copyLp(lp);
   for (const r of d.reconciled) if (r.amount > 0n) next.flowsIn = add(next.flowsIn, r.token, r.amount);
 
   valueEarned(d, lp, next);
@@ -527,8 +546,9 @@ export function lpBlockEnd(d: Draft, start: VaultState | null): void {
     break;
   }
 
+  // A block end at or above the previous one's index (under the same peak) cannot draw down more.
   if (d.returnIndex > next.peakIndex) next.peakIndex = d.returnIndex;
-  else if (next.peakIndex > 0n) {
+  else if (next.peakIndex > 0n && !(start && d.returnIndex >= start.returnIndex)) {
     const dd = divRound((next.peakIndex - d.returnIndex) * ONE, next.peakIndex);
     if (dd > next.maxDrawdown) next.maxDrawdown = dd;
   }

@@ -4,7 +4,7 @@ import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { address, decimalString, intString, tick, uintString } from '../records/primitives.js';
 import { strategyFigures } from './lp.js';
-import type { Address, LpState, Position, VaultState } from './state.js';
+import { type Address, copyLp, type LpState, type Position, type VaultState } from './state.js';
 
 /**
  * JSON form of VaultState (the projector's jsonb column): bigints as decimal strings, derived
@@ -388,7 +388,9 @@ function lpOf(j: NonNullable<z.output<typeof stateFields>['lp']>, strategy: stri
     rebalances: b.rebalances,
     divergenceUsd: BigInt(b.divergenceUsd),
   }));
-  return { ...lp, byStrategy: strategyFigures(stored, lp, strategy, -1) };
+  const out = copyLp(lp);
+  out.byStrategy = strategyFigures(stored, lp, strategy, -1);
+  return out;
 }
 
 /** Validates with zod and rebuilds a VaultState; throws a ZodError on a malformed document. */

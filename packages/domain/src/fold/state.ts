@@ -474,6 +474,39 @@ export function copyState(s: VaultState): { -readonly [K in keyof VaultState]: V
   };
 }
 
+/**
+ * A copy of `lp` to write into, every field named: one shape for every LP state the fold makes,
+ * so its copies stay monomorphic (a spread of states of several shapes is V8's slow path).
+ */
+export function copyLp(lp: LpState): { -readonly [K in keyof LpState]: LpState[K] } {
+  return {
+    collected: lp.collected,
+    feesValued: lp.feesValued,
+    feesUsd: lp.feesUsd,
+    claimed: lp.claimed,
+    claimedValued: lp.claimedValued,
+    claimedUsd: lp.claimedUsd,
+    rewardsValued: lp.rewardsValued,
+    rewardsUsd: lp.rewardsUsd,
+    capitalMs: lp.capitalMs,
+    fundedMs: lp.fundedMs,
+    openMs: lp.openMs,
+    inRangeMs: lp.inRangeMs,
+    ranges: lp.ranges,
+    baskets: lp.baskets,
+    divergenceUsd: lp.divergenceUsd,
+    rebalances: lp.rebalances,
+    swaps: lp.swaps,
+    swapCostUsd: lp.swapCostUsd,
+    swapFeesUsd: lp.swapFeesUsd,
+    peakIndex: lp.peakIndex,
+    maxDrawdown: lp.maxDrawdown,
+    flowsIn: lp.flowsIn,
+    flowsOut: lp.flowsOut,
+    byStrategy: lp.byStrategy,
+  };
+}
+
 /** netUsd = valueUsd + capitalOutUsd − capitalInUsd (exact): a loss (`lostUsd`) is in it, as value gone. */
 export function netUsd(s: VaultState): Fixed {
   return s.valueUsd + s.capitalOutUsd - s.capitalInUsd;
