@@ -2,7 +2,14 @@ import { divRoundPow10, parseFixed } from '../math/fixed.js';
 import { getSqrtRatioAtTick, MAX_SQRT_RATIO, MIN_SQRT_RATIO } from '../math/tick-math.js';
 import type { TokenAmount, ValuationContext } from '../records/context.js';
 import { FoldError } from './errors.js';
-import type { Address, PoolPrice, Position, TokenPrice, VaultState } from './state.js';
+import {
+  type Address,
+  type PoolPrice,
+  type Position,
+  positionList,
+  type TokenPrice,
+  type VaultState,
+} from './state.js';
 
 export type Draft = { -readonly [K in keyof VaultState]: VaultState[K] };
 
@@ -137,7 +144,8 @@ export function applyHoldings(d: Draft, ctx: ValuationContext): void {
   d.idle = amountMap(ctx, h.balances, d.idle);
   d.pendingRewards = amountMap(ctx, h.pendingRewards, d.pendingRewards);
   // Built only once something differs (the usual record's positions are the block before's).
-  let positions: Record<string, Position> | null = h.positions.length !== keyCount(d.positions) ? {} : null;
+  let positions: Record<string, Position> | null =
+    h.positions.length !== positionList(d.positions).length ? {} : null;
   for (let i = 0; i < h.positions.length; i++) {
     const p = h.positions[i]!;
     const pool = ctx.pools.find((x) => x.address === p.pool);

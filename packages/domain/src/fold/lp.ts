@@ -4,9 +4,12 @@ import type { Draft } from './context.js';
 import { MIN_RETURN_BASE_USD } from './return-index.js';
 import {
   type Address,
+  type ById,
   copyLp,
+  holdsPosition,
   type LpState,
   type PositionBasket,
+  positionList,
   type RangeTime,
   type StrategyLp,
   type TokenMap,
@@ -148,6 +151,64 @@ function creditEarlier(before: LpState, after: Mutable<LpState>, strategy: strin
 
 type Event = Exclude<VaultRecord, { type: 'vault.created' | 'revert' }>;
 
+/** Whether `id` is an array index: V8 enumerates such keys of an object first, ascending. */
+function isIndex(id: string): boolean {
+  const n = id.length;
+  if (n === 0 || n > 10 || (n > 1 && id.charCodeAt(0) === 48)) return false;
+  for (let i = 0; i < n; i++) {
+    const c = id.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return Number(id) < 4_294_967_295;
+}
+
+/** Whether `a`, added after `b`, enumerates before it in an object holding both. */
+function enumeratesBefore(a: string, b: string): boolean {
+  if (!isIndex(a)) return false;
+  return !isIndex(b) || Number(a) < Number(b);
+}
+
+/** The entry of `id` in a per-position list (a handful of entries: a walk). */
+export function entryOf<T extends ById>(list: readonly T[], id: string): T | undefined {
+  for (let i = 0; i < list.length; i++) if (list[i]!.id === id) return list[i];
+  return undefined;
+}
+
+/** `list` with `entry` in place of its id's, or added where a JSON object would enumerate it. */
+function withEntry<T extends ById>(list: readonly T[], entry: T): T[] {
+  const out = list.slice();
+  for (let i = 0; i < out.length; i++)
+    if (out[i]!.id === entry.id) {
+      out[i] = entry;
+      return out;
+    }
+  let at = out.length;
+  for (let i = 0; i < out.length; i++)
+    if (enumeratesBefore(entry.id, out[i]!.id)) {
+      at = i;
+      break;
+    }
+  out.splice(at, 0, entry);
+  return out;
+}
+
+/** A per-position list as the JSON object it is stored as (entries in the list's order). */
+export function listToObject<T extends ById, V>(list: readonly T[], f: (e: T) => V): Record<string, V> {
+  const out: Record<string, V> = {};
+  for (const e of list) out[e.id] = f(e);
+  return out;
+}
+
+/** A stored per-position object as the list the fold keeps (its enumeration order: canonical). */
+export function objectToList<V, T extends ById>(
+  o: Readonly<Record<string, V>>,
+  f: (id: string, v: V) => T,
+): T[] {
+  const out: T[] = [];
+  for (const id of Object.keys(o)) out.push(f(id, o[id]!));
+  return out;
+}
+
 /** map[key] += delta (raw), zero entries dropped, a new map. */
 function add(map: TokenMap<bigint>, key: Address, delta: bigint): TokenMap<bigint> {
   if (delta === 0n) return map;
@@ -220,13 +281,13 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
     }
     case 'position.opened': {
       const p = r.payload;
-      const basket = {
+      const next = copyLp(lp);
+      next.baskets = withEntry(lp.baskets, {
+        id: p.positionId,
         amount0: BigInt(p.amount0) * ONE,
         amount1: BigInt(p.amount1) * ONE,
         liquidity: BigInt(p.liquidity),
-      };
-      const next = copyLp(lp);
-      next.baskets = { ...lp.baskets, [p.positionId]: basket };
+      });
       d.lp = next;
       return;
     }
@@ -235,17 +296,16 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
       const liquidity = BigInt(p.liquidity);
       const d0 = BigInt(p.amount0Delta);
       const d1 = BigInt(p.amount1Delta);
-      const b = lp.baskets[p.positionId];
-      const baskets: Record<string, PositionBasket> = { ...lp.baskets };
+      const b = entryOf(lp.baskets, p.positionId);
       const next = copyLp(lp);
-      next.baskets = baskets;
       if (d0 >= 0n && d1 >= 0n) {
         // Up: what the pool took joins the basket.
-        baskets[p.positionId] = {
+        next.baskets = withEntry(lp.baskets, {
+          id: p.positionId,
           amount0: (b?.amount0 ?? 0n) + d0 * ONE,
           amount1: (b?.amount1 ?? 0n) + d1 * ONE,
           liquidity,
-        };
+        });
       } else if (b && b.liquidity > 0n) {
         // Down: the removed share of the basket is realised against what came out.
         const removed = b.liquidity > liquidity ? b.liquidity - liquidity : 0n;
@@ -256,42 +316,39 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
         };
         const out = usd(d, d.token0, -d0) + usd(d, d.token1, -d1);
         next.divergenceUsd = lp.divergenceUsd + out - basketUsd(d, part);
-        baskets[p.positionId] = {
+        next.baskets = withEntry(lp.baskets, {
+          id: p.positionId,
           amount0: b.amount0 - part.amount0,
           amount1: b.amount1 - part.amount1,
           liquidity,
-        };
+        });
       }
       d.lp = next;
       return;
     }
     case 'position.rebalanced': {
       const p = r.payload;
-      const b = lp.baskets[p.positionId];
+      const b = entryOf(lp.baskets, p.positionId);
       const out = usd(d, d.token0, BigInt(p.amount0Out)) + usd(d, d.token1, BigInt(p.amount1Out));
       const next = copyLp(lp);
       next.divergenceUsd = lp.divergenceUsd + (b ? out - basketUsd(d, b) : 0n);
-      next.baskets = {
-        ...lp.baskets,
-        [p.positionId]: {
-          amount0: BigInt(p.amount0In) * ONE,
-          amount1: BigInt(p.amount1In) * ONE,
-          liquidity: BigInt(p.liquidity),
-        },
-      };
+      next.baskets = withEntry(lp.baskets, {
+        id: p.positionId,
+        amount0: BigInt(p.amount0In) * ONE,
+        amount1: BigInt(p.amount1In) * ONE,
+        liquidity: BigInt(p.liquidity),
+      });
       next.rebalances = lp.rebalances + 1;
       d.lp = next;
       return;
     }
     case 'position.closed': {
       const p = r.payload;
-      const b = lp.baskets[p.positionId];
+      const b = entryOf(lp.baskets, p.positionId);
       const out = usd(d, d.token0, BigInt(p.amount0)) + usd(d, d.token1, BigInt(p.amount1));
-      const baskets = { ...lp.baskets };
-      delete baskets[p.positionId];
       const next = copyLp(lp);
       next.divergenceUsd = lp.divergenceUsd + (b ? out - basketUsd(d, b) : 0n);
-      next.baskets = baskets;
+      next.baskets = lp.baskets.filter((x) => x.id !== p.positionId);
       d.lp = next;
       return;
     }
@@ -316,27 +373,23 @@ function applyEvent(d: Draft, lp: LpState, r: Event): void {
         ? add(add(lp.flowsIn, pool.token0, BigInt(p.amount0)), pool.token1, BigInt(p.amount1))
         : lp.flowsIn;
       let id: string | undefined;
-      for (const k in d.positions) {
-        const x = d.positions[k]!;
-        if (x.pool === p.pool && x.tickLower === p.tickLower && x.tickUpper === p.tickUpper) id = k;
-      }
+      for (const x of positionList(d.positions))
+        if (x.pool === p.pool && x.tickLower === p.tickLower && x.tickUpper === p.tickUpper) id = x.id;
       if (id === undefined) {
         const next = copyLp(lp);
         next.flowsIn = flowsIn;
         d.lp = next;
         return;
       }
-      const b = lp.baskets[id];
+      const b = entryOf(lp.baskets, id);
       const next = copyLp(lp);
       next.flowsIn = flowsIn;
-      next.baskets = {
-        ...lp.baskets,
-        [id]: {
-          amount0: (b?.amount0 ?? 0n) + BigInt(p.amount0) * ONE,
-          amount1: (b?.amount1 ?? 0n) + BigInt(p.amount1) * ONE,
-          liquidity: (b?.liquidity ?? 0n) + BigInt(p.liquidity),
-        },
-      };
+      next.baskets = withEntry(lp.baskets, {
+        id,
+        amount0: (b?.amount0 ?? 0n) + BigInt(p.amount0) * ONE,
+        amount1: (b?.amount1 ?? 0n) + BigInt(p.amount1) * ONE,
+        liquidity: (b?.liquidity ?? 0n) + BigInt(p.liquidity),
+      });
       d.lp = next;
       return;
     }
@@ -369,8 +422,7 @@ function valueToken(d: Pick<VaultState, 'tokens'>, acc: Valuing, token: Address,
 /** Fees earned of `token` now: collected + what the pools owe every live position. */
 function feesOf(s: Pick<VaultState, 'positions'>, lp: LpState, token: Address): bigint {
   let x = lp.collected[token] ?? 0n;
-  for (const id in s.positions) {
-    const p = s.positions[id]!;
+  for (const p of positionList(s.positions)) {
     if (p.token0 === token) x += p.owed0;
     if (p.token1 === token) x += p.owed1;
   }
@@ -412,9 +464,8 @@ function valueEarned(d: Draft, lp: LpState, next: Mutable<LpState>): void {
   let e0 = lp.collected[t0] ?? 0n;
   let e1 = lp.collected[t1] ?? 0n;
   let pair = onlyPair(lp.collected, t0, t1) && onlyPair(lp.feesValued, t0, t1);
-  for (const id in d.positions) {
+  for (const p of positionList(d.positions)) {
     if (!pair) break;
-    const p = d.positions[id]!;
     if (p.token0 !== t0 || p.token1 !== t1) pair = false;
     if (p.owed0 !== 0n) e0 += p.owed0;
     if (p.owed1 !== 0n) e1 += p.owed1;
@@ -424,8 +475,7 @@ function valueEarned(d: Draft, lp: LpState, next: Mutable<LpState>): void {
     valueToken(d, fees, t1, e1);
   } else {
     for (const t in lp.collected) valueToken(d, fees, t as Address, feesOf(d, lp, t as Address));
-    for (const id in d.positions) {
-      const p = d.positions[id]!;
+    for (const p of positionList(d.positions)) {
       valueToken(d, fees, p.token0, feesOf(d, lp, p.token0));
       valueToken(d, fees, p.token1, feesOf(d, lp, p.token1));
     }
@@ -459,8 +509,7 @@ const EMPTY: TokenMap<bigint> = {};
 /** Fees earned so far in token terms: collected + what the pools owe every live position. */
 export function feesEarnedRaw(s: Pick<VaultState, 'positions'>, lp: LpState): TokenMap<bigint> {
   let out: Record<Address, bigint> | null = null;
-  for (const id in s.positions) {
-    const p = s.positions[id]!;
+  for (const p of positionList(s.positions)) {
     if (p.owed0 === 0n && p.owed1 === 0n) continue;
     out ??= { ...lp.collected };
     if (p.owed0 !== 0n) out[p.token0] = (out[p.token0] ?? 0n) + p.owed0;
@@ -502,20 +551,25 @@ export function lpBlockEnd(d: Draft, start: VaultState | null): void {
     if (start.valueUsd >= MIN_RETURN_BASE_USD) next.fundedMs = lp.fundedMs + dt;
     let open = false;
     let all = true;
-    let ranges: Record<string, RangeTime> | null = null;
-    for (const id in start.positions) {
-      const p = start.positions[id]!;
+    let ranges: (RangeTime & ById)[] | null = null;
+    for (const p of positionList(start.positions)) {
+      const id = p.id;
       if (p.liquidity === 0n) continue;
       open = true;
       const inRange = positionInRange(start, p);
       if (!inRange) all = false;
-      if (!(id in d.positions)) continue;
-      const was = lp.ranges[id];
-      ranges ??= { ...lp.ranges };
-      ranges[id] = {
+      if (!holdsPosition(d.positions, id)) continue;
+      ranges ??= lp.ranges.slice();
+      let i = 0;
+      while (i < ranges.length && ranges[i]!.id !== id) i++;
+      const was = ranges[i];
+      const now: RangeTime & ById = {
+        id,
         openMs: (was?.openMs ?? 0) + dt,
         inRangeMs: (was?.inRangeMs ?? 0) + (inRange ? dt : 0),
       };
+      if (was) ranges[i] = now;
+      else ranges = withEntry(ranges, now);
     }
     if (ranges) next.ranges = ranges;
     if (open) {
@@ -524,27 +578,20 @@ export function lpBlockEnd(d: Draft, start: VaultState | null): void {
     }
   }
   // Times of positions no longer held are in the vault's figure; their own entries go.
-  for (const id in next.ranges) {
-    if (id in d.positions) continue;
-    const ranges = { ...next.ranges };
-    for (const k in ranges) if (!(k in d.positions)) delete ranges[k];
-    next.ranges = ranges;
-    break;
-  }
+  for (const x of next.ranges)
+    if (!holdsPosition(d.positions, x.id)) {
+      next.ranges = next.ranges.filter((e) => holdsPosition(d.positions, e.id));
+      break;
+    }
   // A basket whose position the chain no longer holds (no event closed it) is realised at nothing.
-  for (const id in next.baskets) {
-    if (id in d.positions) continue;
-    const baskets = { ...next.baskets };
-    let lost = 0n;
-    for (const k in baskets)
-      if (!(k in d.positions)) {
-        lost += basketUsd(d, baskets[k]!);
-        delete baskets[k];
-      }
-    next.baskets = baskets;
-    next.divergenceUsd -= lost;
-    break;
-  }
+  for (const x of next.baskets)
+    if (!holdsPosition(d.positions, x.id)) {
+      let lost = 0n;
+      for (const e of next.baskets) if (!holdsPosition(d.positions, e.id)) lost += basketUsd(d, e);
+      next.baskets = next.baskets.filter((e) => holdsPosition(d.positions, e.id));
+      next.divergenceUsd -= lost;
+      break;
+    }
 
   // A block end at or above the previous one's index (under the same peak) cannot draw down more.
   if (d.returnIndex > next.peakIndex) next.peakIndex = d.returnIndex;
@@ -562,11 +609,11 @@ export function unrealisedDivergenceUsd(s: VaultState): Fixed {
   const lp = s.lp;
   if (!lp) return 0n;
   let v = 0n;
-  for (const id in lp.baskets) {
-    const p = s.positions[id];
+  for (const b of lp.baskets) {
+    const p = s.positions[b.id];
     if (!p) continue;
     const a = positionAmounts(s, p);
-    v += usd(s, p.token0, a.amount0) + usd(s, p.token1, a.amount1) - basketUsd(s, lp.baskets[id]!);
+    v += usd(s, p.token0, a.amount0) + usd(s, p.token1, a.amount1) - basketUsd(s, b);
   }
   return v;
 }

@@ -3,7 +3,7 @@ import { parseFixed } from '../math/fixed.js';
 import { getSqrtRatioAtTick } from '../math/tick-math.js';
 import { DEFAULT_PERFORMANCE_FEE_BPS } from '../records/payloads.js';
 import { address, decimalString, intString, tick, uintString } from '../records/primitives.js';
-import { strategyFigures } from './lp.js';
+import { listToObject, objectToList, strategyFigures } from './lp.js';
 import { type Address, copyLp, type LpState, type Position, type VaultState } from './state.js';
 
 /**
@@ -318,8 +318,8 @@ function lpFields(lp: LpState, strategy: string): NonNullable<z.output<typeof st
     fundedMs: lp.fundedMs,
     openMs: lp.openMs,
     inRangeMs: lp.inRangeMs,
-    ranges: mapValues(lp.ranges, (r) => ({ openMs: r.openMs, inRangeMs: r.inRangeMs })),
-    baskets: mapValues(lp.baskets, (b) => ({
+    ranges: listToObject(lp.ranges, (r) => ({ openMs: r.openMs, inRangeMs: r.inRangeMs })),
+    baskets: listToObject(lp.baskets, (b) => ({
       amount0: b.amount0.toString(),
       amount1: b.amount1.toString(),
       liquidity: b.liquidity.toString(),
@@ -361,8 +361,9 @@ function lpOf(j: NonNullable<z.output<typeof stateFields>['lp']>, strategy: stri
     fundedMs: j.fundedMs,
     openMs: j.openMs,
     inRangeMs: j.inRangeMs,
-    ranges: mapValues(j.ranges, (r) => ({ openMs: r.openMs, inRangeMs: r.inRangeMs })),
-    baskets: mapValues(j.baskets, (b) => ({
+    ranges: objectToList(j.ranges, (id, r) => ({ id, openMs: r.openMs, inRangeMs: r.inRangeMs })),
+    baskets: objectToList(j.baskets, (id, b) => ({
+      id,
       amount0: BigInt(b.amount0),
       amount1: BigInt(b.amount1),
       liquidity: BigInt(b.liquidity),

@@ -115,6 +115,16 @@ export interface RangeTime {
 }
 
 /**
+ * An entry of a per-position list of the LP state (`ranges`, `baskets`): kept as a list in the
+ * order a JSON object of these ids enumerates (integer ids ascending, then the others as added),
+ * never as an object keyed by id — position ids are integers, and V8 keeps integer keys as an
+ * object's elements (sparse ones in a dictionary), slow to copy and to walk at every block end.
+ */
+export interface ById {
+  readonly id: string;
+}
+
+/**
  * What the vault put into a position, in token units of its pool · 10^18 (fractional after a
  * partial decrease), and the liquidity it bought: the "held instead" side of divergence loss.
  */
@@ -169,9 +179,9 @@ export interface LpState {
   readonly openMs: number;
   readonly inRangeMs: number;
   /** Per live position id. */
-  readonly ranges: Readonly<Record<string, RangeTime>>;
+  readonly ranges: readonly (RangeTime & ById)[];
   /** Per live position id (see PositionBasket). */
-  readonly baskets: Readonly<Record<string, PositionBasket>>;
+  readonly baskets: readonly (PositionBasket & ById)[];
   /** Divergence realised by decreases, rebalances and closes (USD; negative = a loss). */
   readonly divergenceUsd: Fixed;
   /** position.rebalanced records. */
@@ -210,8 +220,8 @@ export const EMPTY_LP: LpState = {
   fundedMs: 0,
   openMs: 0,
   inRangeMs: 0,
-  ranges: {},
-  baskets: {},
+  ranges: [],
+  baskets: [],
   divergenceUsd: 0n,
   rebalances: 0,
   swaps: 0,
@@ -505,6 +515,31 @@ export function copyLp(lp: LpState): { -readonly [K in keyof LpState]: LpState[K
     flowsOut: lp.flowsOut,
     byStrategy: lp.byStrategy,
   };
+}
+
+const POSITION_LISTS = new WeakMap<object, readonly Position[]>();
+
+/**
+ * A positions map's entries as a list, in the map's own order (for-in's), made once per map (maps
+ * are never written once a state holds them). Position ids are integers, which V8 keeps as an
+ * object's elements (a dictionary once sparse): walking or copying such a map costs 10–40 × a
+ * list's walk, and the fold walks a vault's positions several times a record.
+ */
+export function positionList(map: Readonly<Record<string, Position>>): readonly Position[] {
+  let list = POSITION_LISTS.get(map);
+  if (!list) {
+    const made: Position[] = [];
+    for (const id in map) made.push(map[id]!);
+    POSITION_LISTS.set(map, made);
+    list = made;
+  }
+  return list;
+}
+
+/** Whether the map holds a position of this id (a walk of its list). */
+export function holdsPosition(map: Readonly<Record<string, Position>>, id: string): boolean {
+  for (const p of positionList(map)) if (p.id === id) return true;
+  return false;
 }
 
 /** netUsd = valueUsd + capitalOutUsd − capitalInUsd (exact): a loss (`lostUsd`) is in it, as value gone. */

@@ -1,6 +1,6 @@
 import { isInRange } from '../math/price.js';
 import type { VaultStatus } from '../views/index.js';
-import type { Position, VaultState } from './state.js';
+import { type Position, positionList, type VaultState } from './state.js';
 
 /**
  * Vault status, derived from the folded state (never stored, so it cannot drift from it).
@@ -72,8 +72,7 @@ export function statusOf(s: VaultState): VaultStatus {
   if (!hasCapital(s)) return 'idle';
   if (s.exited) return 'exiting';
   let deployed = false;
-  for (const id in s.positions) {
-    const p = s.positions[id]!;
+  for (const p of positionList(s.positions)) {
     if (p.liquidity === 0n) continue;
     deployed = true;
     if (!positionInRange(s, p)) return 'attention';

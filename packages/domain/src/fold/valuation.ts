@@ -1,6 +1,6 @@
 import { type Fixed, tokenValue } from '../math/fixed.js';
 import { getAmountsForLiquidity, type TokenAmounts } from '../math/liquidity-amounts.js';
-import type { Address, Position, TokenPrice, VaultState } from './state.js';
+import { type Address, type Position, positionList, type TokenPrice, type VaultState } from './state.js';
 
 type Valued = Pick<VaultState, 'tokens' | 'pools' | 'idle' | 'pendingRewards' | 'positions'>;
 
@@ -49,6 +49,6 @@ export function pendingRewardsUsd(s: Pick<VaultState, 'tokens' | 'pendingRewards
 export function computeValueUsd(s: Valued): Fixed {
   let v = 0n;
   for (const token in s.idle) v += valueOfToken(s, token as Address, s.idle[token as Address] ?? 0n);
-  for (const id in s.positions) v += positionValueUsd(s, s.positions[id]!);
+  for (const p of positionList(s.positions)) v += positionValueUsd(s, p);
   return v + pendingRewardsUsd(s);
 }

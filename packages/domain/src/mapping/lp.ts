@@ -1,5 +1,5 @@
 import { currentDrawdown, feesEarnedRaw, scaledUsd, unrealisedDivergenceUsd } from '../fold/lp.js';
-import type { Address, LpState, RangeTime, VaultState } from '../fold/state.js';
+import { type Address, type LpState, positionList, type RangeTime, type VaultState } from '../fold/state.js';
 import { pendingRewardsUsd, positionAmounts, positionOwedUsd } from '../fold/valuation.js';
 import { divRound, type Fixed, microsToNumber, toMicros } from '../math/fixed.js';
 import type { LpView, TimeInRangeView } from '../views/index.js';
@@ -42,8 +42,7 @@ function heldRaw(s: VaultState): Record<Address, bigint> {
   const plus = (t: Address, x: bigint) => {
     if (x !== 0n) out[t] = (out[t] ?? 0n) + x;
   };
-  for (const id in s.positions) {
-    const p = s.positions[id]!;
+  for (const p of positionList(s.positions)) {
     const a = positionAmounts(s, p);
     plus(p.token0, a.amount0 + p.owed0);
     plus(p.token1, a.amount1 + p.owed1);
@@ -72,8 +71,7 @@ export function toLpView(s: VaultState): LpView | null {
 
   let uncollected = 0n;
   const owed: Record<Address, bigint> = {};
-  for (const id in s.positions) {
-    const p = s.positions[id]!;
+  for (const p of positionList(s.positions)) {
     uncollected += positionOwedUsd(s, p);
     if (p.owed0 !== 0n) owed[p.token0] = (owed[p.token0] ?? 0n) + p.owed0;
     if (p.owed1 !== 0n) owed[p.token1] = (owed[p.token1] ?? 0n) + p.owed1;

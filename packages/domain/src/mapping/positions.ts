@@ -1,3 +1,4 @@
+import { entryOf } from '../fold/lp.js';
 import type { Position, VaultState } from '../fold/state.js';
 import { positionInRange } from '../fold/status.js';
 import { pendingRewardsUsd, positionOwedUsd, positionValueUsd } from '../fold/valuation.js';
@@ -46,7 +47,7 @@ export function toPositionViews(s: VaultState): PositionView[] {
       inRange: positionInRange(s, p),
       pendingRewardsUsd: microsToNumber(shares[i]!),
       uncollectedFeesUsd: microsToNumber(toMicros(positionOwedUsd(s, p))),
-      timeInRange: s.lp ? timeInRangeOf(s.lp.ranges[p.id] ?? NEVER_OPEN) : null,
+      timeInRange: s.lp ? timeInRangeOf(entryOf(s.lp.ranges, p.id) ?? NEVER_OPEN) : null,
     };
   });
 }

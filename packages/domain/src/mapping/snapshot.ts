@@ -1,4 +1,4 @@
-import { type Address, NOTHING_HELD, type VaultState } from '../fold/state.js';
+import { type Address, NOTHING_HELD, positionList, type VaultState } from '../fold/state.js';
 import { statusOf } from '../fold/status.js';
 import { pendingRewardsUsd, positionOwedUsd } from '../fold/valuation.js';
 import { microsToNumber, toMicros } from '../math/fixed.js';
@@ -84,7 +84,7 @@ export function shownState(s: VaultState): VaultState {
 
 function uncollectedFeesUsd(s: VaultState): bigint {
   let v = 0n;
-  for (const id in s.positions) v += positionOwedUsd(s, s.positions[id]!);
+  for (const p of positionList(s.positions)) v += positionOwedUsd(s, p);
   return v;
 }
 
@@ -111,8 +111,7 @@ export function stalePrices(s: VaultState): StalePriceView[] {
     ...Object.keys(s.pendingRewards),
     ...Object.keys(s.benchmark),
   ]);
-  for (const id in s.positions) {
-    const p = s.positions[id]!;
+  for (const p of positionList(s.positions)) {
     used.add(p.token0);
     used.add(p.token1);
   }
