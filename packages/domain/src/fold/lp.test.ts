@@ -197,6 +197,59 @@ describe('LP figures on hand-made histories', () => {
     expect(snapshotView.parse(toSnapshotView(s)).netUsd).toBe(-20);
   });
 
+  it('per-position figures are kept in the stored object’s order (integer ids ascending, others as added) and read back equal', () => {
+    const h = new History();
+    let s = foldAll(undefined, [h.created(), h.deposit(WETH, eth(4)), h.deposit(USDC, usdc(8000))]);
+    const [lower, upper] = [TICK_2000 - 600, TICK_2000 + 600];
+    const sp = getSqrtRatioAtTick(TICK_2000);
+    const [sa, sb] = [getSqrtRatioAtTick(lower), getSqrtRatioAtTick(upper)];
+    const l = getLiquidityForAmounts(sp, sa, sb, eth(0.5), usdc(1000));
+    const a = getAmountsForLiquidity(sp, sa, sb, l);
+    // 4294967296 is no array index: an object enumerates it after the integer ids, as added.
+    const openedAt = new Map<string, number>();
+    for (const positionId of ['10', '4294967296', '9', '2']) {
+      s = evolve(
+        s,
+        h.record('position.opened', {
+          positionId,
+          pool: POOL,
+          tickLower: lower,
+          tickUpper: upper,
+          liquidity: l.toString(),
+          amount0: a.amount0.toString(),
+          amount1: a.amount1.toString(),
+        }),
+      );
+      openedAt.set(positionId, s.updatedAt);
+      h.ts += 60;
+      s = evolve(s, h.mark());
+    }
+    const json = JSON.parse(JSON.stringify(serializeState(s)));
+    const order = ['2', '9', '10', '4294967296'];
+    expect(Object.keys(json.lp.baskets)).toEqual(order);
+    expect(Object.keys(json.lp.ranges)).toEqual(order);
+    expect(s.lp!.baskets.map((b) => b.id)).toEqual(order);
+    expect(s.lp!.ranges.map((r) => r.id)).toEqual(order);
+    expect(deserializeState(json)).toEqual(s);
+    // Each position's time is its own: from the block end that opened it (all in range).
+    const views = new Map(toSnapshotView(s).positions.map((p) => [p.id, p.timeInRange]));
+    for (const [id, at] of openedAt)
+      expect(views.get(id)).toEqual({ share: 1, inRangeMs: s.updatedAt - at, openMs: s.updatedAt - at });
+    expect(new Set(openedAt.values()).size).toBe(4);
+    // A close drops its basket and, at the block end, its own time (the vault's stays).
+    s = evolve(
+      s,
+      h.record('position.closed', {
+        positionId: '9',
+        amount0: a.amount0.toString(),
+        amount1: a.amount1.toString(),
+      }),
+    );
+    expect(s.lp!.baskets.map((b) => b.id)).toEqual(['2', '10', '4294967296']);
+    expect(s.lp!.ranges.map((r) => r.id)).toEqual(['2', '10', '4294967296']);
+    expect(deserializeState(JSON.parse(JSON.stringify(serializeState(s))))).toEqual(s);
+  });
+
   it('a state folded before fold version 5 has no LP figures, and gains none by folding on', () => {
     const { h, s: s0 } = withPosition();
     const { lp: _lp, ...old } = serializeState(s0);

@@ -6,12 +6,21 @@
  * histories with strategy switches, the entries of all strategies adding up to the vault's own.
  */
 
-import { buildHistory, eth, History, stepsArb, USDC, usdc, WETH } from '@vault-yield/test-kit/domain';
+import {
+  buildHistory,
+  eth,
+  History,
+  oneBlock,
+  stepsArb,
+  USDC,
+  usdc,
+  WETH,
+} from '@vault-yield/test-kit/domain';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { foldRecord } from '../fold/evolve.js';
 import { figuresByStrategy } from '../fold/lp.js';
-import { serializeState } from '../fold/serialize.js';
+import { deserializeState, serializeState } from '../fold/serialize.js';
 import type { StrategyLp, VaultState } from '../fold/state.js';
 import { MIN_APR_HISTORY_MS, YEAR_MS } from '../mapping/lp.js';
 import type { VaultRecord } from '../records/envelope.js';
@@ -268,6 +277,35 @@ describe('a vault’s byStrategy entries', () => {
     expect(stored(s)).toEqual(by);
     expect(sumStrategyLp(Object.values(by))).toEqual(totals(s));
     expect(() => parseStrategyLp({ wide: { feesUsd: 1 } })).toThrow();
+  });
+
+  it('a switch inside a block: the interval before its end is the earlier strategy’s, what follows the switch the new one’s, whatever JSON reloads cut it', () => {
+    const h = new History();
+    const head: VaultRecord[] = [h.created(), h.deposit(WETH, eth(1)), h.deposit(USDC, usdc(2000))];
+    h.ts += DAY / 1000;
+    // One block: a switch, then a deposit (an event of the new strategy), then its end.
+    const block = oneBlock([
+      h.record('strategy.selected', { strategy: 'narrow-eth' }),
+      h.deposit(USDC, usdc(10)),
+      h.mark(),
+    ]);
+    h.ts += DAY / 1000;
+    const tail = [h.mark()];
+    const all = [...head, ...block, ...tail];
+    const s = foldAll(all);
+    const by = figuresByStrategy(s);
+    // The day up to the switching block's end ran under wide-eth; the day after, narrow-eth.
+    const blockEnd = foldAll([...head, ...block]);
+    expect(blockEnd.lp!.fundedMs).toBeGreaterThanOrEqual(DAY);
+    expect(by['wide-eth']!.fundedMs).toBe(blockEnd.lp!.fundedMs);
+    expect(by['wide-eth']!.capitalMs).toBe(blockEnd.lp!.capitalMs);
+    expect(by['narrow-eth']!.fundedMs).toBe(s.updatedAt - blockEnd.updatedAt);
+    expect(by['narrow-eth']!.capitalMs).toBe(s.lp!.capitalMs - blockEnd.lp!.capitalMs);
+    // Reloaded from JSON after every record (inside the block too): the same state and entries.
+    let r: VaultState | undefined;
+    for (const x of all) r = deserializeState(JSON.parse(JSON.stringify(serializeState(foldRecord(r, x)))));
+    expect(r).toEqual(s);
+    expect(stored(s)).toEqual(by);
   });
 
   it('over random histories with strategy switches, the entries add up to the vault’s figures (property)', () => {
