@@ -95,14 +95,19 @@ export function parseFixed(s: string): Fixed {
 export function formatScaled(value: bigint, decimals: number): string {
   if (!Number.isInteger(decimals) || decimals < 0) throw new RangeError(`bad decimals ${decimals}`);
   const neg = value < 0n;
-  const abs = neg ? -value : value;
-  let body: string;
-  if (decimals === 0) body = `${abs}`;
-  else {
-    const unit = pow10(decimals);
-    const frac = (abs % unit).toString().padStart(decimals, '0').replace(/0+$/, '');
-    body = frac ? `${abs / unit}.${frac}` : `${abs / unit}`;
-  }
+  const digits = (neg ? -value : value).toString();
+  if (decimals === 0) return neg ? `-${digits}` : digits;
+  // One conversion to digits, split at the point (no bigint division, no regex): the text of
+  // every figure a row or view writes.
+  const cut = digits.length - decimals;
+  // The fraction's digits are digits[max(cut, 0), end) after its trailing zeros: none, no point.
+  const from = Math.max(cut, 0);
+  let end = digits.length;
+  while (end > from && digits.charCodeAt(end - 1) === 0x30) end--;
+  const int = cut > 0 ? digits.slice(0, cut) : '0';
+  let body = int;
+  if (end > from)
+    body = cut >= 0 ? `${int}.${digits.slice(cut, end)}` : `0.${'0'.repeat(-cut)}${digits.slice(0, end)}`;
   return neg ? `-${body}` : body;
 }
 
