@@ -35,18 +35,17 @@ const runs = { numRuns: 60 };
 const foldAll = (s: VaultState | undefined, rs: readonly VaultRecord[]): VaultState =>
   rs.reduce<VaultState | undefined>((acc, r) => foldRecord(acc, r), s)!;
 
-/** A funded vault with one position around the price (WETH 2000), opened in a block of its own. */
-function withPosition(h = new History()) {
-  let s = foldAll(undefined, [h.created(), h.deposit(WETH, eth(1)), h.deposit(USDC, usdc(2000))]);
+/** `s` with a position around the price (WETH 2000) of 0.5 WETH + 1,000 USDC opened, a block of its own. */
+function open(h: History, s: VaultState, positionId: string) {
   const [lower, upper] = [TICK_2000 - 600, TICK_2000 + 600];
   const sp = getSqrtRatioAtTick(TICK_2000);
   const [sa, sb] = [getSqrtRatioAtTick(lower), getSqrtRatioAtTick(upper)];
   const l = getLiquidityForAmounts(sp, sa, sb, eth(0.5), usdc(1000));
   const a = getAmountsForLiquidity(sp, sa, sb, l);
-  s = evolve(
+  const opened = evolve(
     s,
     h.record('position.opened', {
-      positionId: '1',
+      positionId,
       pool: POOL,
       tickLower: lower,
       tickUpper: upper,
@@ -55,7 +54,13 @@ function withPosition(h = new History()) {
       amount1: a.amount1.toString(),
     }),
   );
-  return { h, s, lower, upper, l, a };
+  return { s: opened, lower, upper, l, a };
+}
+
+/** A funded vault with one position around the price (WETH 2000), opened in a block of its own. */
+function withPosition(h = new History()) {
+  const s = foldAll(undefined, [h.created(), h.deposit(WETH, eth(1)), h.deposit(USDC, usdc(2000))]);
+  return { h, ...open(h, s, '1') };
 }
 
 const lpOf = (s: VaultState) => {
@@ -200,26 +205,11 @@ describe('LP figures on hand-made histories', () => {
   it('per-position figures are kept in the stored object’s order (integer ids ascending, others as added) and read back equal', () => {
     const h = new History();
     let s = foldAll(undefined, [h.created(), h.deposit(WETH, eth(4)), h.deposit(USDC, usdc(8000))]);
-    const [lower, upper] = [TICK_2000 - 600, TICK_2000 + 600];
-    const sp = getSqrtRatioAtTick(TICK_2000);
-    const [sa, sb] = [getSqrtRatioAtTick(lower), getSqrtRatioAtTick(upper)];
-    const l = getLiquidityForAmounts(sp, sa, sb, eth(0.5), usdc(1000));
-    const a = getAmountsForLiquidity(sp, sa, sb, l);
     // 4294967296 is no array index: an object enumerates it after the integer ids, as added.
     const openedAt = new Map<string, number>();
+    let a = { amount0: 0n, amount1: 0n };
     for (const positionId of ['10', '4294967296', '9', '2']) {
-      s = evolve(
-        s,
-        h.record('position.opened', {
-          positionId,
-          pool: POOL,
-          tickLower: lower,
-          tickUpper: upper,
-          liquidity: l.toString(),
-          amount0: a.amount0.toString(),
-          amount1: a.amount1.toString(),
-        }),
-      );
+      ({ s, a } = open(h, s, positionId));
       openedAt.set(positionId, s.updatedAt);
       h.ts += 60;
       s = evolve(s, h.mark());

@@ -132,17 +132,8 @@ function switchStrategy(d: Draft, lp: LpState, was: string): void {
  * `after` is a fresh object of this step: written in place.
  */
 function creditEarlier(before: LpState, after: Mutable<LpState>, strategy: string, running: string): void {
-  const moved: StrategyLp = {
-    feesUsd: after.feesUsd - before.feesUsd,
-    rewardsUsd: after.rewardsUsd - before.rewardsUsd,
-    capitalMs: after.capitalMs - before.capitalMs,
-    fundedMs: after.fundedMs - before.fundedMs,
-    openMs: after.openMs - before.openMs,
-    inRangeMs: after.inRangeMs - before.inRangeMs,
-    rebalances: after.rebalances - before.rebalances,
-    divergenceUsd: after.divergenceUsd - before.divergenceUsd,
-  };
-  if (isNothing(moved)) return;
+  const moved = shifted(after, before, -1);
+  if (!moved) return;
   const byStrategy = { ...after.byStrategy };
   put(byStrategy, strategy, shifted(byStrategy[strategy], moved, 1));
   put(byStrategy, running, shifted(byStrategy[running], moved, -1));
